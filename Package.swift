@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "Folio",
+  products: [
+    .library(name: "Folio", targets: ["Folio"]),
+    .executable(name: "folio", targets: ["FolioCLI"]),
+    .executable(name: "folio-bench", targets: ["FolioBench"]),
+  ],
+  targets: [
+    .systemLibrary(
+      name: "Clibgit2",
+      pkgConfig: "libgit2",
+      providers: [.apt(["libgit2-dev"])]
+    ),
+    .systemLibrary(
+      name: "CYAML",
+      pkgConfig: "yaml-0.1",
+      providers: [.apt(["libyaml-dev"])]
+    ),
+    .target(
+      name: "Folio",
+      dependencies: ["Clibgit2", "CYAML"]
+    ),
+    .executableTarget(
+      name: "FolioCLI",
+      dependencies: ["Folio"],
+      path: "Sources/folio"
+    ),
+    .executableTarget(
+      name: "FolioBench",
+      dependencies: ["Folio"]
+    ),
+    .testTarget(
+      name: "FolioTests",
+      dependencies: ["Folio"]
+    ),
+    .testTarget(
+      name: "FolioCLITests",
+      dependencies: ["Folio", "FolioCLI"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,119 @@
+/// An error raised by Folio.
+///
+/// Every error carries a ``Code`` that programs can match on, a human message,
+/// and where it happened: a file position for parse errors, a table and pk for
+/// document errors, or the C function or syscall that failed.
+///
+/// ```swift
+/// do {
+///     try store.apply(table: "todos", pk: "a", op: .update,
+///                     columns: [:], transforms: ["views": ["op": "nope"]])
+/// } catch let error as FolioError where error.code == .localConstraint {
+///     print(error)   // error: LOCAL_CONSTRAINT: transform for 'views' has unknown op 'nope'
+/// }
+/// ```
+public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
+  /// A machine-readable error category.
+  public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The code's text, as printed in messages.
+    public let rawValue: String
+    /// Creates a code from its text.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The code's text.
+    public var description: String { rawValue }
+
+    /// A mutation broke a local rule: a malformed transform, a duplicate
+    /// insert, a key column that disagrees with the pk (seed `002_*`).
+    public static let localConstraint = Code(rawValue: "LOCAL_CONSTRAINT")
+    /// Text that is not valid JSON.
+    public static let invalidJSON = Code(rawValue: "INVALID_JSON")
+    /// A bad `folio.yaml`.
+    public static let invalidConfig = Code(rawValue: "INVALID_CONFIG")
+    /// A pk that cannot be stored safely.
+    public static let invalidPK = Code(rawValue: "INVALID_PK")
+    /// A document that is valid JSON but not a valid Folio document.
+    public static let invalidDocument = Code(rawValue: "INVALID_DOCUMENT")
+    /// A table that `folio.yaml` does not define.
+    public static let unknownTable = Code(rawValue: "UNKNOWN_TABLE")
+    /// Something that was asked for does not exist.
+    public static let notFound = Code(rawValue: "NOT_FOUND")
+    /// No `folio.yaml` in the directory or any parent.
+    public static let storeNotFound = Code(rawValue: "STORE_NOT_FOUND")
+    /// Another process held the store lock for too long.
+    public static let locked = Code(rawValue: "LOCKED")
+    /// A syscall failed.
+    public static let io = Code(rawValue: "IO")
+    /// A libgit2 call failed.
+    public static let git = Code(rawValue: "GIT")
+    /// A command line that does not parse.
+    public static let usage = Code(rawValue: "USAGE")
+  }
+
+  /// A 1-based position in a named file.
+  public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
+    /// The file, as the user should see it (usually relative to the store).
+    public var file: String
+    /// The 1-based line.
+    public var line: Int
+    /// The 1-based column, counted in Unicode scalars.
+    public var column: Int
+    /// Creates a location.
+    public init(file: String, line: Int, column: Int) {
+      self.file = file
+      self.line = line
+      self.column = column
+    }
+    /// `file:line:col`.
+    public var description: String { "\(file):\(line):\(column)" }
+  }
+
+  /// The error category.
+  public var code: Code
+  /// What went wrong, and where it helps, how to fix it.
+  public var message: String
+  /// The file position, for errors in a parsed file.
+  public var location: SourceLocation?
+  /// The file or directory involved, for errors without a position.
+  public var path: String?
+  /// The table involved, if any.
+  public var table: String?
+  /// The pk involved, if any.
+  public var pk: String?
+  /// The C function or syscall that failed, if any.
+  public var function: String?
+
+  /// Creates an error.
+  public init(
+    _ code: Code, _ message: String, location: SourceLocation? = nil, path: String? = nil,
+    table: String? = nil, pk: String? = nil, function: String? = nil
+  ) {
+    self.code = code
+    self.message = message
+    self.location = location
+    self.path = path
+    self.table = table
+    self.pk = pk
+    self.function = function
+  }
+
+  /// Compiler-style text: `file:line:col: error: …` when there is a position,
+  /// otherwise `error: CODE: …`.
+  public var description: String {
+    if let location {
+      return "\(location): error: \(message)"
+    }
+    var text = "error: \(code): "
+    if let path { text += "\(path): " }
+    text += message
+    if let function { text += " (\(function))" }
+    return text
+  }
+
+  /// The same error, placed in `file` (used when a parser ran on a buffer
+  /// whose origin only the caller knows).
+  public func inFile(_ file: String) -> FolioError {
+    var copy = self
+    if copy.location != nil { copy.location!.file = file } else { copy.path = file }
+    return copy
+  }
+}
