@@ -1,1 +1,164 @@
-print("bench")
+import Folio
+import Foundation
+
+// folio-bench: Folio's JSON codec and store against Foundation's JSON, in one
+// run, as ratios. Run: swift run -c release folio-bench [--docs N] [--runs R]
+
+struct Options {
+  var docs = 300_000
+  var foundationDocs = 30_000
+  var runs = 3
+  var singleMutations = 300
+  var batchMutations = 20_000
+  var batchSize = 1_000
+
+  init(_ arguments: [String]) {
+    var i = 0
+    func next() -> Int {
+      i += 1
+      guard i < arguments.count, let value = Int(arguments[i]), value > 0 else {
+        fatalError("option \(arguments[i - 1]) needs a positive number")
+      }
+      return value
+    }
+    while i < arguments.count {
+      switch arguments[i] {
+      case "--docs": docs = next()
+      case "--foundation-docs": foundationDocs = next()
+      case "--runs": runs = next()
+      case "--single": singleMutations = next()
+      case "--batch": batchMutations = next()
+      case "-h", "--help":
+        print(
+          """
+          USAGE: folio-bench [--docs N] [--foundation-docs N] [--runs N] [--single N] [--batch N]
+            --docs N             documents for Folio's codec (default 300000)
+            --foundation-docs N  documents for Foundation, slower (default 30000)
+            --runs N             repetitions; medians are reported (default 3)
+            --single N           single mutations, each its own transaction (default 300)
+            --batch N            mutations in store.write batches of 1000 (default 20000)
+          """)
+        exit(0)
+      default: fatalError("unknown option \(arguments[i]); see --help")
+      }
+      i += 1
+    }
+    foundationDocs = min(foundationDocs, docs)
+  }
+}
+
+let options = Options(Array(CommandLine.arguments.dropFirst()))
+
+func now() -> Double {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func median(_ values: [Double]) -> Double {
+  let sorted = values.sorted()
+  return sorted.count % 2 == 1
+    ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// Median seconds of `runs` runs of `body`.
+func measure(_ body: () -> Void) -> Double {
+  median((0..<options.runs).map { _ in
+    let start = now()
+    body()
+    return now() - start
+  })
+}
+
+// A deterministic flight-shaped table: 19 mixed columns.
+nonisolated(unsafe) var seed: UInt64 = 42  // the benchmark is single-threaded
+func random(_ bound: Int) -> Int {
+  seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+  return Int((seed >> 33) % UInt64(bound))
+}
+let airlines = ["AA", "AS", "B6", "DL", "EV", "F9", "HA", "MQ", "NK", "OO", "UA", "US", "VX", "WN"]
+let airports = ["ATL", "BOS", "DEN", "DFW", "JFK", "LAX", "ORD", "SEA", "SFO", "MSP", "PHX", "IAH"]
+func flight(_ i: Int) -> JSONValue {
+  let delay = random(2) == 0 ? JSONValue.null : .number(String(random(400) - 60) + "." + String(random(10)))
+  let cancelled = random(50) == 0
+  return [
+    "id": .string("f\(i)"), "YEAR": 2015, "MONTH": .integer(1 + random(12)), "DAY": .integer(1 + random(28)),
+    "DAY_OF_WEEK": .integer(1 + random(7)), "AIRLINE": .string(airlines[random(airlines.count)]),
+    "FLIGHT_NUMBER": .integer(random(7000)), "TAIL_NUMBER": .string("N\(random(999))\(airlines[random(4)])"),
+    "ORIGIN_AIRPORT": .string(airports[random(airports.count)]),
+    "DESTINATION_AIRPORT": .string(airports[random(airports.count)]),
+    "SCHEDULED_DEPARTURE": .integer(random(2400)), "DEPARTURE_TIME": .integer(random(2400)),
+    "DEPARTURE_DELAY": delay, "TAXI_OUT": .integer(random(40)), "DISTANCE": .integer(100 + random(2500)),
+    "ARRIVAL_DELAY": .number(String(random(300) - 50) + ".25"), "DIVERTED": .bool(random(100) == 0),
+    "CANCELLED": .bool(cancelled), "CANCELLATION_REASON": cancelled ? .string("B") : .null,
+  ]
+}
+
+print("generating \(options.docs) flight documents (19 columns)…")
+var texts: [[UInt8]] = (0..<options.docs).map { flight($0).canonicalBytes() }
+let totalBytes = texts.reduce(0) { $0 + $1.count }
+let foundationTexts = texts.prefix(options.foundationDocs).map { Data($0) }
+let foundationBytes = foundationTexts.reduce(0) { $0 + $1.count }
+print("  \(totalBytes / 1_000_000) MB canonical JSON; Foundation measured on the first \(options.foundationDocs)")
+
+var parsed: [JSONValue] = []
+let folioParse = measure {
+  parsed = texts.map { try! JSONValue(parsing: $0) }
+}
+var foundationObjects: [Any] = []
+let foundationParse = measure {
+  foundationObjects = foundationTexts.map { try! JSONSerialization.jsonObject(with: $0) }
+}
+var written = 0
+let folioWrite = measure {
+  written = 0
+  for value in parsed { written &+= value.canonicalBytes().count }
+}
+let foundationWrite = measure {
+  for object in foundationObjects {
+    _ = try! JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+  }
+}
+precondition(written == totalBytes, "canonical write did not round-trip")
+
+func perDoc(_ seconds: Double, _ count: Int) -> Double { seconds / Double(count) }
+let parseRatio = perDoc(foundationParse, options.foundationDocs) / perDoc(folioParse, options.docs)
+let writeRatio = perDoc(foundationWrite, options.foundationDocs) / perDoc(folioWrite, options.docs)
+func mbps(_ bytes: Int, _ seconds: Double) -> String { String(format: "%.1f MB/s", Double(bytes) / seconds / 1e6) }
+func usPerDoc(_ seconds: Double, _ count: Int) -> String { String(format: "%.2f µs/doc", seconds / Double(count) * 1e6) }
+
+// Mutations in a real store in a temp folder.
+let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("folio-bench-\(getpid())")
+try? FileManager.default.removeItem(at: directory)
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+try "version: 1\ntables:\n  flights:\n    path: flights\n    columns:\n      views: counter\n".write(
+  to: directory.appendingPathComponent("folio.yaml"), atomically: true, encoding: .utf8)
+let store = try Store.create(at: directory)
+let single = measure {
+  for i in 0..<options.singleMutations {
+    try! store.apply(table: "flights", pk: "s\(i % 50)", op: .upsert, transforms: ["views": .increment(1)])
+  }
+}
+let batched = measure {
+  var i = 0
+  while i < options.batchMutations {
+    try! store.write { tx in
+      for j in i..<min(i + options.batchSize, options.batchMutations) {
+        try tx.apply(table: "flights", pk: "b\(j % 5000)", op: .upsert, columns: ["n": .integer(j)], transforms: ["views": .increment(1)])
+      }
+    }
+    i += options.batchSize
+  }
+}
+
+print(
+  """
+
+  task                         Folio                      Foundation JSONSerialization   ratio
+  parse (canonical docs)       \(mbps(totalBytes, folioParse)), \(usPerDoc(folioParse, options.docs))   \(mbps(foundationBytes, foundationParse)), \(usPerDoc(foundationParse, options.foundationDocs))   \(String(format: "%.1fx", parseRatio)) (target ≥5x)
+  canonical write (sorted)     \(mbps(totalBytes, folioWrite)), \(usPerDoc(folioWrite, options.docs))   \(mbps(foundationBytes, foundationWrite)), \(usPerDoc(foundationWrite, options.foundationDocs))   \(String(format: "%.1fx", writeRatio)) (target ≥20x)
+
+  store mutations              \(String(format: "%.0f", Double(options.singleMutations) / single))/s single (each durable), \(String(format: "%.0f", Double(options.batchMutations) / batched))/s batched (store.write of \(options.batchSize))
+  (medians of \(options.runs) runs)
+  """)

@@ -1,1 +1,90 @@
-print("folio")
+import Folio
+import Foundation
+import Glibc
+
+/// `folio`: parses the global options, picks the command, and maps errors to
+/// exit codes: 0 success, 1 failure, 64 usage.
+func main() -> Int32 {
+  var arguments = Array(CommandLine.arguments.dropFirst())
+  var directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+  let topUsage = "folio [-C DIR] COMMAND [ARGS...]"
+
+  while let first = arguments.first, first.hasPrefix("-") {
+    switch first {
+    case "-C":
+      guard arguments.count > 1 else {
+        return usageError("option '-C' needs a directory", usage: topUsage, command: nil)
+      }
+      directory = URL(fileURLWithPath: arguments[1], isDirectory: true, relativeTo: directory)
+      arguments.removeFirst(2)
+    case "-h", "--help":
+      Output.print(topHelp(usage: topUsage))
+      return 0
+    case "--version":
+      Output.print("folio \(Folio.version)")
+      return 0
+    default:
+      return usageError("unknown option '\(first)'", usage: topUsage, command: nil)
+    }
+  }
+  guard let name = arguments.first else {
+    return usageError("missing command", usage: topUsage, command: nil)
+  }
+  if name == "help" {
+    if arguments.count > 1, let command = allCommands.first(where: { $0.name == arguments[1] }) {
+      Output.print(command.help)
+    } else {
+      Output.print(topHelp(usage: topUsage))
+    }
+    return 0
+  }
+  guard let command = allCommands.first(where: { $0.name == name }) else {
+    return usageError("unknown command '\(name)'", usage: topUsage, command: nil)
+  }
+  let rest = Array(arguments.dropFirst())
+  let beforeDashes = rest.prefix { $0 != "--" }
+  if beforeDashes.contains("-h") || beforeDashes.contains("--help") {
+    Output.print(command.help)
+    return 0
+  }
+  do {
+    let parsed = try command.init(arguments: rest)
+    return try parsed.run(in: CommandContext(directory: directory))
+  } catch let error as UsageError {
+    return usageError(error.message, usage: command.usage, command: command.name)
+  } catch let error as FolioError {
+    Output.error(error.description)
+    return 1
+  } catch {
+    Output.error("error: \(error)")
+    return 1
+  }
+}
+
+func usageError(_ message: String, usage: String, command: String?) -> Int32 {
+  Output.error("error: \(message)\nUsage: \(usage)")
+  Output.error("See 'folio \(command.map { "\($0) " } ?? "")--help'.")
+  return 64
+}
+
+func topHelp(usage: String) -> String {
+  let width = allCommands.map { $0.name.count }.max() ?? 0
+  let list = allCommands.map { "  \($0.name.padding(toLength: width))  \($0.abstract)" }
+    .joined(separator: "\n")
+  return """
+    OVERVIEW: Folio keeps a database as files: a table is a folder, a document is one JSON
+    file in a git repository, and merges add counters up and union sets.
+
+    USAGE: \(usage)
+
+    OPTIONS:
+      -C DIR       Run in DIR (the store is the nearest folio.yaml at or above it).
+      -h, --help   Show help; 'folio COMMAND --help' shows a command's.
+      --version    Show the version.
+
+    COMMANDS:
+    \(list)
+    """
+}
+
+exit(main())

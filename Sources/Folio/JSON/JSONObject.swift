@@ -2,10 +2,15 @@
 ///
 /// Lookups are linear for small objects, which is what documents mostly are,
 /// and go through a hash index once an object grows past a few dozen members.
+///
+/// Keys match by their exact Unicode scalars, as JSON defines them: "é"
+/// (U+00E9) and "e\u{301}" are two different keys, although Swift's `String`
+/// `==` calls them equal.
 public struct JSONObject: Sendable {
   /// The members, in order.
   public private(set) var members: [(key: String, value: JSONValue)]
-  private var index: [String: Int]?
+  // Keyed by exact bytes; see the type's documentation.
+  private var index: [ExactKey: Int]?
 
   private static let indexThreshold = 24
 
@@ -21,7 +26,8 @@ public struct JSONObject: Sendable {
     for (key, value) in pairs { self[key] = value }
   }
 
-  /// An object from members already known to have distinct keys.
+  /// An object from members already known to have distinct keys (compared
+  /// by exact bytes), such as the parser produces.
   init(uniqueMembers: [(key: String, value: JSONValue)]) {
     members = uniqueMembers
     if members.count > Self.indexThreshold { rebuildIndex() }
@@ -36,8 +42,8 @@ public struct JSONObject: Sendable {
 
   /// The position of `key`, if present.
   public func position(of key: String) -> Int? {
-    if let index { return index[key] }
-    for i in members.indices where members[i].key == key { return i }
+    if let index { return index[ExactKey(key)] }
+    for i in members.indices where members[i].key.utf8Equals(key) { return i }
     return nil
   }
 
@@ -59,7 +65,7 @@ public struct JSONObject: Sendable {
       } else if let newValue {
         members.append((key, newValue))
         if index != nil {
-          index![key] = members.count - 1
+          index![ExactKey(key)] = members.count - 1
         } else if members.count > Self.indexThreshold {
           rebuildIndex()
         }
@@ -80,8 +86,8 @@ public struct JSONObject: Sendable {
       index = nil
       return
     }
-    var map = [String: Int](minimumCapacity: members.count)
-    for (i, member) in members.enumerated() { map[member.key] = i }
+    var map = [ExactKey: Int](minimumCapacity: members.count)
+    for (i, member) in members.enumerated() { map[ExactKey(member.key)] = i }
     index = map
   }
 }

@@ -1,0 +1,99 @@
+import Foundation
+import Glibc
+
+extension Config {
+  /// The largest config file Folio reads. A real one is a few hundred bytes;
+  /// the cap keeps a wrong or hostile file from costing time and memory.
+  static let maxFileSize = 1 << 20
+
+  /// Parses and validates the text of a `folio.yaml`.
+  ///
+  /// ```swift
+  /// let config = try Config(yaml: """
+  ///   version: 1
+  ///   tables:
+  ///     todos:
+  ///       order: [lastUpdate]
+  ///       columns: {views: counter}
+  ///   """)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - text: the YAML text.
+  ///   - file: the name used in error messages.
+  /// - Throws: ``FolioError`` with code ``FolioError/Code/invalidConfig`` and a
+  ///   `file:line:col` location for any YAML syntax error or schema violation.
+  public init(yaml text: String, file: String = "folio.yaml") throws {
+    try self.init(bytes: text.utf8, file: file)
+  }
+
+  /// Reads and parses the file at `url`.
+  ///
+  /// ```swift
+  /// let config = try Config(contentsOf: root.appending(path: Config.fileName))
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - url: a file URL.
+  ///   - displayName: how errors name the file, usually its path relative to
+  ///     the store.
+  /// - Throws: ``FolioError`` with code ``FolioError/Code/io`` when the file
+  ///   cannot be read (naming the failed call), or
+  ///   ``FolioError/Code/invalidConfig`` as ``init(yaml:file:)`` does.
+  public init(contentsOf url: URL, displayName: String = "folio.yaml") throws {
+    let bytes = try Self.readFile(url, displayName: displayName)
+    try self.init(bytes: bytes, file: displayName)
+  }
+
+  /// Parses raw bytes. Reading from bytes rather than a `String` lets
+  /// libyaml itself report invalid UTF-8 in a file, with its position.
+  init(bytes: some Collection<UInt8>, file: String) throws {
+    if bytes.count > Self.maxFileSize {
+      throw FolioError(
+        .invalidConfig,
+        "\(file) is larger than \(Self.maxFileSize >> 20) MiB; that is not a config file",
+        location: .init(file: file, line: 1, column: 1))
+    }
+    let root = try YAMLParser(bytes: bytes, file: file).parseSingleDocument()
+    self = try ConfigDecoder(file: file).decode(root)
+  }
+
+  /// Reads at most one byte more than ``maxFileSize``: enough to tell that a
+  /// file is too large without reading all of it.
+  private static func readFile(_ url: URL, displayName: String) throws -> [UInt8] {
+    func failure(_ function: String, _ code: Int32) -> FolioError {
+      FolioError(
+        .io, "cannot read the config file: \(String(cString: strerror(code)))",
+        path: displayName, function: function)
+    }
+    guard url.isFileURL else {
+      throw FolioError(
+        .io, "cannot read the config file: \(url) is not a file URL", path: displayName)
+    }
+    let (fd, openErrno) = url.withUnsafeFileSystemRepresentation { path -> (Int32, Int32) in
+      guard let path else { return (-1, ENOENT) }
+      while true {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 { return (fd, 0) }
+        let code = errno
+        if code != EINTR { return (-1, code) }
+      }
+    }
+    guard fd >= 0 else { throw failure("open", openErrno) }
+    defer { close(fd) }
+
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while bytes.count <= maxFileSize {
+      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count < 0 {
+        let code = errno
+        if code == EINTR { continue }
+        throw failure("read", code)
+      }
+      if count == 0 { break }
+      bytes.append(contentsOf: chunk[..<count])
+    }
+    return bytes
+  }
+}

@@ -1,0 +1,109 @@
+extension Config {
+  /// A YAML rendering that parses back to an equal config; `folio init`
+  /// writes it as `folio.yaml`.
+  ///
+  /// Every table lists its `path`, `key` and `order`, defaults included, so
+  /// the file shows a newcomer what can be set. Columns are listed in name
+  /// order, so the same config always renders to the same bytes.
+  ///
+  /// ```swift
+  /// let text = Config(tables: [TableConfig(name: "todos", order: ["lastUpdate"])]).yamlText()
+  /// // version: 1
+  /// // tables:
+  /// //   todos:
+  /// //     path: todos
+  /// //     key: id
+  /// //     order: [lastUpdate]
+  /// ```
+  ///
+  /// The round trip holds for a config that passes validation; a config
+  /// built in code with, say, two tables on one path renders faithfully but
+  /// fails to parse back.
+  public func yamlText() -> String {
+    var text = "version: \(version)\n"
+    guard !tables.isEmpty else { return text + "tables: {}\n" }
+    text += "tables:\n"
+    for table in tables {
+      text += "  \(Self.yamlString(table.name)):\n"
+      text += "    path: \(Self.yamlString(table.path))\n"
+      text += "    key: \(Self.yamlString(table.key))\n"
+      text += "    order: [\(table.order.map(Self.yamlString).joined(separator: ", "))]\n"
+      if !table.columns.isEmpty {
+        text += "    columns:\n"
+        for (column, kind) in table.columns.sorted(by: { $0.key < $1.key }) {
+          text += "      \(Self.yamlString(column)): \(kind.rawValue)\n"
+        }
+      }
+    }
+    return text
+  }
+
+  /// Words that a YAML reader (1.1 or 1.2) could take for null or a boolean
+  /// when written plain.
+  private static let reservedWords: Set<String> = [
+    "null", "true", "false", "yes", "no", "on", "off", "y", "n",
+  ]
+
+  /// `string` as a YAML scalar: plain when that is unambiguous to any YAML
+  /// reader, double-quoted otherwise.
+  ///
+  /// Plain needs a letter or `_` first (no number, indicator or special
+  /// float such as `.inf`), then only `[A-Za-z0-9_./-]`, which are safe in
+  /// block and flow context alike.
+  static func yamlString(_ string: String) -> String {
+    if let first = string.unicodeScalars.first,
+      isPlainStart(first),
+      string.unicodeScalars.allSatisfy(isPlainSafe),
+      !reservedWords.contains(string.lowercased())
+    {
+      return string
+    }
+    var quoted = "\""
+    for scalar in string.unicodeScalars {
+      switch scalar {
+      case "\"": quoted += "\\\""
+      case "\\": quoted += "\\\\"
+      case "\n": quoted += "\\n"
+      case "\t": quoted += "\\t"
+      case "\r": quoted += "\\r"
+      case "\0": quoted += "\\0"
+      default:
+        if needsEscape(scalar) {
+          let hex = String(scalar.value, radix: 16, uppercase: true)
+          if scalar.value <= 0xFFFF {
+            quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+          } else {
+            quoted += "\\U" + String(repeating: "0", count: 8 - hex.count) + hex
+          }
+        } else {
+          quoted.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return quoted + "\""
+  }
+
+  private static func isPlainStart(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar {
+    case "a"..."z", "A"..."Z", "_": return true
+    default: return false
+    }
+  }
+
+  private static func isPlainSafe(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar {
+    case "a"..."z", "A"..."Z", "0"..."9", "_", ".", "/", "-": return true
+    default: return false
+    }
+  }
+
+  /// Characters a YAML reader rejects or reads as a line break, so they must
+  /// be written as escapes: C0 and C1 controls, DEL, the Unicode line and
+  /// paragraph separators, the byte-order mark and the two non-characters.
+  private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF: return true
+    default: return false
+    }
+  }
+}

@@ -1,0 +1,43 @@
+/// A store's configuration: the tables it holds, as read from `folio.yaml`.
+///
+/// ```swift
+/// let config = try Config(contentsOf: storeRoot.appending(path: Config.fileName))
+/// if let todos = config.table(named: "todos") {
+///     print(todos.path, todos.order)
+/// }
+/// ```
+///
+/// The file looks like this:
+///
+/// ```yaml
+/// version: 1
+/// tables:
+///   todos:
+///     path: data/todos        # folder, relative to the store root (default: the table name)
+///     key: id                 # column that holds the pk (default: id)
+///     order: [lastUpdate]     # order keys (column names or dotted paths), default []
+///     columns:                # optional column kinds
+///       views: counter
+///       tags: set
+///       title: register
+/// ```
+public struct Config: Sendable, Hashable {
+  /// The name of the config file at the root of every store.
+  public static let fileName = "folio.yaml"
+
+  /// The schema version. Version 1 is the only one.
+  public var version: Int
+  /// The tables, in the order the file lists them.
+  public var tables: [TableConfig]
+
+  /// Creates a config from its parts, without validating them.
+  public init(version: Int = 1, tables: [TableConfig] = []) {
+    self.version = version
+    self.tables = tables
+  }
+
+  /// The table called `name`, if the config defines one.
+  public func table(named name: String) -> TableConfig? {
+    tables.first { $0.name == name }
+  }
+}

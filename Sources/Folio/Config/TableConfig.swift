@@ -1,0 +1,65 @@
+/// One table of a store: its folder, its key column, its order keys and the
+/// kinds of its columns.
+///
+/// ```swift
+/// let todos = TableConfig(name: "todos", path: "data/todos", order: ["lastUpdate"],
+///                         columns: ["views": .counter, "tags": .set])
+/// todos.kind(of: "views")   // .counter
+/// todos.kind(of: "title")   // .register
+/// ```
+public struct TableConfig: Sendable, Hashable {
+  /// The table's name, as used in the API and on the command line.
+  public var name: String
+  /// The table's folder, relative to the store root, normalised: no leading
+  /// or trailing `/`, no `.` segments and no empty segments.
+  public var path: String
+  /// The column that holds each document's pk.
+  public var key: String
+  /// The order keys (column names or dotted paths), which get persistent
+  /// indexes and are the default sort for export.
+  public var order: [String]
+  /// The kinds of the columns that are not registers.
+  public var columns: [String: ColumnKind]
+
+  /// Creates a table.
+  ///
+  /// This does not validate: ``Config/init(yaml:file:)`` does, when it reads
+  /// `folio.yaml`.
+  ///
+  /// - Parameters:
+  ///   - name: the table's name.
+  ///   - path: the folder relative to the store root; `nil` means the name.
+  ///     It is normalised (see ``path``).
+  ///   - key: the column that holds the pk.
+  ///   - order: the order keys.
+  ///   - columns: the kinds of the columns that are not registers.
+  public init(
+    name: String, path: String? = nil, key: String = "id", order: [String] = [],
+    columns: [String: ColumnKind] = [:]
+  ) {
+    self.name = name
+    self.path = Self.normalizedPath(path ?? name)
+    self.key = key
+    self.order = order
+    self.columns = columns
+  }
+
+  /// The kind of `column`: its listed kind, or ``ColumnKind/register`` when
+  /// it is not listed.
+  ///
+  /// The key column is always a register: its value is the document's pk
+  /// and file name, so it can neither be counted nor merged as a set.
+  public func kind(of column: String) -> ColumnKind {
+    if column == key { return .register }
+    return columns[column] ?? .register
+  }
+
+  /// `path` without empty and `.` segments, so that `./data//todos/` and
+  /// `data/todos` name the same folder and compare equal. `..` segments are
+  /// kept: rejecting them is validation's job, and it needs to see them.
+  static func normalizedPath(_ path: String) -> String {
+    path.split(separator: "/", omittingEmptySubsequences: true)
+      .filter { $0 != "." }
+      .joined(separator: "/")
+  }
+}

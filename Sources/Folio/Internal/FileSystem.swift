@@ -1,0 +1,215 @@
+import Glibc
+
+@_silgen_name("syncfs")
+private func c_syncfs(_ fd: Int32) -> Int32
+
+/// Thin, throwing wrappers over the syscalls the store needs.
+///
+/// Each call retries on `EINTR`, reads `errno` at once, and throws an error
+/// that names the syscall and the path, in the manner of swift-nio's
+/// `syscall(blocking:)`.
+enum FileSystem {
+  /// Runs `body` until it stops failing with `EINTR`.
+  @discardableResult
+  static func syscall<T: FixedWidthInteger>(
+    _ function: StaticString, path: String, _ body: () -> T
+  ) throws -> T {
+    while true {
+      let rc = body()
+      if rc != -1 { return rc }
+      let code = errno
+      if code == EINTR { continue }
+      throw error(code, function, path: path)
+    }
+  }
+
+  /// An `.io` error for `errno` value `code`.
+  static func error(_ code: Int32, _ function: StaticString, path: String) -> FolioError {
+    FolioError(.io, String(cString: strerror(code)), path: path, function: "\(function)")
+  }
+
+  /// The whole file, or nil if it does not exist.
+  static func read(_ path: String) throws -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    if fd < 0 {
+      let code = errno
+      if code == ENOENT || code == ENOTDIR { return nil }
+      throw error(code, "open", path: path)
+    }
+    defer { close(fd) }
+    return try readAll(fd, path: path)
+  }
+
+  /// Reads from `fd` until end of file.
+  static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
+    var st = stat()
+    try syscall("fstat", path: path) { fstat(fd, &st) }
+    var capacity = max(Int(st.st_size), 0) + 1
+    var bytes = [UInt8](repeating: 0, count: capacity)
+    var count = 0
+    while true {
+      if count == capacity {
+        capacity *= 2
+        bytes.append(contentsOf: repeatElement(0, count: capacity - bytes.count))
+      }
+      let n = try bytes.withUnsafeMutableBytes { buffer in
+        try syscall("read", path: path) {
+          Glibc.read(fd, buffer.baseAddress! + count, capacity - count)
+        }
+      }
+      if n == 0 { break }
+      count += n
+    }
+    bytes.removeLast(bytes.count - count)
+    return bytes
+  }
+
+  /// Writes all of `bytes` to `fd`.
+  static func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>, path: String) throws {
+    let done: Void? = try bytes.withContiguousStorageIfAvailable { buffer in
+      try writeAll(fd, UnsafeRawBufferPointer(buffer), path: path)
+    }
+    if done == nil {
+      try Array(bytes).withUnsafeBytes { try writeAll(fd, $0, path: path) }
+    }
+  }
+
+  private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
+    var offset = 0
+    while offset < buffer.count {
+      let n = try syscall("write", path: path) {
+        Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+      }
+      offset += n
+    }
+  }
+
+  /// The name of the temporary file used to write `path` atomically. It
+  /// starts with a dot, so it can never be mistaken for a document.
+  static func temporaryPath(for path: String) -> String {
+    let (directory, name) = split(path)
+    return directory + "/." + name + ".folio-tmp"
+  }
+
+  /// Writes `bytes` to `path` atomically: temp file, optional fsync, rename.
+  /// A reader or a crash sees the old file or the new one, never a mix.
+  static func writeAtomically(_ path: String, _ bytes: [UInt8], sync: Bool) throws {
+    let temp = temporaryPath(for: path)
+    let fd = try syscall("open", path: temp) {
+      open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+    do {
+      try writeAll(fd, bytes, path: temp)
+      if sync { try syscall("fsync", path: temp) { fsync(fd) } }
+      close(fd)
+    } catch {
+      close(fd)
+      unlink(temp)
+      throw error
+    }
+    do {
+      try syscall("rename", path: path) { rename(temp, path) }
+    } catch {
+      unlink(temp)
+      throw error
+    }
+  }
+
+  /// Flushes a directory, so that renames and unlinks inside it are durable.
+  static func syncDirectory(_ path: String) throws {
+    let fd = try syscall("open", path: path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    defer { close(fd) }
+    try syscall("fsync", path: path) { fsync(fd) }
+  }
+
+  /// Flushes the whole file system that holds `path` (one call for a batch).
+  static func syncFileSystem(containing path: String) throws {
+    let fd = try syscall("open", path: path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    defer { close(fd) }
+    try syscall("syncfs", path: path) { c_syncfs(fd) }
+  }
+
+  /// Removes a file. Returns false if it did not exist.
+  @discardableResult
+  static func remove(_ path: String) throws -> Bool {
+    if unlink(path) == 0 { return true }
+    let code = errno
+    if code == ENOENT { return false }
+    throw error(code, "unlink", path: path)
+  }
+
+  /// Creates `path` and any missing parents.
+  static func makeDirectories(_ path: String) throws {
+    if isDirectory(path) { return }
+    let (parent, _) = split(path)
+    if !parent.isEmpty && parent != path { try makeDirectories(parent) }
+    if mkdir(path, 0o755) != 0 {
+      let code = errno
+      if code != EEXIST { throw error(code, "mkdir", path: path) }
+    }
+  }
+
+  /// The names in a directory, without `.` and `..`; nil if it does not exist.
+  static func list(_ path: String) throws -> [String]? {
+    guard let dir = opendir(path) else {
+      let code = errno
+      if code == ENOENT || code == ENOTDIR { return nil }
+      throw error(code, "opendir", path: path)
+    }
+    defer { closedir(dir) }
+    var names: [String] = []
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+
+  /// Whether a file or directory exists at `path`.
+  static func exists(_ path: String) -> Bool {
+    access(path, F_OK) == 0
+  }
+
+  /// Whether `path` is a directory.
+  static func isDirectory(_ path: String) -> Bool {
+    var st = stat()
+    return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+  }
+
+  /// Whether `path` is a regular file.
+  static func isRegularFile(_ path: String) -> Bool {
+    var st = stat()
+    return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+  }
+
+  /// `path` with symlinks and `..` resolved, or nil if it does not exist.
+  static func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+  }
+
+  /// Splits `a/b/c` into `("a/b", "c")`.
+  static func split(_ path: String) -> (directory: String, name: String) {
+    guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+    let directory = String(path[..<slash])
+    return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+  }
+
+  /// The current working directory.
+  static func currentDirectory() -> String {
+    guard let cwd = getcwd(nil, 0) else { return "." }
+    defer { free(cwd) }
+    return String(cString: cwd)
+  }
+
+  /// Fills a buffer with random bytes from the kernel.
+  static func randomBytes(_ count: Int) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var generator = SystemRandomNumberGenerator()
+    for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
+    return bytes
+  }
+}

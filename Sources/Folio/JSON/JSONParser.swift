@@ -1,0 +1,854 @@
+/// A strict RFC 8259 JSON parser over UTF-8 bytes.
+///
+/// `JSONValue(parsing:)` is the usual way in. Use a parser directly to read
+/// many values in a row, such as the lines of an NDJSON file: it keeps its
+/// working storage between calls, and it reports error positions from a line
+/// and column you give it.
+///
+/// It rejects everything RFC 8259 does not allow: comments, trailing commas,
+/// `NaN` and `Infinity`, leading zeros, invalid escapes, lone surrogates,
+/// invalid UTF-8, unescaped control characters, a byte order mark. It also
+/// rejects duplicate object keys (compared by exact bytes) and nesting deeper
+/// than ``maxDepth``. It never recurses, so hostile input cannot overflow
+/// the stack.
+///
+/// Errors are `FolioError` values with code `.invalidJSON` and a 1-based
+/// `file:line:column` location, the column counted in Unicode scalars. The
+/// position is worked out only when an error is thrown, by rescanning the
+/// input, so parsing valid input pays nothing for it.
+///
+/// Reading NDJSON, one buffer for the whole file:
+///
+/// ```swift
+/// var parser = JSONParser(file: "rows.ndjson")
+/// try bytes.withUnsafeBytes { buffer in
+///   var start = 0
+///   var line = 1
+///   while start < buffer.count {
+///     let end = buffer[start...].firstIndex(of: 0x0A) ?? buffer.count
+///     parser.firstLine = line  // errors say rows.ndjson:LINE:COL
+///     let row = try parser.parse(UnsafeRawBufferPointer(rebasing: buffer[start..<end]))
+///     // use row
+///     start = end + 1
+///     line += 1
+///   }
+/// }
+/// ```
+///
+/// Without slicing, ``parseValue(in:at:origin:)`` parses one value at an
+/// offset and returns where it ended; positions are then counted from the
+/// offset (or from `origin`), which is taken to be line ``firstLine``, column
+/// ``firstColumn``.
+struct JSONParser {
+  /// The nesting depth of arrays and objects accepted unless told otherwise.
+  static let defaultMaxDepth = 512
+
+  /// The file named in error locations; `"<input>"` when `nil`.
+  var file: String?
+  /// The line number of the first byte that positions are counted from.
+  var firstLine: Int
+  /// The column number of the first byte that positions are counted from.
+  var firstColumn: Int
+  /// The deepest nesting of arrays and objects accepted; one more is an
+  /// error.
+  var maxDepth: Int
+
+  // Working storage, kept between calls so that parsing many small values
+  // does not allocate it again each time. Open containers keep their
+  // finished children here, and take them out when they close, which sizes
+  // each array and member list exactly once.
+  private var values: [JSONValue] = []
+  private var keys: [String] = []
+  // A cheap fingerprint of each key in `keys`, so that the duplicate check
+  // compares integers, and bytes only when two fingerprints match.
+  private var keyPrints: [UInt64] = []
+  private var frames: [Frame] = []
+  // Bytes of a string that has escapes, being decoded.
+  private var scratch: [UInt8] = []
+
+  /// An open array or object.
+  private struct Frame {
+    var isObject: Bool
+    /// Where this container's children start in `values`.
+    var valueStart: Int
+    /// Where this object's keys start in `keys`.
+    var keyStart: Int
+    /// The keys seen so far, once the object is too big for a linear
+    /// duplicate check.
+    var seenKeys: Set<ExactKey>?
+  }
+
+  /// An error at a byte offset, before its line and column are known.
+  struct Failure: Error {
+    var offset: Int
+    var message: String
+    init(_ offset: Int, _ message: String) {
+      self.offset = offset
+      self.message = message
+    }
+  }
+
+  // Objects up to this many members check for duplicate keys by comparing
+  // with each earlier key; bigger ones switch to a hash set. Documents are
+  // mostly small, and a few comparisons beat hashing every key.
+  private static let linearKeyLimit = 24
+
+  /// A parser.
+  ///
+  /// - Parameters:
+  ///   - file: The file named in error locations; `"<input>"` when `nil`.
+  ///   - firstLine: The line number of the first byte parsed.
+  ///   - firstColumn: The column number of the first byte parsed.
+  ///   - maxDepth: The deepest nesting of arrays and objects accepted.
+  init(
+    file: String? = nil, firstLine: Int = 1, firstColumn: Int = 1,
+    maxDepth: Int = JSONParser.defaultMaxDepth
+  ) {
+    self.file = file
+    self.firstLine = firstLine
+    self.firstColumn = firstColumn
+    self.maxDepth = maxDepth
+    // Enough for a typical document, so the stacks do not grow step by step
+    // on a one-off parse.
+    values.reserveCapacity(32)
+    keys.reserveCapacity(32)
+    keyPrints.reserveCapacity(32)
+    frames.reserveCapacity(8)
+  }
+
+  /// Parses `buffer` as one JSON text: one value, with optional whitespace
+  /// around it and nothing else.
+  ///
+  /// - Throws: `FolioError` with code `.invalidJSON`, located from the start
+  ///   of `buffer` (line ``firstLine``, column ``firstColumn``).
+  mutating func parse(_ buffer: UnsafeRawBufferPointer) throws(FolioError) -> JSONValue {
+    let (value, end) = try parseValue(in: buffer, at: 0)
+    let rest = Self.skipWhitespace(in: buffer, from: end)
+    if rest < buffer.count {
+      let p = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+      let message =
+        Self.isCommentStart(p, rest, buffer.count)
+        ? "comments are not allowed in JSON" : "unexpected data after JSON value"
+      throw makeError(Failure(rest, message), p, buffer.count, origin: 0)
+    }
+    return value
+  }
+
+  /// Parses `bytes` as one JSON text, like the buffer form of `parse(_:)`.
+  mutating func parse(_ bytes: [UInt8]) throws(FolioError) -> JSONValue {
+    try bytes.withUnsafeBufferPointer { (buffer) throws(FolioError) -> JSONValue in
+      try parse(UnsafeRawBufferPointer(buffer))
+    }
+  }
+
+  /// Parses one value that starts at `offset` in `buffer`, after optional
+  /// whitespace.
+  ///
+  /// Whatever follows the value is left alone: the caller decides whether
+  /// more data may follow (see ``skipWhitespace(in:from:)``).
+  ///
+  /// - Parameters:
+  ///   - buffer: UTF-8 bytes.
+  ///   - offset: Where to start, in `0...buffer.count`.
+  ///   - origin: The byte that is line ``firstLine``, column ``firstColumn``
+  ///     in error locations, at or before the error; `offset` when `nil`.
+  /// - Returns: The value, and the offset just past its last byte.
+  /// - Throws: `FolioError` with code `.invalidJSON`.
+  mutating func parseValue(
+    in buffer: UnsafeRawBufferPointer, at offset: Int, origin: Int? = nil
+  ) throws(FolioError) -> (value: JSONValue, end: Int) {
+    precondition(offset >= 0 && offset <= buffer.count, "offset outside the buffer")
+    guard let raw = buffer.baseAddress else {
+      // An empty buffer may have no address at all.
+      throw FolioError(
+        .invalidJSON, "empty input, expected a JSON value",
+        location: .init(file: file ?? "<input>", line: firstLine, column: firstColumn))
+    }
+    // Bytes from `[UInt8]`, `String` or a file mapping are bound to UInt8
+    // or untyped, so reading them as UInt8 is sound.
+    let p = raw.assumingMemoryBound(to: UInt8.self)
+    do {
+      return try run(p, offset, buffer.count)
+    } catch {
+      // Drop the half-built containers, but keep the capacity.
+      values.removeAll(keepingCapacity: true)
+      keys.removeAll(keepingCapacity: true)
+      keyPrints.removeAll(keepingCapacity: true)
+      frames.removeAll(keepingCapacity: true)
+      throw makeError(error, p, buffer.count, origin: origin ?? offset)
+    }
+  }
+
+  /// The offset of the first byte at or after `offset` that is not JSON
+  /// whitespace (space, tab, line feed, carriage return), or `buffer.count`.
+  static func skipWhitespace(in buffer: UnsafeRawBufferPointer, from offset: Int) -> Int {
+    guard let raw = buffer.baseAddress else { return offset }
+    return skipWhitespace(raw.assumingMemoryBound(to: UInt8.self), offset, buffer.count)
+  }
+
+  /// The line and column of the byte at `offset`, counting from `origin` as
+  /// line `firstLine`, column `firstColumn`.
+  ///
+  /// Columns count Unicode scalars. A line ends at `\n`, `\r\n` or a lone
+  /// `\r`.
+  static func lineAndColumn(
+    of offset: Int, in buffer: UnsafeRawBufferPointer, origin: Int = 0,
+    firstLine: Int = 1, firstColumn: Int = 1
+  ) -> (line: Int, column: Int) {
+    var line = firstLine
+    var column = firstColumn
+    guard let raw = buffer.baseAddress else { return (line, column) }
+    let p = raw.assumingMemoryBound(to: UInt8.self)
+    var k = Swift.max(0, origin)
+    let stop = Swift.min(offset, buffer.count)
+    while k < stop {
+      let b = p[k]
+      if b == 0x0A {
+        line += 1
+        column = 1
+      } else if b == 0x0D {
+        // "\r\n" counts once, at the "\n".
+        if !(k + 1 < buffer.count && p[k + 1] == 0x0A) {
+          line += 1
+          column = 1
+        }
+      } else if b & 0xC0 != 0x80 {
+        // Every byte but a UTF-8 continuation byte starts a scalar.
+        column += 1
+      }
+      k += 1
+    }
+    return (line, column)
+  }
+
+  private func makeError(
+    _ failure: Failure, _ p: UnsafePointer<UInt8>, _ count: Int, origin: Int
+  ) -> FolioError {
+    let (line, column) = Self.lineAndColumn(
+      of: failure.offset, in: UnsafeRawBufferPointer(start: p, count: count), origin: origin,
+      firstLine: firstLine, firstColumn: firstColumn)
+    return FolioError(
+      .invalidJSON, failure.message,
+      location: .init(file: file ?? "<input>", line: line, column: column))
+  }
+}
+
+// MARK: - The value loop
+
+extension JSONParser {
+  /// Parses one value at `start`, iteratively: containers are opened on
+  /// `frames` and closed as their end brackets arrive.
+  private mutating func run(
+    _ p: UnsafePointer<UInt8>, _ start: Int, _ end: Int
+  ) throws(Failure) -> (JSONValue, Int) {
+    var i = Self.skipWhitespace(p, start, end)
+    if i == end { throw Failure(i, "empty input, expected a JSON value") }
+
+    nextValue: while true {
+      i = Self.skipWhitespace(p, i, end)
+      guard i < end else { throw Self.unexpected(p, i, end, expected: "a JSON value") }
+      var value: JSONValue
+      switch p[i] {
+      case UInt8(ascii: "\""):
+        value = .string(try parseString(p, &i, end))
+      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        value = .number(try Self.parseNumber(p, &i, end))
+      case UInt8(ascii: "{"):
+        try checkDepth(i)
+        i = Self.skipWhitespace(p, i + 1, end)
+        if i < end && p[i] == UInt8(ascii: "}") {
+          i += 1
+          value = .object(JSONObject())
+        } else {
+          frames.append(
+            Frame(isObject: true, valueStart: values.count, keyStart: keys.count, seenKeys: nil))
+          try parseKey(p, &i, end, commaAt: nil)
+          continue nextValue
+        }
+      case UInt8(ascii: "["):
+        try checkDepth(i)
+        i = Self.skipWhitespace(p, i + 1, end)
+        if i < end && p[i] == UInt8(ascii: "]") {
+          i += 1
+          value = .array([])
+        } else {
+          frames.append(
+            Frame(isObject: false, valueStart: values.count, keyStart: keys.count, seenKeys: nil))
+          continue nextValue
+        }
+      case UInt8(ascii: "t"):
+        try Self.expectLiteral(p, &i, end, "true")
+        value = .bool(true)
+      case UInt8(ascii: "f"):
+        try Self.expectLiteral(p, &i, end, "false")
+        value = .bool(false)
+      case UInt8(ascii: "n"):
+        try Self.expectLiteral(p, &i, end, "null")
+        value = .null
+      default:
+        throw Self.unexpected(p, i, end, expected: "a JSON value")
+      }
+
+      // Hand the value to its container; close every container the input
+      // closes here, each becoming the value handed to the next one out.
+      while true {
+        // Reads only the flag: copying the frame would retain its key set.
+        guard !frames.isEmpty else { return (value, i) }
+        let isObject = frames[frames.count - 1].isObject
+        values.append(value)
+        i = Self.skipWhitespace(p, i, end)
+        let c: UInt8 = i < end ? p[i] : 0
+        if isObject {
+          if c == UInt8(ascii: ",") {
+            let comma = i
+            i += 1
+            try parseKey(p, &i, end, commaAt: comma)
+            continue nextValue
+          }
+          guard c == UInt8(ascii: "}") else {
+            throw Self.unexpected(p, i, end, expected: "',' or '}' after object member")
+          }
+          i += 1
+          value = closeObject()
+        } else {
+          if c == UInt8(ascii: ",") {
+            let comma = i
+            i = Self.skipWhitespace(p, i + 1, end)
+            if i < end && p[i] == UInt8(ascii: "]") {
+              throw Failure(comma, "trailing comma is not allowed before ']'")
+            }
+            continue nextValue
+          }
+          guard c == UInt8(ascii: "]") else {
+            throw Self.unexpected(p, i, end, expected: "',' or ']' after array element")
+          }
+          i += 1
+          value = closeArray()
+        }
+      }
+    }
+  }
+
+  @inline(__always)
+  private func checkDepth(_ i: Int) throws(Failure) {
+    if frames.count >= maxDepth {
+      throw Failure(i, "nesting is deeper than \(maxDepth) levels")
+    }
+  }
+
+  /// Parses `"key" :` after `{` or `,`, and records the key.
+  private mutating func parseKey(
+    _ p: UnsafePointer<UInt8>, _ i: inout Int, _ end: Int, commaAt comma: Int?
+  ) throws(Failure) {
+    i = Self.skipWhitespace(p, i, end)
+    guard i < end && p[i] == UInt8(ascii: "\"") else {
+      if let comma, i < end && p[i] == UInt8(ascii: "}") {
+        throw Failure(comma, "trailing comma is not allowed before '}'")
+      }
+      throw Self.unexpected(
+        p, i, end, expected: comma == nil ? "an object key or '}'" : "an object key after ','")
+    }
+    let keyOffset = i
+    let key = try parseString(p, &i, end)
+    try addKey(key, at: keyOffset)
+    i = Self.skipWhitespace(p, i, end)
+    guard i < end && p[i] == UInt8(ascii: ":") else {
+      throw Self.unexpected(p, i, end, expected: "':' after object key")
+    }
+    i += 1
+  }
+
+  /// Records `key` for the innermost object, rejecting a duplicate.
+  private mutating func addKey(_ key: String, at offset: Int) throws(Failure) {
+    let f = frames.count - 1
+    let keyStart = frames[f].keyStart
+    let print = key.withUTF8Bytes(Self.fingerprint)
+    if frames[f].seenKeys != nil {
+      if !frames[f].seenKeys!.insert(ExactKey(key)).inserted {
+        throw Self.duplicate(key, offset)
+      }
+    } else {
+      var j = keyStart
+      while j < keys.count {
+        if keyPrints[j] == print && keys[j].utf8Equals(key) { throw Self.duplicate(key, offset) }
+        j += 1
+      }
+      if keys.count - keyStart >= Self.linearKeyLimit {
+        var seen = Set<ExactKey>(minimumCapacity: 4 * Self.linearKeyLimit)
+        for k in keyStart..<keys.count { seen.insert(ExactKey(keys[k])) }
+        seen.insert(ExactKey(key))
+        frames[f].seenKeys = seen
+      }
+    }
+    keys.append(key)
+    keyPrints.append(print)
+  }
+
+  /// Mixes a key's length with its first and last eight bytes. Equal keys
+  /// get equal fingerprints; different keys almost always differ.
+  private static func fingerprint(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    let n = bytes.count
+    var head: UInt64 = 0
+    var tail: UInt64 = 0
+    if n >= 8, let base = bytes.baseAddress {
+      head = UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)
+      tail = UnsafeRawPointer(base + n - 8).loadUnaligned(as: UInt64.self)
+    } else {
+      for b in bytes { head = head << 8 | UInt64(b) }
+    }
+    return (head &* 0x9E37_79B9_7F4A_7C15) ^ (tail &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(n)
+  }
+
+  private static func duplicate(_ key: String, _ offset: Int) -> Failure {
+    Failure(offset, "duplicate key '\(displayed(key))' in object")
+  }
+
+  // Closing a container moves its children out of the stacks, leaving
+  // trivial placeholders (`.null`, `""`) behind, so that neither the move nor
+  // the removal that follows touches reference counts.
+
+  private mutating func closeArray() -> JSONValue {
+    let start = frames.removeLast().valueStart
+    let count = values.count - start
+    let elements = values.withUnsafeMutableBufferPointer { stack in
+      [JSONValue](unsafeUninitializedCapacity: count) { buffer, initialized in
+        for k in 0..<count {
+          buffer.initializeElement(at: k, to: Self.take(&stack[start + k], leaving: .null))
+        }
+        initialized = count
+      }
+    }
+    values.removeSubrange(start...)
+    return .array(elements)
+  }
+
+  private mutating func closeObject() -> JSONValue {
+    let frame = frames.removeLast()
+    let count = values.count - frame.valueStart
+    var members: [(key: String, value: JSONValue)] = []
+    members.reserveCapacity(count)
+    values.withUnsafeMutableBufferPointer { valueStack in
+      keys.withUnsafeMutableBufferPointer { keyStack in
+        for k in 0..<count {
+          members.append(
+            (
+              key: Self.take(&keyStack[frame.keyStart + k], leaving: ""),
+              value: Self.take(&valueStack[frame.valueStart + k], leaving: .null)
+            ))
+        }
+      }
+    }
+    values.removeSubrange(frame.valueStart...)
+    keys.removeSubrange(frame.keyStart...)
+    keyPrints.removeSubrange(frame.keyStart...)
+    return .object(JSONObject(uniqueMembers: members))
+  }
+
+  @inline(__always)
+  private static func take<T>(_ slot: inout T, leaving placeholder: T) -> T {
+    var value = placeholder
+    swap(&value, &slot)
+    return value
+  }
+}
+
+// MARK: - Scalars
+
+extension JSONParser {
+  @inline(__always)
+  static func skipWhitespace(_ p: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Int {
+    var i = start
+    while i < end {
+      let b = p[i]
+      // Anything above space is not whitespace: one compare in the usual
+      // case.
+      if b > 0x20 { break }
+      guard b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 else { break }
+      i += 1
+    }
+    return i
+  }
+
+  /// Matches `true`, `false` or `null` at `i`.
+  @inline(__always)
+  private static func expectLiteral(
+    _ p: UnsafePointer<UInt8>, _ i: inout Int, _ end: Int, _ literal: StaticString
+  ) throws(Failure) {
+    let n = literal.utf8CodeUnitCount
+    let text = literal.utf8Start
+    if i + n <= end {
+      var k = 1  // the first byte already matched
+      while k < n && p[i + k] == text[k] { k += 1 }
+      if k == n {
+        i += n
+        return
+      }
+    }
+    throw Failure(i, "invalid literal, expected '\(literal)'")
+  }
+
+  /// Parses a number and returns its literal text.
+  private static func parseNumber(
+    _ p: UnsafePointer<UInt8>, _ i: inout Int, _ end: Int
+  ) throws(Failure) -> String {
+    let start = i
+    if p[i] == UInt8(ascii: "-") {
+      i += 1
+      guard i < end && isDigit(p[i]) else {
+        if hasPrefix(p, i, end, "Infinity") {
+          throw Failure(start, "-Infinity is not allowed in JSON")
+        }
+        throw unexpected(p, i, end, expected: "a digit after '-'")
+      }
+    }
+    if p[i] == UInt8(ascii: "0") {
+      i += 1
+      if i < end && isDigit(p[i]) {
+        throw Failure(start, "leading zeros are not allowed in numbers")
+      }
+    } else {
+      while i < end && isDigit(p[i]) { i += 1 }
+    }
+    if i < end && p[i] == UInt8(ascii: ".") {
+      i += 1
+      guard i < end && isDigit(p[i]) else {
+        throw unexpected(p, i, end, expected: "a digit after the decimal point")
+      }
+      while i < end && isDigit(p[i]) { i += 1 }
+    }
+    if i < end && p[i] | 0x20 == UInt8(ascii: "e") {
+      i += 1
+      if i < end && (p[i] == UInt8(ascii: "+") || p[i] == UInt8(ascii: "-")) { i += 1 }
+      guard i < end && isDigit(p[i]) else {
+        throw unexpected(p, i, end, expected: "a digit in the exponent")
+      }
+      while i < end && isDigit(p[i]) { i += 1 }
+    }
+    return String(decoding: UnsafeBufferPointer(start: p + start, count: i - start), as: UTF8.self)
+  }
+
+  @inline(__always)
+  private static func isDigit(_ b: UInt8) -> Bool {
+    b &- UInt8(ascii: "0") < 10
+  }
+
+  private static func hasPrefix(
+    _ p: UnsafePointer<UInt8>, _ i: Int, _ end: Int, _ text: StaticString
+  ) -> Bool {
+    let n = text.utf8CodeUnitCount
+    guard i + n <= end else { return false }
+    for k in 0..<n where p[i + k] != text.utf8Start[k] { return false }
+    return true
+  }
+}
+
+// MARK: - Strings
+
+extension JSONParser {
+  /// Parses a string whose opening quote is at `i`.
+  @inline(__always)
+  private mutating func parseString(
+    _ p: UnsafePointer<UInt8>, _ i: inout Int, _ end: Int
+  ) throws(Failure) -> String {
+    let open = i
+    var j = i + 1
+    while true {
+      // Skip eight plain ASCII bytes at a time: none of them a quote, a
+      // backslash, a control character or part of a multi-byte sequence.
+      while j + 8 <= end {
+        let word = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
+        if Self.needsAttention(word) { break }
+        j += 8
+      }
+      guard j < end else { throw Failure(open, "unterminated string") }
+      let b = p[j]
+      if b == UInt8(ascii: "\"") {
+        // No escapes: the bytes are the string (validated below as we went).
+        i = j + 1
+        return String(
+          decoding: UnsafeBufferPointer(start: p + open + 1, count: j - open - 1), as: UTF8.self)
+      } else if b == UInt8(ascii: "\\") {
+        return try parseEscapedString(p, &i, end, open: open, escapeAt: j)
+      } else if b < 0x20 {
+        throw Self.controlCharacter(b, j)
+      } else if b < 0x80 {
+        j += 1
+      } else {
+        j = try Self.endOfUTF8Sequence(p, j, end)
+      }
+    }
+  }
+
+  /// Whether any byte of `word` is a quote, a backslash, below 0x20 or above
+  /// 0x7F. Each test is the classic "has a zero byte" bit trick, which is
+  /// exact about whether such a byte exists.
+  @inline(__always)
+  private static func needsAttention(_ word: UInt64) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    let quotes = word ^ (ones &* 0x22)
+    let backslashes = word ^ (ones &* 0x5C)
+    let hasQuote = (quotes &- ones) & ~quotes
+    let hasBackslash = (backslashes &- ones) & ~backslashes
+    let hasControl = (word &- ones &* 0x20) & ~word
+    return (hasQuote | hasBackslash | hasControl | word) & highs != 0
+  }
+
+  /// The slow path for a string with escapes, entered at the first
+  /// backslash: decodes into `scratch`.
+  private mutating func parseEscapedString(
+    _ p: UnsafePointer<UInt8>, _ i: inout Int, _ end: Int, open: Int, escapeAt first: Int
+  ) throws(Failure) -> String {
+    scratch.removeAll(keepingCapacity: true)
+    scratch.append(contentsOf: UnsafeBufferPointer(start: p + open + 1, count: first - open - 1))
+    var j = first
+    while true {
+      guard j < end else { throw Failure(open, "unterminated string") }
+      let b = p[j]
+      if b == UInt8(ascii: "\"") {
+        i = j + 1
+        return String(decoding: scratch, as: UTF8.self)
+      } else if b == UInt8(ascii: "\\") {
+        guard j + 1 < end else { throw Failure(open, "unterminated string") }
+        let e = p[j + 1]
+        switch e {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
+          scratch.append(e)
+        case UInt8(ascii: "b"): scratch.append(0x08)
+        case UInt8(ascii: "f"): scratch.append(0x0C)
+        case UInt8(ascii: "n"): scratch.append(0x0A)
+        case UInt8(ascii: "r"): scratch.append(0x0D)
+        case UInt8(ascii: "t"): scratch.append(0x09)
+        case UInt8(ascii: "u"):
+          let (scalar, length) = try Self.parseUnicodeEscape(p, j, end)
+          appendUTF8(scalar)
+          j += length
+          continue
+        default:
+          throw Failure(j, "invalid escape '\\\(Self.displayed(p, j + 1, end))' in string")
+        }
+        j += 2
+      } else if b < 0x20 {
+        throw Self.controlCharacter(b, j)
+      } else if b < 0x80 {
+        // Copy a run of plain ASCII at once.
+        let run = j
+        j += 1
+        while j < end {
+          let c = p[j]
+          if c < 0x20 || c >= 0x80 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { break }
+          j += 1
+        }
+        scratch.append(contentsOf: UnsafeBufferPointer(start: p + run, count: j - run))
+      } else {
+        let next = try Self.endOfUTF8Sequence(p, j, end)
+        scratch.append(contentsOf: UnsafeBufferPointer(start: p + j, count: next - j))
+        j = next
+      }
+    }
+  }
+
+  /// Decodes `\uXXXX` at `j` (the backslash), or a surrogate pair
+  /// `\uD83D\uDE00`, and returns the scalar and the number of bytes read.
+  private static func parseUnicodeEscape(
+    _ p: UnsafePointer<UInt8>, _ j: Int, _ end: Int
+  ) throws(Failure) -> (UInt32, Int) {
+    guard let unit = hex4(p, j + 2, end) else {
+      throw Failure(j, "invalid escape '\\u' in string: expected 4 hex digits after '\\u'")
+    }
+    switch unit {
+    case 0xD800...0xDBFF:
+      // RFC 8259 §7: a character outside the BMP is a high surrogate
+      // escape followed at once by a low one.
+      if j + 7 < end && p[j + 6] == UInt8(ascii: "\\") && p[j + 7] == UInt8(ascii: "u"),
+        let low = hex4(p, j + 8, end), (0xDC00...0xDFFF).contains(low)
+      {
+        return (0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), 12)
+      }
+      throw Failure(j, "lone surrogate \\u\(hex(unit)) in string")
+    case 0xDC00...0xDFFF:
+      throw Failure(j, "lone surrogate \\u\(hex(unit)) in string")
+    default:
+      return (unit, 6)
+    }
+  }
+
+  private static func hex4(_ p: UnsafePointer<UInt8>, _ at: Int, _ end: Int) -> UInt32? {
+    guard at + 4 <= end else { return nil }
+    var value: UInt32 = 0
+    for k in 0..<4 {
+      let c = p[at + k]
+      let digit: UInt8
+      switch c {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = c - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = c - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = c - UInt8(ascii: "A") + 10
+      default: return nil
+      }
+      value = value << 4 | UInt32(digit)
+    }
+    return value
+  }
+
+  private mutating func appendUTF8(_ scalar: UInt32) {
+    switch scalar {
+    case 0..<0x80:
+      scratch.append(UInt8(scalar))
+    case 0x80..<0x800:
+      scratch.append(UInt8(0xC0 | scalar >> 6))
+      scratch.append(UInt8(0x80 | scalar & 0x3F))
+    case 0x800..<0x10000:
+      scratch.append(UInt8(0xE0 | scalar >> 12))
+      scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+      scratch.append(UInt8(0x80 | scalar & 0x3F))
+    default:
+      scratch.append(UInt8(0xF0 | scalar >> 18))
+      scratch.append(UInt8(0x80 | scalar >> 12 & 0x3F))
+      scratch.append(UInt8(0x80 | scalar >> 6 & 0x3F))
+      scratch.append(UInt8(0x80 | scalar & 0x3F))
+    }
+  }
+
+  private static func controlCharacter(_ b: UInt8, _ at: Int) -> Failure {
+    Failure(at, "unescaped control character U+\(hex(UInt32(b))) in string")
+  }
+
+  /// Checks the UTF-8 sequence that starts with the non-ASCII byte at `j`
+  /// and returns the offset after it.
+  ///
+  /// Follows RFC 3629 §4: no overlong forms, no surrogates (U+D800–U+DFFF),
+  /// nothing above U+10FFFF, no missing continuation bytes.
+  static func endOfUTF8Sequence(
+    _ p: UnsafePointer<UInt8>, _ j: Int, _ end: Int
+  ) throws(Failure) -> Int {
+    let lead = p[j]
+    func fail(_ why: String) -> Failure {
+      Failure(j, "invalid UTF-8 byte 0x\(hex(UInt32(lead), digits: 2)) (\(why))")
+    }
+    func isContinuation(_ k: Int) -> Bool { k < end && p[k] & 0xC0 == 0x80 }
+
+    // The range the second byte must fall in, and the sequence length.
+    let second: ClosedRange<UInt8>
+    let length: Int
+    switch lead {
+    case 0x80...0xBF: throw fail("continuation byte without a lead byte")
+    case 0xC0, 0xC1: throw fail("overlong encoding")
+    case 0xC2...0xDF: (second, length) = (0x80...0xBF, 2)
+    case 0xE0: (second, length) = (0xA0...0xBF, 3)
+    case 0xED: (second, length) = (0x80...0x9F, 3)
+    case 0xE1...0xEF: (second, length) = (0x80...0xBF, 3)
+    case 0xF0: (second, length) = (0x90...0xBF, 4)
+    case 0xF1...0xF3: (second, length) = (0x80...0xBF, 4)
+    case 0xF4: (second, length) = (0x80...0x8F, 4)
+    case 0xF5...0xF7: throw fail("encodes a code point above U+10FFFF")
+    default: throw fail("never used in UTF-8")
+    }
+    guard isContinuation(j + 1) else { throw fail("truncated sequence") }
+    let b1 = p[j + 1]
+    if !second.contains(b1) {
+      switch lead {
+      case 0xE0, 0xF0: throw fail("overlong encoding")
+      case 0xED: throw fail("encodes a UTF-16 surrogate")
+      default: throw fail("encodes a code point above U+10FFFF")
+      }
+    }
+    for k in 2..<length where !isContinuation(j + k) {
+      throw fail("truncated sequence")
+    }
+    return j + length
+  }
+}
+
+// MARK: - Messages
+
+extension JSONParser {
+  /// The error for something other than what was expected at `i`, naming
+  /// what was found and catching the usual mistakes by name.
+  static func unexpected(
+    _ p: UnsafePointer<UInt8>, _ i: Int, _ end: Int, expected: String
+  ) -> Failure {
+    guard i < end else { return Failure(i, "expected \(expected), found end of input") }
+    let b = p[i]
+    if isCommentStart(p, i, end) {
+      return Failure(i, "comments are not allowed in JSON")
+    }
+    if b == 0xEF && i + 2 < end && p[i + 1] == 0xBB && p[i + 2] == 0xBF {
+      return Failure(
+        i,
+        "byte order mark (U+FEFF) is not allowed in JSON; save the file as UTF-8 without a BOM")
+    }
+    if b >= 0x80 {
+      do {
+        _ = try endOfUTF8Sequence(p, i, end)
+      } catch {
+        return error
+      }
+    }
+    let word = wordAt(p, i, end)
+    if word == "NaN" || word == "Infinity" {
+      return Failure(i, "\(word) is not allowed in JSON")
+    }
+    if b == UInt8(ascii: "'") {
+      return Failure(i, "expected \(expected), found ''' (JSON strings use double quotes)")
+    }
+    let found = word.isEmpty ? "'\(displayed(p, i, end))'" : "'\(word)'"
+    return Failure(i, "expected \(expected), found \(found)")
+  }
+
+  static func isCommentStart(_ p: UnsafePointer<UInt8>, _ i: Int, _ end: Int) -> Bool {
+    i + 1 < end && p[i] == UInt8(ascii: "/")
+      && (p[i + 1] == UInt8(ascii: "/") || p[i + 1] == UInt8(ascii: "*"))
+  }
+
+  /// The run of ASCII letters and digits at `i`, to name a bare word like
+  /// `True` or `undefined` in a message; empty if there is none.
+  private static func wordAt(_ p: UnsafePointer<UInt8>, _ i: Int, _ end: Int) -> String {
+    var k = i
+    while k < end && k - i < 32 {
+      let c = p[k] | 0x20
+      guard (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || isDigit(p[k]) else { break }
+      k += 1
+    }
+    guard k > i, !isDigit(p[i]) else { return "" }
+    return String(decoding: UnsafeBufferPointer(start: p + i, count: k - i), as: UTF8.self)
+  }
+
+  /// The character at `i`, for a message: itself when printable, `U+XXXX`
+  /// when a control character, `0xXX` when not valid UTF-8.
+  private static func displayed(_ p: UnsafePointer<UInt8>, _ i: Int, _ end: Int) -> String {
+    guard i < end else { return "" }
+    let b = p[i]
+    if b < 0x80 {
+      return b < 0x20 || b == 0x7F ? "U+\(hex(UInt32(b)))" : String(UnicodeScalar(b))
+    }
+    guard let next = try? endOfUTF8Sequence(p, i, end) else {
+      return "0x\(hex(UInt32(b), digits: 2))"
+    }
+    return displayed(
+      String(decoding: UnsafeBufferPointer(start: p + i, count: next - i), as: UTF8.self))
+  }
+
+  /// `text` for a message: control characters spelled out, and cut short
+  /// when long.
+  static func displayed(_ text: String) -> String {
+    var result = ""
+    for (n, scalar) in text.unicodeScalars.enumerated() {
+      if n == 60 {
+        result += "…"
+        break
+      }
+      if scalar.value < 0x20 || scalar.value == 0x7F {
+        result += "U+\(hex(scalar.value))"
+      } else {
+        result.unicodeScalars.append(scalar)
+      }
+    }
+    return result
+  }
+
+  /// Uppercase hex, zero-padded to `digits`.
+  static func hex(_ value: UInt32, digits: Int = 4) -> String {
+    let text = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: Swift.max(0, digits - text.count)) + text
+  }
+}

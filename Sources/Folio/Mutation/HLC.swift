@@ -1,0 +1,60 @@
+/// A hybrid logical clock stamp: wall milliseconds, a counter for stamps in
+/// the same millisecond, and the replica that made it. Stamps order ops
+/// totally across replicas.
+///
+/// Its text form, `WWWWWWWWWWWWW-CCCC-replica`, sorts the same way as the
+/// stamps do.
+public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
+  /// Milliseconds since the Unix epoch (0 for "default" writes that any
+  /// other write beats).
+  public var wall: Int64
+  /// Orders stamps within one millisecond.
+  public var counter: Int
+  /// The replica id.
+  public var replica: String
+
+  /// The largest counter before the clock borrows a millisecond, so the text
+  /// form stays fixed-width.
+  static let maximumCounter = 9999
+
+  /// Creates a stamp.
+  public init(wall: Int64, counter: Int, replica: String) {
+    self.wall = wall
+    self.counter = counter
+    self.replica = replica
+  }
+
+  /// Parses the text form.
+  public init?(_ text: String) {
+    let parts = text.split(separator: "-", maxSplits: 2, omittingEmptySubsequences: false)
+    guard parts.count == 3, parts[0].count == 13, parts[1].count == 4,
+      let wall = Int64(parts[0]), let counter = Int(parts[1]), !parts[2].isEmpty
+    else { return nil }
+    self.init(wall: wall, counter: counter, replica: String(parts[2]))
+  }
+
+  /// The text form.
+  public var description: String {
+    let w = String(wall)
+    let c = String(counter)
+    return String(repeating: "0", count: max(0, 13 - w.count)) + w + "-"
+      + String(repeating: "0", count: max(0, 4 - c.count)) + c + "-" + replica
+  }
+
+  /// Order by wall time, then counter, then replica id.
+  public static func < (lhs: HLC, rhs: HLC) -> Bool {
+    if lhs.wall != rhs.wall { return lhs.wall < rhs.wall }
+    if lhs.counter != rhs.counter { return lhs.counter < rhs.counter }
+    return Array(lhs.replica.utf8).lexicographicallyPrecedes(rhs.replica.utf8)
+  }
+
+  /// The next stamp after `last` on `replica`, at wall time `now`: never
+  /// earlier than `last`, even if the wall clock went back.
+  static func next(after last: HLC?, now: Int64, replica: String) -> HLC {
+    guard let last, last.wall >= now else { return HLC(wall: now, counter: 0, replica: replica) }
+    if last.counter < maximumCounter {
+      return HLC(wall: last.wall, counter: last.counter + 1, replica: replica)
+    }
+    return HLC(wall: last.wall + 1, counter: 0, replica: replica)
+  }
+}

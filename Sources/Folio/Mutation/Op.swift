@@ -1,0 +1,100 @@
+/// A mutation as recorded in the op log: stamped, and naming its document.
+///
+/// One op is one NDJSON line in `.folio/ops/<replica>.ndjson`:
+/// ```json
+/// {"hlc":"1764424342123-0000-3f9c…","op":"update","pk":"3f2a","set":{"done":true},"table":"todos","transforms":{"views":{"by":1,"op":"increment"}},"unset":["draft"]}
+/// ```
+/// Paths are ``FieldPath`` text. A path with several transforms maps to an
+/// array of them, in order.
+public struct Op: Sendable, Hashable {
+  /// When, and on which replica.
+  public var hlc: HLC
+  /// The table.
+  public var table: String
+  /// The document.
+  public var pk: String
+  /// What changed.
+  public var mutation: Mutation
+
+  /// Creates an op.
+  public init(hlc: HLC, table: String, pk: String, mutation: Mutation) {
+    self.hlc = hlc
+    self.table = table
+    self.pk = pk
+    self.mutation = mutation
+  }
+
+  /// The JSON form written to the log.
+  public var json: JSONValue {
+    var object: JSONObject = [
+      "hlc": .string(hlc.description), "table": .string(table), "pk": .string(pk),
+      "op": .string(mutation.kind.rawValue),
+    ]
+    var set = JSONObject()
+    var unset: [JSONValue] = []
+    for assignment in mutation.assignments {
+      if let value = assignment.value {
+        set[assignment.path.description] = value
+      } else {
+        unset.append(.string(assignment.path.description))
+      }
+    }
+    if !set.isEmpty { object["set"] = .object(set) }
+    if !unset.isEmpty { object["unset"] = .array(unset) }
+    if !mutation.transforms.isEmpty {
+      var transforms = JSONObject()
+      for entry in mutation.transforms {
+        let key = entry.path.description
+        switch transforms[key] {
+        case nil: transforms[key] = entry.transform.json
+        case .array(let list)?: transforms[key] = .array(list + [entry.transform.json])
+        case let single?: transforms[key] = .array([single, entry.transform.json])
+        }
+      }
+      object["transforms"] = .object(transforms)
+    }
+    return .object(object)
+  }
+
+  /// Reads an op from its JSON form.
+  /// - Throws: `INVALID_JSON` naming the field that is wrong.
+  public init(json: JSONValue) throws {
+    func fail(_ message: String) -> FolioError { FolioError(.invalidJSON, "op log entry: \(message)") }
+    guard case .object(let object) = json else { throw fail("expected an object") }
+    guard let hlcText = object["hlc"]?.stringValue, let hlc = HLC(hlcText) else {
+      throw fail("missing or malformed 'hlc'")
+    }
+    guard let table = object["table"]?.stringValue else { throw fail("missing 'table'") }
+    guard let pk = object["pk"]?.stringValue else { throw fail("missing 'pk'") }
+    guard let opName = object["op"]?.stringValue, let kind = Mutation.Kind(rawValue: opName) else {
+      throw fail("missing or unknown 'op'")
+    }
+    var mutation = Mutation(kind: kind)
+    if let set = object["set"] {
+      guard case .object(let members) = set else { throw fail("'set' must be an object") }
+      for (path, value) in members {
+        mutation.assignments.append(.init(path: FieldPath(path), value: value))
+      }
+    }
+    if let unset = object["unset"] {
+      guard case .array(let paths) = unset else { throw fail("'unset' must be an array") }
+      for path in paths {
+        guard let text = path.stringValue else { throw fail("'unset' must hold strings") }
+        mutation.assignments.append(.init(path: FieldPath(text), value: nil))
+      }
+    }
+    if let transforms = object["transforms"] {
+      guard case .object(let members) = transforms else {
+        throw fail("'transforms' must be an object")
+      }
+      for (path, value) in members {
+        let list = value.arrayValue ?? [value]
+        for item in list {
+          mutation.transforms.append(
+            .init(path: FieldPath(path), transform: try Transform(json: item, column: path)))
+        }
+      }
+    }
+    self.init(hlc: hlc, table: table, pk: pk, mutation: mutation)
+  }
+}

@@ -1,0 +1,101 @@
+import Glibc
+
+/// The redo journal that makes a transaction atomic and durable.
+///
+/// A commit writes the journal and flushes it (the one durability point),
+/// then appends the op log and replaces the documents, then empties the
+/// journal. If a crash comes in between, the next writer finds a complete
+/// journal and redoes it: it puts the log back to the recorded offset and
+/// appends the ops again, and rewrites each document that still holds its
+/// old content. A torn journal fails its checksum and is dropped, and since
+/// nothing else is touched before the journal is whole, nothing is lost.
+///
+/// Layout: one line of JSON, then a line with its FNV-1a hash.
+struct Journal {
+  /// One document write: `new` is the file's new bytes, or nil to delete it.
+  struct Write {
+    var path: String
+    var oldHash: String?
+    var new: [UInt8]?
+  }
+
+  var logPath: String
+  var logOffset: Int
+  var logBytes: [UInt8]
+  var writes: [Write]
+
+  /// The journal's bytes: a JSON line and its checksum line.
+  func encoded(relativeTo root: String) -> [UInt8] {
+    let writesJSON: [JSONValue] = writes.map { write in
+      [
+        "path": .string(Store.relative(write.path, to: root)),
+        "old": write.oldHash.map(JSONValue.string) ?? .null,
+        "new": write.new.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null,
+      ]
+    }
+    let body: JSONValue = [
+      "version": 1,
+      "log": .string(Store.relative(logPath, to: root)),
+      "offset": .integer(logOffset),
+      "ops": .string(String(decoding: logBytes, as: UTF8.self)),
+      "writes": .array(writesJSON),
+    ]
+    var bytes = body.compactBytes()
+    bytes.append(UInt8(ascii: "\n"))
+    bytes.append(contentsOf: FNV.hex(bytes).utf8)
+    bytes.append(UInt8(ascii: "\n"))
+    return bytes
+  }
+
+  /// Reads a journal, or nil if it is empty, torn or unreadable.
+  static func decode(_ bytes: [UInt8], root: String) -> Journal? {
+    guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+    let body = Array(bytes[...newline])
+    let checksum = String(decoding: bytes[(newline + 1)...], as: UTF8.self)
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    guard checksum == FNV.hex(body),
+      let json = try? JSONValue(parsing: Array(body.dropLast())),
+      let log = json["log"]?.stringValue, let offset = json["offset"]?.intValue,
+      let ops = json["ops"]?.stringValue, let writes = json["writes"]?.arrayValue
+    else { return nil }
+    var decoded: [Write] = []
+    for write in writes {
+      guard let path = write["path"]?.stringValue else { return nil }
+      decoded.append(
+        Write(
+          path: root + "/" + path, oldHash: write["old"]?.stringValue,
+          new: write["new"]?.stringValue.map { Array($0.utf8) }))
+    }
+    return Journal(
+      logPath: root + "/" + log, logOffset: offset, logBytes: Array(ops.utf8), writes: decoded)
+  }
+}
+
+extension Journal {
+  /// Writes the journal over the (empty) journal file and flushes it. This
+  /// flush is the transaction's durability point.
+  func write(to path: String, root: String) throws {
+    let bytes = encoded(relativeTo: root)
+    let fd = try FileSystem.syscall("open", path: path) {
+      open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+    }
+    defer { close(fd) }
+    try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, 0) }
+    try FileSystem.writeAll(fd, bytes, path: path)
+    try FileSystem.syscall("fdatasync", path: path) { fdatasync(fd) }
+  }
+
+  /// Empties the journal once its transaction is done. No flush: if the
+  /// emptying is lost in a crash, redoing a finished journal changes nothing.
+  static func clear(at path: String) throws {
+    if truncate(path, 0) != 0 && errno != ENOENT {
+      throw FileSystem.error(errno, "truncate", path: path)
+    }
+  }
+
+  /// Whether a journal is waiting to be redone or dropped.
+  static func isPending(at path: String) -> Bool {
+    var st = stat()
+    return stat(path, &st) == 0 && st.st_size > 0
+  }
+}

@@ -1,0 +1,110 @@
+import Glibc
+
+/// Reading and appending the op logs in `.folio/ops/`: one NDJSON file per
+/// replica, append-only, one writer per file, so they never conflict in git.
+enum OpLog {
+  /// Where the next line goes: just past the last newline. Anything after it
+  /// is a torn line that no commit ever finished, and the next append
+  /// overwrites it.
+  static func size(of path: String) throws -> Int {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    if fd < 0 {
+      if errno == ENOENT { return 0 }
+      throw FileSystem.error(errno, "open", path: path)
+    }
+    defer { close(fd) }
+    var st = stat()
+    try FileSystem.syscall("fstat", path: path) { fstat(fd, &st) }
+    var end = Int(st.st_size)
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while end > 0 {
+      let start = max(0, end - buffer.count)
+      let n = try buffer.withUnsafeMutableBytes { raw in
+        try FileSystem.syscall("pread", path: path) { pread(fd, raw.baseAddress, end - start, off_t(start)) }
+      }
+      if let newline = buffer[..<n].lastIndex(of: UInt8(ascii: "\n")) { return start + newline + 1 }
+      end = start
+    }
+    return 0
+  }
+
+  /// Writes `bytes` at `offset` (dropping anything after it) and flushes.
+  static func append(_ bytes: [UInt8], to path: String, at offset: Int) throws {
+    try FileSystem.makeDirectories(FileSystem.split(path).directory)
+    let fd = try FileSystem.syscall("open", path: path) {
+      open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+    }
+    defer { close(fd) }
+    try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, off_t(offset)) }
+    try FileSystem.syscall("lseek", path: path) { lseek(fd, off_t(offset), SEEK_SET) }
+    try FileSystem.writeAll(fd, bytes, path: path)
+    try FileSystem.syscall("fsync", path: path) { fsync(fd) }
+  }
+
+  /// The last complete op in the log at `path`, if any.
+  static func lastOp(in path: String) throws -> Op? {
+    let end = try size(of: path)
+    guard end > 0 else { return nil }
+    let fd = try FileSystem.syscall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    defer { close(fd) }
+    var length = 4096
+    while true {
+      let start = max(0, end - length)
+      var buffer = [UInt8](repeating: 0, count: end - start)
+      let n = try buffer.withUnsafeMutableBytes { raw in
+        try FileSystem.syscall("pread", path: path) { pread(fd, raw.baseAddress, end - start, off_t(start)) }
+      }
+      let body = buffer[..<max(0, n - 1)]  // without the final newline
+      if let newline = body.lastIndex(of: UInt8(ascii: "\n")) {
+        return try Op(json: JSONValue(parsing: Array(body[(newline + 1)...])))
+      }
+      if start == 0 { return try Op(json: JSONValue(parsing: Array(body))) }
+      length *= 4
+    }
+  }
+
+  /// One op and where it came from.
+  struct Entry {
+    var op: Op
+    var file: String
+    var line: Int
+  }
+
+  /// Every op in one log file, in file order.
+  /// - Throws: `INVALID_JSON` at `file:line:col` for a bad line.
+  static func entries(in path: String, displayName: String) throws -> [Entry] {
+    guard let bytes = try FileSystem.read(path) else { return [] }
+    var entries: [Entry] = []
+    var lineNumber = 0
+    var start = 0
+    while start < bytes.count {
+      lineNumber += 1
+      guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { break }  // torn tail
+      defer { start = newline + 1 }
+      if newline == start { continue }
+      do {
+        let value = try JSONValue(parsing: Array(bytes[start..<newline]), file: displayName)
+        entries.append(Entry(op: try Op(json: value), file: displayName, line: lineNumber))
+      } catch var error as FolioError {
+        if var location = error.location {
+          location.line = lineNumber
+          error.location = location
+        } else {
+          error.location = .init(file: displayName, line: lineNumber, column: 1)
+        }
+        throw error
+      }
+    }
+    return entries
+  }
+
+  /// Every op of every replica under `root`, oldest first by HLC.
+  static func allEntries(root: String) throws -> [Entry] {
+    let directory = root + "/" + Store.opsFolder
+    var all: [Entry] = []
+    for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".ndjson") {
+      all += try entries(in: directory + "/" + name, displayName: Store.opsFolder + "/" + name)
+    }
+    return all.sorted { $0.op.hlc < $1.op.hlc }
+  }
+}

@@ -1,0 +1,70 @@
+import Folio
+
+struct ApplyCommand: Command {
+  static let name = "apply"
+  static let abstract = "Apply one mutation, with transforms, exactly as the API's apply does."
+  static let usage =
+    "folio apply TABLE PK --op insert|update|upsert|remove [--columns JSON] [--transforms JSON]"
+  static let details = """
+    ARGUMENTS:
+      TABLE               The table.
+      PK                  The document's pk.
+
+    OPTIONS:
+      --op OP             insert, update, upsert or remove.
+      --columns JSON      A JSON object of columns to assign (applied first).
+      --transforms JSON   A JSON object mapping columns to transforms (applied on top):
+                            {"views": {"op": "increment", "by": 1},
+                             "tags": {"op": "arrayUnion", "values": ["x"]}}
+
+    Prints each change as one NDJSON line. An update of a missing document prints
+    nothing. A malformed transform prints 'error: LOCAL_CONSTRAINT: …', exits 1, and
+    changes no file.
+
+    EXAMPLE:
+      folio apply todos 3f2a --op update --columns '{"done":true}' \\
+        --transforms '{"views":{"op":"increment","by":1}}'
+    """
+
+  var table: String
+  var pk: String
+  var op: Mutation.Kind
+  var columns: String?
+  var transforms: String?
+
+  init(arguments: [String]) throws {
+    let parsed = try CommandLineArguments(arguments, options: ["--op", "--columns", "--transforms"])
+    try parsed.expectPositionals(2...2)
+    table = parsed.positionals[0]
+    pk = parsed.positionals[1]
+    guard let name = parsed.value("--op") else { throw UsageError("missing '--op'") }
+    guard let op = Mutation.Kind(rawValue: name) else {
+      throw UsageError("unknown op '\(name)'; expected insert, update, upsert or remove")
+    }
+    self.op = op
+    columns = parsed.value("--columns")
+    transforms = parsed.value("--transforms")
+  }
+
+  func run(in context: CommandContext) throws -> Int32 {
+    let columns = try objectArgument(self.columns, name: "--columns")
+    let transforms = try objectArgument(self.transforms, name: "--transforms")
+    let store = try context.openStore()
+    let results = try store.apply(
+      table: table, pk: pk, op: op, columns: columns, transforms: transforms)
+    for result in results { Output.print(result.json.compactString) }
+    return 0
+  }
+
+  private func objectArgument(_ text: String?, name: String) throws -> [String: JSONValue] {
+    guard let text else { return [:] }
+    let value = try parseJSON(text, source: name)
+    guard case .object(let object) = value else {
+      throw FolioError(
+        .localConstraint, "\(name) must be a JSON object keyed by column, not \(value.kindName)")
+    }
+    var dictionary: [String: JSONValue] = [:]
+    for (key, member) in object { dictionary[key] = member }
+    return dictionary
+  }
+}

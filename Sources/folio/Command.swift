@@ -1,0 +1,59 @@
+import Folio
+import Foundation
+
+/// One `folio` subcommand: it parses its own arguments in `init`, and `run`
+/// calls the library and prints.
+protocol Command {
+  /// The word after `folio`.
+  static var name: String { get }
+  /// One line for `folio --help`.
+  static var abstract: String { get }
+  /// The `Usage:` line, without `Usage: `.
+  static var usage: String { get }
+  /// Arguments and options, for `folio NAME --help`.
+  static var details: String { get }
+  /// Parses and validates the arguments after the command name.
+  /// - Throws: ``UsageError`` for a command line that does not parse.
+  init(arguments: [String]) throws
+  /// Does the work; returns the exit code.
+  func run(in context: CommandContext) throws -> Int32
+}
+
+extension Command {
+  static var help: String {
+    "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)\n\n\(details)"
+  }
+}
+
+/// What every command gets: the directory given by `-C` (or the current one).
+struct CommandContext {
+  var directory: URL
+
+  /// Opens the store that holds the directory.
+  func openStore() throws -> Store { try Store(at: directory) }
+}
+
+/// Every command, in the order `folio --help` lists them.
+var allCommands: [any Command.Type] {
+  [
+  InitCommand.self, TablesCommand.self, GetCommand.self, PutCommand.self, ApplyCommand.self,
+  RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
+  ]
+}
+
+/// Parses a JSON command-line argument or file; errors name `source`.
+func parseJSON(_ text: String, source: String) throws -> JSONValue {
+  try JSONValue(parsing: text, file: source)
+}
+
+/// Reads a file, or stdin for `-`.
+func readInput(_ path: String, in context: CommandContext) throws -> [UInt8] {
+  if path == "-" {
+    return Array(FileHandle.standardInput.readDataToEndOfFile())
+  }
+  let url = URL(fileURLWithPath: path, relativeTo: context.directory)
+  guard let data = FileManager.default.contents(atPath: url.path) else {
+    throw FolioError(.notFound, "cannot read the file", path: path)
+  }
+  return Array(data)
+}

@@ -1,0 +1,71 @@
+/// A command line split into options, flags and positional arguments, by a
+/// command's declared option names. Accepts `--name value`, `--name=value`,
+/// `-x value`, and `--` to end options.
+struct CommandLineArguments {
+  private(set) var positionals: [String] = []
+  private var values: [String: [String]] = [:]
+  private var flags: Set<String> = []
+
+  /// - Parameters:
+  ///   - options: names that take a value, such as `["--op", "-m"]`.
+  ///   - flags: names that take none, such as `["--json"]`.
+  init(_ arguments: [String], options: Set<String> = [], flags: Set<String> = []) throws {
+    var index = 0
+    var onlyPositionals = false
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if onlyPositionals || argument == "-" || !argument.hasPrefix("-") {
+        positionals.append(argument)
+        continue
+      }
+      if argument == "--" {
+        onlyPositionals = true
+        continue
+      }
+      var name = argument
+      var inline: String?
+      if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+        name = String(argument[..<equals])
+        inline = String(argument[argument.index(after: equals)...])
+      }
+      if options.contains(name) {
+        if let inline {
+          values[name, default: []].append(inline)
+        } else {
+          guard index < arguments.count else { throw UsageError("option '\(name)' needs a value") }
+          values[name, default: []].append(arguments[index])
+          index += 1
+        }
+      } else if flags.contains(name), inline == nil {
+        self.flags.insert(name)
+      } else if Double(argument) != nil {
+        positionals.append(argument)  // a negative number, not an option
+      } else {
+        throw UsageError("unknown option '\(name)'")
+      }
+    }
+  }
+
+  /// The last value given for `name`.
+  func value(_ name: String) -> String? { values[name]?.last }
+
+  /// Whether the flag was given.
+  func flag(_ name: String) -> Bool { flags.contains(name) }
+
+  /// Checks the number of positional arguments.
+  func expectPositionals(_ range: ClosedRange<Int>) throws {
+    if positionals.count < range.lowerBound {
+      throw UsageError("missing argument")
+    }
+    if positionals.count > range.upperBound {
+      throw UsageError("unexpected argument '\(positionals[range.upperBound])'")
+    }
+  }
+}
+
+/// A command line that does not parse: exit 64 with the command's usage.
+struct UsageError: Error {
+  var message: String
+  init(_ message: String) { self.message = message }
+}

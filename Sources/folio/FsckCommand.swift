@@ -1,0 +1,31 @@
+import Folio
+
+struct FsckCommand: Command {
+  static let name = "fsck"
+  static let abstract = "Check every document and op log line; report each problem with file:line:col."
+  static let usage = "folio fsck"
+  static let details = """
+    Checks that each document is valid JSON, is an object, holds its pk in the key
+    column, and has a valid file name; that table folders hold only documents; and
+    that every op-log line parses and names a known table.
+
+    Problems go to stderr as 'path:line:col: error: …'. Exits 1 if there are any.
+    """
+
+  init(arguments: [String]) throws {
+    try CommandLineArguments(arguments).expectPositionals(0...0)
+  }
+
+  func run(in context: CommandContext) throws -> Int32 {
+    let store = try context.openStore()
+    let problems = try store.check()
+    for problem in problems { Output.error(problem.description) }
+    var documents = 0
+    for table in store.config.tables { documents += try store.collection(table.name).count() }
+    let tables = store.config.tables.count
+    Output.print(
+      "checked \(documents) document\(documents == 1 ? "" : "s") in \(tables) table\(tables == 1 ? "" : "s"): "
+        + (problems.isEmpty ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"))
+    return problems.isEmpty ? 0 : 1
+  }
+}

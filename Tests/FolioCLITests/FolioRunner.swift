@@ -1,0 +1,124 @@
+import Foundation
+
+/// Runs the built `folio` binary and captures what it prints.
+struct FolioRunner {
+  struct Result {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+  }
+
+  /// The `folio` binary that SwiftPM built next to this test bundle.
+  static let binary: String = {
+    let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    return exe.deletingLastPathComponent().appendingPathComponent("folio").path
+  }()
+
+  /// Runs `folio ARGS` in `directory`, feeding `input` on stdin.
+  @discardableResult
+  static func run(_ arguments: [String], in directory: String, input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    var env = ProcessInfo.processInfo.environment
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let stdout = Pipe()
+    let stderr = Pipe()
+    let stdin = Pipe()
+    process.standardOutput = stdout
+    process.standardError = stderr
+    process.standardInput = stdin
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    try stdin.fileHandleForWriting.close()
+    let errorData = Mutexed<Data>(Data())
+    let reader = Thread { errorData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+    reader.start()
+    let out = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !errorData.isSet { usleep(1000) }
+    return Result(
+      status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+      stderr: String(decoding: errorData.value, as: UTF8.self))
+  }
+
+  /// Runs a shell command (for git and editors) and returns its status.
+  @discardableResult
+  static func shell(_ command: String, in directory: String) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command]
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+}
+
+/// A value handed from a reader thread, guarded by a lock.
+final class Mutexed<T>: @unchecked Sendable {
+  // @unchecked: all state is guarded by `lock`.
+  private let lock = NSLock()
+  private var stored: T
+  private var done = false
+  init(_ value: T) { stored = value }
+  func set(_ value: T) {
+    lock.lock()
+    stored = value
+    done = true
+    lock.unlock()
+  }
+  var isSet: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return done
+  }
+  var value: T {
+    lock.lock()
+    defer { lock.unlock() }
+    return stored
+  }
+}
+
+/// A scratch store for end-to-end tests.
+struct CLIScratch {
+  let path: String
+
+  init(yaml: String? = CLIScratch.yaml) throws {
+    let template = NSTemporaryDirectory() + "/folio-cli-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: template, withIntermediateDirectories: true)
+    path = URL(fileURLWithPath: template).resolvingSymlinksInPath().path
+    if let yaml { try write("folio.yaml", yaml) }
+  }
+
+  static let yaml = """
+    version: 1
+    tables:
+      todos:
+        path: data/todos
+        order: [lastUpdate]
+        columns:
+          views: counter
+          tags: set
+    """
+
+  func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+  func write(_ relative: String, _ text: String) throws {
+    let full = path + "/" + relative
+    try FileManager.default.createDirectory(
+      atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try text.write(toFile: full, atomically: false, encoding: .utf8)
+  }
+
+  func read(_ relative: String) -> String? {
+    try? String(contentsOfFile: path + "/" + relative, encoding: .utf8)
+  }
+
+  @discardableResult
+  func folio(_ arguments: String..., input: String? = nil) throws -> FolioRunner.Result {
+    try FolioRunner.run(arguments, in: path, input: input)
+  }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+@testable import Folio
+
+struct PrimaryKeyTests {
+  @Test(arguments: [
+    ("3f2a", "3f2a.json"),
+    ("a/b", "a%2Fb.json"),
+    ("a b", "a%20b.json"),
+    ("100%", "100%25.json"),
+    ("a\u{0}b", "a%00b.json"),
+    ("é", "%C3%A9.json"),
+    ("x..y", "x..y.json"),
+    ("..x", nil),
+    ("../x", nil),
+    (".", nil),
+    ("..", nil),
+    (".hidden", nil),
+    ("", nil),
+    (String(repeating: "a", count: 250), "\(String(repeating: "a", count: 250)).json"),
+    (String(repeating: "a", count: 251), nil),
+    (String(repeating: "/", count: 90), nil),
+  ] as [(String, String?)])
+  func encoding(_ pk: String, _ expected: String?) throws {
+    if let expected {
+      let name = try PrimaryKey.fileName(for: pk)
+      #expect(name == expected)
+      #expect(!name.contains("/"))
+      #expect(PrimaryKey.pk(fromFileName: name) == pk)
+    } else {
+      let error = #expect(throws: FolioError.self) { try PrimaryKey.fileName(for: pk) }
+      #expect(error?.code == .invalidPK)
+    }
+  }
+
+  @Test(arguments: ["a%2fb.json", "a b.json", "%ZZ.json", ".x.json", "x.txt", ".json", "%C3.json", "a%41.json"])
+  func nonCanonicalNamesAreNotDocuments(_ name: String) {
+    #expect(PrimaryKey.pk(fromFileName: name) == nil)
+  }
+
+  @Test func randomPKsRoundTrip() throws {
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<2000 {
+      let length = Int.random(in: 1...20, using: &generator)
+      let scalars = (0..<length).map { _ in
+        Character(Unicode.Scalar(UInt32.random(in: 0...0x2FF, using: &generator)) ?? "x")
+      }
+      let pk = String(scalars)
+      guard let name = try? PrimaryKey.fileName(for: pk) else {
+        #expect(pk.hasPrefix("."))
+        continue
+      }
+      #expect(PrimaryKey.pk(fromFileName: name) == pk)
+      #expect(!name.contains("/") && name != "." && name != "..")
+    }
+  }
+
+  @Test func generatedPKsSortByTimeAndDiffer() throws {
+    let a = PrimaryKey.generate()
+    usleep(2_000)
+    let b = PrimaryKey.generate()
+    #expect(a.count == 26 && b.count == 26)
+    #expect(a < b)
+    #expect(Set((0..<1000).map { _ in PrimaryKey.generate() }).count == 1000)
+    try PrimaryKey.validate(a)
+  }
+
+  @Test func noDocumentLandsOutsideItsTable() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    for pk in ["a/b", "%2F..%2F", "x\\y", "a\u{0}"] {
+      try store.apply(table: "notes", pk: pk, op: .insert, columns: ["v": 1])
+      #expect(try store.collection("notes").findByID(pk).exec()?["v"] == 1)
+    }
+    let names = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/notes")
+    #expect(names.count == 4)
+    #expect(Set(try store.collection("notes").allPKs()) == ["a/b", "%2F..%2F", "x\\y", "a\u{0}"])
+    for pk in ["../x", "", "."] {
+      let error = #expect(throws: FolioError.self) {
+        try store.apply(table: "notes", pk: pk, op: .insert)
+      }
+      #expect(error?.code == .invalidPK)
+    }
+  }
+}

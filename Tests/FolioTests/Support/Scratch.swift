@@ -1,0 +1,51 @@
+import Foundation
+@testable import Folio
+
+/// A scratch directory under the system temp folder, removed by `remove()`.
+struct Scratch {
+  let path: String
+  var url: URL { URL(fileURLWithPath: path, isDirectory: true) }
+
+  init() {
+    var template = Array((NSTemporaryDirectory() + "/folio-test-XXXXXX").utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    precondition(made != nil, "mkdtemp failed")
+    path = FileSystem.realPath(String(cString: template)) ?? String(cString: template)
+  }
+
+  func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+  func write(_ relative: String, _ text: String) throws {
+    let full = path + "/" + relative
+    try FileManager.default.createDirectory(
+      atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try text.write(toFile: full, atomically: false, encoding: .utf8)
+  }
+
+  func read(_ relative: String) -> String? {
+    try? String(contentsOfFile: path + "/" + relative, encoding: .utf8)
+  }
+
+  func exists(_ relative: String) -> Bool { FileManager.default.fileExists(atPath: path + "/" + relative) }
+}
+
+/// The config most tests use.
+let testYAML = """
+  version: 1
+  tables:
+    todos:
+      path: data/todos
+      key: id
+      order: [lastUpdate]
+      columns:
+        views: counter
+        tags: set
+    notes: {}
+  """
+
+/// A new store in a new scratch directory.
+func makeStore(yaml: String = testYAML) throws -> (Store, Scratch) {
+  let scratch = Scratch()
+  try scratch.write("folio.yaml", yaml)
+  return (try Store.create(at: scratch.url), scratch)
+}

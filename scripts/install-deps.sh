@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Folio needs, only those missing, with one
+# `apt-get update` first. Sourced by demo.sh and test.sh.
+set -euo pipefail
+packages=(libgit2-dev libyaml-dev libsqlite3-dev git "$@")
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}" >&2
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+  export PATH="/opt/swift/usr/bin:$PATH"
+fi
