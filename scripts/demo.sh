@@ -29,9 +29,11 @@ run "$folio" apply todos buy-milk --op update --columns '{"done": true}' \
 run "$folio" apply todos big-counter --op update --transforms '{"views": {"op": "increment", "by": 1}}'
 run "$folio" get todos big-counter
 
-step "4. A person edits a document in a text editor; Folio records the diff as transforms"
-run sed -i 's/"views": 4/"views": 10/' data/todos/buy-milk.json
-run "$folio" put todos buy-milk data/todos/buy-milk.json
+step "4. A person edits a copy in a text editor and puts it back; Folio records the diff as transforms"
+"$folio" get todos buy-milk > edit.json
+run sed -i -e 's/"views": 4/"views": 10/' -e 's/"errand"/"shop"/' edit.json
+run "$folio" put todos buy-milk edit.json
+rm edit.json
 run "$folio" get todos buy-milk
 
 step "5. Bad input gets a clear error, and nothing changes"

@@ -6,11 +6,13 @@ import Foundation
 
 struct Options {
   var docs = 300_000
-  var foundationDocs = 30_000
+  var foundationDocs = 300_000
+  var foundationWriteDocs = 20_000
   var runs = 3
   var singleMutations = 300
   var batchMutations = 20_000
   var batchSize = 1_000
+  var profileParse = false
 
   init(_ arguments: [String]) {
     var i = 0
@@ -25,18 +27,23 @@ struct Options {
       switch arguments[i] {
       case "--docs": docs = next()
       case "--foundation-docs": foundationDocs = next()
+      case "--foundation-write-docs": foundationWriteDocs = next()
       case "--runs": runs = next()
       case "--single": singleMutations = next()
       case "--batch": batchMutations = next()
+      case "--profile-parse": profileParse = true
       case "-h", "--help":
         print(
           """
           USAGE: folio-bench [--docs N] [--foundation-docs N] [--runs N] [--single N] [--batch N]
             --docs N             documents for Folio's codec (default 300000)
-            --foundation-docs N  documents for Foundation, slower (default 30000)
+            --foundation-docs N  documents Foundation parses (default 300000)
+            --foundation-write-docs N
+                                 documents Foundation pretty-prints, ~0.5 ms each (default 20000)
             --runs N             repetitions; medians are reported (default 3)
             --single N           single mutations, each its own transaction (default 300)
             --batch N            mutations in store.write batches of 1000 (default 20000)
+            --profile-parse      only parse with Folio, 10 times over (for perf record)
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
@@ -44,6 +51,7 @@ struct Options {
       i += 1
     }
     foundationDocs = min(foundationDocs, docs)
+    foundationWriteDocs = min(foundationWriteDocs, foundationDocs)
   }
 }
 
@@ -61,13 +69,17 @@ func median(_ values: [Double]) -> Double {
     ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
-/// Median seconds of `runs` runs of `body`.
-func measure(_ body: () -> Void) -> Double {
-  median((0..<options.runs).map { _ in
-    let start = now()
-    body()
-    return now() - start
-  })
+/// Median seconds of `runs` runs of `body`; `setup` runs untimed before
+/// each (it frees the previous run's results, so their deallocation is not
+/// billed to the next run).
+func measure(setup: () -> Void = {}, _ body: () -> Void) -> Double {
+  median(
+    (0..<options.runs).map { _ in
+      setup()
+      let start = now()
+      body()
+      return now() - start
+    })
 }
 
 // A deterministic flight-shaped table: 19 mixed columns.
@@ -99,15 +111,38 @@ var texts: [[UInt8]] = (0..<options.docs).map { flight($0).canonicalBytes() }
 let totalBytes = texts.reduce(0) { $0 + $1.count }
 let foundationTexts = texts.prefix(options.foundationDocs).map { Data($0) }
 let foundationBytes = foundationTexts.reduce(0) { $0 + $1.count }
-print("  \(totalBytes / 1_000_000) MB canonical JSON; Foundation measured on the first \(options.foundationDocs)")
+let foundationWriteBytes = foundationTexts.prefix(options.foundationWriteDocs).reduce(0) { $0 + $1.count }
+print(
+  "  \(totalBytes / 1_000_000) MB canonical JSON; Foundation parses the first \(options.foundationDocs)"
+    + " and pretty-prints the first \(options.foundationWriteDocs)")
 
 var parsed: [JSONValue] = []
-let folioParse = measure {
+if options.profileParse {
+  for _ in 0..<10 {
+    parsed = []
+    parsed = texts.map { try! JSONValue(parsing: $0) }
+  }
+  exit(0)
+}
+let folioParse = measure(setup: { parsed = [] }) {
   parsed = texts.map { try! JSONValue(parsing: $0) }
 }
 var foundationObjects: [Any] = []
-let foundationParse = measure {
+let foundationParse = measure(setup: { foundationObjects = [] }) {
   foundationObjects = foundationTexts.map { try! JSONSerialization.jsonObject(with: $0) }
+}
+// NDJSON lines, as imports read them: the same documents, compact.
+let compactTexts = parsed.map { $0.compactBytes() }
+let compactBytes = compactTexts.reduce(0) { $0 + $1.count }
+let foundationCompact = compactTexts.prefix(options.foundationDocs).map { Data($0) }
+let foundationCompactBytes = foundationCompact.reduce(0) { $0 + $1.count }
+var parsedCompact: [JSONValue] = []
+let folioCompactParse = measure(setup: { parsedCompact = [] }) {
+  parsedCompact = compactTexts.map { try! JSONValue(parsing: $0) }
+}
+parsedCompact = []
+let foundationCompactParse = measure(setup: { foundationObjects = [] }) {
+  foundationObjects = foundationCompact.map { try! JSONSerialization.jsonObject(with: $0) }
 }
 var written = 0
 let folioWrite = measure {
@@ -115,7 +150,7 @@ let folioWrite = measure {
   for value in parsed { written &+= value.canonicalBytes().count }
 }
 let foundationWrite = measure {
-  for object in foundationObjects {
+  for object in foundationObjects.prefix(options.foundationWriteDocs) {
     _ = try! JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
   }
 }
@@ -123,9 +158,15 @@ precondition(written == totalBytes, "canonical write did not round-trip")
 
 func perDoc(_ seconds: Double, _ count: Int) -> Double { seconds / Double(count) }
 let parseRatio = perDoc(foundationParse, options.foundationDocs) / perDoc(folioParse, options.docs)
-let writeRatio = perDoc(foundationWrite, options.foundationDocs) / perDoc(folioWrite, options.docs)
-func mbps(_ bytes: Int, _ seconds: Double) -> String { String(format: "%.1f MB/s", Double(bytes) / seconds / 1e6) }
-func usPerDoc(_ seconds: Double, _ count: Int) -> String { String(format: "%.2f µs/doc", seconds / Double(count) * 1e6) }
+let compactRatio =
+  perDoc(foundationCompactParse, options.foundationDocs) / perDoc(folioCompactParse, options.docs)
+let writeRatio = perDoc(foundationWrite, options.foundationWriteDocs) / perDoc(folioWrite, options.docs)
+func mbps(_ bytes: Int, _ seconds: Double) -> String {
+  String(format: "%.1f MB/s", Double(bytes) / seconds / 1e6)
+}
+func usPerDoc(_ seconds: Double, _ count: Int) -> String {
+  String(format: "%.2f µs/doc", seconds / Double(count) * 1e6)
+}
 
 // Mutations in a real store in a temp folder.
 let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("folio-bench-\(getpid())")
@@ -145,7 +186,9 @@ let batched = measure {
   while i < options.batchMutations {
     try! store.write { tx in
       for j in i..<min(i + options.batchSize, options.batchMutations) {
-        try tx.apply(table: "flights", pk: "b\(j % 5000)", op: .upsert, columns: ["n": .integer(j)], transforms: ["views": .increment(1)])
+        try tx.apply(
+          table: "flights", pk: "b\(j % 5000)", op: .upsert, columns: ["n": .integer(j)],
+          transforms: ["views": .increment(1)])
       }
     }
     i += options.batchSize
@@ -157,7 +200,8 @@ print(
 
   task                         Folio                      Foundation JSONSerialization   ratio
   parse (canonical docs)       \(mbps(totalBytes, folioParse)), \(usPerDoc(folioParse, options.docs))   \(mbps(foundationBytes, foundationParse)), \(usPerDoc(foundationParse, options.foundationDocs))   \(String(format: "%.1fx", parseRatio)) (target ≥5x)
-  canonical write (sorted)     \(mbps(totalBytes, folioWrite)), \(usPerDoc(folioWrite, options.docs))   \(mbps(foundationBytes, foundationWrite)), \(usPerDoc(foundationWrite, options.foundationDocs))   \(String(format: "%.1fx", writeRatio)) (target ≥20x)
+  parse (compact NDJSON lines) \(mbps(compactBytes, folioCompactParse)), \(usPerDoc(folioCompactParse, options.docs))   \(mbps(foundationCompactBytes, foundationCompactParse)), \(usPerDoc(foundationCompactParse, options.foundationDocs))   \(String(format: "%.1fx", compactRatio))
+  canonical write (sorted)     \(mbps(totalBytes, folioWrite)), \(usPerDoc(folioWrite, options.docs))   \(mbps(foundationWriteBytes, foundationWrite)), \(usPerDoc(foundationWrite, options.foundationWriteDocs))   \(String(format: "%.1fx", writeRatio)) (target ≥20x)
 
   store mutations              \(String(format: "%.0f", Double(options.singleMutations) / single))/s single (each durable), \(String(format: "%.0f", Double(options.batchMutations) / batched))/s batched (store.write of \(options.batchSize))
   (medians of \(options.runs) runs)

@@ -36,8 +36,8 @@ struct CommandContext {
 /// Every command, in the order `folio --help` lists them.
 var allCommands: [any Command.Type] {
   [
-  InitCommand.self, TablesCommand.self, GetCommand.self, PutCommand.self, ApplyCommand.self,
-  RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
+    InitCommand.self, TablesCommand.self, GetCommand.self, PutCommand.self, ApplyCommand.self,
+    RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
   ]
 }
 
@@ -56,4 +56,22 @@ func readInput(_ path: String, in context: CommandContext) throws -> [UInt8] {
     throw FolioError(.notFound, "cannot read the file", path: path)
   }
   return Array(data)
+}
+
+/// The `TABLE PK` arguments of the commands that act on one document.
+struct DocumentAddress {
+  var table: String
+  var pk: String
+
+  init(arguments: [String]) throws {
+    let parsed = try CommandLineArguments(arguments)
+    try parsed.expectPositionals(2...2)
+    table = parsed.positionals[0]
+    pk = parsed.positionals[1]
+  }
+
+  /// The error for a document that is not there.
+  var notFound: FolioError {
+    FolioError(.notFound, "no document '\(pk)' in table '\(table)'", table: table, pk: pk)
+  }
 }

@@ -13,19 +13,15 @@ struct EvictCommand: Command {
     a later commit does not record a delete. Exits 1 when there is no such document.
     """
 
-  var table: String
-  var pk: String
+  var address: DocumentAddress
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments)
-    try parsed.expectPositionals(2...2)
-    table = parsed.positionals[0]
-    pk = parsed.positionals[1]
+    address = try DocumentAddress(arguments: arguments)
   }
 
   func run(in context: CommandContext) throws -> Int32 {
-    guard try context.openStore().collection(table).findByID(pk).evict() else {
-      throw FolioError(.notFound, "no document '\(pk)' in table '\(table)'", table: table, pk: pk)
+    guard try context.openStore().collection(address.table).findByID(address.pk).evict() else {
+      throw address.notFound
     }
     return 0
   }

@@ -12,20 +12,16 @@ struct GetCommand: Command {
     Exits 1 with 'error: NOT_FOUND: …' when there is no such document.
     """
 
-  var table: String
-  var pk: String
+  var address: DocumentAddress
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments)
-    try parsed.expectPositionals(2...2)
-    table = parsed.positionals[0]
-    pk = parsed.positionals[1]
+    address = try DocumentAddress(arguments: arguments)
   }
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
-    guard let document = try store.collection(table).findByID(pk).exec() else {
-      throw FolioError(.notFound, "no document '\(pk)' in table '\(table)'", table: table, pk: pk)
+    guard let document = try store.collection(address.table).findByID(address.pk).exec() else {
+      throw address.notFound
     }
     Output.printRaw(document.json.canonicalBytes())
     return 0

@@ -13,19 +13,15 @@ struct RemoveCommand: Command {
     See also 'folio evict', which removes only the local copy.
     """
 
-  var table: String
-  var pk: String
+  var address: DocumentAddress
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments)
-    try parsed.expectPositionals(2...2)
-    table = parsed.positionals[0]
-    pk = parsed.positionals[1]
+    address = try DocumentAddress(arguments: arguments)
   }
 
   func run(in context: CommandContext) throws -> Int32 {
-    guard try context.openStore().collection(table).findByID(pk).remove() else {
-      throw FolioError(.notFound, "no document '\(pk)' in table '\(table)'", table: table, pk: pk)
+    guard try context.openStore().collection(address.table).findByID(address.pk).remove() else {
+      throw address.notFound
     }
     return 0
   }

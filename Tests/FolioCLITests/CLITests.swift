@@ -63,21 +63,27 @@ struct CLITests {
     let scratch = try CLIScratch()
     defer { scratch.remove() }
     try scratch.folio("init")
-    let put = try scratch.folio("put", "todos", "a", "-", input: #"{"title": "Buy milk", "views": 1, "tags": ["x"]}"#)
+    let put = try scratch.folio(
+      "put", "todos", "a", "-", input: #"{"title": "Buy milk", "views": 1, "tags": ["x"]}"#)
     #expect(put.status == 0, "\(put.stderr)")
     let get = try scratch.folio("get", "todos", "a")
     #expect(get.status == 0)
-    #expect(get.stdout == "{\n  \"id\": \"a\",\n  \"tags\": [\n    \"x\"\n  ],\n  \"title\": \"Buy milk\",\n  \"views\": 1\n}\n")
+    #expect(
+      get.stdout
+        == "{\n  \"id\": \"a\",\n  \"tags\": [\n    \"x\"\n  ],\n  \"title\": \"Buy milk\",\n  \"views\": 1\n}\n"
+    )
     let apply = try scratch.folio(
       "apply", "todos", "a", "--op", "update", "--columns", #"{"done": true}"#,
-      "--transforms", #"{"views": {"op": "increment", "by": "2147483647"}, "tags": {"op": "arrayUnion", "values": ["y"]}}"#)
+      "--transforms",
+      #"{"views": {"op": "increment", "by": "2147483647"}, "tags": {"op": "arrayUnion", "values": ["y"]}}"#)
     #expect(apply.status == 0, "\(apply.stderr)")
     let lines = apply.stdout.split(separator: "\n")
-    #expect(lines == [
-      #"{"path":"done","pk":"a","type":"set","value":true}"#,
-      #"{"path":"tags","pk":"a","type":"unioned","values":["y"]}"#,
-      #"{"by":2147483647,"path":"views","pk":"a","type":"incremented"}"#,
-    ])
+    #expect(
+      lines == [
+        #"{"path":"done","pk":"a","type":"set","value":true}"#,
+        #"{"path":"tags","pk":"a","type":"unioned","values":["y"]}"#,
+        #"{"by":2147483647,"path":"views","pk":"a","type":"incremented"}"#,
+      ])
     #expect(try scratch.folio("get", "todos", "a").stdout.contains(#""views": "2147483648""#))
     let missing = try scratch.folio("apply", "todos", "zz", "--op", "update", "--columns", "{}")
     #expect(missing.status == 0 && missing.stdout.isEmpty)
@@ -97,7 +103,9 @@ struct CLITests {
     try scratch.folio("apply", "todos", "a", "--op", "insert", "--columns", #"{"views": 1}"#)
     let before = scratch.read("data/todos/a.json")
     let logBefore = try scratch.folio("log").stdout
-    for transform in [#"{"views": {"op": "increment", "by": 1.5}}"#, #"{"views": 3}"#, #"{"views": {"op": "explode"}}"#] {
+    for transform in [
+      #"{"views": {"op": "increment", "by": 1.5}}"#, #"{"views": 3}"#, #"{"views": {"op": "explode"}}"#,
+    ] {
       let result = try scratch.folio("apply", "todos", "a", "--op", "update", "--transforms", transform)
       #expect(result.status == 1)
       #expect(result.stderr.hasPrefix("error: LOCAL_CONSTRAINT: "), "\(result.stderr)")

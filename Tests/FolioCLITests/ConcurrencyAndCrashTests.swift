@@ -43,8 +43,11 @@ struct ConcurrencyAndCrashTests {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: FolioRunner.binary)
       let pk = "k\(round % 3)"
-      process.arguments = ["apply", "todos", pk, "--op", "upsert", "--columns", #"{"round": \#(round)}"#,
-                           "--transforms", #"{"views":{"op":"increment","by":1},"tags":{"op":"arrayUnion","values":[\#(round)]}}"#]
+      process.arguments = [
+        "apply", "todos", pk, "--op", "upsert", "--columns", #"{"round": \#(round)}"#,
+        "--transforms",
+        #"{"views":{"op":"increment","by":1},"tags":{"op":"arrayUnion","values":[\#(round)]}}"#,
+      ]
       process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
@@ -55,7 +58,8 @@ struct ConcurrencyAndCrashTests {
     }
     // Every document file is whole, valid JSON, even before recovery.
     let folder = scratch.path + "/data/todos"
-    for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !name.hasPrefix(".") {
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    where !name.hasPrefix(".") {
       let get = try scratch.folio("get", "todos", String(name.dropLast(5)))
       #expect(get.status == 0, "seed \(seed): \(name): \(get.stderr)")
     }
@@ -70,7 +74,9 @@ struct ConcurrencyAndCrashTests {
       if increments == 0 {
         #expect(doc.status == 1 || !doc.stdout.contains("views"), "seed \(seed)")
       } else {
-        #expect(doc.stdout.contains("\"views\": \(increments)\n"), "seed \(seed): \(pk): \(doc.stdout) vs \(increments)")
+        #expect(
+          doc.stdout.contains("\"views\": \(increments)\n"),
+          "seed \(seed): \(pk): \(doc.stdout) vs \(increments)")
       }
     }
   }

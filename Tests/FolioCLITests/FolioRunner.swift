@@ -16,7 +16,9 @@ struct FolioRunner {
 
   /// Runs `folio ARGS` in `directory`, feeding `input` on stdin.
   @discardableResult
-  static func run(_ arguments: [String], in directory: String, input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+  static func run(
+    _ arguments: [String], in directory: String, input: String? = nil, environment: [String: String] = [:]
+  ) throws -> Result {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = arguments

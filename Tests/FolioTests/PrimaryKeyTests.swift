@@ -4,24 +4,25 @@ import Testing
 @testable import Folio
 
 struct PrimaryKeyTests {
-  @Test(arguments: [
-    ("3f2a", "3f2a.json"),
-    ("a/b", "a%2Fb.json"),
-    ("a b", "a%20b.json"),
-    ("100%", "100%25.json"),
-    ("a\u{0}b", "a%00b.json"),
-    ("é", "%C3%A9.json"),
-    ("x..y", "x..y.json"),
-    ("..x", nil),
-    ("../x", nil),
-    (".", nil),
-    ("..", nil),
-    (".hidden", nil),
-    ("", nil),
-    (String(repeating: "a", count: 250), "\(String(repeating: "a", count: 250)).json"),
-    (String(repeating: "a", count: 251), nil),
-    (String(repeating: "/", count: 90), nil),
-  ] as [(String, String?)])
+  @Test(
+    arguments: [
+      ("3f2a", "3f2a.json"),
+      ("a/b", "a%2Fb.json"),
+      ("a b", "a%20b.json"),
+      ("100%", "100%25.json"),
+      ("a\u{0}b", "a%00b.json"),
+      ("é", "%C3%A9.json"),
+      ("x..y", "x..y.json"),
+      ("..x", nil),
+      ("../x", nil),
+      (".", nil),
+      ("..", nil),
+      (".hidden", nil),
+      ("", nil),
+      (String(repeating: "a", count: 250), "\(String(repeating: "a", count: 250)).json"),
+      (String(repeating: "a", count: 251), nil),
+      (String(repeating: "/", count: 90), nil),
+    ] as [(String, String?)])
   func encoding(_ pk: String, _ expected: String?) throws {
     if let expected {
       let name = try PrimaryKey.fileName(for: pk)
@@ -34,7 +35,9 @@ struct PrimaryKeyTests {
     }
   }
 
-  @Test(arguments: ["a%2fb.json", "a b.json", "%ZZ.json", ".x.json", "x.txt", ".json", "%C3.json", "a%41.json"])
+  @Test(arguments: [
+    "a%2fb.json", "a b.json", "%ZZ.json", ".x.json", "x.txt", ".json", "%C3.json", "a%41.json",
+  ])
   func nonCanonicalNamesAreNotDocuments(_ name: String) {
     #expect(PrimaryKey.pk(fromFileName: name) == nil)
   }

@@ -88,7 +88,9 @@ struct StoreTests {
     let error = #expect(throws: FolioError.self) {
       try store.apply(table: "notes", pk: "bad", op: .update, columns: ["a": 2])
     }
-    #expect(error?.description.hasPrefix("notes/bad.json:2:9: error: trailing comma") == true, "\(String(describing: error))")
+    #expect(
+      error?.description.hasPrefix("notes/bad.json:2:9: error: trailing comma") == true,
+      "\(String(describing: error))")
     #expect(scratch.read("notes/bad.json") == "{\n  \"a\": 1,\n}\n")
   }
 
@@ -152,9 +154,14 @@ struct StoreTests {
   @Test func putRecordsTheDiffThroughColumnKinds() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
-    try store.write { try $0.put(table: "todos", pk: "t", document: ["views": 3, "tags": ["a", "b"], "title": "x", "meta": ["a": 1, "b": 2]]) }
+    try store.write {
+      try $0.put(
+        table: "todos", pk: "t",
+        document: ["views": 3, "tags": ["a", "b"], "title": "x", "meta": ["a": 1, "b": 2]])
+    }
     let (_, results) = try store.write {
-      try $0.put(table: "todos", pk: "t", document: ["views": 5, "tags": ["b", "c"], "meta": ["a": 1, "b": 3]])
+      try $0.put(
+        table: "todos", pk: "t", document: ["views": 5, "tags": ["b", "c"], "meta": ["a": 1, "b": 3]])
     }
     #expect(results.contains(.incremented(pk: "t", path: "views", by: "2")))
     #expect(results.contains(.unioned(pk: "t", path: "tags", values: ["c"])))
@@ -163,7 +170,9 @@ struct StoreTests {
     #expect(results.contains(.removed(pk: "t", path: "title")))
     let doc = try #require(try store.collection("todos").findByID("t").exec())
     #expect(doc.value == ["id": "t", "views": 5, "tags": ["b", "c"], "meta": ["a": 1, "b": 3]])
-    let (pk, _) = try store.write { try $0.put(table: "todos", pk: nil, document: ["id": "from-key", "v": 1]) }
+    let (pk, _) = try store.write {
+      try $0.put(table: "todos", pk: nil, document: ["id": "from-key", "v": 1])
+    }
     #expect(pk == "from-key")
   }
 
@@ -212,13 +221,16 @@ struct StoreTests {
     let op = Op(
       hlc: HLC(wall: Clock.nowMilliseconds() + 1000, counter: 0, replica: store.replicaID),
       table: "notes", pk: "a",
-      mutation: Mutation(kind: .update, transforms: [.init(path: "n", transform: .increment(DecimalInteger(4)))]))
+      mutation: Mutation(
+        kind: .update, transforms: [.init(path: "n", transform: .increment(DecimalInteger(4)))]))
     let new = JSONValue.object(["id": "a", "n": 5]).canonicalBytes()
     let journal = Journal(
       logPath: store.opLogPath, logOffset: try OpLog.size(of: store.opLogPath),
       logBytes: op.json.compactBytes() + [10],
-      writes: [.init(path: path, oldHash: FNV.hex(old), new: new),
-               .init(path: store.rootPath + "/notes/b.json", oldHash: nil, new: new)])
+      writes: [
+        .init(path: path, oldHash: FNV.hex(old), new: new),
+        .init(path: store.rootPath + "/notes/b.json", oldHash: nil, new: new),
+      ])
     // A crash after the durability point: the journal is whole, the log was
     // half-appended, and no document was touched.
     try journal.write(to: store.journalPath, root: store.rootPath)
@@ -248,9 +260,11 @@ struct StoreTests {
     try scratch.write("notes/sub/x.json", "{}")
     let problems = try store.check().map(\.description)
     #expect(problems.contains { $0.hasPrefix("notes/broken.json:2:8: error:") }, "\(problems)")
-    #expect(problems.contains { $0.hasPrefix("notes/wrongkey.json:2:3: error: key column 'id'") }, "\(problems)")
+    #expect(
+      problems.contains { $0.hasPrefix("notes/wrongkey.json:2:3: error: key column 'id'") }, "\(problems)")
     #expect(problems.contains { $0.hasPrefix("notes/nokey.json:1:1: error: missing key column") })
-    #expect(problems.contains { $0.hasPrefix("notes/array.json:1:1: error: a document must be a JSON object") })
+    #expect(
+      problems.contains { $0.hasPrefix("notes/array.json:1:1: error: a document must be a JSON object") })
     #expect(problems.contains { $0.hasPrefix("notes/bad name.json:1:1: error: not a document file name") })
     #expect(problems.contains { $0.hasPrefix("notes/sub:1:1: error:") })
     #expect(problems.count == 6)

@@ -46,7 +46,8 @@ struct TransformTests {
       transform: ["op": "increment", "by": nil], expected: 0),
     Case(name: "current value 2.5 is left as is", start: 2.5, transform: .increment(1), expected: 2.5),
     Case(name: "current value true is left as is", start: true, transform: .increment(1), expected: true),
-    Case(name: "current value \"abc\" is left as is", start: "abc", transform: .increment(1), expected: "abc"),
+    Case(
+      name: "current value \"abc\" is left as is", start: "abc", transform: .increment(1), expected: "abc"),
     Case(name: "a decimal-integer string counts", start: "41", transform: .increment(1), expected: 42),
     Case(name: "an array is left as is", start: [1], transform: .increment(1), expected: [1]),
     Case(
@@ -103,7 +104,7 @@ struct TransformTests {
   @Test func incrementResults() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
-    try store.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 2147483647, "t": ["x"]])
+    try store.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 2_147_483_647, "t": ["x"]])
     let results = try store.apply(
       table: "notes", pk: "a", op: .update, columns: ["done": true],
       transforms: ["v": .increment(1), "t": .arrayUnion(["x", "y"]), "u": .arrayRemove(["q"])])

@@ -26,7 +26,8 @@ extension Store {
           continue
         }
         guard let pk = PrimaryKey.pk(fromFileName: name) else {
-          problem("not a document file name: expected <pk>.json with bytes outside [A-Za-z0-9._-] percent-encoded")
+          problem(
+            "not a document file name: expected <pk>.json with bytes outside [A-Za-z0-9._-] percent-encoded")
           continue
         }
         do {
@@ -135,7 +136,11 @@ extension Store {
     var kept: [String] = []
     var inside = false
     for line in existing.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-      if line == begin { inside = true } else if line == end { inside = false } else if !inside {
+      if line == begin {
+        inside = true
+      } else if line == end {
+        inside = false
+      } else if !inside {
         kept.append(line)
       }
     }

@@ -48,7 +48,8 @@ final class StoreLock: Sendable {
       if code == EINTR { continue }
       guard code == EWOULDBLOCK else { throw FileSystem.error(code, "flock", path: path) }
       if Clock.monotonicSeconds() >= deadline {
-        let holder = (try? FileSystem.read(path)).flatMap { String(decoding: $0, as: UTF8.self) }
+        let holder =
+          (try? FileSystem.read(path)).flatMap { String(decoding: $0, as: UTF8.self) }
           .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
         let who = holder.isEmpty ? "another process" : "process \(holder)"
         throw FolioError(
@@ -76,4 +77,3 @@ extension Double {
       ? String(Int(tenths / 10)) : String(tenths / 10)
   }
 }
-

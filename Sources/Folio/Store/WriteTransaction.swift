@@ -237,7 +237,8 @@ public final class WriteTransaction {
       let entry = staged[path]!
       guard entry.changed else { return nil }
       return Journal.Write(
-        path: path, oldHash: entry.originalHash, new: entry.document.map { JSONValue.object($0).canonicalBytes() })
+        path: path, oldHash: entry.originalHash,
+        new: entry.document.map { JSONValue.object($0).canonicalBytes() })
     }
   }
 

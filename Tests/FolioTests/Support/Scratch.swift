@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Folio
 
 /// A scratch directory under the system temp folder, removed by `remove()`.
