@@ -15,7 +15,14 @@ func main() -> Int32 {
       guard arguments.count > 1 else {
         return usageError("option '-C' needs a directory", usage: topUsage, command: nil)
       }
-      directory = URL(fileURLWithPath: arguments[1], isDirectory: true, relativeTo: directory)
+      // As with `git -C`, run as if started there: every relative path in
+      // the arguments is then relative to DIR.
+      guard FileManager.default.changeCurrentDirectoryPath(arguments[1]) else {
+        Output.error("error: IO: \(arguments[1]): cannot change to this directory")
+        return 1
+      }
+      directory = URL(
+        fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
       arguments.removeFirst(2)
     case "-h", "--help":
       Output.print(topHelp(usage: topUsage))

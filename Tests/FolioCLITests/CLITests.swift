@@ -183,3 +183,19 @@ struct CLITests {
     #expect(try scratch.folio("evict", "todos", "a").status == 1)
   }
 }
+
+extension CLITests {
+  @Test func dashCRunsAsIfStartedThere() throws {
+    let scratch = try CLIScratch(yaml: nil)
+    defer { scratch.remove() }
+    try scratch.write("store/folio.yaml", CLIScratch.yaml)
+    try scratch.write("store/doc.json", #"{"id": "d", "v": 1}"#)
+    #expect(try FolioRunner.run(["-C", "store", "init"], in: scratch.path).status == 0)
+    let put = try FolioRunner.run(["-C", "store", "put", "todos", "doc.json"], in: scratch.path)
+    #expect(put.status == 0, "\(put.stderr)")
+    #expect(scratch.read("store/data/todos/d.json")?.contains("\"v\": 1") == true)
+    let missing = try FolioRunner.run(["-C", "nowhere", "tables"], in: scratch.path)
+    #expect(missing.status == 1)
+    #expect(missing.stderr.contains("nowhere"))
+  }
+}
