@@ -82,6 +82,33 @@ func measure(setup: () -> Void = {}, _ body: () -> Void) -> Double {
     })
 }
 
+/// Times `folio` and `foundation` alternately, `runs` times, so that the
+/// machine's slow swings in speed hit both alike. Returns each one's median
+/// seconds and the median of the per-run ratios (foundation / folio, per
+/// document).
+func measurePair(
+  folioCount: Int, foundationCount: Int,
+  setup: () -> Void, folio: () -> Void, foundation: () -> Void
+) -> (folio: Double, foundation: Double, ratio: Double) {
+  var folioTimes: [Double] = []
+  var foundationTimes: [Double] = []
+  var ratios: [Double] = []
+  for _ in 0..<options.runs {
+    setup()
+    var start = now()
+    folio()
+    let a = now() - start
+    setup()
+    start = now()
+    foundation()
+    let b = now() - start
+    folioTimes.append(a)
+    foundationTimes.append(b)
+    ratios.append((b / Double(foundationCount)) / (a / Double(folioCount)))
+  }
+  return (median(folioTimes), median(foundationTimes), median(ratios))
+}
+
 // A deterministic flight-shaped table: 19 mixed columns.
 nonisolated(unsafe) var seed: UInt64 = 42  // the benchmark is single-threaded
 func random(_ bound: Int) -> Int {
@@ -124,26 +151,35 @@ if options.profileParse {
   }
   exit(0)
 }
-let folioParse = measure(setup: { parsed = [] }) {
-  parsed = texts.map { try! JSONValue(parsing: $0) }
-}
 var foundationObjects: [Any] = []
-let foundationParse = measure(setup: { foundationObjects = [] }) {
-  foundationObjects = foundationTexts.map { try! JSONSerialization.jsonObject(with: $0) }
-}
+let (folioParse, foundationParse, parseRatio) = measurePair(
+  folioCount: options.docs, foundationCount: options.foundationDocs,
+  setup: {
+    parsed = []
+    foundationObjects = []
+  },
+  folio: { parsed = texts.map { try! JSONValue(parsing: $0) } },
+  foundation: { foundationObjects = foundationTexts.map { try! JSONSerialization.jsonObject(with: $0) } })
+parsed = texts.map { try! JSONValue(parsing: $0) }
+foundationObjects = foundationTexts.map { try! JSONSerialization.jsonObject(with: $0) }
+
 // NDJSON lines, as imports read them: the same documents, compact.
 let compactTexts = parsed.map { $0.compactBytes() }
 let compactBytes = compactTexts.reduce(0) { $0 + $1.count }
 let foundationCompact = compactTexts.prefix(options.foundationDocs).map { Data($0) }
 let foundationCompactBytes = foundationCompact.reduce(0) { $0 + $1.count }
-var parsedCompact: [JSONValue] = []
-let folioCompactParse = measure(setup: { parsedCompact = [] }) {
-  parsedCompact = compactTexts.map { try! JSONValue(parsing: $0) }
-}
-parsedCompact = []
-let foundationCompactParse = measure(setup: { foundationObjects = [] }) {
-  foundationObjects = foundationCompact.map { try! JSONSerialization.jsonObject(with: $0) }
-}
+var scratchValues: [JSONValue] = []
+var scratchObjects: [Any] = []
+let (folioCompactParse, foundationCompactParse, compactRatio) = measurePair(
+  folioCount: options.docs, foundationCount: options.foundationDocs,
+  setup: {
+    scratchValues = []
+    scratchObjects = []
+  },
+  folio: { scratchValues = compactTexts.map { try! JSONValue(parsing: $0) } },
+  foundation: { scratchObjects = foundationCompact.map { try! JSONSerialization.jsonObject(with: $0) } })
+scratchValues = []
+scratchObjects = []
 var written = 0
 let folioWrite = measure {
   written = 0
@@ -157,9 +193,6 @@ let foundationWrite = measure {
 precondition(written == totalBytes, "canonical write did not round-trip")
 
 func perDoc(_ seconds: Double, _ count: Int) -> Double { seconds / Double(count) }
-let parseRatio = perDoc(foundationParse, options.foundationDocs) / perDoc(folioParse, options.docs)
-let compactRatio =
-  perDoc(foundationCompactParse, options.foundationDocs) / perDoc(folioCompactParse, options.docs)
 let writeRatio = perDoc(foundationWrite, options.foundationWriteDocs) / perDoc(folioWrite, options.docs)
 func mbps(_ bytes: Int, _ seconds: Double) -> String {
   String(format: "%.1f MB/s", Double(bytes) / seconds / 1e6)
@@ -204,5 +237,6 @@ print(
   canonical write (sorted)     \(mbps(totalBytes, folioWrite)), \(usPerDoc(folioWrite, options.docs))   \(mbps(foundationWriteBytes, foundationWrite)), \(usPerDoc(foundationWrite, options.foundationWriteDocs))   \(String(format: "%.1fx", writeRatio)) (target ≥20x)
 
   store mutations              \(String(format: "%.0f", Double(options.singleMutations) / single))/s single (each durable), \(String(format: "%.0f", Double(options.batchMutations) / batched))/s batched (store.write of \(options.batchSize))
-  (medians of \(options.runs) runs)
+  (medians of \(options.runs) runs; parse runs alternate Folio and Foundation, and the
+   ratio is the median of the per-run ratios)
   """)

@@ -19,8 +19,9 @@ extension JSONValue {
   ///   line:column location (columns count Unicode scalars), for example
   ///   `todos/3f2a.json:4:17: error: expected ',' or '}' after object member, found '"'`.
   public init(parsing bytes: [UInt8], file: String? = nil) throws {
-    var parser = JSONParser(file: file)
-    self = try parser.parse(bytes)
+    self = try JSONParser.withThreadParser(file: file) { (parser) throws(FolioError) in
+      try parser.parse(bytes)
+    }
   }
 
   /// Parses one JSON text from a string, strictly by RFC 8259.
@@ -36,9 +37,10 @@ extension JSONValue {
   ///   line:column location, as the `[UInt8]` form describes.
   public init(parsing text: String, file: String? = nil) throws {
     var text = text
-    var parser = JSONParser(file: file)
     self = try text.withUTF8 { (utf8) throws(FolioError) -> JSONValue in
-      try parser.parse(UnsafeRawBufferPointer(utf8))
+      try JSONParser.withThreadParser(file: file) { (parser) throws(FolioError) in
+        try parser.parse(UnsafeRawBufferPointer(utf8))
+      }
     }
   }
 
@@ -55,7 +57,8 @@ extension JSONValue {
   /// - Throws: `FolioError` with code `.invalidJSON` and a 1-based
   ///   line:column location, as the `[UInt8]` form describes.
   public init(parsing buffer: UnsafeRawBufferPointer, file: String? = nil) throws {
-    var parser = JSONParser(file: file)
-    self = try parser.parse(buffer)
+    self = try JSONParser.withThreadParser(file: file) { (parser) throws(FolioError) in
+      try parser.parse(buffer)
+    }
   }
 }
