@@ -19,9 +19,10 @@ let package = Package(
       pkgConfig: "yaml-0.1",
       providers: [.apt(["libyaml-dev"])]
     ),
+    .systemLibrary(name: "CSystem"),
     .target(
       name: "Folio",
-      dependencies: ["Clibgit2", "CYAML"]
+      dependencies: ["Clibgit2", "CYAML", "CSystem"]
     ),
     .executableTarget(
       name: "FolioCLI",

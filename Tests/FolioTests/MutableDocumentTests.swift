@@ -84,3 +84,40 @@ struct MutableDocumentTests {
     #expect(try notes.findByID(generated).exec()?["id"] == .string(generated))
   }
 }
+
+extension MutableDocumentTests {
+  /// Replays the last logged op on `before` and expects the stored document.
+  private func expectReplayMatches(_ store: Store, _ before: JSONObject, pk: String) throws {
+    let doc = try #require(try store.collection("notes").findByID(pk).exec())
+    let op = try #require(try store.ops(table: "notes", pk: pk).last)
+    #expect(op.mutation.apply(to: before, pk: pk, key: "id").document == doc.value)
+  }
+
+  @Test func overlappingTransformsReplayAsWritten() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    let before: JSONObject = ["id": "n", "a": ["b": 1]]
+    try store.apply(table: "notes", pk: "n", op: .insert, columns: ["a": ["b": 1]])
+    try store.collection("notes").findByID("n").update { d in
+      d?["a"]["b"].increment(by: 1)
+      d?["a"].arrayUnion(["x"])
+      d?["a"]["b"].increment(by: 1)
+    }
+    #expect(try store.collection("notes").findByID("n").exec()?["a"] == ["b": 1])
+    try expectReplayMatches(store, before, pk: "n")
+  }
+
+  @Test func setUnderTwoTransformedParentsKeepsTheValue() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    let before: JSONObject = ["id": "n"]
+    try store.apply(table: "notes", pk: "n", op: .insert)
+    try store.collection("notes").findByID("n").update { d in
+      d?["a"]["b"].arrayUnion(["y"])
+      d?["a"].arrayUnion(["x"])
+      d?["a"]["b"]["c"] = 5
+    }
+    #expect(try store.collection("notes").findByID("n").exec()?["a"] == ["b": ["c": 5]])
+    try expectReplayMatches(store, before, pk: "n")
+  }
+}

@@ -284,3 +284,38 @@ struct StoreTests {
     #expect(try store.ops().count == 1)
   }
 }
+
+extension StoreTests {
+  @Test func writeThenEvictInOneTransactionStaysEvicted() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.write { tx in
+      try tx.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 1])
+      #expect(try tx.evict(table: "notes", pk: "a"))
+    }
+    #expect(try store.isEvicted(table: "notes", pk: "a"))
+    #expect(!scratch.exists("notes/a.json"))
+  }
+
+  @Test func aDefaultWriteDoesNotRewindTheClock() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.apply(table: "notes", pk: "a", op: .insert)
+    try store.collection("notes").upsert(["id": "b"], writeStrategy: .insertDefaultIfAbsent)
+    let fresh = try Store(at: scratch.url)
+    try fresh.apply(table: "notes", pk: "c", op: .insert)
+    let ops = try store.ops()
+    let a = try #require(ops.first { $0.pk == "a" })
+    let c = try #require(ops.first { $0.pk == "c" })
+    #expect(a.hlc < c.hlc)
+  }
+
+  @Test func anEmptyReplicaFileIsReplaced() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try "".write(toFile: store.privateDirectory + "/replica", atomically: true, encoding: .utf8)
+    let reopened = try Store(at: scratch.url)
+    #expect(reopened.replicaID.count == 16)
+    #expect(try Store(at: scratch.url).replicaID == reopened.replicaID)
+  }
+}

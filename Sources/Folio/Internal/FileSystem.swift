@@ -1,7 +1,5 @@
+internal import CSystem
 import Glibc
-
-@_silgen_name("syncfs")
-private func c_syncfs(_ fd: Int32) -> Int32
 
 /// Thin, throwing wrappers over the syscalls the store needs.
 ///
@@ -126,7 +124,7 @@ enum FileSystem {
   static func syncFileSystem(containing path: String) throws {
     let fd = try syscall("open", path: path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
     defer { close(fd) }
-    try syscall("syncfs", path: path) { c_syncfs(fd) }
+    try syscall("syncfs", path: path) { CSystem.syncfs(fd) }
   }
 
   /// Removes a file. Returns false if it did not exist.
@@ -146,7 +144,10 @@ enum FileSystem {
     if mkdir(path, 0o755) != 0 {
       let code = errno
       if code != EEXIST { throw error(code, "mkdir", path: path) }
+      return
     }
+    // A new folder's name lives in its parent: flush that too.
+    if !parent.isEmpty { try syncDirectory(parent) }
   }
 
   /// The names in a directory, without `.` and `..`; nil if it does not exist.

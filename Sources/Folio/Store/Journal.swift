@@ -76,6 +76,7 @@ extension Journal {
   /// flush is the transaction's durability point.
   func write(to path: String, root: String) throws {
     let bytes = encoded(relativeTo: root)
+    let isNew = !FileSystem.exists(path)
     let fd = try FileSystem.syscall("open", path: path) {
       open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
     }
@@ -83,6 +84,7 @@ extension Journal {
     try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, 0) }
     try FileSystem.writeAll(fd, bytes, path: path)
     try FileSystem.syscall("fdatasync", path: path) { fdatasync(fd) }
+    if isNew { try FileSystem.syncDirectory(FileSystem.split(path).directory) }
   }
 
   /// Empties the journal once its transaction is done. No flush: if the

@@ -52,8 +52,9 @@ public final class MutableDocument {
   func set(_ newValue: JSONValue?, at path: FieldPath) {
     // A transform on a parent of `path` can't be replayed after this set
     // without undoing it, so turn it into a plain assignment first.
-    for entry in transforms where path.hasPrefix(entry.path) && entry.path != path {
-      materialize(entry.path)
+    let parents = transforms.filter { path.hasPrefix($0.path) && $0.path != path }
+    if let outermost = parents.min(by: { $0.path.segments.count < $1.path.segments.count }) {
+      materialize(outermost.path)
     }
     value.setValue(newValue, at: path)
     if let i = assignments.firstIndex(where: { path.hasPrefix($0.path) }) {
@@ -70,6 +71,17 @@ public final class MutableDocument {
     _ = Mutation.apply(transform, at: path, in: &value, pk: pk)
     if let i = assignments.firstIndex(where: { path.hasPrefix($0.path) }) {
       assignments[i].value = value.value(at: assignments[i].path)
+      return
+    }
+    // Transforms on paths inside one another don't commute, and the op log
+    // keeps order only per path; so the outermost of them becomes a plain
+    // assignment of the value reached.
+    let overlapping = transforms.filter {
+      $0.path != path && ($0.path.hasPrefix(path) || path.hasPrefix($0.path))
+    }
+    if !overlapping.isEmpty {
+      let outermost = ([path] + overlapping.map(\.path)).min { $0.segments.count < $1.segments.count }!
+      materialize(outermost)
       return
     }
     transforms.append(Mutation.TransformEntry(path: path, transform: transform))

@@ -31,6 +31,7 @@ enum OpLog {
   /// Writes `bytes` at `offset` (dropping anything after it) and flushes.
   static func append(_ bytes: [UInt8], to path: String, at offset: Int) throws {
     try FileSystem.makeDirectories(FileSystem.split(path).directory)
+    let isNew = !FileSystem.exists(path)
     let fd = try FileSystem.syscall("open", path: path) {
       open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
     }
@@ -39,6 +40,7 @@ enum OpLog {
     try FileSystem.syscall("lseek", path: path) { lseek(fd, off_t(offset), SEEK_SET) }
     try FileSystem.writeAll(fd, bytes, path: path)
     try FileSystem.syscall("fsync", path: path) { fsync(fd) }
+    if isNew { try FileSystem.syncDirectory(FileSystem.split(path).directory) }
   }
 
   /// The last complete op in the log at `path`, if any.

@@ -132,24 +132,32 @@ public final class Store: Sendable {
   /// processes that race here agree on one id.
   private static func loadReplicaID(in directory: String) throws -> String {
     let path = directory + "/replica"
-    for _ in 0..<2 {
-      if let bytes = try FileSystem.read(path) {
-        let id = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if !id.isEmpty { return id }
-      }
-      let id = FileSystem.randomBytes(8).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }
-        .joined()
-      let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-      if fd >= 0 {
-        defer { close(fd) }
-        try FileSystem.writeAll(fd, Array((id + "\n").utf8), path: path)
-        try FileSystem.syscall("fsync", path: path) { fsync(fd) }
-        return id
-      }
-      if errno != EEXIST { throw FileSystem.error(errno, "open", path: path) }
-      usleep(2_000)  // another process is writing it; read theirs
+    if let bytes = try FileSystem.read(path) {
+      let id = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      if !id.isEmpty { return id }
     }
-    throw FolioError(.io, "could not read or create the replica id", path: path)
+    // Write the id whole under a private name, then link it into place:
+    // link fails if another process got there first, and a crash never
+    // leaves an empty id file behind.
+    let id = FileSystem.randomBytes(8).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }
+      .joined()
+    let temp = path + ".\(getpid()).tmp"
+    try FileSystem.writeAtomically(temp, Array((id + "\n").utf8), sync: true)
+    defer { unlink(temp) }
+    if link(temp, path) == 0 {
+      try FileSystem.syncDirectory(directory)
+      return id
+    }
+    let code = errno
+    guard code == EEXIST else { throw FileSystem.error(code, "link", path: path) }
+    if let bytes = try FileSystem.read(path) {
+      let existing = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      if !existing.isEmpty { return existing }
+    }
+    // An empty file from an older version of this code: replace it.
+    try FileSystem.syscall("rename", path: path) { rename(temp, path) }
+    try FileSystem.syncDirectory(directory)
+    return id
   }
 
   // MARK: Paths
@@ -220,7 +228,13 @@ public final class Store: Sendable {
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let cached = clock.withLock({ $0.logSize == size ? $0.last : nil }) { return cached }
-    let last = try OpLog.lastOp(in: opLogPath)?.hlc
+    var last = try OpLog.lastOp(in: opLogPath)?.hlc
+    if last?.wall == 0 {
+      // A default write (stamped at time 0) is last: the clock is the
+      // newest real stamp, which takes a full read to find.
+      last = try OpLog.entries(in: opLogPath, displayName: relative(opLogPath)).map(\.op.hlc)
+        .filter { $0.wall > 0 }.max()
+    }
     clock.withLock { $0 = ClockState(last: last, logSize: size) }
     return last
   }
@@ -275,10 +289,10 @@ public final class Store: Sendable {
       if let bytes = write.new {
         try FileSystem.makeDirectories(directory)
         try FileSystem.writeAtomically(write.path, bytes, sync: !batch)
-      } else {
-        try FileSystem.remove(write.path)
+        directories.insert(directory)
+      } else if try FileSystem.remove(write.path) {
+        directories.insert(directory)
       }
-      directories.insert(directory)
     }
     if batch {
       try FileSystem.syncFileSystem(containing: rootPath)

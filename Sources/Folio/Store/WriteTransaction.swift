@@ -8,7 +8,14 @@ public final class WriteTransaction {
   private(set) var ops: [Op] = []
   private var staged: [String: Staged] = [:]
   private var stagedOrder: [String] = []
-  private var evictions: [(table: String, pk: String, evicted: Bool)] = []
+  /// Per document, whether it ends the transaction evicted (true) or written
+  /// (false); only the last state counts.
+  private var evictions: [DocumentKey: Bool] = [:]
+
+  private struct DocumentKey: Hashable {
+    var table: String
+    var pk: String
+  }
 
   private struct Staged {
     var originalHash: String?
@@ -122,7 +129,7 @@ public final class WriteTransaction {
     guard current != nil else { return false }
     staged[path]!.document = nil
     staged[path]!.changed = true
-    evictions.append((table, pk, true))
+    evictions[DocumentKey(table: table, pk: pk)] = true
     return true
   }
 
@@ -196,7 +203,7 @@ public final class WriteTransaction {
     // seed 002: on insert a transform "changes nothing", so it is not logged.
     if recorded.kind == .insert { recorded.transforms = [] }
     ops.append(Op(hlc: stamp(defaultWrite: defaultWrite), table: table.name, pk: pk, mutation: recorded))
-    if outcome.document != nil { evictions.append((table.name, pk, false)) }
+    if outcome.document != nil { evictions[DocumentKey(table: table.name, pk: pk)] = false }
     return outcome.results
   }
 
@@ -235,7 +242,8 @@ public final class WriteTransaction {
   func stagedWrites() -> [Journal.Write] {
     stagedOrder.compactMap { path in
       let entry = staged[path]!
-      guard entry.changed else { return nil }
+      // Created and gone again within the transaction: nothing to write.
+      guard entry.changed, entry.document != nil || entry.originalHash != nil else { return nil }
       return Journal.Write(
         path: path, oldHash: entry.originalHash,
         new: entry.document.map { JSONValue.object($0).canonicalBytes() })
@@ -246,16 +254,16 @@ public final class WriteTransaction {
   /// documents are written again, so that after a crash a missing document
   /// is never mistaken for a deleted one.
   func commitEvictions(evicted: Bool) throws {
-    let changes = evictions.filter { $0.evicted == evicted }
+    let changes = evictions.filter { $0.value == evicted }
     guard !changes.isEmpty else { return }
     var set = try store.loadEvictions()
     let before = set
-    for (table, pk, _) in changes {
+    for (key, _) in changes {
       if evicted {
-        set[table, default: []].insert(pk)
+        set[key.table, default: []].insert(key.pk)
       } else {
-        set[table]?.remove(pk)
-        if set[table]?.isEmpty == true { set[table] = nil }
+        set[key.table]?.remove(key.pk)
+        if set[key.table]?.isEmpty == true { set[key.table] = nil }
       }
     }
     if set != before { try store.saveEvictions(set) }

@@ -1,0 +1,2 @@
+/* Linux calls that glibc declares only under _GNU_SOURCE. */
+int syncfs(int fd);
