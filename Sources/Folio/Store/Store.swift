@@ -254,8 +254,18 @@ public final class Store: Sendable {
       writes: writes)
     try transaction.commitEvictions(evicted: true)
     try journal.write(to: journalPath, root: rootPath)
-    try apply(journal, redo: false)
-    try Journal.clear(at: journalPath)
+    do {
+      try apply(journal, redo: false)
+      try Journal.clear(at: journalPath)
+    } catch var error as FolioError {
+      // Past the durability point the transaction has happened: finish it
+      // now if the fault has passed, else say it will be finished.
+      if (try? recover()) == nil {
+        error.message +=
+          "; the transaction is committed and will be completed when the store is next opened"
+        throw error
+      }
+    }
     try transaction.commitEvictions(evicted: false)
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
