@@ -93,6 +93,12 @@ func measurePair(
   var folioTimes: [Double] = []
   var foundationTimes: [Double] = []
   var ratios: [Double] = []
+  // One untimed round first, so that neither side pays for first-touch
+  // page faults of the heap the other grew.
+  setup()
+  folio()
+  setup()
+  foundation()
   for _ in 0..<options.runs {
     setup()
     var start = now()
@@ -237,6 +243,6 @@ print(
   canonical write (sorted)     \(mbps(totalBytes, folioWrite)), \(usPerDoc(folioWrite, options.docs))   \(mbps(foundationWriteBytes, foundationWrite)), \(usPerDoc(foundationWrite, options.foundationWriteDocs))   \(String(format: "%.1fx", writeRatio)) (target ≥20x)
 
   store mutations              \(String(format: "%.0f", Double(options.singleMutations) / single))/s single (each durable), \(String(format: "%.0f", Double(options.batchMutations) / batched))/s batched (store.write of \(options.batchSize))
-  (medians of \(options.runs) runs; parse runs alternate Folio and Foundation, and the
+  (medians of \(options.runs) runs; parse runs follow one warm-up round, alternate Folio and Foundation, and the
    ratio is the median of the per-run ratios)
   """)
