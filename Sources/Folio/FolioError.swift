@@ -47,6 +47,16 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     public static let git = Code(rawValue: "GIT")
     /// A command line that does not parse.
     public static let usage = Code(rawValue: "USAGE")
+    /// A remote that cannot be reached, or that has no such branch.
+    public static let remote = Code(rawValue: "REMOTE")
+    /// The remote refused the push (someone pushed first, or a hook said no).
+    public static let pushRejected = Code(rawValue: "PUSH_REJECTED")
+    /// The remote asked for credentials that Folio could not find.
+    public static let credentials = Code(rawValue: "CREDENTIALS")
+    /// A sync would overwrite a file someone changed since the last commit.
+    public static let wouldOverwrite = Code(rawValue: "WOULD_OVERWRITE")
+    /// A file outside the tables that git's three-way merge could not resolve.
+    public static let conflict = Code(rawValue: "CONFLICT")
   }
 
   /// A 1-based position in a named file.

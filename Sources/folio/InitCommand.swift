@@ -24,7 +24,7 @@ struct InitCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let url = directory.map { URL(fileURLWithPath: $0, relativeTo: context.directory) } ?? context.directory
-    let store = try Store.create(at: url)
+    let store = try Store.create(at: url, mergeDriver: Executable.path)
     Output.print("Folio store at \(store.root.path) (replica \(store.replicaID))")
     return 0
   }

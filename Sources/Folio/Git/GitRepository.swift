@@ -5,9 +5,9 @@ internal import Clibgit2
 /// Not Sendable: a repository handle is used from one serial executor at a
 /// time, as libgit2's threading rules ask.
 final class GitRepository {
-  private let handle: OpaquePointer
+  let handle: OpaquePointer
 
-  private init(handle: OpaquePointer) {
+  init(handle: OpaquePointer) {
     self.handle = handle
   }
 

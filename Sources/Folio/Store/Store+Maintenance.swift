@@ -145,7 +145,7 @@ extension Store {
       }
     }
     while kept.last == "" { kept.removeLast() }
-    var block = [begin, "\(Store.opsFolder)/*.ndjson merge=union"]
+    var block = [begin, "\(Store.opsFolder)/*.ndjson merge=folio"]
     block += config.tables.map { "\($0.path)/*.json merge=folio" }
     block.append(end)
     let text = (kept.isEmpty ? [] : kept + [""]) + block

@@ -98,8 +98,10 @@ public final class Store: Sendable {
   /// (or `config` if given and there is no `folio.yaml` yet), `.gitattributes`
   /// routing table files to Folio's merge driver, `.folio/ops/`, and the
   /// replica id.
+  /// - Parameter mergeDriver: the `folio` program git should run as the
+  ///   merge driver (registered in `.git/config` as `merge.folio.driver`).
   @discardableResult
-  public static func create(at url: URL, config: Config? = nil) throws -> Store {
+  public static func create(at url: URL, config: Config? = nil, mergeDriver: String = "folio") throws -> Store {
     let start = url.standardizedFileURL.path
     let rootPath = findRoot(from: start) ?? start
     try FileSystem.makeDirectories(rootPath)
@@ -115,6 +117,7 @@ public final class Store: Sendable {
     let store = try Store(rootPath: canonicalRoot)
     try FileSystem.makeDirectories(canonicalRoot + "/" + opsFolder)
     try store.writeGitAttributes()
+    try store.registerMergeDriver(program: mergeDriver)
     return store
   }
 
@@ -215,11 +218,16 @@ public final class Store: Sendable {
   public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
     try lock.withLock {
       try recover()
-      let transaction = WriteTransaction(store: self, lastHLC: try lastHLC())
-      let value = try body(transaction)
-      try commit(transaction)
-      return value
+      return try writeLocked(body)
     }
+  }
+
+  /// ``write(_:)`` for callers that already hold the lock.
+  func writeLocked<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+    let transaction = WriteTransaction(store: self, lastHLC: try lastHLC())
+    let value = try body(transaction)
+    try commit(transaction)
+    return value
   }
 
   /// The newest HLC in this replica's log. Cached while the log's size is
@@ -229,6 +237,7 @@ public final class Store: Sendable {
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let cached = clock.withLock({ $0.logSize == size ? $0.last : nil }) { return cached }
     var last = try OpLog.lastOp(in: opLogPath)?.hlc
+    if let seen = try seenClock(), last.map({ $0 < seen }) ?? true { last = seen }
     if last?.wall == 0 {
       // A default write (stamped at time 0) is last: the clock is the
       // newest real stamp, which takes a full read to find.
@@ -310,6 +319,9 @@ public final class Store: Sendable {
       for directory in directories.sorted() { try FileSystem.syncDirectory(directory) }
     }
   }
+
+  /// Forgets the cached clock, so the next stamp reads it afresh.
+  func resetClockCache() { clock.withLock { $0 = ClockState() } }
 
   /// Finishes a transaction that a crash interrupted. Call with the lock held.
   func recover() throws {

@@ -181,6 +181,12 @@ public final class WriteTransaction {
     return pk
   }
 
+  /// Logs `mutation` as an op without touching the document file: the file
+  /// already holds the change (an edit made outside Folio).
+  func log(_ mutation: Mutation, table: TableConfig, pk: String) {
+    ops.append(Op(hlc: stamp(defaultWrite: false), table: table.name, pk: pk, mutation: mutation))
+  }
+
   /// Applies `mutation` to the staged document and logs it as an op.
   @discardableResult
   func record(_ mutation: Mutation, table: TableConfig, pk: String, defaultWrite: Bool = false)

@@ -1,0 +1,132 @@
+internal import Clibgit2
+import Glibc
+
+/// An owned `git_index*` (the repository's staging area, or an in-memory
+/// merge result), freed on deinit.
+final class GitIndex {
+  let handle: OpaquePointer
+
+  init(handle: OpaquePointer) {
+    self.handle = handle
+  }
+
+  deinit { git_index_free(handle) }
+
+  /// One entry, copied out of libgit2.
+  struct Entry {
+    var path: String
+    var id: GitOID
+    var stage: Int
+    var skipWorktree: Bool
+    var mode: UInt32
+    var size: UInt32
+    var mtimeSeconds: Int32
+    var mtimeNanoseconds: UInt32
+    var inode: UInt32
+  }
+
+  private static func copy(_ entry: UnsafePointer<git_index_entry>) -> Entry {
+    let e = entry.pointee
+    return Entry(
+      path: String(cString: e.path), id: GitOID(e.id),
+      stage: Int((e.flags & UInt16(GIT_INDEX_ENTRY_STAGEMASK)) >> UInt16(GIT_INDEX_ENTRY_STAGESHIFT)),
+      skipWorktree: e.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0,
+      mode: e.mode, size: e.file_size, mtimeSeconds: e.mtime.seconds, mtimeNanoseconds: e.mtime.nanoseconds,
+      inode: e.ino)
+  }
+
+  /// The stage-0 entry at `path`.
+  func entry(at path: String) -> Entry? {
+    guard let entry = git_index_get_bypath(handle, path, 0) else { return nil }
+    return Self.copy(entry)
+  }
+
+  /// Every entry, in index order.
+  var entries: [Entry] {
+    (0..<git_index_entrycount(handle)).compactMap { index in
+      git_index_get_byindex(handle, index).map(Self.copy)
+    }
+  }
+
+  /// Whether any path has conflict stages.
+  var hasConflicts: Bool { git_index_has_conflicts(handle) != 0 }
+
+  /// Stages blob `id` at `path`, taking stat data from the file at
+  /// `filePath` when given (so `git status` sees it as clean without
+  /// rehashing), and marking it skip-worktree when asked.
+  func add(path: String, id: GitOID, filePath: String?, skipWorktree: Bool = false) throws {
+    var entry = git_index_entry()
+    entry.mode = 0o100644
+    entry.id = id.raw
+    if let filePath {
+      var st = stat()
+      if stat(filePath, &st) == 0 {
+        entry.ctime.seconds = Int32(truncatingIfNeeded: st.st_ctim.tv_sec)
+        entry.ctime.nanoseconds = UInt32(truncatingIfNeeded: st.st_ctim.tv_nsec)
+        entry.mtime.seconds = Int32(truncatingIfNeeded: st.st_mtim.tv_sec)
+        entry.mtime.nanoseconds = UInt32(truncatingIfNeeded: st.st_mtim.tv_nsec)
+        entry.dev = UInt32(truncatingIfNeeded: st.st_dev)
+        entry.ino = UInt32(truncatingIfNeeded: st.st_ino)
+        entry.uid = st.st_uid
+        entry.gid = st.st_gid
+        entry.file_size = UInt32(truncatingIfNeeded: st.st_size)
+        if st.st_mode & 0o111 != 0 { entry.mode = 0o100755 }
+      }
+    }
+    if skipWorktree { entry.flags_extended = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) }
+    try path.withCString { pointer in
+      entry.path = pointer
+      try LibGit2.check(git_index_add(handle, &entry), "git_index_add", path: path)
+    }
+  }
+
+  /// Unstages `path` (all stages).
+  func remove(path: String) throws {
+    try LibGit2.check(git_index_remove_bypath(handle, path), "git_index_remove_bypath", path: path)
+  }
+
+  /// The conflict at `path`: ancestor, ours and theirs blob ids.
+  func conflict(at path: String) -> (base: GitOID?, ours: GitOID?, theirs: GitOID?) {
+    var base: UnsafePointer<git_index_entry>?
+    var ours: UnsafePointer<git_index_entry>?
+    var theirs: UnsafePointer<git_index_entry>?
+    guard git_index_conflict_get(&base, &ours, &theirs, handle, path) == 0 else { return (nil, nil, nil) }
+    return (base.map { GitOID($0.pointee.id) }, ours.map { GitOID($0.pointee.id) }, theirs.map { GitOID($0.pointee.id) })
+  }
+
+  /// The paths with conflict stages.
+  var conflictedPaths: [String] {
+    var seen = Set<String>()
+    var paths: [String] = []
+    for entry in entries where entry.stage > 0 && seen.insert(entry.path).inserted { paths.append(entry.path) }
+    return paths
+  }
+
+  /// Replaces a conflict at `path` with one resolved entry (or none).
+  func resolve(path: String, id: GitOID?) throws {
+    _ = git_index_conflict_remove(handle, path)
+    if let id {
+      try add(path: path, id: id, filePath: nil)
+    } else {
+      _ = git_index_remove_bypath(handle, path)
+    }
+  }
+
+  /// Writes the index's tree (and subtrees) into `repository`.
+  func writeTree(to repository: GitRepository) throws -> GitOID {
+    var oid = git_oid()
+    try LibGit2.check(git_index_write_tree_to(&oid, handle, repository.handle), "git_index_write_tree_to")
+    return GitOID(oid)
+  }
+
+  /// Saves the index file (the repository's own index only).
+  func write() throws {
+    try LibGit2.check(git_index_write(handle), "git_index_write")
+  }
+
+  /// Replaces the whole content with `tree`'s, keeping stat data where the
+  /// blob is unchanged.
+  func read(tree: GitTree) throws {
+    try LibGit2.check(git_index_read_tree(handle, tree.handle), "git_index_read_tree")
+  }
+}

@@ -1,0 +1,288 @@
+import Glibc
+
+/// What `folio commit` did.
+public struct CommitSummary: Sendable {
+  /// The new commit's id, or nil when there was nothing to commit.
+  public var commit: String?
+  /// Document files written to git (added, changed or deleted).
+  public var documents: Int
+  /// Edits made outside Folio that were turned into ops from their diff.
+  public var syntheticOps: Int
+  /// Documents left out because they are not valid (each with `file:line:col`).
+  public var problems: [FolioError]
+}
+
+/// What is waiting to be committed (`folio status`).
+public struct StoreStatus: Sendable {
+  /// One table's pending work.
+  public struct Table: Sendable {
+    /// The table.
+    public var name: String
+    /// Ops recorded through Folio since the last commit.
+    public var pendingOps: Int
+    /// Documents whose files differ from the last commit.
+    public var changedDocuments: [String]
+    /// Documents edited outside Folio that no op explains yet.
+    public var externalEdits: [String]
+    /// Evicted documents (local copy removed, kept in git).
+    public var evicted: [String]
+  }
+  /// Per table, in config order.
+  public var tables: [Table]
+  /// Documents that are not valid and would be left out of a commit.
+  public var problems: [FolioError]
+  /// The current branch and commit.
+  public var branch: String
+  /// The commit HEAD points at, if any.
+  public var head: String?
+}
+
+/// One document file that differs from HEAD.
+struct PendingDocument {
+  var table: TableConfig
+  var pk: String
+  /// Relative to the root.
+  var path: String
+  /// The file's bytes, or nil when it was deleted.
+  var bytes: [UInt8]?
+  /// The parsed file, or nil when deleted.
+  var document: JSONObject?
+  /// The change no op explains, if any.
+  var synthetic: Mutation?
+}
+
+/// The result of comparing the working tree with HEAD.
+struct PendingScan {
+  var documents: [PendingDocument] = []
+  /// Paths whose file equals HEAD but whose index stat data is stale.
+  var refresh: [(path: String, id: GitOID)] = []
+  /// Evicted documents that need skip-worktree set.
+  var evicted: [(path: String, id: GitOID)] = []
+  /// Other Folio files that changed (op logs, folio.yaml, .gitattributes).
+  var files: [(path: String, bytes: [UInt8]?)] = []
+  var problems: [FolioError] = []
+  var ownOps: [OpHistory.DocumentKey: [Op]] = [:]
+  var evictedByTable: [String: Set<String>] = [:]
+}
+
+extension Store {
+  /// Commits pending document changes and op log lines to git.
+  ///
+  /// Only what changed is written: Folio compares each file's stat data
+  /// with git's index and rehashes only files whose stat changed. A document
+  /// edited outside Folio (no watcher running) gets a synthetic op from the
+  /// diff, read through the column kinds, so it merges like any other
+  /// change. An evicted document stays in git, marked skip-worktree, and is
+  /// never committed as deleted. Invalid documents are left out and reported.
+  ///
+  /// ```swift
+  /// let summary = try store.commit(message: "Nightly edits")
+  /// ```
+  @discardableResult
+  public func commit(message: String? = nil) throws -> CommitSummary {
+    try lock.withLock {
+      try recover()
+      return try commitLocked(message: message)
+    }
+  }
+
+  /// ``commit(message:)`` with the lock held.
+  func commitLocked(message: String?) throws -> CommitSummary {
+    // A table added to folio.yaml since `folio init` is routed to the driver too.
+    try writeGitAttributes()
+    let repository = try openRepository()
+    let head = try repository.headCommit()
+    let headTree = try head?.tree()
+    let index = try repository.index()
+    var scan = try scanPending(repository: repository, headTree: headTree, index: index)
+    let synthetic = scan.documents.filter { $0.synthetic != nil }
+    if !synthetic.isEmpty {
+      try writeLocked { transaction in
+        for document in synthetic { transaction.log(document.synthetic!, table: document.table, pk: document.pk) }
+      }
+      // The op log changed: stage its new bytes.
+      let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
+      scan.files.removeAll { $0.path == logPath }
+      scan.files.append((logPath, try FileSystem.read(opLogPath)))
+    }
+    for document in scan.documents {
+      if let bytes = document.bytes {
+        try index.add(
+          path: document.path, id: try repository.writeBlob(bytes), filePath: rootPath + "/" + document.path)
+      } else {
+        try index.remove(path: document.path)
+      }
+    }
+    for file in scan.files {
+      if let bytes = file.bytes {
+        try index.add(path: file.path, id: try repository.writeBlob(bytes), filePath: rootPath + "/" + file.path)
+      } else {
+        try index.remove(path: file.path)
+      }
+    }
+    for entry in scan.refresh { try index.add(path: entry.path, id: entry.id, filePath: rootPath + "/" + entry.path) }
+    for entry in scan.evicted { try index.add(path: entry.path, id: entry.id, filePath: nil, skipWorktree: true) }
+    let tree = try index.writeTree(to: repository)
+    try index.write()
+    var summary = CommitSummary(
+      commit: nil, documents: scan.documents.count, syntheticOps: synthetic.count, problems: scan.problems)
+    if let headTree, headTree.id == tree { return summary }
+    let text = message ?? defaultCommitMessage(scan.documents)
+    let commit = try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: text)
+    try repository.setReference(try repository.headBranch(), to: commit, message: "folio commit")
+    summary.commit = commit.description
+    return summary
+  }
+
+  /// What `folio commit` would do, without doing it.
+  public func status() throws -> StoreStatus {
+    try lock.withLock {
+      try recover()
+      let repository = try openRepository()
+      let head = try repository.headCommit()
+      let scan = try scanPending(repository: repository, headTree: try head?.tree(), index: try repository.index())
+      var tables: [StoreStatus.Table] = []
+      for table in config.tables {
+        let documents = scan.documents.filter { $0.table.name == table.name }
+        tables.append(
+          StoreStatus.Table(
+            name: table.name,
+            pendingOps: scan.ownOps.filter { $0.key.table == table.name }.reduce(0) { $0 + $1.value.count },
+            changedDocuments: documents.map(\.pk).sorted(),
+            externalEdits: documents.filter { $0.synthetic != nil }.map(\.pk).sorted(),
+            evicted: (scan.evictedByTable[table.name] ?? []).sorted()))
+      }
+      return StoreStatus(
+        tables: tables, problems: scan.problems, branch: (try? repository.headBranch()) ?? "HEAD",
+        head: head?.id.description)
+    }
+  }
+
+  func openRepository() throws -> GitRepository {
+    guard let repository = try GitRepository.open(workTree: rootPath) else {
+      throw FolioError(.git, "\(rootPath) is not a git working tree; run 'folio init'", path: rootPath)
+    }
+    return repository
+  }
+
+  private func defaultCommitMessage(_ documents: [PendingDocument]) -> String {
+    var counts: [String: Int] = [:]
+    for document in documents { counts[document.table.name, default: 0] += 1 }
+    if counts.isEmpty { return "folio: op log" }
+    let parts = counts.keys.sorted().map { "\(counts[$0]!) in \($0)" }
+    return "folio: " + parts.joined(separator: ", ")
+  }
+
+  /// The ops this replica logged since HEAD, by document.
+  func uncommittedOwnOps(headTree: GitTree?, repository: GitRepository) throws -> [OpHistory.DocumentKey: [Op]] {
+    let name = replicaID + ".ndjson"
+    let committed = try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
+    let current = try FileSystem.read(opLogPath) ?? []
+    return try OpHistory(files: [name: current]).ops(since: OpHistory(files: [name: committed]))
+  }
+
+  /// Compares the working tree's Folio files with HEAD. Stat data from the
+  /// index decides which files to read; only those are hashed.
+  func scanPending(repository: GitRepository, headTree: GitTree?, index: GitIndex) throws -> PendingScan {
+    var scan = PendingScan()
+    scan.ownOps = try uncommittedOwnOps(headTree: headTree, repository: repository)
+    scan.evictedByTable = try loadEvictions()
+
+    /// The file's bytes when it differs from `headID`; nil when it is the same.
+    func changedBytes(_ path: String, headID: GitOID?) throws -> [UInt8]?? {
+      let absolute = rootPath + "/" + path
+      var st = stat()
+      guard lstat(absolute, &st) == 0 else { return .some(nil) }  // deleted
+      if let headID, let entry = index.entry(at: path), entry.id == headID, Self.statMatches(entry, st) {
+        return nil
+      }
+      guard let bytes = try FileSystem.read(absolute) else { return .some(nil) }
+      let id = try GitRepository.hashBlob(bytes)
+      if id == headID {
+        scan.refresh.append((path, id))
+        return nil
+      }
+      return .some(bytes)
+    }
+
+    for table in config.tables {
+      let headBlobs = Dictionary(
+        (try headTree?.blobs(in: table.path, repository: repository) ?? []).map { ($0.name, $0.id) },
+        uniquingKeysWith: { a, _ in a })
+      var present = Set<String>()
+      for name in try FileSystem.list(directory(of: table)) ?? [] {
+        guard name.hasSuffix(".json"), !name.hasPrefix("."), let pk = PrimaryKey.pk(fromFileName: name) else {
+          continue
+        }
+        present.insert(name)
+        let path = table.path + "/" + name
+        guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else { continue }
+        do {
+          let value = try JSONValue(parsing: bytes, file: path)
+          guard case .object(let object) = value else {
+            throw FolioError(
+              .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
+              location: .init(file: path, line: 1, column: 1))
+          }
+          if let key = object[table.key], !Store.keyMatches(key, pk: pk) {
+            throw FolioError(
+              .invalidDocument,
+              "column '\(table.key)' is \(key.compactString) but the file name says the pk is '\(pk)'; rename the file or fix the column",
+              location: .init(file: path, line: 1, column: 1))
+          }
+          let base = try headBlobs[name].flatMap { try parseDocument(repository.blob($0), path: path) }
+          let key = OpHistory.DocumentKey(table: table.name, pk: pk)
+          let resolver = DocumentResolver(table: table)
+          let expected = resolver.replay(scan.ownOps[key] ?? [], onto: base, pk: pk)
+          var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
+          if !DocumentResolver.same(expected, object) {
+            pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
+          }
+          scan.documents.append(pending)
+        } catch let error as FolioError {
+          scan.problems.append(error)
+        }
+      }
+      for (name, id) in headBlobs where !present.contains(name) && name.hasSuffix(".json") {
+        guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
+        let path = table.path + "/" + name
+        if scan.evictedByTable[table.name]?.contains(pk) == true {
+          if index.entry(at: path)?.skipWorktree != true { scan.evicted.append((path, id)) }
+          continue
+        }
+        let key = OpHistory.DocumentKey(table: table.name, pk: pk)
+        let base = try parseDocument(repository.blob(id), path: path)
+        let expected = DocumentResolver(table: table).replay(scan.ownOps[key] ?? [], onto: base, pk: pk)
+        var pending = PendingDocument(table: table, pk: pk, path: path, bytes: nil, document: nil)
+        if expected != nil { pending.synthetic = Mutation(kind: .remove) }
+        scan.documents.append(pending)
+      }
+    }
+    // Folio's other committed files.
+    var others = [Config.fileName, ".gitattributes"]
+    let logNames = Set(
+      (try FileSystem.list(rootPath + "/" + Store.opsFolder) ?? []).filter { $0.hasSuffix(".ndjson") }
+        + (try headTree?.blobs(in: Store.opsFolder, repository: repository) ?? []).map(\.name))
+    others += logNames.sorted().map { Store.opsFolder + "/" + $0 }
+    for path in others {
+      let headID = headTree?.blobID(at: path)
+      if let change = try changedBytes(path, headID: headID) {
+        if change == nil && headID == nil { continue }
+        scan.files.append((path, change))
+      }
+    }
+    return scan
+  }
+
+  private func parseDocument(_ bytes: [UInt8], path: String) throws -> JSONObject? {
+    guard case .object(let object) = try JSONValue(parsing: bytes, file: path) else { return nil }
+    return object
+  }
+
+  static func statMatches(_ entry: GitIndex.Entry, _ st: stat) -> Bool {
+    entry.size == UInt32(truncatingIfNeeded: st.st_size)
+      && entry.mtimeSeconds == Int32(truncatingIfNeeded: st.st_mtim.tv_sec)
+      && entry.mtimeNanoseconds == UInt32(truncatingIfNeeded: st.st_mtim.tv_nsec)
+      && entry.inode == UInt32(truncatingIfNeeded: st.st_ino)
+  }
+}

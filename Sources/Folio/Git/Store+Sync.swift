@@ -1,0 +1,151 @@
+import Foundation
+
+/// What `folio sync` did.
+public struct SyncSummary: Sendable {
+  /// How the local branch moved.
+  public enum Action: String, Sendable {
+    /// Nothing came from the remote.
+    case upToDate = "up-to-date"
+    /// The remote was ahead; the branch moved forward to it.
+    case fastForward = "fast-forward"
+    /// Both had changes; a merge commit joined them.
+    case merged
+  }
+  /// The commit made before fetching.
+  public var committed: CommitSummary
+  /// How the branch moved.
+  public var action: SyncSummary.Action
+  /// Documents resolved by replaying ops from both sides.
+  public var resolvedDocuments: Int
+  /// Whether the branch was pushed.
+  public var pushed: Bool
+  /// How many fetch-merge-push rounds it took (a push that raced another
+  /// one is retried).
+  public var rounds: Int
+  /// The commit the branch ends at.
+  public var head: String?
+}
+
+extension Store {
+  /// How many times a push that lost a race is retried.
+  static let syncRounds = 5
+
+  /// Commits, fetches, merges (resolving table documents by replay) and
+  /// pushes, all through libgit2.
+  ///
+  /// The store lock is held only while the working tree changes, not during
+  /// the network round trips, so other writers wait only briefly. A document
+  /// someone edited since the commit is never overwritten: the sync stops
+  /// with `WOULD_OVERWRITE` and changes nothing.
+  ///
+  /// ```swift
+  /// let summary = try store.sync(remote: "origin")
+  /// ```
+  /// - Throws: `REMOTE` if the remote cannot be reached, `CREDENTIALS`,
+  ///   `PUSH_REJECTED` if the push kept losing races, `CONFLICT` for files
+  ///   outside the tables that git could not merge.
+  @discardableResult
+  public func sync(remote: String = "origin", push: Bool = true) throws -> SyncSummary {
+    var summary = SyncSummary(
+      committed: CommitSummary(commit: nil, documents: 0, syntheticOps: 0, problems: []), action: .upToDate,
+      resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
+    for round in 1...Store.syncRounds {
+      summary.rounds = round
+      let committed = try commit()
+      if round == 1 { summary.committed = committed }
+      let repository = try openRepository()
+      let branch = try repository.headBranch()
+      let shortBranch = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch
+      let theirs = try repository.fetch(remote: remote, branch: shortBranch)
+      let (action, resolved, head) = try lock.withLock {
+        try recover()
+        _ = try commitLocked(message: nil)
+        // A fresh handle: the commit above rewrote the index on disk.
+        return try integrate(theirs, branch: branch, repository: try openRepository())
+      }
+      if action != .upToDate { summary.action = action }
+      summary.resolvedDocuments += resolved
+      summary.head = head?.description
+      guard push, let head, head != theirs else { return summary }
+      do {
+        try repository.push(remote: remote, branch: shortBranch)
+        summary.pushed = true
+        return summary
+      } catch let error as FolioError where error.code == .pushRejected && round < Store.syncRounds {
+        continue  // someone pushed in between: fetch, merge and try again
+      }
+    }
+    return summary
+  }
+
+  /// Brings `theirs` into the current branch: nothing, a fast-forward or a
+  /// merge commit, then updates the working tree and index. Call with the
+  /// lock held.
+  private func integrate(_ theirs: GitOID?, branch: String, repository: GitRepository) throws -> (
+    SyncSummary.Action, Int, GitOID?
+  ) {
+    let ours = try repository.headCommit()?.id
+    guard let theirs else { return (.upToDate, 0, ours) }
+    var target = theirs
+    var action = SyncSummary.Action.fastForward
+    var resolved = 0
+    var latest: HLC?
+    if let ours {
+      if try repository.isDescendant(ours, of: theirs) { return (.upToDate, 0, ours) }
+      if try !repository.isDescendant(theirs, of: ours) {
+        let merge = try TreeMerge(repository: repository, config: config).merge(ours: ours, theirs: theirs)
+        target = try repository.createCommit(
+          tree: merge.tree, parents: [ours, theirs], message: "folio: merge \(theirs.description.prefix(12))")
+        action = .merged
+        resolved = merge.resolved.count
+        latest = merge.latestStamp
+      }
+    }
+    let tree = try repository.commit(target).tree()
+    if latest == nil { latest = try OpHistory(tree: tree, repository: repository).latestStamp() }
+    let blocked = try repository.checkout(tree: tree)
+    if !blocked.isEmpty {
+      throw FolioError(
+        .wouldOverwrite,
+        "sync would overwrite changes to \(blocked.joined(separator: ", ")) made since the last commit; "
+          + "fix or commit them ('folio status' shows why they were left out), then run 'folio sync' again")
+    }
+    try repository.setReference(branch, to: target, message: "folio sync")
+    if let latest { try observe(remoteStamp: latest) }
+    return (action, resolved, target)
+  }
+}
+
+extension Store {
+  /// Clones a store from `url` into `directory` and sets it up as
+  /// ``create(at:config:mergeDriver:)`` does, so a new teammate is ready in
+  /// one step.
+  /// - Throws: `REMOTE` if the clone fails; `STORE_NOT_FOUND` if the
+  ///   repository has no `folio.yaml`.
+  public static func clone(url: String, into directory: URL, mergeDriver: String = "folio") throws -> Store {
+    let path = directory.standardizedFileURL.path
+    if FileSystem.exists(path), !(try FileSystem.list(path) ?? []).isEmpty {
+      throw FolioError(.io, "\(path) already exists and is not empty; pick another directory", path: path)
+    }
+    let repository = try GitRepository.clone(url: url, into: path)
+    if try repository.headCommit() == nil {
+      // The remote's HEAD names a branch it does not have (a bare repository
+      // made with another default branch): check out its main branch.
+      let branches = try repository.references(prefix: "refs/remotes/origin/")
+      if let tracking = branches.first(where: { $0.hasSuffix("/main") }) ?? branches.first(where: { !$0.hasSuffix("/HEAD") }),
+        let id = try repository.referenceID(tracking)
+      {
+        let name = "refs/heads/" + tracking.dropFirst("refs/remotes/origin/".count)
+        _ = try repository.checkout(tree: try repository.commit(id).tree())
+        try repository.setReference(name, to: id, message: "folio clone")
+        try repository.setHead(name)
+      }
+    }
+    guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {
+      throw FolioError(
+        .storeNotFound, "\(url) has no \(Config.fileName) at its root; is it a Folio store? (cloned into \(path))",
+        path: path)
+    }
+    return try create(at: directory, mergeDriver: mergeDriver)
+  }
+}

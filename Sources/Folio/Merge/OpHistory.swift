@@ -1,0 +1,85 @@
+/// The ops recorded in one commit's tree (all `.folio/ops/*.ndjson` files),
+/// and the ops one commit has that another does not.
+struct OpHistory {
+  /// One document.
+  struct DocumentKey: Hashable, Sendable {
+    var table: String
+    var pk: String
+  }
+
+  /// The raw op log files, by file name.
+  var files: [String: [UInt8]]
+
+  /// Reads the op logs of `tree`.
+  init(tree: GitTree?, repository: GitRepository) throws {
+    var files: [String: [UInt8]] = [:]
+    if let tree {
+      for (name, id) in try tree.blobs(in: Store.opsFolder, repository: repository) where name.hasSuffix(".ndjson") {
+        files[name] = try repository.blob(id)
+      }
+    }
+    self.files = files
+  }
+
+  init(files: [String: [UInt8]]) {
+    self.files = files
+  }
+
+  /// The ops this history has that `base` does not, by document. Each file
+  /// usually extends the base's copy, so only the new tail is parsed.
+  func ops(since base: OpHistory?) throws -> [DocumentKey: [Op]] {
+    var result: [DocumentKey: [Op]] = [:]
+    for name in files.keys.sorted() {
+      let bytes = files[name]!
+      let baseBytes = base?.files[name] ?? []
+      let displayName = Store.opsFolder + "/" + name
+      if bytes.starts(with: baseBytes) {
+        for op in try Self.parse(bytes[baseBytes.count...], file: displayName) {
+          result[DocumentKey(table: op.table, pk: op.pk), default: []].append(op)
+        }
+      } else {
+        let known = Set(try Self.parse(baseBytes[...], file: displayName).map(\.hlc))
+        for op in try Self.parse(bytes[...], file: displayName) where !known.contains(op.hlc) {
+          result[DocumentKey(table: op.table, pk: op.pk), default: []].append(op)
+        }
+      }
+    }
+    return result
+  }
+
+  /// The newest stamp in any log, so the local clock can move past it.
+  func latestStamp() -> HLC? {
+    var latest: HLC?
+    for bytes in files.values {
+      for line in OpLogMerge.lines(bytes).suffix(1) {
+        if let value = try? JSONValue(parsing: line), let op = try? Op(json: value), op.hlc.wall > 0,
+          latest.map({ $0 < op.hlc }) ?? true
+        {
+          latest = op.hlc
+        }
+      }
+    }
+    return latest
+  }
+
+  /// Parses complete lines; a line that is not an op is reported with its
+  /// file and line number.
+  static func parse(_ bytes: ArraySlice<UInt8>, file: String) throws -> [Op] {
+    var ops: [Op] = []
+    var lineNumber = 0
+    var start = bytes.startIndex
+    while start < bytes.endIndex {
+      lineNumber += 1
+      guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { break }
+      defer { start = newline + 1 }
+      if newline == start { continue }
+      do {
+        ops.append(try Op(json: JSONValue(parsing: Array(bytes[start..<newline]), file: file)))
+      } catch var error as FolioError {
+        error.location = .init(file: file, line: lineNumber, column: error.location?.column ?? 1)
+        throw error
+      }
+    }
+    return ops
+  }
+}

@@ -1,0 +1,171 @@
+/// Merges two commits the Folio way: git's own three-way tree merge for
+/// everything, then every table document changed on both sides (or with ops
+/// on both sides) is resolved by replay, op logs are merged as sets of
+/// lines, and other conflicting files get git's line merge. Criss-cross
+/// histories merge their bases first into a virtual base, as git's recursive
+/// strategy does, so every replica resolves against the same base.
+struct TreeMerge {
+  let repository: GitRepository
+  let config: Config
+
+  /// What a merge produced.
+  struct Result {
+    /// The merged tree.
+    var tree: GitOID
+    /// Documents resolved by replay.
+    var resolved: [OpHistory.DocumentKey]
+    /// The newest op stamp on either side.
+    var latestStamp: HLC?
+  }
+
+  /// Merges commit `theirs` into `ours`.
+  /// - Throws: `CONFLICT` naming files outside the tables that git's line
+  ///   merge could not resolve; nothing is written then.
+  func merge(ours: GitOID, theirs: GitOID) throws -> Result {
+    let ourCommit = try repository.commit(ours)
+    let theirCommit = try repository.commit(theirs)
+    return try merge(
+      base: try baseTree(ours: ours, theirs: theirs), ours: (try ourCommit.tree(), stamp(for: ourCommit)),
+      theirs: (try theirCommit.tree(), stamp(for: theirCommit)))
+  }
+
+  /// The tree to merge against: the merge base, or for criss-cross
+  /// histories a virtual base made by merging the bases (sorted by id, so
+  /// every replica builds the same one).
+  func baseTree(ours: GitOID, theirs: GitOID) throws -> GitTree? {
+    let bases = try repository.mergeBases(ours, theirs)
+    guard let first = bases.first else { return nil }
+    var accumulated = first
+    for next in bases.dropFirst() {
+      let virtual = try merge(ours: accumulated, theirs: next)
+      accumulated = try repository.createCommit(
+        tree: virtual.tree, parents: [accumulated, next], message: "folio: virtual merge base")
+    }
+    return try repository.commit(accumulated).tree()
+  }
+
+  /// Resolves one table document by replay, as a merge of `ours` and
+  /// `theirs` would: the merge driver's entry point.
+  func resolveDocument(path: String, ours: GitOID, theirs: GitOID) throws -> JSONObject?? {
+    guard let (table, pk) = documentAddress(path) else { return nil }
+    let base = try baseTree(ours: ours, theirs: theirs)
+    let ourCommit = try repository.commit(ours)
+    let theirCommit = try repository.commit(theirs)
+    let baseHistory = try OpHistory(tree: base, repository: repository)
+    let key = OpHistory.DocumentKey(table: table.name, pk: pk)
+    let ourTree = try ourCommit.tree()
+    let theirTree = try theirCommit.tree()
+    let ourOps = try OpHistory(tree: ourTree, repository: repository).ops(since: baseHistory)[key] ?? []
+    let theirOps = try OpHistory(tree: theirTree, repository: repository).ops(since: baseHistory)[key] ?? []
+    return .some(
+      DocumentResolver(table: table).resolve(
+        pk: pk, base: try document(base?.blobID(at: path), path: path),
+        ours: .init(document: try document(ourTree.blobID(at: path), path: path), ops: ourOps, syntheticStamp: stamp(for: ourCommit)),
+        theirs: .init(
+          document: try document(theirTree.blobID(at: path), path: path), ops: theirOps,
+          syntheticStamp: stamp(for: theirCommit))))
+  }
+
+  /// The stamp of a synthetic op for a side: its commit time, with a replica
+  /// name taken from the commit, the same on every replica.
+  func stamp(for commit: GitCommit) -> HLC {
+    HLC(wall: Int64(commit.timeMilliseconds), counter: 0, replica: "~" + String(commit.id.description.prefix(12)))
+  }
+
+  func merge(base: GitTree?, ours: (tree: GitTree, stamp: HLC), theirs: (tree: GitTree, stamp: HLC)) throws
+    -> Result
+  {
+    let index = try repository.mergeTrees(base: base, ours: ours.tree, theirs: theirs.tree)
+    let baseHistory = try OpHistory(tree: base, repository: repository)
+    let ourHistory = try OpHistory(tree: ours.tree, repository: repository)
+    let theirHistory = try OpHistory(tree: theirs.tree, repository: repository)
+    let ourOps = try ourHistory.ops(since: baseHistory)
+    let theirOps = try theirHistory.ops(since: baseHistory)
+    var resolved: [OpHistory.DocumentKey] = []
+    var handled = Set<String>()
+    var conflicts: [String] = []
+
+    func resolveDocument(_ key: OpHistory.DocumentKey, path: String, table: TableConfig) throws {
+      let resolver = DocumentResolver(table: table)
+      let baseDocument = try document(base?.blobID(at: path), path: path)
+      let ourSide = DocumentResolver.Side(
+        document: try document(ours.tree.blobID(at: path), path: path), ops: ourOps[key] ?? [],
+        syntheticStamp: ours.stamp)
+      let theirSide = DocumentResolver.Side(
+        document: try document(theirs.tree.blobID(at: path), path: path), ops: theirOps[key] ?? [],
+        syntheticStamp: theirs.stamp)
+      let merged = resolver.resolve(pk: key.pk, base: baseDocument, ours: ourSide, theirs: theirSide)
+      let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
+      try index.resolve(path: path, id: id)
+      resolved.append(key)
+    }
+
+    for path in index.conflictedPaths {
+      handled.insert(path)
+      let (baseID, ourID, theirID) = index.conflict(at: path)
+      if let name = Self.opLogName(path) {
+        _ = name
+        let merged = OpLogMerge.merge(
+          base: try baseID.map { try repository.blob($0) } ?? [],
+          ours: try ourID.map { try repository.blob($0) } ?? [],
+          theirs: try theirID.map { try repository.blob($0) } ?? [])
+        try index.resolve(path: path, id: try repository.writeBlob(merged))
+      } else if let (table, pk) = documentAddress(path) {
+        try resolveDocument(.init(table: table.name, pk: pk), path: path, table: table)
+      } else if let ourID, let theirID {
+        let merged = try repository.mergeFile(path: path, base: baseID, ours: ourID, theirs: theirID)
+        if merged.clean {
+          try index.resolve(path: path, id: try repository.writeBlob(merged.bytes))
+        } else {
+          conflicts.append(path)
+        }
+      } else {
+        conflicts.append(path)
+      }
+    }
+    // A document git merged trivially (one side changed the file) still
+    // needs replay when both sides recorded ops for it.
+    for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: { ($0.table, $0.pk) < ($1.table, $1.pk) }) {
+      guard let table = config.table(named: key.table),
+        let name = try? PrimaryKey.fileName(for: key.pk)
+      else { continue }
+      let path = table.path + "/" + name
+      if handled.contains(path) { continue }
+      try resolveDocument(key, path: path, table: table)
+    }
+    if !conflicts.isEmpty {
+      throw FolioError(
+        .conflict,
+        "git could not merge \(conflicts.joined(separator: ", ")) (outside Folio's tables); merge them by hand with 'git merge', then run 'folio sync' again")
+    }
+    let latest = [ourHistory.latestStamp(), theirHistory.latestStamp()].compactMap { $0 }.max()
+    return Result(tree: try index.writeTree(to: repository), resolved: resolved, latestStamp: latest)
+  }
+
+  func document(_ id: GitOID?, path: String) throws -> JSONObject? {
+    guard let id else { return nil }
+    let value = try JSONValue(parsing: try repository.blob(id), file: path)
+    guard case .object(let object) = value else {
+      throw FolioError(.invalidDocument, "a document must be a JSON object, not \(value.kindName)", path: path)
+    }
+    return object
+  }
+
+  /// The table and pk of a document path, or nil if `path` is not one.
+  func documentAddress(_ path: String) -> (TableConfig, String)? {
+    guard path.hasSuffix(".json") else { return nil }
+    let (directory, name) = FileSystem.split(path)
+    guard let table = config.tables.first(where: { $0.path == directory }),
+      let pk = PrimaryKey.pk(fromFileName: name)
+    else { return nil }
+    return (table, pk)
+  }
+
+  /// The file name of an op log path, or nil if `path` is not one.
+  static func opLogName(_ path: String) -> String? {
+    let prefix = Store.opsFolder + "/"
+    guard path.hasPrefix(prefix), path.hasSuffix(".ndjson") else { return nil }
+    let name = String(path.dropFirst(prefix.count))
+    return name.contains("/") ? nil : name
+  }
+}

@@ -1,0 +1,35 @@
+import Folio
+import Foundation
+
+struct CloneCommand: Command {
+  static let name = "clone"
+  static let abstract = "Clone a store and set it up (git clone + folio init) in one step."
+  static let usage = "folio clone URL [DIR]"
+  static let details = """
+    ARGUMENTS:
+      URL    Any git URL: file://, ssh, https, git://.
+      DIR    Where to clone (default: the last part of URL, without .git).
+
+    Credentials: an ssh agent, FOLIO_SSH_KEY=/path/to/key, or FOLIO_GIT_USERNAME with
+    FOLIO_GIT_TOKEN (or FOLIO_GIT_PASSWORD) for https.
+    """
+
+  var url: String
+  var directory: String?
+
+  init(arguments: [String]) throws {
+    let parsed = try CommandLineArguments(arguments)
+    try parsed.expectPositionals(1...2)
+    url = parsed.positionals[0]
+    directory = parsed.positionals.count > 1 ? parsed.positionals[1] : nil
+  }
+
+  func run(in context: CommandContext) throws -> Int32 {
+    var name = directory ?? String(url.split(separator: "/").last ?? "store")
+    if directory == nil && name.hasSuffix(".git") { name.removeLast(4) }
+    let target = URL(fileURLWithPath: name, relativeTo: context.directory)
+    let store = try Store.clone(url: url, into: target, mergeDriver: Executable.path)
+    Output.print("cloned \(url) into \(store.root.path) (replica \(store.replicaID))")
+    return 0
+  }
+}

@@ -1,0 +1,49 @@
+import Folio
+
+struct CommitCommand: Command {
+  static let name = "commit"
+  static let abstract = "Commit pending document changes and op log lines to git."
+  static let usage = "folio commit [-m MESSAGE] [--json]"
+  static let details = """
+    OPTIONS:
+      -m, --message MESSAGE   The commit message (default: a summary per table).
+      --json                  Print the summary as one JSON object.
+
+    Only files that changed are read: stat data in git's index tells which. A document
+    edited outside Folio (no 'folio watch' running) is recorded as an op from its diff,
+    read through the column kinds, so it merges like any other change. Evicted documents
+    stay in git. Invalid documents are left out and reported as file:line:col.
+    """
+
+  var message: String?
+  var json: Bool
+
+  init(arguments: [String]) throws {
+    let parsed = try CommandLineArguments(arguments, options: ["-m", "--message"], flags: ["--json"])
+    try parsed.expectPositionals(0...0)
+    message = parsed.value("-m") ?? parsed.value("--message")
+    json = parsed.flag("--json")
+  }
+
+  func run(in context: CommandContext) throws -> Int32 {
+    let store = try context.openStore()
+    let summary = try store.commit(message: message)
+    for problem in summary.problems { Output.error("warning: left out: \(problem.description)") }
+    if json {
+      let object: JSONObject = [
+        "commit": summary.commit.map(JSONValue.string) ?? .null,
+        "documents": .number(String(summary.documents)),
+        "syntheticOps": .number(String(summary.syntheticOps)),
+        "problems": .number(String(summary.problems.count)),
+      ]
+      Output.print(JSONValue.object(object).compactString)
+    } else if let commit = summary.commit {
+      var line = "committed \(commit.prefix(12)): \(summary.documents) document(s)"
+      if summary.syntheticOps > 0 { line += ", \(summary.syntheticOps) edit(s) made outside Folio recorded as ops" }
+      Output.print(line)
+    } else {
+      Output.print("nothing to commit")
+    }
+    return 0
+  }
+}

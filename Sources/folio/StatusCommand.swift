@@ -1,0 +1,60 @@
+import Folio
+
+struct StatusCommand: Command {
+  static let name = "status"
+  static let abstract = "Show pending mutations per table, invalid documents and evicted ones."
+  static let usage = "folio status [--json]"
+  static let details = """
+    OPTIONS:
+      --json   One JSON object per table (NDJSON), then one per problem.
+
+    'pending ops' are mutations recorded since the last commit; 'edited outside Folio'
+    are files changed with no op yet ('folio commit' records them from the diff).
+    """
+
+  var json: Bool
+
+  init(arguments: [String]) throws {
+    let parsed = try CommandLineArguments(arguments, flags: ["--json"])
+    try parsed.expectPositionals(0...0)
+    json = parsed.flag("--json")
+  }
+
+  func run(in context: CommandContext) throws -> Int32 {
+    let store = try context.openStore()
+    let status = try store.status()
+    if json {
+      for table in status.tables {
+        let object: JSONObject = [
+          "table": .string(table.name), "pendingOps": .number(String(table.pendingOps)),
+          "changed": .array(table.changedDocuments.map(JSONValue.string)),
+          "editedOutsideFolio": .array(table.externalEdits.map(JSONValue.string)),
+          "evicted": .array(table.evicted.map(JSONValue.string)),
+        ]
+        Output.print(JSONValue.object(object).compactString)
+      }
+      for problem in status.problems {
+        Output.print(JSONValue.object(["problem": .string(problem.description)]).compactString)
+      }
+      return 0
+    }
+    let branch = status.branch.hasPrefix("refs/heads/") ? String(status.branch.dropFirst(11)) : status.branch
+    Output.print("On branch \(branch)" + (status.head.map { " at \($0.prefix(12))" } ?? " (no commits yet)"))
+    var clean = true
+    for table in status.tables
+    where table.pendingOps > 0 || !table.changedDocuments.isEmpty || !table.evicted.isEmpty {
+      clean = false
+      Output.print("\(table.name): \(table.pendingOps) pending op(s), \(table.changedDocuments.count) changed document(s)")
+      if !table.externalEdits.isEmpty {
+        Output.print("  edited outside Folio: " + table.externalEdits.joined(separator: ", "))
+      }
+      if !table.evicted.isEmpty { Output.print("  evicted: " + table.evicted.joined(separator: ", ")) }
+    }
+    for problem in status.problems {
+      clean = false
+      Output.print("invalid: \(problem.description)")
+    }
+    if clean { Output.print("nothing to commit") }
+    return 0
+  }
+}
