@@ -1,0 +1,122 @@
+import Foundation
+
+@testable import Folio
+
+/// Runs `git ARGS` in `directory` and returns its output; fails the test on a
+/// non-zero exit unless `allowFailure`.
+@discardableResult
+func git(_ arguments: [String], in directory: String, allowFailure: Bool = false) throws -> (
+  status: Int32, output: String
+) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
+  process.arguments = arguments
+  process.currentDirectoryURL = URL(fileURLWithPath: directory)
+  var environment = ProcessInfo.processInfo.environment
+  environment["GIT_AUTHOR_NAME"] = environment["GIT_AUTHOR_NAME"] ?? "Folio Test"
+  environment["GIT_AUTHOR_EMAIL"] = environment["GIT_AUTHOR_EMAIL"] ?? "test@folio.invalid"
+  environment["GIT_COMMITTER_NAME"] = environment["GIT_COMMITTER_NAME"] ?? "Folio Test"
+  environment["GIT_COMMITTER_EMAIL"] = environment["GIT_COMMITTER_EMAIL"] ?? "test@folio.invalid"
+  process.environment = environment
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  process.standardError = pipe
+  try process.run()
+  let data = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  let output = String(decoding: data, as: UTF8.self)
+  if process.terminationStatus != 0 && !allowFailure {
+    throw FolioError(.git, "git \(arguments.joined(separator: " ")) failed in \(directory): \(output)")
+  }
+  return (process.terminationStatus, output)
+}
+
+/// A bare repository to sync through, and the replicas cloned from it.
+struct SyncFixture {
+  let scratch = Scratch()
+  var remotePath: String { scratch.path + "/remote.git" }
+  var remoteURL: String { "file://" + remotePath }
+
+  init() throws {
+    try git(["init", "-q", "--bare", remotePath], in: scratch.path)
+  }
+
+  /// The first replica: creates the store with `yaml`, commits and pushes.
+  func seed(yaml: String, name: String = "r0") throws -> Store {
+    try scratch.write(name + "/folio.yaml", yaml)
+    let store = try Store.create(at: URL(fileURLWithPath: scratch.path + "/" + name))
+    try git(["remote", "add", "origin", remoteURL], in: store.rootPath)
+    try store.sync()
+    return store
+  }
+
+  /// Another replica, cloned from the remote.
+  func clone(_ name: String, url: String? = nil) throws -> Store {
+    try Store.clone(url: url ?? remoteURL, into: URL(fileURLWithPath: scratch.path + "/" + name))
+  }
+
+  func remove() { scratch.remove() }
+}
+
+/// Every table file under `store`, relative path → bytes.
+func tableFiles(_ store: Store) throws -> [String: [UInt8]] {
+  var files: [String: [UInt8]] = [:]
+  for table in store.config.tables {
+    for name in try FileSystem.list(store.rootPath + "/" + table.path) ?? [] where name.hasSuffix(".json") {
+      files[table.path + "/" + name] = try FileSystem.read(store.rootPath + "/" + table.path + "/" + name)
+    }
+  }
+  return files
+}
+
+/// A `git daemon` serving `base` on 127.0.0.1, with push enabled; stopped on
+/// `stop()`.
+final class GitDaemon {
+  let process = Process()
+  let port: Int
+
+  init(base: String) throws {
+    port = 20000 + Int.random(in: 0..<20000)
+    // The daemon itself, not the `git` wrapper, so stopping it stops it.
+    process.executableURL = URL(fileURLWithPath: "/usr/lib/git-core/git-daemon")
+    process.arguments = [
+      "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
+      "--port=\(port)", "--base-path=\(base)", base,
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    // Ready when it accepts connections.
+    for _ in 0..<200 {
+      if Self.canConnect(port: port) { return }
+      usleep(20_000)
+    }
+    process.terminate()
+    throw FolioError(.remote, "git daemon did not start on port \(port)")
+  }
+
+  func url(_ repository: String) -> String { "git://127.0.0.1:\(port)/\(repository)" }
+
+  func stop() {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGKILL)
+    for _ in 0..<500 where Self.canConnect(port: port) || process.isRunning { usleep(10_000) }
+  }
+
+  deinit { stop() }
+
+  static func canConnect(port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+      }
+    }
+  }
+}

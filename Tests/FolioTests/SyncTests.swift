@@ -1,0 +1,242 @@
+import Foundation
+import Testing
+
+@testable import Folio
+
+@Suite struct SyncTests {
+  static let yaml = """
+    version: 1
+    tables:
+      todos:
+        path: todos
+        columns:
+          views: counter
+          tags: set
+    """
+
+  func doc(_ store: Store, _ pk: String) throws -> JSONObject? {
+    try store.collection("todos").findByID(pk).exec()?.value
+  }
+
+  @Test func twoReplicasMergeByReplayThroughFileRemote() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["title": "first", "views": 1, "tags": ["a"]])
+    try a.sync()
+    let b = try fixture.clone("b")
+    #expect(try doc(b, "t")?["views"] == 1)
+    try a.apply(
+      table: "todos", pk: "t", op: .update, columns: ["title": "from a"],
+      transforms: ["views": ["op": "increment", "by": 2], "tags": ["op": "arrayUnion", "values": ["x"]]])
+    try b.apply(
+      table: "todos", pk: "t", op: .update, columns: ["title": "from b"],
+      transforms: ["views": ["op": "increment", "by": 40], "tags": ["op": "arrayUnion", "values": ["y"]]])
+    let first = try a.sync()
+    #expect(first.pushed)
+    let second = try b.sync()
+    #expect(second.action == .merged)
+    #expect(second.resolvedDocuments == 1)
+    try a.sync()
+    let merged = try #require(try doc(a, "t"))
+    #expect(merged["views"] == 43)
+    #expect(merged["tags"] == ["a", "x", "y"])
+    #expect(merged["title"] == "from b")  // b's assignment has the later stamp
+    #expect(try tableFiles(a) == tableFiles(b))
+    // Nothing is left pending and git agrees the tree is clean.
+    #expect(try git(["status", "--porcelain"], in: a.rootPath).output.isEmpty)
+    #expect(try git(["status", "--porcelain"], in: b.rootPath).output.isEmpty)
+  }
+
+  @Test func removeBeatsConcurrentUpdateAndConcurrentInsertsUpsert() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "gone", op: .insert, columns: ["title": "x"])
+    try a.sync()
+    let b = try fixture.clone("b")
+    try b.apply(table: "todos", pk: "gone", op: .update, columns: ["title": "edited"])
+    try a.apply(table: "todos", pk: "gone", op: .remove)
+    try a.apply(table: "todos", pk: "new", op: .insert, columns: ["title": "a", "x": 1])
+    try b.apply(table: "todos", pk: "new", op: .insert, columns: ["title": "b", "y": 2])
+    try b.sync()
+    try a.sync()
+    try b.sync()
+    #expect(try doc(a, "gone") == nil)
+    // b inserted last, so its title wins; both inserts' columns survive.
+    #expect(try doc(a, "new") == ["id": "new", "title": "b", "x": 1, "y": 2])
+    #expect(try tableFiles(a) == tableFiles(b))
+  }
+
+  @Test func threeReplicasThroughGitDaemon() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "c", op: .insert, columns: ["views": 0])
+    try a.sync()
+    let daemon = try GitDaemon(base: fixture.scratch.path)
+    defer { daemon.stop() }
+    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
+    let b = try fixture.clone("b", url: daemon.url("remote.git"))
+    let c = try fixture.clone("c", url: daemon.url("remote.git"))
+    for (store, amount) in [(a, 1), (b, 10), (c, 100)] {
+      try store.apply(
+        table: "todos", pk: "c", op: .update,
+        transforms: ["views": ["op": "increment", "by": .number(String(amount))]])
+    }
+    for store in [a, b, c, a, b] { try store.sync() }
+    for store in [a, b, c] { #expect(try doc(store, "c")?["views"] == 111) }
+    #expect(try tableFiles(a) == tableFiles(c))
+  }
+
+  @Test func deadRemoteFailsClearlyAndRerunFinishes() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    let daemon = try GitDaemon(base: fixture.scratch.path)
+    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
+    daemon.stop()
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 1])
+    let error = try #require(throws: FolioError.self) { try a.sync() }
+    #expect(error.code == .remote)
+    #expect(error.message.contains("cannot reach remote 'origin'"))
+    // The local commit happened; the store is usable and nothing is lost.
+    try a.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
+    try git(["remote", "set-url", "origin", fixture.remoteURL], in: a.rootPath)
+    let summary = try a.sync()
+    #expect(summary.pushed)
+    let b = try fixture.clone("b")
+    #expect(try doc(b, "t")?["views"] == 2)
+  }
+
+  @Test func rejectedPushIsAnErrorNotSuccess() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    // Hooks run in receive-pack, so push through a real git daemon.
+    let daemon = try GitDaemon(base: fixture.scratch.path)
+    defer { daemon.stop() }
+    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
+    let hook = fixture.remotePath + "/hooks/pre-receive"
+    try "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n".write(toFile: hook, atomically: true, encoding: .utf8)
+    chmod(hook, 0o755)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 1])
+    let error = try #require(throws: FolioError.self) { try a.sync() }
+    #expect(error.code == .pushRejected)
+    #expect(error.description.contains("rejected"))
+    unlink(hook)
+    #expect(try a.sync().pushed)
+    #expect(try doc(try fixture.clone("b"), "t")?["views"] == 1)
+  }
+
+  @Test func pushThatLosesARaceIsRetriedAfterMerging() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 0])
+    try a.sync()
+    let b = try fixture.clone("b")
+    let daemon = try GitDaemon(base: fixture.scratch.path)
+    defer { daemon.stop() }
+    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
+    try b.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 10]])
+    try b.commit()
+    // While a's push is on its way, b's push lands first (from inside the
+    // hook), so a's is refused as stale.
+    let hook = fixture.remotePath + "/hooks/pre-receive"
+    let marker = fixture.scratch.path + "/raced"
+    let script = """
+      #!/bin/sh
+      if [ ! -e '\(marker)' ]; then
+        touch '\(marker)'
+        cd '\(b.rootPath)' && env -u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git push -q '\(fixture.remotePath)' HEAD:refs/heads/main >/dev/null 2>&1
+        exit 1
+      fi
+      exit 0
+      """
+    try script.write(toFile: hook, atomically: true, encoding: .utf8)
+    chmod(hook, 0o755)
+    try a.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
+    let summary = try a.sync()
+    #expect(summary.pushed)
+    #expect(summary.rounds == 2)
+    try b.sync()
+    #expect(try doc(b, "t")?["views"] == 11)
+  }
+
+  @Test func editsMadeOutsideFolioMergeByColumnKind() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 5, "tags": ["a"], "title": "x"])
+    try a.sync()
+    let b = try fixture.clone("b")
+    let c = try fixture.clone("c")
+    // a: a person edits the file, no watcher; `folio commit` records it.
+    try fixture.scratch.write(
+      "r0/todos/t.json", #"{"id": "t", "views": 8, "tags": ["a", "p"], "title": "x"}"#)
+    let committed = try a.commit()
+    #expect(committed.syntheticOps == 1)
+    // b: a person edits and commits with plain git: no op at all.
+    try fixture.scratch.write("b/todos/t.json", #"{"id": "t", "views": 15, "tags": ["q"], "title": "x"}"#)
+    try git(["commit", "-qam", "by hand"], in: b.rootPath)
+    // c: an ordinary Folio mutation.
+    try c.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 100]])
+    for store in [a, b, c, a, b] { try store.sync() }
+    let merged = try #require(try doc(a, "t"))
+    #expect(merged["views"] == .number(String(5 + 3 + 10 + 100)))
+    #expect(Set((merged["tags"]?.arrayValue ?? []).compactMap(\.stringValue)) == ["p", "q"])
+    #expect(try tableFiles(a) == tableFiles(b))
+    #expect(try tableFiles(a) == tableFiles(c))
+  }
+
+  @Test func concurrentApplyDuringSyncLosesNothing() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 0])
+    try a.sync()
+    let b = try fixture.clone("b")
+    try b.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1000]])
+    try b.sync()
+    let writer = Thread {
+      for _ in 0..<40 {
+        try! a.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
+      }
+    }
+    let done = Mutexed<Bool>(false)
+    let thread = Thread {
+      for _ in 0..<3 { try! a.sync() }
+      done.set(true)
+    }
+    writer.start()
+    thread.start()
+    while !done.isSet { usleep(5000) }
+    // Let the writer finish, then settle.
+    for _ in 0..<400 where try doc(a, "t")?["views"]?.intValue ?? 0 < 1040 { usleep(10_000) }
+    try a.sync()
+    try b.sync()
+    #expect(try doc(a, "t")?["views"] == 1040)
+    #expect(try doc(b, "t")?["views"] == 1040)
+  }
+}
+
+/// A value handed from another thread, guarded by a lock.
+final class Mutexed<T>: @unchecked Sendable {
+  // @unchecked: all state is guarded by `lock`.
+  private let lock = NSLock()
+  private var stored: T
+  private var done = false
+  init(_ value: T) { stored = value }
+  func set(_ value: T) {
+    lock.lock()
+    stored = value
+    done = true
+    lock.unlock()
+  }
+  var isSet: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return done
+  }
+}
