@@ -1,5 +1,12 @@
 import Synchronization
 
+/// How many document files queries have read in this process (tests use it
+/// to check that an indexed page reads only what it returns).
+enum QueryStatistics {
+  static let documentsRead = Atomic<Int>(0)
+  static func countRead() { documentsRead.add(1, ordering: .relaxed) }
+}
+
 /// The order indexes this process has loaded, one per store and table, so
 /// that a second query does not read the base file again. Each is checked
 /// against the files on every use.

@@ -235,6 +235,7 @@ final class TableIndex {
     var st = stat()
     guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
     let path = folder + "/" + name
+    QueryStatistics.countRead()
     let bytes = try FileSystem.readAll(fd, path: path)
     let display = table.path + "/" + name
     let value = try JSONValue(parsing: bytes, file: display)
