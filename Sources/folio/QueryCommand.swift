@@ -74,7 +74,8 @@ struct QueryCommand: Command {
       orderingCount += 1
     }
     if orderingCount > 1 {
-      throw UsageError("give one of --order-by-child, --order-by-key and --order-by-value: a query has one ordering")
+      throw UsageError(
+        "give one of --order-by-child, --order-by-key and --order-by-value: a query has one ordering")
     }
     for option in ["--start-at", "--start-after", "--equal-to", "--end-at", "--end-before"] {
       if let text = parsed.value(option) { bounds.append((option, Self.value(text))) }
@@ -86,11 +87,15 @@ struct QueryCommand: Command {
     if starts.count > 1 {
       throw UsageError("\(starts.map(\.option).joined(separator: " and ")): a query has one start")
     }
-    if ends.count > 1 { throw UsageError("\(ends.map(\.option).joined(separator: " and ")): a query has one end") }
+    if ends.count > 1 {
+      throw UsageError("\(ends.map(\.option).joined(separator: " and ")): a query has one end")
+    }
     if startKey != nil && starts.isEmpty {
       throw UsageError("--start-key needs --start-at, --start-after or --equal-to")
     }
-    if endKey != nil && ends.isEmpty { throw UsageError("--end-key needs --end-at, --end-before or --equal-to") }
+    if endKey != nil && ends.isEmpty {
+      throw UsageError("--end-key needs --end-at, --end-before or --equal-to")
+    }
     if let startKey, let endKey, starts.first?.option == "--equal-to", startKey != endKey {
       throw UsageError("--equal-to takes one key: --start-key and --end-key differ")
     }
@@ -119,7 +124,8 @@ struct QueryCommand: Command {
       switch ordering {
       case "--order-by-key"?: query = try query.orderByKey()
       case "--order-by-value"?: query = try query.orderByValue()
-      case let child? where child.hasPrefix("child:"): query = try query.orderBy(child: String(child.dropFirst(6)))
+      case let child? where child.hasPrefix("child:"):
+        query = try query.orderBy(child: String(child.dropFirst(6)))
       default: break
       }
       for (option, value) in bounds {
@@ -191,7 +197,9 @@ struct QueryCommand: Command {
   /// The key column, then every other top-level column, sorted.
   static func columns(_ documents: [Document], key: String) -> [String] {
     var seen = Set<String>()
-    for document in documents { for member in document.value where member.key != key { seen.insert(member.key) } }
+    for document in documents {
+      for member in document.value where member.key != key { seen.insert(member.key) }
+    }
     return [key] + seen.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
   }
 
@@ -244,7 +252,9 @@ struct TableLayout {
     var widths = (0..<cleaned[0].count).map { column in cleaned.map { $0[column].count }.max() ?? 0 }
     let minimum = 4
     func total() -> Int { widths.reduce(0, +) + 2 * max(0, widths.count - 1) }
-    while total() > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > minimum {
+    while total() > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }),
+      widths[widest] > minimum
+    {
       widths[widest] -= 1
     }
     while total() > width && widths.count > 1 { widths.removeLast() }

@@ -33,16 +33,25 @@ struct QueryCLITests {
     let all = try scratch.folio("query", "todos")
     #expect(all.status == 0 && all.stderr.isEmpty)
     #expect(pks(all.stdout) == ["e", "b", "c", "d", "a"])
-    let page = try scratch.folio("query", "todos", "--start-after", "1", "--start-key", "b", "--limit-to-first", "2")
+    let page = try scratch.folio(
+      "query", "todos", "--start-after", "1", "--start-key", "b", "--limit-to-first", "2")
     #expect(pks(page.stdout) == ["c", "d"])
-    let back = try scratch.folio("query", "todos", "--end-before", "1", "--end-key", "d", "--limit-to-last", "2")
+    let back = try scratch.folio(
+      "query", "todos", "--end-before", "1", "--end-key", "d", "--limit-to-last", "2")
     #expect(pks(back.stdout) == ["b", "c"])
-    #expect(pks(try scratch.folio("query", "todos", "--order-by-key", "--start-at", "c").stdout) == ["c", "d", "e"])
-    #expect(pks(try scratch.folio("query", "todos", "--order-by-child", "title", "--limit-to-last", "1").stdout) == ["e"])
-    #expect(pks(try scratch.folio("query", "todos", "--where", #"rank == 1 && title contains "c""#).stdout) == ["c"])
+    #expect(
+      pks(try scratch.folio("query", "todos", "--order-by-key", "--start-at", "c").stdout) == ["c", "d", "e"])
+    #expect(
+      pks(try scratch.folio("query", "todos", "--order-by-child", "title", "--limit-to-last", "1").stdout)
+        == ["e"])
+    #expect(
+      pks(try scratch.folio("query", "todos", "--where", #"rank == 1 && title contains "c""#).stdout) == ["c"]
+    )
     #expect(try scratch.folio("query", "todos", "--equal-to", "1", "--count").stdout == "3\n")
     // Not JSON: taken as a string.
-    #expect(pks(try scratch.folio("query", "todos", "--order-by-child", "title", "--start-at", "Task d").stdout) == ["d", "e"])
+    #expect(
+      pks(try scratch.folio("query", "todos", "--order-by-child", "title", "--start-at", "Task d").stdout)
+        == ["d", "e"])
   }
 
   @Test func formats() throws {
@@ -92,7 +101,9 @@ struct QueryCLITests {
     let result = try scratch.folio("query", "todos", "--where", "rank >= 1 &&")
     #expect(result.status == 64)
     // Column 13, just past the end: two spaces of indent and 12 more.
-    #expect(result.stderr.contains("  rank >= 1 &&\n" + String(repeating: " ", count: 14) + "^\n"), "\(result.stderr)")
+    #expect(
+      result.stderr.contains("  rank >= 1 &&\n" + String(repeating: " ", count: 14) + "^\n"),
+      "\(result.stderr)")
   }
 
   @Test func anEditBehindFoliosBackShowsInTheNextQuery() throws {

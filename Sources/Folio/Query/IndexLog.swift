@@ -64,7 +64,8 @@ enum IndexLog {
         } else if let (stat, checkedAt) = stat(from: line["st"]), let values = line["v"]?.arrayValue,
           values.count == keyCount
         {
-          let entry = IndexEntry(stat: stat, checkedAt: checkedAt, values: values.map { $0.isNull ? nil : $0 })
+          let entry = IndexEntry(
+            stat: stat, checkedAt: checkedAt, values: values.map { $0.isNull ? nil : $0 })
           records.append(.document(pk: pk, entry: entry))
         } else {
           break

@@ -54,7 +54,8 @@ enum OrderIndexCache {
         // Unreadable: leave it to the next query's check, which reports it.
         guard let object else { continue }
         records.append(
-          .document(pk: pk, entry: IndexEntry(stat: stat, checkedAt: checkedAt, values: index.values(of: object))))
+          .document(
+            pk: pk, entry: IndexEntry(stat: stat, checkedAt: checkedAt, values: index.values(of: object))))
       }
       if !records.isEmpty { index.record(records, persist: true) }
     }
@@ -93,7 +94,9 @@ struct IndexSnapshot: Sendable {
     if let base { runs.append(BaseRun(base: base, key: key, constant: constant, overridden: overridden)) }
     if !overlay.isEmpty {
       runs.append(
-        ArrayRun(sorting: overlay.map { item in (key.map { OrderValue(item.entry.values[$0]) } ?? constant, item.pk) }))
+        ArrayRun(
+          sorting: overlay.map { item in (key.map { OrderValue(item.entry.values[$0]) } ?? constant, item.pk)
+          }))
     }
     return runs
   }

@@ -67,7 +67,9 @@ struct PredicateParser {
       if consume("(") {
         skipSpace()
         guard let path = try parsePath() else { throw error("expected a path inside exists(…)") }
-        guard consume(")") else { throw error("expected ')' after the path in exists(…)", expectedHere: true) }
+        guard consume(")") else {
+          throw error("expected ')' after the path in exists(…)", expectedHere: true)
+        }
         return .exists(path)
       }
       i = save
@@ -102,7 +104,8 @@ struct PredicateParser {
     skipSpace()
     guard i < scalars.count else {
       throw error(
-        comparator.map { "expected a value after '\($0)'" } ?? "expected a condition at the end of the expression")
+        comparator.map { "expected a value after '\($0)'" }
+          ?? "expected a condition at the end of the expression")
     }
     if peek("=") {
       throw error("'=' is not a comparison; write '==' to test equality")
@@ -117,8 +120,9 @@ struct PredicateParser {
   // MARK: Paths
 
   private static func isIdentifierStart(_ c: Unicode.Scalar) -> Bool {
-    c == "_" || c == "$" || (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || c.value > 0x7F
-      && c.properties.isAlphabetic
+    c == "_" || c == "$" || (c >= "a" && c <= "z") || (c >= "A" && c <= "Z")
+      || c.value > 0x7F
+        && c.properties.isAlphabetic
   }
 
   private static func isIdentifierPart(_ c: Unicode.Scalar) -> Bool {
@@ -201,7 +205,8 @@ struct PredicateParser {
   private mutating func parseNumber() throws -> JSONValue {
     let start = i
     while i < scalars.count,
-      case let c = scalars[i], (c >= "0" && c <= "9") || c == "-" || c == "+" || c == "." || c == "e" || c == "E"
+      case let c = scalars[i],
+      (c >= "0" && c <= "9") || c == "-" || c == "+" || c == "." || c == "e" || c == "E"
     {
       i += 1
     }
@@ -253,7 +258,9 @@ struct PredicateParser {
   // MARK: Scanning
 
   private mutating func skipSpace() {
-    while i < scalars.count && (scalars[i] == " " || scalars[i] == "\t" || scalars[i] == "\n" || scalars[i] == "\r") {
+    while i < scalars.count
+      && (scalars[i] == " " || scalars[i] == "\t" || scalars[i] == "\n" || scalars[i] == "\r")
+    {
       i += 1
     }
   }

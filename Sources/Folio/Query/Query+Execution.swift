@@ -88,7 +88,9 @@ extension Query {
     var items: [(value: OrderValue, pk: String)] = []
     for pk in try collection.allPKs() {
       QueryStatistics.countRead()
-      guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else { continue }
+      guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
+        continue
+      }
       if let filter, !filter.matches(read.object) { continue }
       items.append((OrderValue(read.object.value(at: path)), pk))
     }
@@ -146,7 +148,9 @@ public struct QueryCursor {
   /// The document `pk`, if it still exists and passes the filter.
   private func load(_ pk: String) throws -> Document? {
     QueryStatistics.countRead()
-    guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else { return nil }
+    guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
+      return nil
+    }
     if let filter, !filter.matches(read.object) { return nil }
     return Document(pk: pk, table: table.name, value: read.object)
   }

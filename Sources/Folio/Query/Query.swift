@@ -110,7 +110,8 @@ public struct Query: Sendable {
     if new == .key {
       for bound in [start, end].compactMap({ $0 }) where bound.key != nil {
         throw Query.mistake(
-          "orderByKey() with a key: cursor in \(bound.call); with orderByKey the value is the pk, so drop key:")
+          "orderByKey() with a key: cursor in \(bound.call); with orderByKey the value is the pk, so drop key:"
+        )
       }
       for bound in [start, end].compactMap({ $0 }) {
         _ = try Query.pkBound(bound.value, call: bound.call)
@@ -158,7 +159,8 @@ public struct Query: Sendable {
 
   private func starting(_ bound: Bound) throws -> Query {
     if let start {
-      throw Query.mistake("\(bound.call) after \(start.call): a query has one start (startAt, startAfter or equalTo)")
+      throw Query.mistake(
+        "\(bound.call) after \(start.call): a query has one start (startAt, startAfter or equalTo)")
     }
     try check(bound)
     var copy = self
@@ -168,7 +170,8 @@ public struct Query: Sendable {
 
   private func ending(_ bound: Bound) throws -> Query {
     if let end {
-      throw Query.mistake("\(bound.call) after \(end.call): a query has one end (endAt, endBefore or equalTo)")
+      throw Query.mistake(
+        "\(bound.call) after \(end.call): a query has one end (endAt, endBefore or equalTo)")
     }
     try check(bound)
     var copy = self
@@ -180,7 +183,8 @@ public struct Query: Sendable {
     switch bound.value {
     case .array, .object:
       throw Query.mistake(
-        "\(bound.call) with \(bound.value.kindName): a range value must be null, a boolean, a number or a string")
+        "\(bound.call) with \(bound.value.kindName): a range value must be null, a boolean, a number or a string"
+      )
     default: break
     }
     if ordering == .key {

@@ -118,7 +118,9 @@ final class TableIndex {
       // No folder: no documents.
       for (_, item) in overlay where item.entry != nil { changes.append(.document(pk: item.pk, entry: nil)) }
       if let base {
-        for doc in 0..<base.count where !overridden[doc] { changes.append(.document(pk: base.pk(doc), entry: nil)) }
+        for doc in 0..<base.count where !overridden[doc] {
+          changes.append(.document(pk: base.pk(doc), entry: nil))
+        }
       }
       if !changes.isEmpty { record(changes, persist: true) }
       return
@@ -129,7 +131,8 @@ final class TableIndex {
     var st = stat()
     guard fstat(dirfd, &st) == 0 else { throw FileSystem.error(errno, "fstat", path: folder) }
     let directoryNow = FileStat(st)
-    let listed = directoryNow != directory || directory.map { $0.isRacy(checkedAt: directoryCheckedAt) } ?? true
+    let listed =
+      directoryNow != directory || directory.map { $0.isRacy(checkedAt: directoryCheckedAt) } ?? true
 
     var suspects: [String] = []
     if contents {
@@ -304,7 +307,9 @@ final class TableIndex {
       }
     }
     // A folder changed within the racy window is listed again next time.
-    let trusted = directoryNow.isRacy(checkedAt: directoryTime) ? FileStat(inode: 0, size: 0, mtime: 0, ctime: 0) : directoryNow
+    let trusted =
+      directoryNow.isRacy(checkedAt: directoryTime)
+      ? FileStat(inode: 0, size: 0, mtime: 0, ctime: 0) : directoryNow
     directoryCheckedAt = directoryTime
     try write(entries, directory: trusted)
   }
@@ -330,4 +335,3 @@ final class TableIndex {
     resetOverlay()
   }
 }
-

@@ -104,7 +104,8 @@ public enum ValueOrdering {
     case (.array(let x), .array(let y)):
       return x.count == y.count && zip(x, y).allSatisfy { equal($0, $1) }
     case (.object(let x), .object(let y)):
-      return x.count == y.count && x.allSatisfy { member in y[member.key].map { equal(member.value, $0) } ?? false }
+      return x.count == y.count
+        && x.allSatisfy { member in y[member.key].map { equal(member.value, $0) } ?? false }
     default: return false
     }
   }

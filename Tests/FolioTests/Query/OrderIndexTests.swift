@@ -58,7 +58,8 @@ struct OrderIndexTests {
     try scratch.write("t/new.json", #"{"id": "new", "rank": 5}"#)
     // cp of another document over an existing one.
     try FileManager.default.removeItem(atPath: scratch.path + "/t/d7.json")
-    try FileManager.default.copyItem(atPath: scratch.path + "/t/d29.json", toPath: scratch.path + "/t/d7.json")
+    try FileManager.default.copyItem(
+      atPath: scratch.path + "/t/d29.json", toPath: scratch.path + "/t/d7.json")
     #expect(try pks(store) { try $0.limitToFirst(3) } == ["new", "d1", "d2"])
     #expect(try pks(store) { try $0.equalTo(290) } == ["d29", "d7"])
     #expect(try store.collection("t").query().count() == 30)
@@ -84,7 +85,9 @@ struct OrderIndexTests {
     func git(_ args: String) throws {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-      process.arguments = ["-C", scratch.path, "-c", "user.name=t", "-c", "user.email=t@t"] + args.split(separator: " ").map(String.init)
+      process.arguments =
+        ["-C", scratch.path, "-c", "user.name=t", "-c", "user.email=t@t"]
+        + args.split(separator: " ").map(String.init)
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()

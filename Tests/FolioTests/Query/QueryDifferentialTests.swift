@@ -27,7 +27,9 @@ struct QueryDifferentialTests {
           var equal: Bool
           if Reference.rank(value) == Reference.rank(literal), Reference.rank(value) != 5 {
             equal = Reference.compare(value, literal) == 0
-            if case .string(let a)? = value, case .string(let b) = literal { equal = Array(a.unicodeScalars) == Array(b.unicodeScalars) }
+            if case .string(let a)? = value, case .string(let b) = literal {
+              equal = Array(a.unicodeScalars) == Array(b.unicodeScalars)
+            }
           } else {
             equal = false
           }

@@ -64,7 +64,9 @@ struct QueryOrderingTests {
   @Test func pkOrder() throws {
     let (store, scratch) = try makeStore(yaml: "version: 1\ntables:\n  k: {}\n")
     defer { scratch.remove() }
-    let pks = ["a", "1", "-5", "2147483648", "é", "～", "😀", "01", "10", "-2147483648", "-2147483649", "-0", "0"]
+    let pks = [
+      "a", "1", "-5", "2147483648", "é", "～", "😀", "01", "10", "-2147483648", "-2147483649", "-0", "0",
+    ]
     try store.write { tx in
       for pk in pks { try tx.apply(table: "k", pk: pk, op: .insert) }
     }
@@ -105,14 +107,16 @@ struct QueryOrderingTests {
     let samples = ["", "a", "é", "e\u{301}", "～", "😀", "\u{E000}", "\u{FFFF}", "𝄞", "ab", "a\u{0}", "\u{7F}"]
     for a in samples {
       for b in samples {
-        let expected = a.utf16.lexicographicallyPrecedes(b.utf16) ? -1 : (Array(a.utf16) == Array(b.utf16) ? 0 : 1)
+        let expected =
+          a.utf16.lexicographicallyPrecedes(b.utf16) ? -1 : (Array(a.utf16) == Array(b.utf16) ? 0 : 1)
         #expect(ValueOrdering.compareUTF16(a, b) == expected, "\(a) vs \(b)")
       }
     }
   }
 
   @Test(arguments: [
-    ("1", "1.0", 0), ("10", "1e1", 0), ("-0", "0", 0), ("0.1", "1e-1", 0), ("12345678901234567890", "12345678901234567891", -1),
+    ("1", "1.0", 0), ("10", "1e1", 0), ("-0", "0", 0), ("0.1", "1e-1", 0),
+    ("12345678901234567890", "12345678901234567891", -1),
     ("-12345678901234567890", "-12345678901234567891", 1), ("1e400", "1e399", 1), ("-1e-400", "0", -1),
     ("2", "10", -1), ("0.001", "0.0009999", 1), ("100", "99.99999999999999999999", 1),
   ])

@@ -17,7 +17,9 @@ struct SeededGenerator: RandomNumberGenerator {
   }
 
   static func testSeed() -> UInt64 {
-    if let text = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"], let seed = UInt64(text) { return seed }
+    if let text = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"], let seed = UInt64(text) {
+      return seed
+    }
     return UInt64.random(in: 0..<1_000_000_000)
   }
 }
@@ -70,7 +72,9 @@ enum Reference {
   }
 
   /// All documents sorted by (value at `sortValue`, pk).
-  static func sorted(_ docs: [String: JSONObject], by sortValue: (String, JSONObject) -> JSONValue?) -> [String] {
+  static func sorted(_ docs: [String: JSONObject], by sortValue: (String, JSONObject) -> JSONValue?)
+    -> [String]
+  {
     docs.keys.sorted { a, b in
       let c = compare(sortValue(a, docs[a]!), sortValue(b, docs[b]!))
       return c != 0 ? c < 0 : comparePK(a, b) < 0
@@ -93,7 +97,9 @@ struct QueryFuzz {
     case 1: return .bool(chance(0.5))
     case 2, 3: return .integer(int(-5...5))
     case 4: return .number(["1.5", "-0.25", "1e1", "10.0", "2E-1", "-0", "0.2"][int(0...6)])
-    case 5: return .number(["123456789012345678901234567", "123456789012345678901234568", "-99999999999999999999"][int(0...2)])
+    case 5:
+      return .number(
+        ["123456789012345678901234567", "123456789012345678901234568", "-99999999999999999999"][int(0...2)])
     default: return .string(Self.strings[int(0...Self.strings.count - 1)])
     }
   }
@@ -111,8 +117,11 @@ struct QueryFuzz {
     switch int(0...5) {
     case 0: return String(int(-20...20))
     case 1: return "0" + String(int(0...20))
-    case 2: return ["2147483647", "2147483648", "-2147483648", "-2147483649", "é", "😀", "～", "a b"][int(0...7)]
-    default: return String((0..<int(1...3)).map { _ in "abcXYZ09_"[String.Index(utf16Offset: int(0...8), in: "abcXYZ09_")] })
+    case 2:
+      return ["2147483647", "2147483648", "-2147483648", "-2147483649", "é", "😀", "～", "a b"][int(0...7)]
+    default:
+      return String(
+        (0..<int(1...3)).map { _ in "abcXYZ09_"[String.Index(utf16Offset: int(0...8), in: "abcXYZ09_")] })
     }
   }
 
@@ -133,7 +142,9 @@ struct QueryFuzz {
         doc["w"] = v
       }
       doc["n"] = .integer(int(0...9))
-      if chance(0.7) { doc["tags"] = .array((0..<int(0...2)).map { _ in .string(["x", "y", "z"][int(0...2)]) }) }
+      if chance(0.7) {
+        doc["tags"] = .array((0..<int(0...2)).map { _ in .string(["x", "y", "z"][int(0...2)]) })
+      }
       docs[pk] = doc
     }
     return docs

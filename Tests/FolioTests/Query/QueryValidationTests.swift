@@ -66,7 +66,8 @@ struct QueryValidationTests {
 
   @Test func predicateSemantics() throws {
     let doc: JSONObject = [
-      "a": 5, "s": "hello", "tags": ["x", "y"], "n": .null, "meta": ["color": "red", "size": .number("2.50")],
+      "a": 5, "s": "hello", "tags": ["x", "y"], "n": .null,
+      "meta": ["color": "red", "size": .number("2.50")],
       "first name": "Ada", "done": true,
     ]
     let cases: [(String, Bool)] = [
