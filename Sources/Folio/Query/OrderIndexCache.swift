@@ -1,10 +1,12 @@
 import Synchronization
 
-/// How many document files queries have read in this process (tests use it
-/// to check that an indexed page reads only what it returns).
+/// How many document files queries have read in this process, per table
+/// folder (tests use it to check that an indexed page reads only what it
+/// returns).
 enum QueryStatistics {
-  static let documentsRead = Atomic<Int>(0)
-  static func countRead() { documentsRead.add(1, ordering: .relaxed) }
+  private static let reads = Mutex<[String: Int]>([:])
+  static func countRead(folder: String) { reads.withLock { $0[folder, default: 0] += 1 } }
+  static func documentsRead(folder: String) -> Int { reads.withLock { $0[folder] ?? 0 } }
 }
 
 /// The order indexes this process has loaded, one per store and table, so
@@ -35,7 +37,7 @@ enum OrderIndexCache {
   static func documentsChanged(store: Store, table: TableConfig, changes: [(pk: String, bytes: [UInt8]?)]) {
     indexes.withLock { indexes in
       guard let index = try? self.index(in: &indexes, store: store, table: table),
-        FileStat.of(index.basePath) != nil, (try? index.load()) != nil
+        (try? index.load(buildIfMissing: false)) == true
       else { return }
       var records: [IndexLog.Record] = []
       for (pk, known) in changes {

@@ -87,7 +87,7 @@ extension Query {
   private func scan(store: Store, table: TableConfig, path: FieldPath) throws -> ArrayRun {
     var items: [(value: OrderValue, pk: String)] = []
     for pk in try collection.allPKs() {
-      QueryStatistics.countRead()
+      QueryStatistics.countRead(folder: store.directory(of: table))
       guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
         continue
       }
@@ -147,7 +147,7 @@ public struct QueryCursor {
 
   /// The document `pk`, if it still exists and passes the filter.
   private func load(_ pk: String) throws -> Document? {
-    QueryStatistics.countRead()
+    QueryStatistics.countRead(folder: store.directory(of: table))
     guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
       return nil
     }

@@ -52,8 +52,10 @@ final class TableIndex {
 
   /// Brings the in-memory state in line with the files in `.git/folio/index/`,
   /// building the base from the documents if there is none (or it was built
-  /// for another config).
-  func load() throws {
+  /// for another config) unless `buildIfMissing` is false.
+  /// - Returns: whether a base is loaded.
+  @discardableResult
+  func load(buildIfMissing: Bool = true) throws -> Bool {
     let identity = FileStat.of(basePath)
     if identity == nil || identity != baseIdentity {
       base = nil
@@ -65,8 +67,9 @@ final class TableIndex {
         base = candidate
         baseIdentity = identity
       } else {
+        guard buildIfMissing else { return false }
         try rebuild()
-        return
+        return true
       }
       directory = base!.directory
       directoryCheckedAt = base!.directoryCheckedAt
@@ -85,6 +88,7 @@ final class TableIndex {
       }
       logIdentity = log
     }
+    return true
   }
 
   private func resetOverlay() {
@@ -238,7 +242,7 @@ final class TableIndex {
     var st = stat()
     guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
     let path = folder + "/" + name
-    QueryStatistics.countRead()
+    QueryStatistics.countRead(folder: folder)
     let bytes = try FileSystem.readAll(fd, path: path)
     let display = table.path + "/" + name
     let value = try JSONValue(parsing: bytes, file: display)

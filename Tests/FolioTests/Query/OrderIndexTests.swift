@@ -31,15 +31,16 @@ struct OrderIndexTests {
     defer { scratch.remove() }
     settle()
     _ = try pks(store)  // builds the index, reading every document once
-    let before = QueryStatistics.documentsRead.load(ordering: .relaxed)
+    let folder = store.directory(of: try store.table(named: "t"))
+    let before = QueryStatistics.documentsRead(folder: folder)
     let page = try pks(store) { try $0.startAfter(200, key: "d20").limitToFirst(3) }
     #expect(page == ["d21", "d22", "d23"])
-    #expect(QueryStatistics.documentsRead.load(ordering: .relaxed) - before == 3)
+    #expect(QueryStatistics.documentsRead(folder: folder) - before == 3)
     // A fresh handle (as a new process would) loads the index from disk.
     let again = try Store(at: scratch.url)
-    let before2 = QueryStatistics.documentsRead.load(ordering: .relaxed)
+    let before2 = QueryStatistics.documentsRead(folder: folder)
     #expect(try pks(again) { try $0.limitToLast(2) } == ["d58", "d59"])
-    #expect(QueryStatistics.documentsRead.load(ordering: .relaxed) - before2 == 2)
+    #expect(QueryStatistics.documentsRead(folder: folder) - before2 == 2)
   }
 
   @Test func editsDeletesAndAddsBehindFoliosBack() throws {
