@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 struct CLITests {
-  static let commands = ["init", "tables", "get", "put", "apply", "rm", "evict", "log", "fsck", "fmt"]
+  static let commands = ["init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt"]
 
   @Test func topLevelHelp() throws {
     let scratch = try CLIScratch(yaml: nil)

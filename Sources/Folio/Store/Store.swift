@@ -276,6 +276,7 @@ public final class Store: Sendable {
       }
     }
     try transaction.commitEvictions(evicted: false)
+    indexDocumentsWritten(writes)  // order indexes (Query/Store+OrderIndex.swift)
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let last = ops.map(\.hlc).max() {

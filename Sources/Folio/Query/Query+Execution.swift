@@ -1,0 +1,169 @@
+extension Query {
+  /// The ordering in force: the one chosen, else the table's first `order`
+  /// key, else the key.
+  func effectiveOrdering(_ table: TableConfig) -> Ordering {
+    ordering ?? table.order.first.map { .child(FieldPath($0)) } ?? .key
+  }
+
+  /// The documents, in ascending order.
+  ///
+  /// ```swift
+  /// let page = try todos.query().orderBy(child: "lastUpdate").limitToFirst(20).get()
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE`; `INVALID_JSON` for a document file that does
+  ///   not parse (fix it, or see `folio fsck`).
+  public func get() throws -> [Document] {
+    var cursor = try documents()
+    var result: [Document] = []
+    while let document = try cursor.next() { result.append(document) }
+    return result
+  }
+
+  /// The number of documents the query returns. Without a filter, no
+  /// document is read when the ordering is indexed.
+  public func count() throws -> Int {
+    if filter == nil {
+      var cursor = try documents()
+      return cursor.countWithoutReading()
+    }
+    var cursor = try documents()
+    var n = 0
+    while try cursor.next() != nil { n += 1 }
+    return n
+  }
+
+  /// Calls `body` with each document in order, reading one at a time, so
+  /// memory stays flat however large the table.
+  public func forEach(_ body: (Document) throws -> Void) throws {
+    var cursor = try documents()
+    while let document = try cursor.next() { try body(document) }
+  }
+
+  /// A cursor that reads the documents one at a time, in order.
+  ///
+  /// ```swift
+  /// var cursor = try flights.query().orderBy(child: "dep_delay").documents()
+  /// while let flight = try cursor.next() { export(flight) }
+  /// ```
+  public func documents() throws -> QueryCursor {
+    let store = collection.store
+    let table = try store.table(named: collection.name)
+    let ordering = effectiveOrdering(table)
+    let lower = start.map { (point(for: $0, isStart: true, ordering: ordering), $0.inclusive) }
+    let upper = end.map { (point(for: $0, isStart: false, ordering: ordering), $0.inclusive) }
+    var runs: [any OrderedRun]
+    var filtered = false
+    switch ordering {
+    case .key, .value:
+      let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: false)
+      // Documents are objects, which all sort alike: the order is the pk's.
+      runs = snapshot.runs(key: nil, constant: ordering == .key ? .null : .composite)
+    case .child(let path):
+      if let key = table.order.firstIndex(where: { FieldPath($0) == path }) {
+        let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: true)
+        runs = snapshot.runs(key: key, constant: .null)
+      } else {
+        runs = [try scan(store: store, table: table, path: path)]
+        filtered = true
+      }
+    }
+    return QueryCursor(
+      store: store, table: table, range: MergedRange(runs: runs, lower: lower, upper: upper),
+      limit: limit, filter: filtered ? nil : filter)
+  }
+
+  private func point(for bound: Bound, isStart: Bool, ordering: Ordering) -> OrderPoint {
+    if ordering == .key {
+      // Checked when the bound was set: a string or a number.
+      return OrderPoint(value: .null, key: .pk((try? Query.pkBound(bound.value, call: bound.call)) ?? ""))
+    }
+    let key: OrderPoint.KeyPoint =
+      bound.key.map { .pk($0) } ?? (isStart == bound.inclusive ? .min : .max)
+    return OrderPoint(value: OrderValue(bound.value), key: key)
+  }
+
+  /// Orders by a path that has no index: reads every document once, keeping
+  /// only its value and pk (and only if it passes the filter).
+  private func scan(store: Store, table: TableConfig, path: FieldPath) throws -> ArrayRun {
+    var items: [(value: OrderValue, pk: String)] = []
+    for pk in try collection.allPKs() {
+      QueryStatistics.countRead(folder: store.directory(of: table))
+      guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
+        continue
+      }
+      if let filter, !filter.matches(read.object) { continue }
+      items.append((OrderValue(read.object.value(at: path)), pk))
+    }
+    return ArrayRun(sorting: items)
+  }
+}
+
+/// Reads a query's documents one at a time, in ascending order; from
+/// ``Query/documents()``.
+public struct QueryCursor {
+  private let store: Store
+  private let table: TableConfig
+  private var range: MergedRange
+  private let limit: Query.Limit?
+  private let filter: Predicate?
+  private var returned = 0
+  /// For `limitToLast`: the documents, found back to front, then handed out.
+  private var buffered: [Document]?
+
+  init(store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?) {
+    self.store = store
+    self.table = table
+    self.range = range
+    self.limit = limit
+    self.filter = filter
+  }
+
+  /// The next document, or nil at the end.
+  /// - Throws: `INVALID_JSON` for a document file that does not parse.
+  public mutating func next() throws -> Document? {
+    switch limit {
+    case .last(let n):
+      if buffered == nil {
+        var found: [Document] = []
+        while found.count < n, let pk = range.previous() {
+          if let document = try load(pk) { found.append(document) }
+        }
+        buffered = found
+      }
+      return buffered!.popLast()
+    case .first(let n):
+      guard returned < n else { return nil }
+      fallthrough
+    case nil:
+      while let pk = range.next() {
+        if let document = try load(pk) {
+          returned += 1
+          return document
+        }
+      }
+      return nil
+    }
+  }
+
+  /// The document `pk`, if it still exists and passes the filter.
+  private func load(_ pk: String) throws -> Document? {
+    QueryStatistics.countRead(folder: store.directory(of: table))
+    guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
+      return nil
+    }
+    if let filter, !filter.matches(read.object) { return nil }
+    return Document(pk: pk, table: table.name, value: read.object)
+  }
+
+  /// Counts what is left without reading documents (only without a filter).
+  mutating func countWithoutReading() -> Int {
+    var n = 0
+    let cap: Int
+    switch limit {
+    case .first(let k), .last(let k): cap = k
+    case nil: cap = .max
+    }
+    while n < cap, range.next() != nil { n += 1 }
+    return n
+  }
+}

@@ -1,0 +1,341 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// One table's order index as this process knows it: the base file, plus an
+/// overlay of what changed since (from the log, and from repairs this
+/// process made). Everything in it is a cache of the document files, checked
+/// against their stat data before a query trusts it.
+///
+/// Used only inside ``OrderIndexCache``'s lock.
+final class TableIndex {
+  let table: TableConfig
+  let folder: String
+  let basePath: String
+  let logPath: String
+  let lockPath: String
+  /// The order keys the index holds values for, from `folio.yaml`.
+  let keys: [FieldPath]
+  /// What the base must have been built for: folder, key column, order keys.
+  let signature: String
+
+  private(set) var base: IndexBase?
+  private var baseIdentity: FileStat?
+  private var logIdentity: FileStat?
+  /// Changes over the base, by pk; a nil entry is a document that is gone.
+  private(set) var overlay: [ExactKey: (pk: String, entry: IndexEntry?)] = [:]
+  /// Base documents that the overlay replaces or removes.
+  private(set) var overridden: [Bool] = []
+  private var directory: FileStat?
+  private var directoryCheckedAt: Int64 = 0
+
+  init(table: TableConfig, folder: String, indexDirectory: String) {
+    self.table = table
+    self.folder = folder
+    let name = IndexNames.fileStem(table.name)
+    basePath = indexDirectory + "/" + name + ".base"
+    logPath = indexDirectory + "/" + name + ".log"
+    lockPath = indexDirectory + "/lock"
+    keys = table.order.map { FieldPath($0) }
+    signature = ([table.path, table.key] + table.order).joined(separator: "\u{0}")
+  }
+
+  /// The number of the order key `path`, if it is one.
+  func keyNumber(_ path: FieldPath) -> Int? { keys.firstIndex(of: path) }
+
+  /// The entry for `doc` values of a parsed document.
+  func values(of document: JSONObject) -> [JSONValue?] {
+    keys.map { IndexEntry.indexed(document.value(at: $0)) }
+  }
+
+  // MARK: Loading
+
+  /// Brings the in-memory state in line with the files in `.git/folio/index/`,
+  /// building the base from the documents if there is none (or it was built
+  /// for another config) unless `buildIfMissing` is false.
+  /// - Returns: whether a base is loaded.
+  @discardableResult
+  func load(buildIfMissing: Bool = true) throws -> Bool {
+    let identity = FileStat.of(basePath)
+    if identity == nil || identity != baseIdentity {
+      base = nil
+      baseIdentity = nil
+      logIdentity = nil
+      if let bytes = try FileSystem.read(basePath), let candidate = IndexBase(bytes: bytes),
+        candidate.signature == signature, candidate.keyCount == keys.count
+      {
+        base = candidate
+        baseIdentity = identity
+      } else {
+        guard buildIfMissing else { return false }
+        try rebuild()
+        return true
+      }
+      directory = base!.directory
+      directoryCheckedAt = base!.directoryCheckedAt
+      resetOverlay()
+    }
+    let log = FileStat.of(logPath)
+    if log != logIdentity {
+      // Start over from the base and the whole log: the log is short, and a
+      // repair of ours that the log does not hold is found again by the
+      // stat check.
+      directory = base!.directory
+      directoryCheckedAt = base!.directoryCheckedAt
+      resetOverlay()
+      if let (records, _) = IndexLog.read(logPath, generation: base!.generation, keyCount: keys.count) {
+        for record in records { apply(record) }
+      }
+      logIdentity = log
+    }
+    return true
+  }
+
+  private func resetOverlay() {
+    overlay = [:]
+    overridden = [Bool](repeating: false, count: base?.count ?? 0)
+  }
+
+  private func apply(_ record: IndexLog.Record) {
+    switch record {
+    case .document(let pk, let entry):
+      overlay[ExactKey(pk)] = (pk, entry)
+      if let doc = base?.find(pk) { overridden[doc] = true }
+    case .directory(let stat, let checkedAt):
+      directory = stat
+      directoryCheckedAt = checkedAt
+    }
+  }
+
+  // MARK: Verification
+
+  /// Checks the index against the files and repairs what changed behind
+  /// Folio's back, reading only the files whose stat data changed.
+  ///
+  /// - Parameter contents: whether document contents matter (ordering by an
+  ///   order key), which takes a stat of every file; otherwise only the set
+  ///   of documents matters, which takes a stat of the folder.
+  func verify(contents: Bool) throws {
+    var changes: [IndexLog.Record] = []
+    let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if dirfd < 0 {
+      // No folder: no documents.
+      for (_, item) in overlay where item.entry != nil { changes.append(.document(pk: item.pk, entry: nil)) }
+      if let base {
+        for doc in 0..<base.count where !overridden[doc] {
+          changes.append(.document(pk: base.pk(doc), entry: nil))
+        }
+      }
+      if !changes.isEmpty { record(changes, persist: true) }
+      return
+    }
+    defer { close(dirfd) }
+
+    let directoryTime = FileStat.now()
+    var st = stat()
+    guard fstat(dirfd, &st) == 0 else { throw FileSystem.error(errno, "fstat", path: folder) }
+    let directoryNow = FileStat(st)
+    let listed =
+      directoryNow != directory || directory.map { $0.isRacy(checkedAt: directoryCheckedAt) } ?? true
+
+    var suspects: [String] = []
+    if contents {
+      suspects = sweep(dirfd: dirfd)
+    }
+    var known = Set<ExactKey>()
+    if listed {
+      let names = try FileSystem.list(folder) ?? []
+      var present = Set<ExactKey>()
+      for name in names {
+        guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
+        let key = ExactKey(pk)
+        present.insert(key)
+        if !isLive(pk) && !known.contains(key) {
+          suspects.append(pk)
+          known.insert(key)
+        }
+      }
+      // Gone from the listing: gone.
+      for (key, item) in overlay where item.entry != nil && !present.contains(key) {
+        changes.append(.document(pk: item.pk, entry: nil))
+      }
+      if let base {
+        for doc in 0..<base.count where !overridden[doc] {
+          let pk = base.pk(doc)
+          if !present.contains(ExactKey(pk)) { changes.append(.document(pk: pk, entry: nil)) }
+        }
+      }
+    }
+    for pk in suspects {
+      let fresh = try readEntry(pk: pk, dirfd: dirfd)
+      if fresh != currentEntry(pk) || fresh?.isRacy == false && currentEntry(pk)?.isRacy == true {
+        changes.append(.document(pk: pk, entry: fresh))
+      }
+    }
+    if listed && !directoryNow.isRacy(checkedAt: directoryTime) {
+      changes.append(.directory(directoryNow, checkedAt: directoryTime))
+    }
+    if !changes.isEmpty { record(changes, persist: true) }
+  }
+
+  /// Whether the index holds a live entry for `pk`.
+  private func isLive(_ pk: String) -> Bool {
+    if let item = overlay[ExactKey(pk)] { return item.entry != nil }
+    return base?.find(pk) != nil
+  }
+
+  private func currentEntry(_ pk: String) -> IndexEntry? {
+    if let item = overlay[ExactKey(pk)] { return item.entry }
+    return base?.find(pk).map { base!.entry($0) }
+  }
+
+  /// The pks whose file's stat data differs from the index's, or whose
+  /// record is racy. The stats run on every core.
+  private func sweep(dirfd: Int32) -> [String] {
+    var suspects: [String] = []
+    for (_, item) in overlay {
+      guard let entry = item.entry else { continue }
+      if entry.isRacy || Self.statAt(dirfd, pk: item.pk) != entry.stat { suspects.append(item.pk) }
+    }
+    guard let base else { return suspects }
+    let count = base.count
+    let workers = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, 8))
+    let chunk = (count + workers - 1) / workers
+    let found = Mutex<[Int]>([])
+    let overridden = self.overridden
+    DispatchQueue.concurrentPerform(iterations: workers) { worker in
+      var local: [Int] = []
+      var name = [CChar](repeating: 0, count: PrimaryKey.maximumFileNameLength + 1)
+      let end = Swift.min(count, (worker + 1) * chunk)
+      var st = stat()
+      var doc = worker * chunk
+      while doc < end {
+        defer { doc += 1 }
+        if overridden[doc] { continue }
+        let ok = base.withPKBytes(doc) { IndexNames.fileName(of: $0, into: &name) }
+        guard ok, fstatat(dirfd, name, &st, 0) == 0 else {
+          local.append(doc)
+          continue
+        }
+        let recorded = base.stat(doc)
+        if FileStat(st) != recorded || recorded.isRacy(checkedAt: base.checkedAt(doc)) { local.append(doc) }
+      }
+      found.withLock { $0 += local }
+    }
+    return suspects + found.withLock { $0 }.sorted().map { base.pk($0) }
+  }
+
+  private static func statAt(_ dirfd: Int32, pk: String) -> FileStat? {
+    guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
+    var st = stat()
+    return fstatat(dirfd, name, &st, 0) == 0 ? FileStat(st) : nil
+  }
+
+  /// Reads document `pk` afresh; nil if it is gone or not a regular file.
+  /// - Throws: `INVALID_JSON` for a document that does not parse.
+  private func readEntry(pk: String, dirfd: Int32) throws -> IndexEntry? {
+    guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
+    let checkedAt = FileStat.now()
+    let fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC)
+    if fd < 0 { return nil }
+    defer { close(fd) }
+    var st = stat()
+    guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+    let path = folder + "/" + name
+    QueryStatistics.countRead(folder: folder)
+    let bytes = try FileSystem.readAll(fd, path: path)
+    let display = table.path + "/" + name
+    let value = try JSONValue(parsing: bytes, file: display)
+    guard case .object(let object) = value else {
+      throw FolioError(
+        .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
+        location: .init(file: display, line: 1, column: 1), table: table.name)
+    }
+    return IndexEntry(stat: FileStat(st), checkedAt: checkedAt, values: values(of: object))
+  }
+
+  // MARK: Recording
+
+  /// Applies `changes` in memory and, if asked and the index lock is free,
+  /// appends them to the log; then compacts if the overlay has grown.
+  func record(_ changes: [IndexLog.Record], persist: Bool) {
+    for change in changes { apply(change) }
+    guard persist, let base else { return }
+    IndexNames.withLock(lockPath, blocking: false) {
+      // Another process may have compacted since we loaded: then the log is
+      // not ours to append to.
+      guard FileStat.of(basePath) == baseIdentity else { return }
+      var bytes: [UInt8] = []
+      if FileStat.of(logPath) == nil { bytes = IndexLog.header(generation: base.generation) }
+      for change in changes { bytes += IndexLog.encode(change) }
+      if (try? IndexNames.append(bytes, to: logPath)) != nil {
+        logIdentity = FileStat.of(logPath)
+      }
+    }
+    if overlay.count > Swift.max(256, base.count / 8) { try? compact() }
+  }
+
+  /// Writes the current state as a new base, with an empty log.
+  func compact() throws {
+    var entries: [(pk: String, entry: IndexEntry)] = []
+    if let base {
+      entries.reserveCapacity(base.count + overlay.count)
+      for doc in 0..<base.count where !overridden[doc] { entries.append((base.pk(doc), base.entry(doc))) }
+    }
+    for (_, item) in overlay { if let entry = item.entry { entries.append((item.pk, entry)) } }
+    try write(entries, directory: directory ?? FileStat(inode: 0, size: 0, mtime: 0, ctime: 0))
+  }
+
+  /// Builds the base from the document files.
+  private func rebuild() throws {
+    let directoryTime = FileStat.now()
+    let directoryNow = FileStat.of(folder) ?? FileStat(inode: 0, size: 0, mtime: 0, ctime: 0)
+    let names = (try FileSystem.list(folder) ?? []).compactMap { PrimaryKey.pk(fromFileName: $0) }
+    var entries: [(pk: String, entry: IndexEntry)] = []
+    entries.reserveCapacity(names.count)
+    let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    defer { if dirfd >= 0 { close(dirfd) } }
+    if dirfd >= 0 {
+      if keys.isEmpty {
+        // Only the pks and stat data matter: no file needs reading.
+        for pk in names {
+          let checkedAt = FileStat.now()
+          if let stat = Self.statAt(dirfd, pk: pk) {
+            entries.append((pk, IndexEntry(stat: stat, checkedAt: checkedAt, values: [])))
+          }
+        }
+      } else {
+        for pk in names {
+          if let entry = try readEntry(pk: pk, dirfd: dirfd) { entries.append((pk, entry)) }
+        }
+      }
+    }
+    // A folder changed within the racy window is listed again next time.
+    let trusted =
+      directoryNow.isRacy(checkedAt: directoryTime)
+      ? FileStat(inode: 0, size: 0, mtime: 0, ctime: 0) : directoryNow
+    directoryCheckedAt = directoryTime
+    try write(entries, directory: trusted)
+  }
+
+  private func write(_ entries: [(pk: String, entry: IndexEntry)], directory: FileStat) throws {
+    var generator = SystemRandomNumberGenerator()
+    let generation = generator.next() as UInt64
+    let bytes = IndexBase.encode(
+      signature: signature, generation: generation, directory: directory,
+      directoryCheckedAt: directoryCheckedAt, keyCount: keys.count, entries: entries)
+    guard let fresh = IndexBase(bytes: bytes) else { preconditionFailure("index base does not read back") }
+    try FileSystem.makeDirectories(FileSystem.split(basePath).directory)
+    IndexNames.withLock(lockPath, blocking: true) {
+      // The log goes first: a reader that sees the new base with the old log
+      // ignores the log (another generation), never the other way round.
+      try? FileSystem.writeAtomically(logPath, IndexLog.header(generation: generation), sync: false)
+      try? FileSystem.writeAtomically(basePath, bytes, sync: true)
+    }
+    base = fresh
+    baseIdentity = FileStat.of(basePath)
+    logIdentity = FileStat.of(logPath)
+    self.directory = fresh.directory
+    resetOverlay()
+  }
+}

@@ -1,0 +1,290 @@
+import Folio
+import Foundation
+
+// folio-bench query: ordered queries over a ~300k-document flight table
+// with `order: [dep_delay]`, in process and through the `folio` binary,
+// against the same queries through the sqlite3 CLI on the same data with an
+// index. Run: swift run -c release folio-bench query [--docs N] [--runs R]
+
+struct QueryBenchOptions {
+  var docs = 300_000
+  var runs = 5
+  var directory: String?
+
+  init(_ arguments: [String]) {
+    var i = 0
+    while i < arguments.count {
+      func value() -> String {
+        i += 1
+        guard i < arguments.count else { fatalError("\(arguments[i - 1]) needs a value") }
+        return arguments[i]
+      }
+      switch arguments[i] {
+      case "--docs": docs = Int(value()) ?? docs
+      case "--runs": runs = Int(value()) ?? runs
+      case "--dir": directory = value()
+      case "-h", "--help":
+        print(
+          """
+          USAGE: folio-bench query [--docs N] [--runs N] [--dir DIR]
+            --docs N   flight documents (default 300000)
+            --runs N   repetitions per timing; medians are reported (default 5)
+            --dir DIR  keep the generated store and database in DIR and reuse them
+                       on the next run (default: a temp folder, removed afterwards)
+          """)
+        exit(0)
+      default: fatalError("unknown option \(arguments[i]); see --help")
+      }
+      i += 1
+    }
+  }
+}
+
+func runQueryBenchmark(_ arguments: [String]) throws {
+  let options = QueryBenchOptions(arguments)
+  let keep = options.directory != nil
+  let root = options.directory ?? (NSTemporaryDirectory() + "folio-query-bench-\(getpid())")
+  defer { if !keep { try? FileManager.default.removeItem(atPath: root) } }
+  let storePath = root + "/store"
+  let databasePath = root + "/flights.sqlite"
+  let marker = root + "/generated-\(options.docs)"
+  let folio = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    .deletingLastPathComponent().appendingPathComponent("folio").path
+  guard FileManager.default.isExecutableFile(atPath: folio) else {
+    fatalError("no folio binary next to folio-bench; build it: swift build -c release")
+  }
+
+  if !FileManager.default.fileExists(atPath: marker) {
+    try? FileManager.default.removeItem(atPath: root)
+    try FileManager.default.createDirectory(atPath: storePath + "/flights", withIntermediateDirectories: true)
+    print("generating \(options.docs) flight documents and the sqlite database…")
+    try generateFlights(count: options.docs, storePath: storePath, databasePath: databasePath, root: root)
+    FileManager.default.createFile(atPath: marker, contents: nil)
+  }
+  let store = try Store.create(at: URL(fileURLWithPath: storePath))
+  let flights = store.collection("flights")
+
+  var start = benchNow()
+  let total = try flights.query().count()
+  let buildSeconds = benchNow() - start
+  print("index: \(total) documents, first query (builds or loads the index) \(ms(buildSeconds))")
+
+  // The middle document's position, as a cursor.
+  // A cursor in the middle of the order: the first document with a delay
+  // of 5 minutes or more.
+  let cursor = try flights.query().orderBy(child: "dep_delay").startAt(5).limitToFirst(1).get()[0]
+  let cursorValue = cursor["dep_delay"]!
+  let cursorSQL = "(dep_delay, id) > (\(cursorValue.compactString), '\(cursor.pk)')"
+
+  func folioFirstPage() throws -> [Document] {
+    try flights.query().orderBy(child: "dep_delay").limitToFirst(20).get()
+  }
+  func folioMiddlePage() throws -> [Document] {
+    try flights.query().orderBy(child: "dep_delay").startAfter(cursorValue, key: cursor.pk).limitToFirst(20)
+      .get()
+  }
+  let filter = #"airline == "AA" && dep_delay > 60"#
+
+  struct Row {
+    var name: String
+    var folioInProcess: Double
+    var folioProcess: Double?
+    var sqliteInProcess: Double
+    var sqliteProcess: Double
+  }
+  var rows: [Row] = []
+  func add(
+    _ name: String, inProcess: () throws -> Void, cli: [String]?, sql: String, repeats: Int = 200
+  ) throws {
+    let folioTime = try benchMedian(options.runs) { try inProcess() }
+    let processTime = try cli.map { arguments in
+      try benchMedian(options.runs) { try runProcess(folio, ["-C", storePath] + arguments) }
+    }
+    let sqliteTimes = try (0..<options.runs).map { _ in try sqliteTimed(databasePath, sql, repeats: repeats) }
+    rows.append(
+      Row(
+        name: name, folioInProcess: folioTime, folioProcess: processTime,
+        sqliteInProcess: benchMedianOf(sqliteTimes.map(\.statement)),
+        sqliteProcess: benchMedianOf(sqliteTimes.map(\.process))))
+  }
+
+  let firstSQL = "SELECT doc FROM flights ORDER BY dep_delay, id LIMIT 20"
+  let (folioFirst, sqliteFirst) = (try folioFirstPage().map(\.pk), try sqliteIDs(databasePath, firstSQL))
+  precondition(folioFirst == sqliteFirst, "first pages differ")
+  try add(
+    "first page (limit 20)", inProcess: { _ = try folioFirstPage() },
+    cli: ["query", "flights", "--limit-to-first", "20"], sql: firstSQL)
+  let middleSQL = "SELECT doc FROM flights WHERE \(cursorSQL) ORDER BY dep_delay, id LIMIT 20"
+  let (folioMiddle, sqliteMiddle) = (try folioMiddlePage().map(\.pk), try sqliteIDs(databasePath, middleSQL))
+  precondition(folioMiddle == sqliteMiddle, "middle pages differ")
+  try add(
+    "middle page by cursor", inProcess: { _ = try folioMiddlePage() },
+    cli: [
+      "query", "flights", "--start-after", cursorValue.compactString, "--start-key", cursor.pk,
+      "--limit-to-first", "20",
+    ],
+    sql: middleSQL)
+  var scanned = 0
+  try add(
+    "full ordered scan (streamed)",
+    inProcess: {
+      scanned = 0
+      try flights.query().orderBy(child: "dep_delay").forEach { _ in scanned += 1 }
+    }, cli: nil, sql: "SELECT count(length(doc)) FROM (SELECT doc FROM flights ORDER BY dep_delay, id)",
+    repeats: 3)
+  precondition(scanned == total, "scan missed documents")
+  let filterSQL = "SELECT count(*) FROM flights WHERE airline = 'AA' AND dep_delay > 60"
+  let folioCount = try flights.query().where(filter).count()
+  let sqliteCount = try sqliteIDs(databasePath, filterSQL).first ?? ""
+  precondition(String(folioCount) == sqliteCount, "filter counts differ")
+  try add(
+    "--where filter, count (\(folioCount) match)",
+    inProcess: { _ = try flights.query().where(filter).count() },
+    cli: ["query", "flights", "--where", filter, "--count"], sql: filterSQL, repeats: 3)
+
+  print(
+    """
+
+    \(total) documents, order: [dep_delay]; medians of \(options.runs) runs. "process" is the whole
+    `folio query …` / `sqlite3 db 'SELECT …'` process; "in-process" is the library call, and for
+    sqlite3 the statement's share of one process running it many times.
+
+    query                                   Folio in-process  sqlite3 stmt     ratio   Folio process  sqlite3 process  ratio
+    """)
+  for row in rows {
+    let ratio = row.folioInProcess / max(row.sqliteInProcess, 1e-6)
+    let processRatio = row.folioProcess.map { String(format: "%.1fx", $0 / row.sqliteProcess) } ?? "—"
+    print(
+      row.name.padded(40) + ms(row.folioInProcess).padded(18) + ms(row.sqliteInProcess).padded(17)
+        + String(format: "%.1fx", ratio).padded(8) + (row.folioProcess.map(ms) ?? "—").padded(15)
+        + ms(row.sqliteProcess).padded(17) + processRatio)
+  }
+  print("\ntargets: first page through the whole process < 100 ms; in-process within 5x of sqlite3")
+}
+
+private func generateFlights(count: Int, storePath: String, databasePath: String, root: String) throws {
+  try "version: 1\ntables:\n  flights:\n    path: flights\n    order: [dep_delay]\n".write(
+    toFile: storePath + "/folio.yaml", atomically: true, encoding: .utf8)
+  var state: UInt64 = 7
+  func random(_ bound: Int) -> Int {
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return Int((state >> 33) % UInt64(bound))
+  }
+  let airlines = ["AA", "AS", "B6", "DL", "EV", "F9", "HA", "MQ", "NK", "OO", "UA", "US", "VX", "WN"]
+  let airports = ["ATL", "BOS", "DEN", "DFW", "JFK", "LAX", "ORD", "SEA", "SFO", "MSP", "PHX", "IAH"]
+  var csv = ""
+  csv.reserveCapacity(count * 300)
+  for i in 0..<count {
+    let cancelled = random(60) == 0
+    // Delays in whole minutes: many ties, as in real flight data.
+    let delay: JSONValue = cancelled ? .null : .integer(random(10) < 6 ? random(16) - 10 : random(400) - 20)
+    let doc: JSONValue = [
+      "id": .string("f\(i)"), "year": 2015, "month": .integer(1 + random(12)),
+      "day": .integer(1 + random(28)),
+      "airline": .string(airlines[random(airlines.count)]), "flight_number": .integer(random(7000)),
+      "tail_number": .string("N\(random(999))\(airlines[random(4)])"),
+      "origin": .string(airports[random(airports.count)]), "dest": .string(airports[random(airports.count)]),
+      "scheduled_departure": .integer(random(2400)), "dep_delay": delay, "taxi_out": .integer(random(40)),
+      "distance": .integer(100 + random(2500)), "arr_delay": cancelled ? .null : .integer(random(300) - 50),
+      "diverted": .bool(random(100) == 0), "cancelled": .bool(cancelled),
+      "cancellation_reason": cancelled ? .string("B") : .null,
+    ]
+    let bytes = doc.canonicalBytes()
+    let fd = open(storePath + "/flights/f\(i).json", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    precondition(fd >= 0, "cannot create a document file")
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+    let compact = doc.compactString.replacingOccurrences(of: "\"", with: "\"\"")
+    csv += "f\(i),\(delay.isNull ? "" : delay.compactString),\(doc["airline"]!.stringValue!),\"\(compact)\"\n"
+  }
+  try csv.write(toFile: root + "/flights.csv", atomically: false, encoding: .utf8)
+  let script = """
+    CREATE TABLE flights(id TEXT PRIMARY KEY, dep_delay INTEGER, airline TEXT, doc TEXT);
+    .mode csv
+    .import \(root)/flights.csv flights
+    UPDATE flights SET dep_delay = NULL WHERE dep_delay = '';
+    CREATE INDEX flights_dep_delay ON flights(dep_delay, id);
+    ANALYZE;
+    """
+  try runProcess("/usr/bin/sqlite3", [databasePath], input: script)
+  try? FileManager.default.removeItem(atPath: root + "/flights.csv")
+}
+
+/// Runs a query through the sqlite3 CLI: the whole process's time, and the
+/// statement's own time. sqlite's `.timer` counts whole milliseconds, too
+/// coarse for an indexed page, so the statement's time is taken from one
+/// process that runs it `repeats` times, less a process that runs nothing.
+private func sqliteTimed(_ database: String, _ sql: String, repeats: Int) throws -> (
+  statement: Double, process: Double
+) {
+  var start = benchNow()
+  try runProcess("/usr/bin/sqlite3", [database, sql])
+  let process = benchNow() - start
+  start = benchNow()
+  try runProcess("/usr/bin/sqlite3", [database], input: "")
+  let empty = benchNow() - start
+  start = benchNow()
+  try runProcess("/usr/bin/sqlite3", [database], input: String(repeating: sql + ";\n", count: repeats))
+  let batch = benchNow() - start
+  return (max(batch - empty, 0) / Double(repeats), process)
+}
+
+private func sqliteIDs(_ database: String, _ sql: String) throws -> [String] {
+  let output = try runProcess("/usr/bin/sqlite3", [database, sql])
+  return output.split(separator: "\n").map { line in
+    if let value = try? JSONValue(parsing: String(line)), let id = value["id"]?.stringValue { return id }
+    return String(line)
+  }
+}
+
+@discardableResult
+private func runProcess(_ path: String, _ arguments: [String], input: String? = nil) throws -> String {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: path)
+  process.arguments = arguments
+  let output = Pipe()
+  process.standardOutput = output
+  process.standardError = FileHandle.standardError
+  let stdin = Pipe()
+  process.standardInput = stdin
+  try process.run()
+  if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+  try stdin.fileHandleForWriting.close()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0 else {
+    fatalError("\(path) \(arguments) exited \(process.terminationStatus)")
+  }
+  return String(decoding: data, as: UTF8.self)
+}
+
+private func benchNow() -> Double {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+private func benchMedianOf(_ values: [Double]) -> Double {
+  let sorted = values.sorted()
+  return sorted[sorted.count / 2]
+}
+
+private func benchMedian(_ runs: Int, _ body: () throws -> Void) throws -> Double {
+  try body()  // warm-up
+  return benchMedianOf(
+    try (0..<runs).map { _ in
+      let start = benchNow()
+      try body()
+      return benchNow() - start
+    })
+}
+
+private func ms(_ seconds: Double) -> String {
+  seconds < 0.01 ? String(format: "%.2f ms", seconds * 1000) : String(format: "%.0f ms", seconds * 1000)
+}
+
+extension String {
+  fileprivate func padded(_ width: Int) -> String {
+    count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+  }
+}

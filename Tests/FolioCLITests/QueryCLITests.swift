@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+struct QueryCLITests {
+  static let yaml = """
+    version: 1
+    tables:
+      todos:
+        path: data/todos
+        order: [rank]
+    """
+
+  func makeTable() throws -> CLIScratch {
+    let scratch = try CLIScratch(yaml: Self.yaml)
+    #expect(try scratch.folio("init").status == 0)
+    for (pk, rank) in [("a", 2), ("b", 1), ("c", 1), ("d", 1), ("e", 0)] {
+      let result = try scratch.folio(
+        "put", "todos", pk, "-", input: #"{"rank": \#(rank), "title": "Task \#(pk), long", "tags": ["x"]}"#)
+      #expect(result.status == 0, "\(result.stderr)")
+    }
+    return scratch
+  }
+
+  func pks(_ stdout: String) -> [String] {
+    stdout.split(separator: "\n").compactMap { line in
+      (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
+    }
+  }
+
+  @Test func ordersByTheFirstOrderKeyAndPagesByCursor() throws {
+    let scratch = try makeTable()
+    defer { scratch.remove() }
+    let all = try scratch.folio("query", "todos")
+    #expect(all.status == 0 && all.stderr.isEmpty)
+    #expect(pks(all.stdout) == ["e", "b", "c", "d", "a"])
+    let page = try scratch.folio(
+      "query", "todos", "--start-after", "1", "--start-key", "b", "--limit-to-first", "2")
+    #expect(pks(page.stdout) == ["c", "d"])
+    let back = try scratch.folio(
+      "query", "todos", "--end-before", "1", "--end-key", "d", "--limit-to-last", "2")
+    #expect(pks(back.stdout) == ["b", "c"])
+    #expect(
+      pks(try scratch.folio("query", "todos", "--order-by-key", "--start-at", "c").stdout) == ["c", "d", "e"])
+    #expect(
+      pks(try scratch.folio("query", "todos", "--order-by-child", "title", "--limit-to-last", "1").stdout)
+        == ["e"])
+    #expect(
+      pks(try scratch.folio("query", "todos", "--where", #"rank == 1 && title contains "c""#).stdout) == ["c"]
+    )
+    #expect(try scratch.folio("query", "todos", "--equal-to", "1", "--count").stdout == "3\n")
+    // Not JSON: taken as a string.
+    #expect(
+      pks(try scratch.folio("query", "todos", "--order-by-child", "title", "--start-at", "Task d").stdout)
+        == ["d", "e"])
+  }
+
+  @Test func formats() throws {
+    let scratch = try makeTable()
+    defer { scratch.remove() }
+    let json = try scratch.folio("query", "todos", "--limit-to-first", "2", "--format", "json")
+    let array = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+    #expect(array?.compactMap { $0["id"] as? String } == ["e", "b"])
+    let empty = try scratch.folio("query", "todos", "--equal-to", "7", "--format", "json")
+    #expect(empty.stdout == "[]\n")
+    let csv = try scratch.folio("query", "todos", "--limit-to-first", "1", "--format", "csv")
+    #expect(csv.stdout == "id,rank,tags,title\ne,0,\"[\"\"x\"\"]\",\"Task e, long\"\n")
+    let table = try FolioRunner.run(
+      ["query", "todos", "--format", "table"], in: scratch.path, environment: ["COLUMNS": "24"])
+    let lines = table.stdout.split(separator: "\n")
+    #expect(lines.count == 6)
+    #expect(lines.allSatisfy { $0.count <= 24 }, "\(table.stdout)")
+    #expect(lines[0].hasPrefix("id  rank"))
+    #expect(table.stdout.contains("…"))
+  }
+
+  @Test(arguments: [
+    (["--where", "rank = 1"], "--where:1:6:"),
+    (["--where", "(rank > 1"], "--where:1:10:"),
+    (["--start-at", "1", "--start-after", "2"], "one start"),
+    (["--limit-to-first", "0"], "1 or more"),
+    (["--limit-to-first", "1", "--limit-to-last", "1"], "one limit"),
+    (["--order-by-key", "--order-by-value"], "one ordering"),
+    (["--order-by-key", "--start-at", "a", "--start-key", "b"], "drop key:"),
+    (["--start-at", "[1]"], "an array"),
+    (["--start-key", "b"], "--start-key needs"),
+    (["--format", "xml"], "unknown format"),
+  ])
+  func mistakesExit64WithThePosition(_ arguments: [String], _ words: String) throws {
+    let scratch = try makeTable()
+    defer { scratch.remove() }
+    let result = try FolioRunner.run(["query", "todos"] + arguments, in: scratch.path)
+    #expect(result.status == 64)
+    #expect(result.stderr.hasPrefix("error: "))
+    #expect(result.stderr.contains(words), "\(result.stderr)")
+    #expect(result.stdout.isEmpty)
+  }
+
+  @Test func aCaretPointsAtTheMistake() throws {
+    let scratch = try makeTable()
+    defer { scratch.remove() }
+    let result = try scratch.folio("query", "todos", "--where", "rank >= 1 &&")
+    #expect(result.status == 64)
+    // Column 13, just past the end: two spaces of indent and 12 more.
+    #expect(
+      result.stderr.contains("  rank >= 1 &&\n" + String(repeating: " ", count: 14) + "^\n"),
+      "\(result.stderr)")
+  }
+
+  @Test func anEditBehindFoliosBackShowsInTheNextQuery() throws {
+    let scratch = try makeTable()
+    defer { scratch.remove() }
+    #expect(pks(try scratch.folio("query", "todos", "--limit-to-first", "1").stdout) == ["e"])
+    try scratch.write("data/todos/a.json", #"{"id": "a", "rank": -1}"#)
+    #expect(pks(try scratch.folio("query", "todos", "--limit-to-first", "1").stdout) == ["a"])
+  }
+}

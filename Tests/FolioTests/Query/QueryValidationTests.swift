@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+@testable import Folio
+
+struct QueryValidationTests {
+  func query() throws -> (Query, Scratch) {
+    let (store, scratch) = try makeStore()
+    return (store.collection("todos").query(), scratch)
+  }
+
+  func expectMistake(_ words: String, _ body: () throws -> Query) {
+    let error = #expect(throws: FolioError.self) { _ = try body() }
+    #expect(error?.code == .invalidQuery)
+    #expect(error?.message.contains(words) == true, "\(String(describing: error?.message))")
+  }
+
+  @Test func invalidCombinationsNameTheMistake() throws {
+    let (q, scratch) = try query()
+    defer { scratch.remove() }
+    expectMistake("one ordering") { try q.orderByKey().orderBy(child: "a") }
+    expectMistake("one ordering") { try q.orderBy(child: "a").orderByValue() }
+    expectMistake("one start") { try q.startAt(1).startAfter(2) }
+    expectMistake("one start") { try q.equalTo(1).startAt(2) }
+    expectMistake("one end") { try q.endAt(1).endBefore(2) }
+    expectMistake("one end") { try q.endAt(1).equalTo(2) }
+    expectMistake("one limit") { try q.limitToFirst(1).limitToLast(2) }
+    expectMistake("one limit") { try q.limitToFirst(1).limitToFirst(2) }
+    expectMistake("1 or more") { try q.limitToFirst(0) }
+    expectMistake("1 or more") { try q.limitToLast(-3) }
+    expectMistake("drop key:") { try q.orderByKey().startAt("a", key: "b") }
+    expectMistake("drop key:") { try q.endAt("a", key: "b").orderByKey() }
+    expectMistake("an array") { try q.startAt([1]) }
+    expectMistake("an object") { try q.endBefore(["a": 1]) }
+    expectMistake("a pk") { try q.orderByKey().startAt(true) }
+  }
+
+  @Test func validChainsLeaveTheOriginalAlone() throws {
+    let (q, scratch) = try query()
+    defer { scratch.remove() }
+    let a = try q.orderBy(child: "lastUpdate")
+    _ = try a.startAt(1).limitToFirst(3)
+    // Immutable: a can still take a start and a limit.
+    _ = try a.startAfter(2, key: "x").limitToLast(1)
+  }
+
+  @Test(arguments: [
+    ("a ==", 5, "expected a value after '=='"),
+    ("a = 1", 3, "write '=='"),
+    ("(a == 1", 8, "expected ')'"),
+    ("a == 1 b", 8, "unexpected 'b'"),
+    ("a == 01", 6, "invalid number"),
+    ("a == \"x", 6, "unterminated string"),
+    ("", 1, "empty expression"),
+    ("a in [1, ]", 10, "expected a JSON value"),
+    ("exists(1)", 8, "expected a path"),
+    ("a.", 3, "path segment"),
+  ])
+  func predicateErrorsCarryTheColumn(_ text: String, _ column: Int, _ words: String) {
+    let error = #expect(throws: FolioError.self) { try Predicate(parsing: text, source: "--where") }
+    #expect(error?.code == .invalidQuery)
+    #expect(error?.location?.column == column, "\(text): \(String(describing: error))")
+    #expect(error?.message.contains(words) == true, "\(text): \(String(describing: error))")
+    #expect(error?.description.hasPrefix("--where:1:\(column): error: ") == true)
+  }
+
+  @Test func predicateSemantics() throws {
+    let doc: JSONObject = [
+      "a": 5, "s": "hello", "tags": ["x", "y"], "n": .null,
+      "meta": ["color": "red", "size": .number("2.50")],
+      "first name": "Ada", "done": true,
+    ]
+    let cases: [(String, Bool)] = [
+      ("a == 5", true), ("a == 5.0", true), ("a != 5", false), ("a < 6 && a >= 5", true),
+      ("missing < 1", true), ("missing == null", true), ("n == null", true), ("s > 5", true),
+      ("s contains \"ell\"", true), ("tags contains \"y\"", true), ("tags contains \"z\"", false),
+      ("a in [1, 5]", true), ("a in [1, 2]", false), ("meta.color == \"red\"", true),
+      ("meta.size == 2.5", true), ("exists(n)", true), ("exists(missing)", false),
+      ("!exists(missing) && !(a > 5)", true), ("a > 10 || s == \"hello\"", true),
+      ("`first name` == \"Ada\"", true), ("done", true), ("!done", false), ("tags == [\"x\", \"y\"]", true),
+      ("meta == {\"size\": 2.5, \"color\": \"red\"}", true), ("tags < s", false), ("s < tags", true),
+      ("a == \"5\"", false),
+    ]
+    for (text, expected) in cases {
+      #expect(try Predicate(parsing: text).matches(doc) == expected, "\(text)")
+    }
+  }
+}
