@@ -219,6 +219,43 @@ import Testing
     #expect(try doc(a, "t")?["views"] == 1040)
     #expect(try doc(b, "t")?["views"] == 1040)
   }
+
+  @Test func evictedDocumentsStayInGitAndComeBackWhenSubscribed() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t1", op: .insert, columns: ["title": "one"])
+    try a.apply(table: "todos", pk: "t2", op: .insert, columns: ["title": "two"])
+    try a.sync()
+    let b = try fixture.clone("b")
+    #expect(try a.collection("todos").findByID("t1").evict())
+    #expect(try a.collection("todos").findByID("t2").evict())
+    try a.sync()
+    // Not committed as deletions: still in a's HEAD and on the remote.
+    let tree = try git(["ls-tree", "-r", "--name-only", "HEAD"], in: a.rootPath).output
+    #expect(tree.contains("todos/t1.json") && tree.contains("todos/t2.json"))
+    #expect(try git(["status", "--porcelain"], in: a.rootPath).output.isEmpty)
+    try b.sync()
+    #expect(try doc(b, "t1") != nil)
+    // A remote change arrives, but the evicted copy stays away.
+    try b.apply(table: "todos", pk: "t1", op: .update, columns: ["title": "one, edited"])
+    try b.sync()
+    try a.sync()
+    #expect(try doc(a, "t1") == nil)
+    #expect(try a.isEvicted(table: "todos", pk: "t1"))
+    // Subscribing brings it back on the next sync, with the remote's data.
+    let subscription = a.collection("todos").findByID("t1").subscribe()
+    try a.sync()
+    #expect(try doc(a, "t1")?["title"] == "one, edited")
+    #expect(try !a.isEvicted(table: "todos", pk: "t1"))
+    subscription.cancel()
+    // A query subscription covers t2 by its title.
+    let query = a.collection("todos").query().where(try Predicate(parsing: #"title == "two""#)).subscribe()
+    try a.sync()
+    #expect(try doc(a, "t2")?["title"] == "two")
+    query.cancel()
+    #expect(try git(["status", "--porcelain"], in: a.rootPath).output.isEmpty)
+  }
 }
 
 /// A value handed from another thread, guarded by a lock.

@@ -119,6 +119,11 @@ final class GitIndex {
     return GitOID(oid)
   }
 
+  /// Reloads the index from disk (after a checkout changed it).
+  func readFromDisk() throws {
+    try LibGit2.check(git_index_read(handle, 1), "git_index_read")
+  }
+
   /// Saves the index file (the repository's own index only).
   func write() throws {
     try LibGit2.check(git_index_write(handle), "git_index_write")

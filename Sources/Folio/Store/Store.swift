@@ -33,6 +33,8 @@ public final class Store: Sendable {
   let gitDirectory: String
   let privateDirectory: String
   let lock: StoreLock
+  /// Live subscriptions (seed `000_*` `subscribe`), consulted by `sync`.
+  let subscriptions = SubscriptionRegistry()
   private let clock = Mutex<ClockState>(ClockState())
 
   /// The latest HLC this process has seen in the op log, and the log size it

@@ -1,0 +1,111 @@
+import Synchronization
+
+/// Keeps a document, or every document a query covers, wanted on this
+/// replica (seed `000_*` `subscribe`): while it is alive, `sync` brings back
+/// covered documents that were evicted.
+///
+/// ```swift
+/// let sub = todos.findByID("3f2a").subscribe()
+/// try store.sync()      // 3f2a is back in the working tree if it was evicted
+/// sub.cancel()
+/// ```
+/// Cancel is safe to call twice, and runs on deinit.
+public final class Subscription: Sendable {
+  private let registry: SubscriptionRegistry
+  private let id: Int
+
+  init(registry: SubscriptionRegistry, target: SubscriptionRegistry.Target) {
+    self.registry = registry
+    self.id = registry.add(target)
+  }
+
+  /// Ends the subscription.
+  public func cancel() { registry.remove(id) }
+
+  deinit { registry.remove(id) }
+}
+
+/// The live subscriptions of one store, guarded by a mutex.
+final class SubscriptionRegistry: Sendable {
+  enum Target: Sendable {
+    case document(table: String, pk: String)
+    case query(Query)
+  }
+
+  private let state = Mutex<(next: Int, targets: [Int: Target])>((0, [:]))
+
+  func add(_ target: Target) -> Int {
+    state.withLock { state in
+      state.next += 1
+      state.targets[state.next] = target
+      return state.next
+    }
+  }
+
+  func remove(_ id: Int) { state.withLock { _ = $0.targets.removeValue(forKey: id) } }
+
+  var targets: [Target] { state.withLock { Array($0.targets.values) } }
+
+  /// Whether any live subscription covers the document.
+  func covers(table: TableConfig, pk: String, document: JSONObject) -> Bool {
+    targets.contains { target in
+      switch target {
+      case .document(let name, let wanted): name == table.name && wanted == pk
+      case .query(let query): query.collection.name == table.name && query.covers(pk: pk, document: document, table: table)
+      }
+    }
+  }
+}
+
+extension PendingIDSpecificOperation {
+  /// Subscribes to the document: while the returned handle is alive, `sync`
+  /// keeps it on this replica, bringing it back if it was evicted.
+  public func subscribe() -> Subscription {
+    Subscription(registry: collection.store.subscriptions, target: .document(table: collection.name, pk: pk))
+  }
+}
+
+extension Query {
+  /// Subscribes to every document this query covers (its filter and range):
+  /// while the returned handle is alive, `sync` brings back covered
+  /// documents that were evicted.
+  public func subscribe() -> Subscription {
+    Subscription(registry: collection.store.subscriptions, target: .query(self))
+  }
+}
+
+extension Store {
+  /// Brings back evicted documents that a live subscription covers: the
+  /// file is restored from HEAD, skip-worktree is cleared, and the eviction
+  /// is forgotten. Call with the lock held.
+  func restoreSubscribedDocuments(repository: GitRepository) throws -> Int {
+    guard !subscriptions.targets.isEmpty else { return 0 }
+    var evictions = try loadEvictions()
+    guard !evictions.isEmpty, let tree = try repository.headCommit()?.tree() else { return 0 }
+    let index = try repository.index()
+    var restored = 0
+    for table in config.tables {
+      for pk in (evictions[table.name] ?? []).sorted() {
+        let name = try PrimaryKey.fileName(for: pk)
+        let path = table.path + "/" + name
+        guard let id = tree.blobID(at: path) else { continue }
+        let bytes = try repository.blob(id)
+        guard case .object(let document)? = try? JSONValue(parsing: bytes),
+          subscriptions.covers(table: table, pk: pk, document: document)
+        else { continue }
+        let absolute = rootPath + "/" + path
+        try FileSystem.makeDirectories(directory(of: table))
+        try FileSystem.writeAtomically(absolute, bytes, sync: true)
+        try index.add(path: path, id: id, filePath: absolute)
+        evictions[table.name]?.remove(pk)
+        if evictions[table.name]?.isEmpty == true { evictions[table.name] = nil }
+        restored += 1
+      }
+    }
+    if restored > 0 {
+      try index.write()
+      try saveEvictions(evictions)
+    }
+    return restored
+  }
+}
