@@ -59,6 +59,10 @@ if CommandLine.arguments.dropFirst().first == "query" {  // queries: QueryBench.
   try runQueryBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
+if CommandLine.arguments.dropFirst().first == "sync" {  // commit and merge: SyncBench.swift
+  try runSyncBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 
 func now() -> Double {

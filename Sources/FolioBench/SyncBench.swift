@@ -1,0 +1,169 @@
+import Folio
+import Foundation
+
+// folio-bench sync: the merge and commit figures of issue 5, in one run.
+//   - commit: `folio commit` of N new documents against `git add -A && git
+//     commit` of the same files (time and .git size);
+//   - merge: two replicas each change C documents (C/2 of them the same,
+//     with counter increments and assignments); `folio sync` against plain
+//     `git merge` of the same two commits, and the conflicts each leaves.
+// Run: swift build -c release && .build/release/folio-bench sync [--docs N] [--changes C]
+
+struct SyncBenchOptions {
+  var docs = 100_000
+  var changes = 10_000
+  var directory = NSTemporaryDirectory() + "/folio-sync-bench"
+
+  init(_ arguments: [String]) {
+    var i = 0
+    while i < arguments.count {
+      func value() -> String {
+        i += 1
+        guard i < arguments.count else { fatalError("\(arguments[i - 1]) needs a value") }
+        return arguments[i]
+      }
+      switch arguments[i] {
+      case "--docs": docs = Int(value()) ?? docs
+      case "--changes": changes = Int(value()) ?? changes
+      case "--dir": directory = value()
+      case "-h", "--help":
+        print(
+          """
+          USAGE: folio-bench sync [--docs N] [--changes C] [--dir DIR]
+            --docs N      documents in the table (default 100000)
+            --changes C   documents each replica changes; half overlap (default 10000)
+            --dir DIR     scratch directory (default $TMPDIR/folio-sync-bench; emptied first)
+          """)
+        exit(0)
+      default: fatalError("unknown option \(arguments[i]); see --help")
+      }
+      i += 1
+    }
+  }
+}
+
+@discardableResult
+func shell(_ command: String, in directory: String) -> (status: Int32, output: String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/bin/sh")
+  process.arguments = ["-c", command]
+  process.currentDirectoryURL = URL(fileURLWithPath: directory)
+  var environment = ProcessInfo.processInfo.environment
+  for (key, value) in [
+    ("GIT_AUTHOR_NAME", "bench"), ("GIT_AUTHOR_EMAIL", "bench@folio"), ("GIT_COMMITTER_NAME", "bench"),
+    ("GIT_COMMITTER_EMAIL", "bench@folio"),
+  ] where environment[key] == nil {
+    environment[key] = value
+  }
+  process.environment = environment
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  process.standardError = pipe
+  try! process.run()
+  let data = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+  let start = ContinuousClock.now
+  try body()
+  let elapsed = ContinuousClock.now - start
+  return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+func directorySize(_ path: String) -> Int {
+  Int(shell("du -sk '\(path)' | cut -f1", in: "/").output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+}
+
+func runSyncBenchmark(_ arguments: [String]) throws {
+  let options = SyncBenchOptions(arguments)
+  let root = options.directory
+  shell("rm -rf '\(root)' && mkdir -p '\(root)'", in: "/")
+  let yaml = """
+    version: 1
+    tables:
+      items:
+        path: items
+        columns:
+          views: counter
+          tags: set
+    """
+  let a = root + "/a"
+  try FileManager.default.createDirectory(atPath: a + "/items", withIntermediateDirectories: true)
+  try yaml.write(toFile: a + "/folio.yaml", atomically: true, encoding: .utf8)
+  print("writing \(options.docs) documents…")
+  for i in 0..<options.docs {
+    let document: JSONObject = [
+      "id": .string("d\(i)"), "views": .number(String(i % 1000)), "title": .string("item \(i)"),
+      "tags": .array([.string("t\(i % 7)")]), "price": .number("\(i % 500).25"),
+    ]
+    FileManager.default.createFile(
+      atPath: a + "/items/d\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
+  }
+  let g = root + "/g"
+  shell("cp -a '\(a)' '\(g)' && git init -q -b main '\(g)'", in: "/")
+  let storeA = try Store.create(at: URL(fileURLWithPath: a))
+  shell("sync", in: "/")
+
+  // Commit: folio commit against git add -A && git commit, same files.
+  var summary: CommitSummary?
+  let folioCommit = try seconds { summary = try storeA.commit(message: "import") }
+  let gitCommit = seconds {
+    let result = shell("git add -A && git commit -q -m import", in: g)
+    precondition(result.status == 0, result.output)
+  }
+  let folioSize = directorySize(a + "/.git")
+  let gitSize = directorySize(g + "/.git")
+  print(
+    String(
+      format: "commit of %d new documents: folio commit %.2f s (%d synthetic ops), git add -A && git commit %.2f s: %.2fx; .git %d KB vs %d KB",
+      options.docs, folioCommit, summary?.syntheticOps ?? 0, gitCommit, gitCommit / folioCommit, folioSize, gitSize))
+
+  // Two replicas through a bare remote.
+  let remote = root + "/remote.git"
+  shell("git init -q --bare -b main '\(remote)' && git -C '\(a)' remote add origin '\(remote)'", in: "/")
+  try storeA.sync()
+  let storeB = try Store.clone(url: "file://" + remote, into: URL(fileURLWithPath: root + "/b"))
+  let half = options.changes / 2
+  func change(_ store: Store, range: Range<Int>, by: Int, title: String) throws {
+    var start = range.lowerBound
+    while start < range.upperBound {
+      let end = min(range.upperBound, start + 1000)
+      try store.write { tx in
+        for i in start..<end {
+          try tx.apply(
+            table: "items", pk: "d\(i)", op: .update, columns: ["title": .string(title + " \(i)")],
+            transforms: ["views": ["op": "increment", "by": .number(String(by))]])
+        }
+      }
+      start = end
+    }
+  }
+  print("changing \(options.changes) documents on each replica (\(half) on both)…")
+  try change(storeA, range: 0..<options.changes, by: 1, title: "from a")
+  try change(storeB, range: half..<(half + options.changes), by: 10, title: "from b")
+  try storeA.sync()
+  try storeB.commit()
+  // The same two commits for plain git: a copy of b, without Folio's driver.
+  let plain = root + "/plain"
+  shell(
+    "cp -a '\(root)/b' '\(plain)' && git -C '\(plain)' config --unset merge.folio.driver; echo '* merge=text' > '\(plain)/.git/info/attributes'; git -C '\(plain)' fetch -q origin",
+    in: "/")
+  shell("sync", in: "/")
+  var sync: SyncSummary?
+  let folioSync = try seconds { sync = try storeB.sync(push: false) }
+  var gitStatus: Int32 = 0
+  let gitMerge = seconds { gitStatus = shell("git merge -q --no-edit origin/main", in: plain).status }
+  let conflicts = shell("git diff --name-only --diff-filter=U | wc -l", in: plain).output
+    .trimmingCharacters(in: .whitespacesAndNewlines)
+  // Check the merge: overlapping documents got both increments.
+  let sample = try storeB.collection("items").findByID("d\(half)").exec()
+  let expectedViews = half % 1000 + 11
+  print(
+    String(
+      format: "merge of %d + %d changed documents (%d on both sides): folio sync %.2f s (%d resolved by replay, 0 conflicts), git merge %.2f s (exit %d, %@ conflicts): folio/git %.2fx",
+      options.changes, options.changes, half, folioSync, sync?.resolvedDocuments ?? 0, gitMerge, gitStatus,
+      conflicts, folioSync / gitMerge))
+  print("check: d\(half).views = \(sample?.value["views"]?.compactString ?? "missing") (expected \(expectedViews))")
+}
