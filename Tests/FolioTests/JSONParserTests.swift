@@ -458,6 +458,32 @@ func expectJSONError(
     #expect(try JSONValue(parsing: object).objectValue?.count == Self.awkwardKeys.count)
   }
 
+  @Test func keysDifferingFromTheLastDocumentsAreReadAsWritten() throws {
+    // The parser expects each key to be the one that followed the previous
+    // key last time; these break that expectation in every way.
+    var parser = JSONParser()
+    let documents: [(String, [String])] = [
+      (#"{"a": 1, "ab": 2, "c": {"a": 3, "ab": 4}}"#, ["a", "ab", "c"]),
+      (#"{"a": 1, "abc": 2, "c": {"a": 3, "a\u0062": 4}}"#, ["a", "abc", "c"]),
+      (#"{"a": 1, "a": 2}"#, []),
+      (#"{"a": 1, "ab\"": 2, "c": 3}"#, ["a", "ab\"", "c"]),
+      (#"{"a": 1, "ab": 2, "ab": 3}"#, []),
+      (#"{"ab": 1, "a": 2, "c": [{"ab": 3}]}"#, ["ab", "a", "c"]),
+      (#"{"a": 1, "ab": 2, "c": 3}"#, ["a", "ab", "c"]),
+      (#"{"a": 1, "a"#, []),
+    ]
+    for _ in 0..<2 {
+      for (text, keys) in documents {
+        if keys.isEmpty {
+          #expect(throws: FolioError.self, "\(text)") { try parser.parse(Array(text.utf8)) }
+        } else {
+          let value = try parser.parse(Array(text.utf8))
+          #expect(value.objectValue?.keys == keys, "\(text)")
+        }
+      }
+    }
+  }
+
   @Test func parserCopiesWorkApart() throws {
     var first = JSONParser()
     _ = try first.parse(Array(#"{"a": [1, 2]}"#.utf8))

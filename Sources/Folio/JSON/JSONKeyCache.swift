@@ -10,6 +10,12 @@
 /// Each fingerprint maps to one slot, and a key found there with other
 /// bytes takes the slot over, so the cache never grows past
 /// ``slotCount`` entries of at most ``longestKey`` bytes each.
+///
+/// Each entry also remembers the slot of the key that followed it in its
+/// object, and the first key of the last object is remembered too. The
+/// documents of a table mostly have their keys in the same order, so the
+/// parser first checks whether the bytes at hand are that key, which
+/// spares it scanning the key and hashing it.
 struct JSONKeyCache {
   /// A key's first 32 bytes as little-endian words, zero past its end.
   struct Words: Equatable {
@@ -23,6 +29,9 @@ struct JSONKeyCache {
     var words = Words()
     /// -1 in a slot never used.
     var count = -1
+    var print: UInt64 = 0
+    /// The slot of the key that came after this one last time, or -1.
+    var next = -1
     var key = ""
   }
 
@@ -32,16 +41,54 @@ struct JSONKeyCache {
   // Empty until the first key, so that a parser that reads no objects does
   // not pay for the slots.
   private var entries: [Entry] = []
+  // The slot of the first key of the last object, or -1.
+  private var firstKey = -1
+
+  /// The key that followed the key in slot `previous` last time (the
+  /// first key of the last object when `previous` is -1), if the bytes at
+  /// `start` are that key and its closing quote.
+  ///
+  /// - Parameter readable: How many bytes from `start` on may be read.
+  /// - Returns: The key, its fingerprint, its slot, and its length in bytes
+  ///   (without quotes).
+  @inline(__always)
+  func predictedKey(
+    after previous: Int, _ start: UnsafePointer<UInt8>, readable: Int
+  ) -> (key: String, print: UInt64, slot: Int, count: Int)? {
+    if entries.isEmpty { return nil }
+    return entries.withUnsafeBufferPointer { entries in
+      let slot = previous < 0 ? firstKey : entries[previous].next
+      guard slot >= 0 else { return nil }
+      let entry = entries.baseAddress! + slot
+      let count = entry.pointee.count
+      // A match means valid, escape-free bytes: the cached key's are.
+      guard count >= 0, count < readable, start[count] == UInt8(ascii: "\""),
+        Self.words(start, count: count, readable: readable) == entry.pointee.words
+      else { return nil }
+      if count > 32 {
+        // The words hold only the first 32 bytes.
+        let same = entry.pointee.key.withUTF8Bytes { bytes in
+          compareUTF8(bytes, UnsafeBufferPointer(start: start, count: count)) == 0
+        }
+        if !same { return nil }
+      }
+      return (entry.pointee.key, entry.pointee.print, slot, count)
+    }
+  }
 
   /// The key of `count` bytes at `start`, which are valid UTF-8 with no
-  /// escapes (all ASCII when `ascii`), and its fingerprint.
+  /// escapes (all ASCII when `ascii`), its fingerprint, and its slot (-1 if
+  /// it is too long to keep).
   ///
-  /// - Parameter readable: How many bytes from `start` on may be read, at
-  ///   least `count`: the cache reads whole words when it can.
+  /// - Parameters:
+  ///   - readable: How many bytes from `start` on may be read, at least
+  ///     `count`: the cache reads whole words when it can.
+  ///   - previous: The slot of the key before this one in its object, or
+  ///     -1 if this is the first: this key becomes its prediction.
   @inline(__always)
   mutating func key(
-    _ start: UnsafePointer<UInt8>, count: Int, readable: Int, ascii: Bool
-  ) -> (key: String, print: UInt64) {
+    _ start: UnsafePointer<UInt8>, count: Int, readable: Int, ascii: Bool, after previous: Int
+  ) -> (key: String, print: UInt64, slot: Int) {
     let words = Self.words(start, count: count, readable: readable)
     let print = Self.fingerprint(words, start, count: count)
     if entries.isEmpty {
@@ -60,12 +107,27 @@ struct JSONKeyCache {
       }
       return entry.pointee.key
     }
-    if let found { return (found, print) }
-    let key = JSONParser.makeString(start, count, ascii: ascii)
-    if count <= Self.longestKey {
-      entries[slot] = Entry(words: words, count: count, key: key)
+    if let found {
+      remember(slot, after: previous)
+      return (found, print, slot)
     }
-    return (key, print)
+    let key = JSONParser.makeString(start, count, ascii: ascii)
+    guard count <= Self.longestKey else {
+      remember(-1, after: previous)
+      return (key, print, -1)
+    }
+    entries[slot] = Entry(words: words, count: count, print: print, key: key)
+    remember(slot, after: previous)
+    return (key, print, slot)
+  }
+
+  @inline(__always)
+  private mutating func remember(_ slot: Int, after previous: Int) {
+    if previous < 0 {
+      firstKey = slot
+    } else if entries[previous].next != slot {
+      entries[previous].next = slot
+    }
   }
 
   /// The fingerprint of a key, the same as ``key(_:count:readable:ascii:)``

@@ -88,6 +88,9 @@ struct JSONParser {
     /// Where this object's key set is in `keySets`, once the object is too
     /// big for a linear duplicate check; -1 before.
     var keySet = -1
+    /// The key cache's slot of this object's last key, to predict the next
+    /// one; -1 before the first key.
+    var lastKeySlot = -1
   }
 
   /// An error at a byte offset, before its line and column are known.
@@ -395,17 +398,31 @@ extension JSONParser {
         p, i, end, expected: comma == nil ? "an object key or '}'" : "an object key after ','")
     }
     let open = i
-    var ascii = true
-    let close = try Self.scanPlainString(p, open, end, ascii: &ascii)
+    let f = frames.count - 1
+    let previous = frames[f].lastKeySlot
     let key: String
     let print: UInt64
-    if p[close] == UInt8(ascii: "\"") {
-      (key, print) = keyCache.key(
-        p + open + 1, count: close - open - 1, readable: end - open - 1, ascii: ascii)
-      i = close + 1
+    if let known = keyCache.predictedKey(after: previous, p + open + 1, readable: end - open - 1) {
+      // The same key as followed the previous one last time: no need to
+      // scan or look it up.
+      (key, print) = (known.key, known.print)
+      frames[f].lastKeySlot = known.slot
+      i = open + known.count + 2
     } else {
-      key = try parseEscapedString(p, &i, end, open: open, escapeAt: close)
-      print = key.withUTF8Bytes(JSONKeyCache.fingerprint)
+      var ascii = true
+      let close = try Self.scanPlainString(p, open, end, ascii: &ascii)
+      if p[close] == UInt8(ascii: "\"") {
+        let found = keyCache.key(
+          p + open + 1, count: close - open - 1, readable: end - open - 1, ascii: ascii,
+          after: previous)
+        (key, print) = (found.key, found.print)
+        frames[f].lastKeySlot = found.slot
+        i = close + 1
+      } else {
+        key = try parseEscapedString(p, &i, end, open: open, escapeAt: close)
+        print = key.withUTF8Bytes(JSONKeyCache.fingerprint)
+        frames[f].lastKeySlot = -1
+      }
     }
     try addKey(key, print: print, at: open)
     i = Self.skipWhitespace(p, i, end)
@@ -417,11 +434,13 @@ extension JSONParser {
 
   /// Records `key` for the innermost object, rejecting a duplicate.
   @inline(__always)
-  private mutating func addKey(_ key: String, print: UInt64, at offset: Int) throws(Failure) {
+  private mutating func addKey(
+    _ key: consuming String, print: UInt64, at offset: Int
+  ) throws(Failure) {
     let f = frames.count - 1
     let keyStart = frames[f].start
     if frames[f].keySet >= 0 {
-      if !keySets[frames[f].keySet].insert(ExactKey(key)).inserted {
+      if !keySets[frames[f].keySet].insert(ExactKey(copy key)).inserted {
         throw Self.duplicate(key, offset)
       }
     } else {
@@ -448,12 +467,12 @@ extension JSONParser {
         // Past this, the filter fills up and the scans add up.
         var seen = Set<ExactKey>(minimumCapacity: 4 * Self.linearKeyLimit)
         for k in keyStart..<members.count { seen.insert(ExactKey(members[k].key)) }
-        seen.insert(ExactKey(key))
+        seen.insert(ExactKey(copy key))
         frames[f].keySet = keySets.count
         keySets.append(seen)
       }
     }
-    members.append((key: key, value: .null))
+    members.append((key: consume key, value: .null))
     prints.append(print)
   }
 
@@ -468,13 +487,16 @@ extension JSONParser {
     let start = frames.removeLast().start
     prints.removeAll(from: start)
     let elements = members.popAll(from: start) { source, count in
-      [JSONValue](unsafeUninitializedCapacity: count) { buffer, initialized in
-        for k in 0..<count {
-          // The key left behind is an empty string, which owns nothing.
-          buffer.initializeElement(at: k, to: (source + k).move().value)
-        }
-        initialized = count
+      // `reserveCapacity` and `append` are specialized here; the
+      // unsafe-uninitialized initializer allocates through generic code
+      // that looks up the storage type on each call.
+      var elements: [JSONValue] = []
+      elements.reserveCapacity(count)
+      for k in 0..<count {
+        // The key left behind is an empty string, which owns nothing.
+        elements.append((source + k).move().value)
       }
+      return elements
     }
     return .array(elements)
   }
@@ -484,10 +506,11 @@ extension JSONParser {
     if frame.keySet >= 0 { keySets.removeLast() }
     prints.removeAll(from: frame.start)
     let elements = members.popAll(from: frame.start) { source, count in
-      [Member](unsafeUninitializedCapacity: count) { buffer, initialized in
-        buffer.baseAddress!.moveInitialize(from: source, count: count)
-        initialized = count
-      }
+      // As in `closeArray`.
+      var elements: [Member] = []
+      elements.reserveCapacity(count)
+      for k in 0..<count { elements.append((source + k).move()) }
+      return elements
     }
     return .object(JSONObject(uniqueMembers: elements))
   }
