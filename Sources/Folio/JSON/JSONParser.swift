@@ -111,9 +111,12 @@ struct JSONParser {
   /// that finds this shared with a copy of itself takes new stacks before
   /// it parses, so two copies never work on the same memory.
   private final class StackOwner {
-    var members = ParserStack<Member>(capacity: 64)
-    var prints = ParserStack<UInt64>(capacity: 64)
-    var frames = ParserStack<Frame>(capacity: 16)
+    // Unchecked: only the parser that holds this alone (see `parseValue`)
+    // touches these, and never two at once, so the runtime's exclusivity
+    // checks, a call each, would guard nothing.
+    @exclusivity(unchecked) var members = ParserStack<Member>(capacity: 64)
+    @exclusivity(unchecked) var prints = ParserStack<UInt64>(capacity: 64)
+    @exclusivity(unchecked) var frames = ParserStack<Frame>(capacity: 16)
 
     deinit {
       members.release()
