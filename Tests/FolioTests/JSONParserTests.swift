@@ -391,6 +391,114 @@ func expectJSONError(
     #expect(value.arrayValue?.count == 2)
   }
 
+  /// Keys of every length around the parser's word and cache boundaries,
+  /// some differing only in bytes its key cache does not hash.
+  static let awkwardKeys: [String] = {
+    var keys = ["", "a", "é", "e\u{301}", "😀"]
+    for length in [7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 65, 100] {
+      keys.append(String(repeating: "k", count: length))
+    }
+    // Same length, first 32 and last 8 bytes: only the middle differs.
+    let head = String(repeating: "h", count: 32)
+    let tail = String(repeating: "t", count: 8)
+    keys += [head + "AAAA" + tail, head + "BBBB" + tail, head + "AAAAé" + tail]
+    keys += [String(repeating: "x", count: 20) + "é", "0123456789abcdefé"]
+    return keys
+  }()
+
+  @Test func keepsKeysExactWhenReadAgain() throws {
+    var parser = JSONParser()
+    let members = Self.awkwardKeys.enumerated().map { "\(JSONValue.string($1).compactString): \($0)" }
+    let text = Array(("{" + members.joined(separator: ", ") + "}").utf8)
+    // The second read finds the keys in the cache.
+    for _ in 0..<2 {
+      let value = try parser.parse(text)
+      let object = try #require(value.objectValue)
+      #expect(object.count == Self.awkwardKeys.count)
+      for (n, (key, member)) in zip(Self.awkwardKeys, object).enumerated() {
+        #expect(Array(member.key.unicodeScalars) == Array(key.unicodeScalars))
+        #expect(member.value == .integer(n))
+      }
+    }
+    // Alone, each key ends too near the end of the input for the parser
+    // to read it in whole words.
+    for _ in 0..<2 {
+      for key in Self.awkwardKeys {
+        let value = try parser.parse(Array("{\(JSONValue.string(key).compactString):1}".utf8))
+        let member = try #require(value.objectValue?.members.first)
+        #expect(Array(member.key.unicodeScalars) == Array(key.unicodeScalars))
+      }
+    }
+    // A key at the very end of the input, with no room for a whole word.
+    for key in Self.awkwardKeys {
+      let bytes = Array(#"{"\#(key)""#.utf8)
+      let error = try #require(expectJSONError(bytes))
+      #expect(error.message == "expected ':' after object key, found end of input")
+    }
+  }
+
+  @Test func findsDuplicatesOfEveryKindOfKey() throws {
+    for key in Self.awkwardKeys {
+      let quoted = JSONValue.string(key).compactString
+      // The same key escaped: the parser decodes it on its slow path.
+      let escaped =
+        "\"" + key.unicodeScalars.map { "\\u" + JSONParser.hex($0.value) }.joined() + "\""
+      for second in [quoted, key.unicodeScalars.allSatisfy({ $0.value < 0x10000 }) ? escaped : quoted] {
+        let text = "{\(quoted): 1, \"other\": 2, \(second): 3}"
+        let error = try #require(expectJSONError(Array(text.utf8)), "\(text)")
+        #expect(error.message == "duplicate key '\(JSONParser.displayed(key))' in object")
+      }
+    }
+    // Keys that differ only where the fingerprint does not look are still
+    // two keys.
+    let object =
+      "{"
+      + Self.awkwardKeys.map { "\(JSONValue.string($0).compactString): 0" }
+      .joined(separator: ",") + "}"
+    #expect(try JSONValue(parsing: object).objectValue?.count == Self.awkwardKeys.count)
+  }
+
+  @Test func keysDifferingFromTheLastDocumentsAreReadAsWritten() throws {
+    // The parser expects each key to be the one that followed the previous
+    // key last time; these break that expectation in every way.
+    var parser = JSONParser()
+    let documents: [(String, [String])] = [
+      (#"{"a": 1, "ab": 2, "c": {"a": 3, "ab": 4}}"#, ["a", "ab", "c"]),
+      (#"{"a": 1, "abc": 2, "c": {"a": 3, "a\u0062": 4}}"#, ["a", "abc", "c"]),
+      (#"{"a": 1, "a": 2}"#, []),
+      (#"{"a": 1, "ab\"": 2, "c": 3}"#, ["a", "ab\"", "c"]),
+      (#"{"a": 1, "ab": 2, "ab": 3}"#, []),
+      (#"{"ab": 1, "a": 2, "c": [{"ab": 3}]}"#, ["ab", "a", "c"]),
+      (#"{"a": 1, "ab": 2, "c": 3}"#, ["a", "ab", "c"]),
+      (#"{"a": 1, "a"#, []),
+    ]
+    for _ in 0..<2 {
+      for (text, keys) in documents {
+        if keys.isEmpty {
+          #expect(throws: FolioError.self, "\(text)") { try parser.parse(Array(text.utf8)) }
+        } else {
+          let value = try parser.parse(Array(text.utf8))
+          #expect(value.objectValue?.keys == keys, "\(text)")
+        }
+      }
+    }
+  }
+
+  @Test func parserCopiesWorkApart() throws {
+    var first = JSONParser()
+    _ = try first.parse(Array(#"{"a": [1, 2]}"#.utf8))
+    var second = first
+    // Deep and wide values make the stacks grow, and move, in each copy.
+    let deep = Array((String(repeating: "[", count: 200) + String(repeating: "]", count: 200)).utf8)
+    let wide = Array(("[" + (0..<1000).map { #"{"n": \#($0)}"# }.joined(separator: ",") + "]").utf8)
+    for _ in 0..<2 {
+      #expect(try first.parse(deep).compactString.utf8.count == 400)
+      #expect(try second.parse(wide).arrayValue?.count == 1000)
+      #expect(try first.parse(wide).arrayValue?.last == ["n": 999])
+      #expect(try second.parse(deep).compactString.utf8.count == 400)
+    }
+  }
+
   @Test func literalSyntaxStillWorks() {
     let value: JSONValue = ["a": 1, "b": [true, nil, "x", 1.5]]
     #expect(value["a"]?.intValue == 1)

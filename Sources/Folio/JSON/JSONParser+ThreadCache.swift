@@ -2,7 +2,10 @@ import Glibc
 
 /// Holds one thread's reusable parser.
 private final class JSONParserBox {
-  var parser = JSONParser()
+  // Unchecked: only the thread that owns the box uses it, and a parser never
+  // calls out while it runs, so accesses cannot overlap; the runtime's
+  // exclusivity check would cost a call on every parse.
+  @exclusivity(unchecked) var parser = JSONParser()
 }
 
 extension JSONParser {

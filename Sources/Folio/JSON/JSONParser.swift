@@ -55,27 +55,42 @@ struct JSONParser {
 
   // Working storage, kept between calls so that parsing many small values
   // does not allocate it again each time. Open containers keep their
-  // finished children here, and take them out when they close, which sizes
-  // each array and member list exactly once.
-  private var values: [JSONValue] = []
-  private var keys: [String] = []
-  // A cheap fingerprint of each key in `keys`, so that the duplicate check
-  // compares integers, and bytes only when two fingerprints match.
-  private var keyPrints: [UInt64] = []
-  private var frames: [Frame] = []
+  // members here (an array's elements with empty keys) and move them out
+  // when they close, which sizes each array and member list exactly once.
+  // An object's key goes on as soon as it is read, with a `null` that its
+  // value replaces.
+  private var members: ParserStack<Member>
+  // A cheap fingerprint of each key in `members` (0 for array elements),
+  // so that the duplicate check compares integers, and bytes only when two
+  // fingerprints match.
+  private var prints: ParserStack<UInt64>
+  private var frames: ParserStack<Frame>
+  // Frees the stacks' memory; see `StackOwner`.
+  private var owner: StackOwner
+  // The key sets of open objects too big for a linear duplicate check.
+  // Kept apart from `frames` so that a frame holds no reference.
+  private var keySets: [Set<ExactKey>] = []
   // Bytes of a string that has escapes, being decoded.
   private var scratch: [UInt8] = []
+  private var keyCache = JSONKeyCache()
+
+  private typealias Member = (key: String, value: JSONValue)
 
   /// An open array or object.
   private struct Frame {
     var isObject: Bool
-    /// Where this container's children start in `values`.
-    var valueStart: Int
-    /// Where this object's keys start in `keys`.
-    var keyStart: Int
-    /// The keys seen so far, once the object is too big for a linear
-    /// duplicate check.
-    var seenKeys: Set<ExactKey>?
+    /// Where this container's members start in `members`.
+    var start: Int
+    /// A 128-bit filter of the fingerprints of the keys seen so far: a key
+    /// whose bit is clear is certainly new.
+    var keyFilterLow: UInt64 = 0
+    var keyFilterHigh: UInt64 = 0
+    /// Where this object's key set is in `keySets`, once the object is too
+    /// big for a linear duplicate check; -1 before.
+    var keySet = -1
+    /// The key cache's slot of this object's last key, to predict the next
+    /// one; -1 before the first key.
+    var lastKeySlot = -1
   }
 
   /// An error at a byte offset, before its line and column are known.
@@ -85,6 +100,28 @@ struct JSONParser {
     init(_ offset: Int, _ message: String) {
       self.offset = offset
       self.message = message
+    }
+  }
+
+  /// Owns the memory of a parser's stacks, and frees it with the last
+  /// parser copy that shares it.
+  ///
+  /// The parser works on its own copies of the stacks, which it hands back
+  /// here after each call (a stack's memory moves when it grows). A parser
+  /// that finds this shared with a copy of itself takes new stacks before
+  /// it parses, so two copies never work on the same memory.
+  private final class StackOwner {
+    // Unchecked: only the parser that holds this alone (see `parseValue`)
+    // touches these, and never two at once, so the runtime's exclusivity
+    // checks, a call each, would guard nothing.
+    @exclusivity(unchecked) var members = ParserStack<Member>(capacity: 64)
+    @exclusivity(unchecked) var prints = ParserStack<UInt64>(capacity: 64)
+    @exclusivity(unchecked) var frames = ParserStack<Frame>(capacity: 16)
+
+    deinit {
+      members.release()
+      prints.release()
+      frames.release()
     }
   }
 
@@ -108,12 +145,12 @@ struct JSONParser {
     self.firstLine = firstLine
     self.firstColumn = firstColumn
     self.maxDepth = maxDepth
-    // Enough for a typical document, so the stacks do not grow step by step
-    // on a one-off parse.
-    values.reserveCapacity(32)
-    keys.reserveCapacity(32)
-    keyPrints.reserveCapacity(32)
-    frames.reserveCapacity(8)
+    // The owner starts the stacks with room for a typical document, so
+    // that they do not grow step by step on a one-off parse.
+    owner = StackOwner()
+    members = owner.members
+    prints = owner.prints
+    frames = owner.frames
   }
 
   /// Parses `buffer` as one JSON text: one value, with optional whitespace
@@ -167,14 +204,26 @@ struct JSONParser {
     // Bytes from `[UInt8]`, `String` or a file mapping are bound to UInt8
     // or untyped, so reading them as UInt8 is sound.
     let p = raw.assumingMemoryBound(to: UInt8.self)
+    if !isKnownUniquelyReferenced(&owner) {
+      // A copy of this parser has the same stacks.
+      owner = StackOwner()
+      members = owner.members
+      prints = owner.prints
+      frames = owner.frames
+    }
+    defer {
+      owner.members = members
+      owner.prints = prints
+      owner.frames = frames
+    }
     do {
       return try run(p, offset, buffer.count)
     } catch {
-      // Drop the half-built containers, but keep the capacity.
-      values.removeAll(keepingCapacity: true)
-      keys.removeAll(keepingCapacity: true)
-      keyPrints.removeAll(keepingCapacity: true)
-      frames.removeAll(keepingCapacity: true)
+      // Drop the half-built containers, but keep the memory.
+      members.removeAll()
+      prints.removeAll()
+      frames.removeAll()
+      keySets.removeAll()
       throw makeError(error, p, buffer.count, origin: origin ?? offset)
     }
   }
@@ -260,8 +309,7 @@ extension JSONParser {
           i += 1
           value = .object(JSONObject())
         } else {
-          frames.append(
-            Frame(isObject: true, valueStart: values.count, keyStart: keys.count, seenKeys: nil))
+          frames.append(Frame(isObject: true, start: members.count))
           try parseKey(p, &i, end, commaAt: nil)
           continue nextValue
         }
@@ -272,8 +320,7 @@ extension JSONParser {
           i += 1
           value = .array([])
         } else {
-          frames.append(
-            Frame(isObject: false, valueStart: values.count, keyStart: keys.count, seenKeys: nil))
+          frames.append(Frame(isObject: false, start: members.count))
           continue nextValue
         }
       case UInt8(ascii: "t"):
@@ -292,10 +339,15 @@ extension JSONParser {
       // Hand the value to its container; close every container the input
       // closes here, each becoming the value handed to the next one out.
       while true {
-        // Reads only the flag: copying the frame would retain its key set.
-        guard !frames.isEmpty else { return (value, i) }
+        guard frames.count > 0 else { return (value, i) }
         let isObject = frames[frames.count - 1].isObject
-        values.append(value)
+        if isObject {
+          // Its key is on top, with a `null` in place of the value.
+          members[members.count - 1].value = consume value
+        } else {
+          members.append((key: "", value: consume value))
+          prints.append(0)
+        }
         i = Self.skipWhitespace(p, i, end)
         let c: UInt8 = i < end ? p[i] : 0
         if isObject {
@@ -348,9 +400,34 @@ extension JSONParser {
       throw Self.unexpected(
         p, i, end, expected: comma == nil ? "an object key or '}'" : "an object key after ','")
     }
-    let keyOffset = i
-    let key = try parseString(p, &i, end)
-    try addKey(key, at: keyOffset)
+    let open = i
+    let f = frames.count - 1
+    let previous = frames[f].lastKeySlot
+    let key: String
+    let print: UInt64
+    if let known = keyCache.predictedKey(after: previous, p + open + 1, readable: end - open - 1) {
+      // The same key as followed the previous one last time: no need to
+      // scan or look it up.
+      (key, print) = (known.key, known.print)
+      frames[f].lastKeySlot = known.slot
+      i = open + known.count + 2
+    } else {
+      var ascii = true
+      let close = try Self.scanPlainString(p, open, end, ascii: &ascii)
+      if p[close] == UInt8(ascii: "\"") {
+        let found = keyCache.key(
+          p + open + 1, count: close - open - 1, readable: end - open - 1, ascii: ascii,
+          after: previous)
+        (key, print) = (found.key, found.print)
+        frames[f].lastKeySlot = found.slot
+        i = close + 1
+      } else {
+        key = try parseEscapedString(p, &i, end, open: open, escapeAt: close)
+        print = key.withUTF8Bytes(JSONKeyCache.fingerprint)
+        frames[f].lastKeySlot = -1
+      }
+    }
+    try addKey(key, print: print, at: open)
     i = Self.skipWhitespace(p, i, end)
     guard i < end && p[i] == UInt8(ascii: ":") else {
       throw Self.unexpected(p, i, end, expected: "':' after object key")
@@ -359,96 +436,86 @@ extension JSONParser {
   }
 
   /// Records `key` for the innermost object, rejecting a duplicate.
-  private mutating func addKey(_ key: String, at offset: Int) throws(Failure) {
+  @inline(__always)
+  private mutating func addKey(
+    _ key: consuming String, print: UInt64, at offset: Int
+  ) throws(Failure) {
     let f = frames.count - 1
-    let keyStart = frames[f].keyStart
-    let print = key.withUTF8Bytes(Self.fingerprint)
-    if frames[f].seenKeys != nil {
-      if !frames[f].seenKeys!.insert(ExactKey(key)).inserted {
+    let keyStart = frames[f].start
+    if frames[f].keySet >= 0 {
+      if !keySets[frames[f].keySet].insert(ExactKey(copy key)).inserted {
         throw Self.duplicate(key, offset)
       }
     } else {
-      var j = keyStart
-      while j < keys.count {
-        if keyPrints[j] == print && keys[j].utf8Equals(key) { throw Self.duplicate(key, offset) }
-        j += 1
+      // The filter's bit comes from the top bits of the fingerprint, which
+      // the key cache's fingerprint mixes best.
+      let filterIndex = print >> 57
+      let bit: UInt64 = 1 << (filterIndex & 63)
+      let seen = filterIndex < 64 ? frames[f].keyFilterLow : frames[f].keyFilterHigh
+      if seen & bit != 0 {
+        // Perhaps seen before: compare with each earlier key.
+        var j = keyStart
+        while j < members.count {
+          if prints[j] == print && members[j].key.utf8Equals(key) {
+            throw Self.duplicate(key, offset)
+          }
+          j += 1
+        }
+      } else if filterIndex < 64 {
+        frames[f].keyFilterLow |= bit
+      } else {
+        frames[f].keyFilterHigh |= bit
       }
-      if keys.count - keyStart >= Self.linearKeyLimit {
+      if members.count - keyStart >= Self.linearKeyLimit {
+        // Past this, the filter fills up and the scans add up.
         var seen = Set<ExactKey>(minimumCapacity: 4 * Self.linearKeyLimit)
-        for k in keyStart..<keys.count { seen.insert(ExactKey(keys[k])) }
-        seen.insert(ExactKey(key))
-        frames[f].seenKeys = seen
+        for k in keyStart..<members.count { seen.insert(ExactKey(members[k].key)) }
+        seen.insert(ExactKey(copy key))
+        frames[f].keySet = keySets.count
+        keySets.append(seen)
       }
     }
-    keys.append(key)
-    keyPrints.append(print)
-  }
-
-  /// Mixes a key's length with its first and last eight bytes. Equal keys
-  /// get equal fingerprints; different keys almost always differ.
-  private static func fingerprint(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-    let n = bytes.count
-    var head: UInt64 = 0
-    var tail: UInt64 = 0
-    if n >= 8, let base = bytes.baseAddress {
-      head = UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)
-      tail = UnsafeRawPointer(base + n - 8).loadUnaligned(as: UInt64.self)
-    } else {
-      for b in bytes { head = head << 8 | UInt64(b) }
-    }
-    return (head &* 0x9E37_79B9_7F4A_7C15) ^ (tail &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(n)
+    members.append((key: consume key, value: .null))
+    prints.append(print)
   }
 
   private static func duplicate(_ key: String, _ offset: Int) -> Failure {
     Failure(offset, "duplicate key '\(displayed(key))' in object")
   }
 
-  // Closing a container moves its children out of the stacks, leaving
-  // trivial placeholders (`.null`, `""`) behind, so that neither the move nor
-  // the removal that follows touches reference counts.
+  // Closing a container moves its members out of the stack into the new
+  // array, so that no reference count changes on the way.
 
   private mutating func closeArray() -> JSONValue {
-    let start = frames.removeLast().valueStart
-    let count = values.count - start
-    let elements = values.withUnsafeMutableBufferPointer { stack in
-      [JSONValue](unsafeUninitializedCapacity: count) { buffer, initialized in
-        for k in 0..<count {
-          buffer.initializeElement(at: k, to: Self.take(&stack[start + k], leaving: .null))
-        }
-        initialized = count
+    let start = frames.removeLast().start
+    prints.removeAll(from: start)
+    let elements = members.popAll(from: start) { source, count in
+      // `reserveCapacity` and `append` are specialized here; the
+      // unsafe-uninitialized initializer allocates through generic code
+      // that looks up the storage type on each call.
+      var elements: [JSONValue] = []
+      elements.reserveCapacity(count)
+      for k in 0..<count {
+        // The key left behind is an empty string, which owns nothing.
+        elements.append((source + k).move().value)
       }
+      return elements
     }
-    values.removeSubrange(start...)
     return .array(elements)
   }
 
   private mutating func closeObject() -> JSONValue {
     let frame = frames.removeLast()
-    let count = values.count - frame.valueStart
-    var members: [(key: String, value: JSONValue)] = []
-    members.reserveCapacity(count)
-    values.withUnsafeMutableBufferPointer { valueStack in
-      keys.withUnsafeMutableBufferPointer { keyStack in
-        for k in 0..<count {
-          members.append(
-            (
-              key: Self.take(&keyStack[frame.keyStart + k], leaving: ""),
-              value: Self.take(&valueStack[frame.valueStart + k], leaving: .null)
-            ))
-        }
-      }
+    if frame.keySet >= 0 { keySets.removeLast() }
+    prints.removeAll(from: frame.start)
+    let elements = members.popAll(from: frame.start) { source, count in
+      // As in `closeArray`.
+      var elements: [Member] = []
+      elements.reserveCapacity(count)
+      for k in 0..<count { elements.append((source + k).move()) }
+      return elements
     }
-    values.removeSubrange(frame.valueStart...)
-    keys.removeSubrange(frame.keyStart...)
-    keyPrints.removeSubrange(frame.keyStart...)
-    return .object(JSONObject(uniqueMembers: members))
-  }
-
-  @inline(__always)
-  private static func take<T>(_ slot: inout T, leaving placeholder: T) -> T {
-    var value = placeholder
-    swap(&value, &slot)
-    return value
+    return .object(JSONObject(uniqueMembers: elements))
   }
 }
 
@@ -524,7 +591,7 @@ extension JSONParser {
       }
       while i < end && isDigit(p[i]) { i += 1 }
     }
-    return String(decoding: UnsafeBufferPointer(start: p + start, count: i - start), as: UTF8.self)
+    return makeString(p + start, i - start, ascii: true)
   }
 
   @inline(__always)
@@ -551,39 +618,96 @@ extension JSONParser {
     _ p: UnsafePointer<UInt8>, _ i: inout Int, _ end: Int
   ) throws(Failure) -> String {
     let open = i
-    var j = i + 1
+    var ascii = true
+    let close = try Self.scanPlainString(p, open, end, ascii: &ascii)
+    guard p[close] == UInt8(ascii: "\"") else {
+      return try parseEscapedString(p, &i, end, open: open, escapeAt: close)
+    }
+    // No escapes: the bytes are the string, validated by the scan.
+    i = close + 1
+    return Self.makeString(p + open + 1, close - open - 1, ascii: ascii)
+  }
+
+  /// Scans the string whose opening quote is at `open`, checking its UTF-8,
+  /// up to its closing quote or its first backslash, and returns where that
+  /// is. Clears `ascii` if it passed a multi-byte sequence.
+  @inline(__always)
+  private static func scanPlainString(
+    _ p: UnsafePointer<UInt8>, _ open: Int, _ end: Int, ascii: inout Bool
+  ) throws(Failure) -> Int {
+    var j = open + 1
     while true {
       // Skip eight plain ASCII bytes at a time: none of them a quote, a
       // backslash, a control character or part of a multi-byte sequence.
       while j + 8 <= end {
-        let word = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
-        if Self.needsAttention(word) { break }
+        let word = UInt64(littleEndian: UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self))
+        let flags = attentionBits(word)
+        if flags != 0 {
+          // The lowest flag marks the first such byte exactly (see
+          // `attentionBits`), so go straight to it.
+          j += flags.trailingZeroBitCount >> 3
+          break
+        }
         j += 8
       }
       guard j < end else { throw Failure(open, "unterminated string") }
       let b = p[j]
-      if b == UInt8(ascii: "\"") {
-        // No escapes: the bytes are the string (validated below as we went).
-        i = j + 1
-        return String(
-          decoding: UnsafeBufferPointer(start: p + open + 1, count: j - open - 1), as: UTF8.self)
-      } else if b == UInt8(ascii: "\\") {
-        return try parseEscapedString(p, &i, end, open: open, escapeAt: j)
+      if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+        return j
       } else if b < 0x20 {
-        throw Self.controlCharacter(b, j)
+        throw controlCharacter(b, j)
       } else if b < 0x80 {
         j += 1
       } else {
-        j = try Self.endOfUTF8Sequence(p, j, end)
+        ascii = false
+        j = try endOfUTF8Sequence(p, j, end)
       }
     }
   }
 
-  /// Whether any byte of `word` is a quote, a backslash, below 0x20 or above
-  /// 0x7F. Each test is the classic "has a zero byte" bit trick, which is
-  /// exact about whether such a byte exists.
+  /// A string of `count` bytes at `start`, which are known to be valid
+  /// UTF-8 (all ASCII when `ascii`).
+  ///
+  /// `String(decoding:as:)` would check the bytes again. Short ASCII
+  /// strings, most keys and values in documents, are built in place as
+  /// small strings instead, which skips that check and any allocation.
   @inline(__always)
-  private static func needsAttention(_ word: UInt64) -> Bool {
+  static func makeString(_ start: UnsafePointer<UInt8>, _ count: Int, ascii: Bool) -> String {
+    if ascii && count <= 15 {
+      if count == 0 { return "" }
+      return String(unsafeUninitializedCapacity: count) { buffer in
+        // Two overlapping word copies instead of a call to memcpy; both
+        // stay within the `count` bytes.
+        let source = UnsafeRawPointer(start)
+        let target = UnsafeMutableRawPointer(buffer.baseAddress!)
+        if count >= 8 {
+          target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+          target.storeBytes(
+            of: source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self),
+            toByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 {
+          target.storeBytes(of: source.loadUnaligned(as: UInt32.self), as: UInt32.self)
+          target.storeBytes(
+            of: source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self),
+            toByteOffset: count - 4, as: UInt32.self)
+        } else {
+          target.storeBytes(of: start[0], as: UInt8.self)
+          target.storeBytes(of: start[count >> 1], toByteOffset: count >> 1, as: UInt8.self)
+          target.storeBytes(of: start[count - 1], toByteOffset: count - 1, as: UInt8.self)
+        }
+        return count
+      }
+    }
+    return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
+  }
+
+  /// The high bit of each byte of `word` (little-endian) that is a quote, a
+  /// backslash, below 0x20 or above 0x7F, and perhaps of some bytes after
+  /// the first such one. Each test is the classic "has a zero byte" bit
+  /// trick, which is exact about whether such a byte exists and about the
+  /// first one: a false flag needs a borrow from a flagged byte below it.
+  @inline(__always)
+  private static func attentionBits(_ word: UInt64) -> UInt64 {
     let ones: UInt64 = 0x0101_0101_0101_0101
     let highs: UInt64 = 0x8080_8080_8080_8080
     let quotes = word ^ (ones &* 0x22)
@@ -591,7 +715,7 @@ extension JSONParser {
     let hasQuote = (quotes &- ones) & ~quotes
     let hasBackslash = (backslashes &- ones) & ~backslashes
     let hasControl = (word &- ones &* 0x20) & ~word
-    return (hasQuote | hasBackslash | hasControl | word) & highs != 0
+    return (hasQuote | hasBackslash | hasControl | word) & highs
   }
 
   /// The slow path for a string with escapes, entered at the first
