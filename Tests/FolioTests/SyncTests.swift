@@ -288,6 +288,21 @@ import Testing
     try a.apply(table: "todos", pk: "t", op: .update, columns: ["title": "after"])
     #expect(try a.ops(table: "todos", pk: "t").last?.mutation.assignments.first?.value == "after")
   }
+
+  @Test func bigCommitsWriteOnePackAndLeaveGitClean() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    for i in 0..<300 { try scratch.write("todos/d\(i).json", #"{"id": "d\#(i)", "views": \#(i)}"#) }
+    let summary = try store.commit(message: "bulk")
+    #expect(summary.documents == 300)
+    #expect(summary.syntheticOps == 300)
+    let objects = try git(["count-objects", "-v"], in: store.rootPath).output
+    #expect(objects.contains("count: 0\n"), "no loose objects expected: \(objects)")
+    #expect(objects.contains("packs: 1\n"), "\(objects)")
+    #expect(try git(["status", "--porcelain"], in: store.rootPath).output.isEmpty)
+    #expect(try git(["fsck", "--no-progress"], in: store.rootPath).status == 0)
+    #expect(try git(["ls-tree", "-r", "--name-only", "HEAD"], in: store.rootPath).output.contains("todos/d299.json"))
+  }
 }
 
 /// A value handed from another thread, guarded by a lock.

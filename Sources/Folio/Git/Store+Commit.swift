@@ -105,6 +105,37 @@ extension Store {
       scan.files.removeAll { $0.path == logPath }
       scan.files.append((logPath, try FileSystem.read(opLogPath)))
     }
+    var summary = CommitSummary(
+      commit: nil, documents: scan.documents.count, syntheticOps: synthetic.count, problems: scan.problems)
+    // Many new objects go into one pack; a few stay loose, as git would.
+    let objects = scan.documents.count + scan.files.count
+    let (commit, stagedIndex): (GitOID?, GitIndex)
+    if objects > Store.packThreshold {
+      (commit, stagedIndex) = try GitRepository.withPackedWrites(workTree: rootPath) { repository in
+        try writeCommit(scan, repository: repository, head: head, headTree: headTree, message: message)
+      }
+    } else {
+      (commit, stagedIndex) = try writeCommit(
+        scan, repository: repository, head: head, headTree: headTree, message: message)
+    }
+    // The index and the ref change only once the objects are on disk.
+    try stagedIndex.write()
+    if let commit {
+      try repository.setReference(try repository.headBranch(), to: commit, message: "folio commit")
+      summary.commit = commit.description
+    }
+    return summary
+  }
+
+  /// Above this many changed files a commit writes a pack.
+  static let packThreshold = 64
+
+  /// Stages the scan's files in the index and writes the tree and the
+  /// commit object; the caller saves the index and moves the ref.
+  private func writeCommit(
+    _ scan: PendingScan, repository: GitRepository, head: GitCommit?, headTree: GitTree?, message: String?
+  ) throws -> (GitOID?, GitIndex) {
+    let index = try repository.index()
     for document in scan.documents {
       if let bytes = document.bytes {
         try index.add(
@@ -123,16 +154,11 @@ extension Store {
     for entry in scan.refresh { try index.add(path: entry.path, id: entry.id, filePath: rootPath + "/" + entry.path) }
     for entry in scan.evicted { try index.add(path: entry.path, id: entry.id, filePath: nil, skipWorktree: true) }
     let tree = try index.writeTree(to: repository)
-    try index.write()
-    var summary = CommitSummary(
-      commit: nil, documents: scan.documents.count, syntheticOps: synthetic.count, problems: scan.problems)
-    if let headTree, headTree.id == tree { return summary }
+    if let headTree, headTree.id == tree { return (nil, index) }
     let text = message ?? defaultCommitMessage(scan.documents)
-    let commit = try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: text)
-    try repository.setReference(try repository.headBranch(), to: commit, message: "folio commit")
-    summary.commit = commit.description
-    return summary
+    return (try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: text), index)
   }
+
 
   /// What `folio commit` would do, without doing it.
   public func status() throws -> StoreStatus {
