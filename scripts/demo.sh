@@ -4,11 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
-swift build -c release --product folio >&2
-folio="$PWD/.build/release/folio"
+swift build -c "${FOLIO_BUILD:-release}" --product folio >&2
+folio="$PWD/.build/${FOLIO_BUILD:-release}/folio"
 samples="$PWD/samples"
 work=$(mktemp -d "${TMPDIR:-/tmp}/folio-demo-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+peers=$(mktemp -d "${TMPDIR:-/tmp}/folio-demo-peers-XXXXXX")
+trap 'rm -rf "$work" "$peers"' EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
@@ -53,6 +54,28 @@ run "$folio" rm todos fix-bike
 run "$folio" evict todos big-counter
 run "$folio" tables
 
+step "8. Sync between two replicas through a git remote: counters add up, sets union"
+git init -q --bare "$peers/remote.git"
+run git remote add origin "$peers/remote.git"
+run "$folio" sync
+run "$folio" clone "$peers/remote.git" "$peers/laptop"
+run "$folio" apply todos buy-milk --op update \
+  --transforms '{"views": {"op": "increment", "by": 5}, "tags": {"op": "arrayUnion", "values": ["desk"]}}'
+(
+  cd "$peers/laptop"
+  run "$folio" apply todos buy-milk --op update --columns '{"title": "Buy oat milk"}' \
+    --transforms '{"views": {"op": "increment", "by": 100}, "tags": {"op": "arrayUnion", "values": ["laptop"]}}'
+  # A person edits a file with no watcher running; 'folio commit' turns the
+  # diff into ops by column kind (views is a counter: +1000).
+  sed -i -e 's/"views": \([0-9]*\)/"views": 1\1/' data/todos/buy-milk.json
+  run "$folio" status
+  run "$folio" sync
+)
+run "$folio" sync
+run "$folio" get todos buy-milk
+(cd "$peers/laptop" && run "$folio" sync && run "$folio" get todos buy-milk)
+run git log --oneline --graph -n 6
+run git status --short
+
 echo
-echo "Demo complete. Next in Folio: folio watch, folio sync between replicas with merged"
-echo "counters, and folio import/export (see the open issues)."
+echo "Demo complete. Next in Folio: folio watch and folio import/export (see the open issues)."
