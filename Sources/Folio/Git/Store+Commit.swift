@@ -98,7 +98,9 @@ extension Store {
     let synthetic = scan.documents.filter { $0.synthetic != nil }
     if !synthetic.isEmpty {
       try writeLocked { transaction in
-        for document in synthetic { transaction.log(document.synthetic!, table: document.table, pk: document.pk) }
+        for document in synthetic {
+          transaction.log(document.synthetic!, table: document.table, pk: document.pk)
+        }
       }
       // The op log changed: stage its new bytes.
       let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
@@ -136,29 +138,27 @@ extension Store {
     _ scan: PendingScan, repository: GitRepository, head: GitCommit?, headTree: GitTree?, message: String?
   ) throws -> (GitOID?, GitIndex) {
     let index = try repository.index()
-    for document in scan.documents {
-      if let bytes = document.bytes {
-        try index.add(
-          path: document.path, id: try repository.writeBlob(bytes), filePath: rootPath + "/" + document.path)
-      } else {
-        try index.remove(path: document.path)
-      }
-    }
-    for file in scan.files {
+    for file in scan.documents.map({ (path: $0.path, bytes: $0.bytes) }) + scan.files {
       if let bytes = file.bytes {
-        try index.add(path: file.path, id: try repository.writeBlob(bytes), filePath: rootPath + "/" + file.path)
+        try index.add(
+          path: file.path, id: try repository.writeBlob(bytes), filePath: rootPath + "/" + file.path)
       } else {
         try index.remove(path: file.path)
       }
     }
-    for entry in scan.refresh { try index.add(path: entry.path, id: entry.id, filePath: rootPath + "/" + entry.path) }
-    for entry in scan.evicted { try index.add(path: entry.path, id: entry.id, filePath: nil, skipWorktree: true) }
+    for entry in scan.refresh {
+      try index.add(path: entry.path, id: entry.id, filePath: rootPath + "/" + entry.path)
+    }
+    for entry in scan.evicted {
+      try index.add(path: entry.path, id: entry.id, filePath: nil, skipWorktree: true)
+    }
     let tree = try index.writeTree(to: repository)
     if let headTree, headTree.id == tree { return (nil, index) }
     let text = message ?? defaultCommitMessage(scan.documents)
-    return (try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: text), index)
+    return (
+      try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: text), index
+    )
   }
-
 
   /// What `folio commit` would do, without doing it.
   public func status() throws -> StoreStatus {
@@ -166,7 +166,8 @@ extension Store {
       try recover()
       let repository = try openRepository()
       let head = try repository.headCommit()
-      let scan = try scanPending(repository: repository, headTree: try head?.tree(), index: try repository.index())
+      let scan = try scanPending(
+        repository: repository, headTree: try head?.tree(), index: try repository.index())
       var tables: [StoreStatus.Table] = []
       for table in config.tables {
         let documents = scan.documents.filter { $0.table.name == table.name }
@@ -200,9 +201,12 @@ extension Store {
   }
 
   /// The ops this replica logged since HEAD, by document.
-  func uncommittedOwnOps(headTree: GitTree?, repository: GitRepository) throws -> [OpHistory.DocumentKey: [Op]] {
+  func uncommittedOwnOps(headTree: GitTree?, repository: GitRepository) throws -> [OpHistory.DocumentKey:
+    [Op]]
+  {
     let name = replicaID + ".ndjson"
-    let committed = try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
+    let committed =
+      try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
     let current = try FileSystem.read(opLogPath) ?? []
     return try OpHistory(files: [name: current]).ops(since: OpHistory(files: [name: committed]))
   }
@@ -242,7 +246,9 @@ extension Store {
         }
         present.insert(name)
         let path = table.path + "/" + name
-        guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else { continue }
+        guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else {
+          continue
+        }
         do {
           let value = try JSONValue(parsing: bytes, file: path)
           guard case .object(let object) = value else {
