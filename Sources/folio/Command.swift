@@ -39,6 +39,7 @@ var allCommands: [any Command.Type] {
     InitCommand.self, TablesCommand.self, GetCommand.self, PutCommand.self, ApplyCommand.self,
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
     CommitCommand.self, StatusCommand.self, SyncCommand.self, CloneCommand.self, MergeDriverCommand.self,
+    WatchCommand.self,
   ]
 }
 

@@ -245,6 +245,19 @@ extension Store {
         if expected != nil { pending.synthetic = Mutation(kind: .remove) }
         scan.documents.append(pending)
       }
+      // Made through Folio since HEAD, then deleted by hand: a remove.
+      for key in scan.ownOps.keys where key.table == table.name {
+        guard let name = try? PrimaryKey.fileName(for: key.pk), !present.contains(name), headBlobs[name] == nil,
+          scan.evictedByTable[table.name]?.contains(key.pk) != true
+        else { continue }
+        let path = table.path + "/" + name
+        let expected = try knownDocument(
+          table: table, pk: key.pk, path: path, headBlob: nil, ownOps: scan.ownOps[key]!, repository: repository)
+        guard expected != nil else { continue }
+        var pending = PendingDocument(table: table, pk: key.pk, path: path, bytes: nil, document: nil)
+        pending.synthetic = Mutation(kind: .remove)
+        scan.documents.append(pending)
+      }
     }
     // Folio's other committed files.
     var others = [Config.fileName, ".gitattributes"]

@@ -18,6 +18,8 @@ extension Store {
 
   /// Parses a document file someone edited and checks that it can be
   /// recorded: a JSON object whose key column, if it has one, names `pk`.
+  /// A file without its key column still names its pk: the result holds
+  /// the column, as Folio writes it, so no op unsets it.
   /// - Parameter path: the file relative to the root, for messages.
   /// - Throws: `INVALID_JSON` at `path:line:col`, or `INVALID_DOCUMENT` for a
   ///   value that is not an object or a key column that disagrees with the
@@ -36,7 +38,9 @@ extension Store {
         "column '\(table.key)' is \(key.compactString) but the file name says the pk is '\(pk)'; rename the file or fix the column",
         location: .init(file: path, line: line, column: column), table: table.name, pk: pk)
     }
-    return object
+    var document = object
+    if document[table.key] == nil { document[table.key] = .string(pk) }
+    return document
   }
 
   /// The blob's document, or nil when it does not hold a JSON object.

@@ -36,8 +36,8 @@ final class WatchSession {
 
   /// Events on table folders that can end a save.
   static let tableMask = UInt32(
-    IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF
-      | IN_ONLYDIR)
+    IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF
+      | IN_MOVE_SELF | IN_ONLYDIR)
   /// Events on ancestors: folders appearing.
   static let ancestorMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
   /// How long a file waits before it is tried again after a failure that
@@ -88,14 +88,26 @@ final class WatchSession {
         continue
       }
       tableWatches[table.name] = nil
-      var ancestor = FileSystem.split(directory).directory
-      while ancestor.count > store.rootPath.count {
-        if FileSystem.isDirectory(ancestor) { break }
-        ancestor = FileSystem.split(ancestor).directory
-      }
-      if let watch = try inotify.addWatch(ancestor, mask: Self.ancestorMask) {
-        ancestors.insert(watch)
-        if case .table? = targets[watch] {} else { targets[watch] = .ancestor }
+      while true {
+        var ancestor = FileSystem.split(directory).directory
+        var next = directory
+        while ancestor.count > store.rootPath.count && !FileSystem.isDirectory(ancestor) {
+          next = ancestor
+          ancestor = FileSystem.split(ancestor).directory
+        }
+        if let watch = try inotify.addWatch(ancestor, mask: Self.ancestorMask) {
+          ancestors.insert(watch)
+          if case .table? = targets[watch] {} else { targets[watch] = .ancestor }
+        }
+        // A folder made below the ancestor before its watch was in place
+        // sent it no event: go one level deeper instead.
+        guard FileSystem.isDirectory(next) else { break }
+        if next == directory, let watch = try inotify.addWatch(directory, mask: Self.tableMask) {
+          added.append(table.name)
+          tableWatches[table.name] = watch
+          targets[watch] = .table(table.name)
+          break
+        }
       }
     }
     // Ancestors that no longer lead to a missing table folder.
@@ -137,9 +149,11 @@ final class WatchSession {
           continue
         }
         if event.has(IN_ISDIR) || event.name.isEmpty { continue }
-        // IN_CREATE alone does not end a save (the writer still holds the
-        // file open), but a file linked into place gets no other event.
-        guard event.has(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE),
+        // Every event on a file restarts its quiet period: IN_MODIFY means
+        // a writer is still at it (an in-place save truncates first, and
+        // the file is empty until it writes), IN_CREATE alone is how a
+        // file linked into place shows up.
+        guard event.has(IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE),
           EditorFiles.documentPK(fileName: event.name) != nil
         else { continue }
         debouncer.touch(FileKey(table: table, name: event.name), now: now)
@@ -176,8 +190,12 @@ final class WatchSession {
         emit(.problem(FolioError(.io, "rescan failed: \(error)")))
       }
     }
-    let due = debouncer.takeDue(now: now)
-    if !due.isEmpty { record(due) }
+    if debouncer.nextDeadline.map({ $0 <= now }) == true {
+      // Events that arrived since poll returned may restart a quiet period.
+      drainEvents()
+      let due = debouncer.takeDue(now: Clock.monotonicSeconds())
+      if !due.isEmpty { record(due) }
+    }
     if let deadline = nextCommit, deadline <= now, let every = options.commitEvery {
       record(debouncer.takeAll())
       commit()
@@ -193,6 +211,17 @@ final class WatchSession {
         emit(.problem(FolioError(.remote, "sync failed: \(error)")))
       }
       nextSync = Clock.monotonicSeconds() + every.seconds
+    }
+  }
+
+  /// Handles whatever events are queued, without waiting.
+  private func drainEvents() {
+    do {
+      try handle(inotify.readEvents())
+    } catch let error as FolioError {
+      emit(.problem(error))
+    } catch {
+      emit(.problem(FolioError(.io, "reading file events failed: \(error)")))
     }
   }
 
@@ -253,6 +282,18 @@ final class WatchSession {
             }
           }
         }
+        // A file written to while it was read was caught half way: it is
+        // read again once quiet, and only then is a problem reported.
+        drainEvents()
+        events.removeAll { event in
+          guard case .problem(let error) = event, let file = error.location?.file else { return false }
+          let name = FileSystem.split(file).name
+          guard let table = store.config.tables.first(where: { $0.path + "/" + name == file }),
+            debouncer.isPending(FileKey(table: table.name, name: name))
+          else { return false }
+          reported[file] = nil
+          return true
+        }
         guard !mutations.isEmpty else { return }
         let ops = try store.writeLocked { transaction in
           for (_, table, pk, mutation) in mutations { transaction.log(mutation, table: table, pk: pk) }
@@ -284,15 +325,12 @@ final class WatchSession {
       guard try known!.document(table: table, pk: pk, path: path) != nil else { return .unchanged }
       return .mutation(Mutation(kind: .remove))
     }
-    var document: JSONObject
+    let document: JSONObject
     do {
       document = try store.parseEditedDocument(bytes, table: table, pk: pk, path: path)
     } catch let error as FolioError {
       return .problem(error, signature: FNV.hex(bytes) + "\n" + error.description)
     }
-    // A file without its key column still names its pk: compare as if the
-    // column were there, as Folio would write it.
-    if document[table.key] == nil { document[table.key] = .string(pk) }
     let current = try known!.document(table: table, pk: pk, path: path)
     if DocumentResolver.same(current, document) { return .unchanged }
     let mutation = Mutation.diff(from: current, to: document, kinds: table.kind(of:))
