@@ -165,6 +165,12 @@ enum StopSignals {
       action()
     }
     thread.start()
+    // A parent may start us with these blocked (the mask is inherited),
+    // and then they would never arrive.
+    var mask = sigset_t()
+    sigemptyset(&mask)
+    for signalNumber in [SIGINT, SIGTERM] { sigaddset(&mask, signalNumber) }
+    pthread_sigmask(SIG_UNBLOCK, &mask, nil)
     for signalNumber in [SIGINT, SIGTERM] {
       var handler = sigaction()
       handler.__sigaction_handler.sa_handler = { _ in
