@@ -55,6 +55,10 @@ struct Options {
   }
 }
 
+if CommandLine.arguments.dropFirst().first == "watch" {
+  try WatchBench.main(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 
 func now() -> Double {

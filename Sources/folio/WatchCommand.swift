@@ -107,7 +107,8 @@ struct WatchCommand: Command {
       if json {
         Output.print(#"{"event":"rescan"}"#)
       } else {
-        Output.error("warning: the kernel dropped file events (inotify queue overflow); rescanned every table")
+        Output.error(
+          "warning: the kernel dropped file events (inotify queue overflow); rescanned every table")
       }
     case .committed(let summary):
       let commit = summary.commit ?? ""

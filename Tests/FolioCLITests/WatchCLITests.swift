@@ -33,7 +33,10 @@ struct WatchCLITests {
     expectOneMore("temp then rename")
     let vim = try Save.run(
       "/usr/bin/vim",
-      ["-u", "NONE", "-i", "NONE", "-N", "-e", "-s", "-c", "%s/renamed over/vim/", "-c", "wq", "data/todos/a.json"],
+      [
+        "-u", "NONE", "-i", "NONE", "-N", "-e", "-s", "-c", "%s/renamed over/vim/", "-c", "wq",
+        "data/todos/a.json",
+      ],
       in: scratch.path)
     #expect(vim == 0)
     expectOneMore("vim")
@@ -44,7 +47,8 @@ struct WatchCLITests {
     #expect(watch.waitFor(expected + 1, "op"))
     #expect(watch.waitFor(1, "problem"))
     expected += 1
-    Save.inPlace(scratch.path + "/data/todos/b.json", #"{"id": "b", "title": "sed", "views": 1, "tags": ["p"]}"#)
+    Save.inPlace(
+      scratch.path + "/data/todos/b.json", #"{"id": "b", "title": "sed", "views": 1, "tags": ["p"]}"#)
     expectOneMore("fixed key after rename")
     #expect(unlink(scratch.path + "/data/todos/b.json") == 0)
     expectOneMore("delete")
@@ -52,9 +56,13 @@ struct WatchCLITests {
 
     let summary = watch.ops.map { "\($0["op"]!) \($0["pk"]!)" }
     #expect(summary == ["update a", "update a", "update a", "update a", "remove a", "insert b", "remove b"])
-    #expect(watch.ops.map { ($0["set"] as? [String: Any])?["title"] as? String }.prefix(4) == ["in place", "renamed over", "vim", "sed"])
+    #expect(
+      watch.ops.map { ($0["set"] as? [String: Any])?["title"] as? String }.prefix(4) == [
+        "in place", "renamed over", "vim", "sed",
+      ])
     let problem = try #require(watch.problems.first)
-    #expect((problem["error"] as? String)?.hasPrefix("data/todos/b.json:1:2: error: column 'id' is \"a\"") == true)
+    #expect(
+      (problem["error"] as? String)?.hasPrefix("data/todos/b.json:1:2: error: column 'id' is \"a\"") == true)
     #expect(watch.problems.count == 1)
     // Every op is in the log, and nothing is left unexplained.
     let log = try scratch.folio("log", "todos")
@@ -96,7 +104,8 @@ struct WatchCLITests {
     #expect(watch.problems.count == 1)
     #expect(watch.ops.isEmpty)
     #expect(scratch.read("data/todos/a.json") == broken)
-    Save.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "fixed", "views": 1, "tags": ["p"]}"#)
+    Save.inPlace(
+      scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "fixed", "views": 1, "tags": ["p"]}"#)
     #expect(watch.waitFor(1, "op"))
     #expect(watch.stop() == 0)
     #expect(try scratch.folio("get", "todos", "a").stdout.contains(#""title": "fixed""#))
@@ -144,7 +153,8 @@ struct WatchCLITests {
     let scratch = try Self.store(
       #"{"id": "a", "views": "2147483647", "tags": ["p", "q"], "meta": {"size": 1}}"#)
     defer { scratch.remove() }
-    try scratch.write("data/todos/a.json", #"{"id": "a", "views": "2147483657", "tags": ["q", "r"], "meta": {"size": 2}}"#)
+    try scratch.write(
+      "data/todos/a.json", #"{"id": "a", "views": "2147483657", "tags": ["q", "r"], "meta": {"size": 2}}"#)
     try scratch.write("data/todos/new.json", #"{"title": "made offline"}"#)
     let watch = try WatchProcess(in: scratch.path)
     #expect(watch.stop(signal: SIGTERM) == 0)
@@ -186,7 +196,8 @@ struct WatchCLITests {
     defer { try? FileManager.default.removeItem(atPath: remote) }
     #expect(try Save.run("/usr/bin/git", ["init", "-q", "--bare", remote], in: scratch.path) == 0)
     #expect(try Save.run("/usr/bin/git", ["remote", "add", "origin", remote], in: scratch.path) == 0)
-    let watch = try WatchProcess(in: scratch.path, ["--commit-every", "200ms", "--sync-every", "400ms", "--remote", "origin"])
+    let watch = try WatchProcess(
+      in: scratch.path, ["--commit-every", "200ms", "--sync-every", "400ms", "--remote", "origin"])
     Save.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "synced"}"#)
     #expect(watch.waitFor(1, "op"))
     let sync = watch.waitForLine { $0["event"] as? String == "sync" && $0["pushed"] as? Bool == true }

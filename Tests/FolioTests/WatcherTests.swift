@@ -76,7 +76,9 @@ struct WatcherTests {
     let recorded = watch.recorded
     #expect(recorded.count == 1)
     #expect(recorded.first?.file == "data/todos/a.json")
-    #expect(recorded.first?.op.mutation == Mutation(kind: .update, assignments: [.init(path: .column("title"), value: "y")]))
+    #expect(
+      recorded.first?.op.mutation
+        == Mutation(kind: .update, assignments: [.init(path: .column("title"), value: "y")]))
     #expect(watch.problems.isEmpty)
     #expect(try store.ops(table: "todos", pk: "a").last?.mutation.assignments.first?.value == "y")
     #expect(try store.status().tables.allSatisfy { $0.externalEdits.isEmpty })
@@ -84,11 +86,13 @@ struct WatcherTests {
 
   @Test func countersSetsAndNestedPathsBecomeTransforms() throws {
     let (_, scratch, watch) = try Self.watched(
-      #"{"id": "a", "views": "9223372036854775807", "tags": ["p", "q"], "meta": {"color": "red", "size": 1}}"#)
+      #"{"id": "a", "views": "9223372036854775807", "tags": ["p", "q"], "meta": {"color": "red", "size": 1}}"#
+    )
     defer { scratch.remove() }
     try EditorSave.inPlace(
       scratch.path + "/data/todos/a.json",
-      #"{"id": "a", "views": "9223372036854775817", "tags": ["p", "r"], "meta": {"color": "blue", "size": 1}}"#)
+      #"{"id": "a", "views": "9223372036854775817", "tags": ["p", "r"], "meta": {"color": "blue", "size": 1}}"#
+    )
     #expect(watch.waitForOps(1))
     try watch.stop()
     let mutation = try #require(watch.recorded.first?.op.mutation)
@@ -124,7 +128,9 @@ struct WatcherTests {
     let (_, scratch, watch) = try Self.watched()
     defer { scratch.remove() }
     let folder = scratch.path + "/data/todos/"
-    for name in [".a.json.swp", "a.json~", "4913", ".#a.json", "#a.json#", "a.json.tmp", "sedX1b2c3", "a.json.bak"] {
+    for name in [
+      ".a.json.swp", "a.json~", "4913", ".#a.json", "#a.json#", "a.json.tmp", "sedX1b2c3", "a.json.bak",
+    ] {
       try EditorSave.inPlace(folder + name, "{not json")
       unlink(folder + name)
     }
@@ -192,7 +198,8 @@ struct WatcherTests {
     try second.stop()
     let ops = beforeReady.compactMap { if case .recorded(let op, _) = $0 { op } else { nil } }
     #expect(ops.map { "\($0.mutation.kind) \($0.pk)" }.sorted() == ["insert b", "update a"])
-    #expect(ops.first { $0.pk == "a" }?.mutation.transforms.first?.transform == .increment(DecimalInteger("4")!))
+    #expect(
+      ops.first { $0.pk == "a" }?.mutation.transforms.first?.transform == .increment(DecimalInteger("4")!))
     let problems = beforeReady.compactMap { if case .problem(let e) = $0 { e } else { nil } }
     #expect(problems.map { $0.location?.file } == ["notes/n.json"])
     // A third start finds nothing new.
@@ -219,7 +226,9 @@ struct WatcherTests {
     // As if the kernel's queue overflowed: the events above are not read.
     try session.handle([Inotify.Event(watch: -1, mask: UInt32(IN_Q_OVERFLOW), cookie: 0, name: "")])
     session.tick(now: Clock.monotonicSeconds())
-    var ops = events.compactMap { if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil } }
+    var ops = events.compactMap {
+      if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }
+    }
     #expect(ops.sorted() == ["insert b", "remove gone", "update a"])
     #expect(events.contains { if case .rescanned = $0 { true } else { false } })
     // The queued events, read late, add nothing.
@@ -228,7 +237,9 @@ struct WatcherTests {
     usleep(5_000)
     session.tick(now: Clock.monotonicSeconds())
     session.finish()
-    ops = events.compactMap { if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil } }
+    ops = events.compactMap {
+      if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }
+    }
     #expect(ops.count == 3)
   }
 
@@ -261,9 +272,11 @@ struct WatcherTests {
     defer { scratch.remove() }
     let todos = store.collection("todos")
     try store.write { _ = try $0.put(table: "todos", pk: "b", document: ["title": "from the API"]) }
-    try store.apply(table: "todos", pk: "a", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
+    try store.apply(
+      table: "todos", pk: "a", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
     try todos.findByID("b").remove()
-    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"tags":["p"],"views":3,"title":"x","id":"a"}"#)
+    try EditorSave.inPlace(
+      scratch.path + "/data/todos/a.json", #"{"tags":["p"],"views":3,"title":"x","id":"a"}"#)
     _ = try store.format()
     try store.commit(message: "by the API")
     try todos.findByID("a").evict()

@@ -24,7 +24,9 @@ extension Store {
   /// - Throws: `INVALID_JSON` at `path:line:col`, or `INVALID_DOCUMENT` for a
   ///   value that is not an object or a key column that disagrees with the
   ///   file name (pointing at the key member).
-  func parseEditedDocument(_ bytes: [UInt8], table: TableConfig, pk: String, path: String) throws -> JSONObject {
+  func parseEditedDocument(_ bytes: [UInt8], table: TableConfig, pk: String, path: String) throws
+    -> JSONObject
+  {
     let value = try JSONValue(parsing: bytes, file: path)
     guard case .object(let object) = value else {
       throw FolioError(

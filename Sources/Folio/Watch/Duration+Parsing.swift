@@ -11,7 +11,8 @@ extension Duration {
   ///   that is empty, has no unit, an unknown unit, or adds up to zero.
   public init(parsing text: String) throws {
     func invalid(_ why: String) -> FolioError {
-      FolioError(.usage, "invalid duration '\(text)': \(why); write a number and a unit, such as 500ms, 5s, 2m or 1h")
+      FolioError(
+        .usage, "invalid duration '\(text)': \(why); write a number and a unit, such as 500ms, 5s, 2m or 1h")
     }
     var total = Duration.zero
     var rest = Substring(text)

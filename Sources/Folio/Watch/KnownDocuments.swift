@@ -44,7 +44,8 @@ final class KnownDocuments {
 
   private func reload() throws {
     let name = store.replicaID + ".ndjson"
-    let committed = try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
+    let committed =
+      try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
     let size = try OpLog.size(of: store.opLogPath)
     let current = try readLog(from: 0, to: size)
     ownOps = try OpHistory(files: [name: current]).ops(since: OpHistory(files: [name: committed]))

@@ -345,7 +345,16 @@ final class WatchSession {
       try store.recover()
       let repository = try store.openRepository()
       let head = try repository.headCommit()
-      let scan = try store.scanPending(repository: repository, headTree: try head?.tree(), index: try repository.index())
+      let index = try repository.index()
+      let scan = try store.scanPending(repository: repository, headTree: try head?.tree(), index: index)
+      if !scan.refresh.isEmpty {
+        // Files touched but unchanged (a checkout, `touch`): fresh stat data
+        // in git's index spares the next start from reading them again.
+        for entry in scan.refresh {
+          try index.add(path: entry.path, id: entry.id, filePath: store.rootPath + "/" + entry.path)
+        }
+        try index.write()
+      }
       var seen = Set<String>()
       for problem in scan.problems {
         let path = problem.location?.file ?? problem.path ?? ""
@@ -361,7 +370,9 @@ final class WatchSession {
       let synthetic = scan.documents.filter { $0.synthetic != nil }
       guard !synthetic.isEmpty else { return }
       let ops = try store.writeLocked { transaction in
-        for document in synthetic { transaction.log(document.synthetic!, table: document.table, pk: document.pk) }
+        for document in synthetic {
+          transaction.log(document.synthetic!, table: document.table, pk: document.pk)
+        }
         return transaction.ops
       }
       for (op, document) in zip(ops, synthetic) { events.append(.recorded(op, file: document.path)) }

@@ -27,7 +27,8 @@ final class WatchHarness: Sendable {
     thread.start()
     let ready = wait { events in events.contains { if case .ready = $0 { true } else { false } } }
     if !ready {
-      throw FolioError(.io, "the watcher did not become ready: \(String(describing: finished.withLock { $0 }))")
+      throw FolioError(
+        .io, "the watcher did not become ready: \(String(describing: finished.withLock { $0 }))")
     }
   }
 
