@@ -11,6 +11,7 @@ enum WatchBench {
     var saves = 1_000
     var idleSeconds = 60.0
     var debounce = Duration.milliseconds(50)
+    var work: String?
 
     init(_ arguments: [String]) {
       var i = 0
@@ -25,6 +26,7 @@ enum WatchBench {
         case "--saves": saves = Int(next()) ?? saves
         case "--idle": idleSeconds = Double(next()) ?? idleSeconds
         case "--debounce": debounce = (try? Duration(parsing: next())) ?? debounce
+        case "--work": work = next()
         case "-h", "--help":
           print(
             """
@@ -33,6 +35,8 @@ enum WatchBench {
               --saves N       scripted saves, mixed patterns (default 1000)
               --idle SECONDS  idle period whose CPU time is measured (default 60)
               --debounce D    the watcher's debounce (default 50ms)
+              --work DIR      build the store in DIR and keep it; a later run with the
+                              same DIR and --docs reuses it (setup takes minutes)
             """)
           exit(0)
         default: fatalError("unknown option \(arguments[i]); see --help")
@@ -63,15 +67,26 @@ enum WatchBench {
 
   static func main(_ arguments: [String]) throws {
     let settings = Settings(arguments)
-    let root = NSTemporaryDirectory() + "/folio-watch-bench-" + UUID().uuidString
-    defer { try? FileManager.default.removeItem(atPath: root) }
+    let root = settings.work ?? (NSTemporaryDirectory() + "/folio-watch-bench-" + UUID().uuidString)
+    defer { if settings.work == nil { try? FileManager.default.removeItem(atPath: root) } }
+    let marker = root + "/.git/folio-bench-docs"
+    if settings.work != nil,
+      (try? String(contentsOfFile: marker, encoding: .utf8)) == String(settings.docs),
+      let store = try? Store(at: URL(fileURLWithPath: root)),
+      try store.status().tables.allSatisfy({ $0.changedDocuments.isEmpty && $0.pendingOps == 0 })
+    {
+      print("watch: reusing \(settings.docs) documents in \(root)")
+      try measure(store, root: root, settings: settings)
+      return
+    }
+    try? FileManager.default.removeItem(atPath: root)
     let yaml =
       "version: 1\ntables:\n  items:\n    path: items\n    columns:\n      views: counter\n      tags: set\n"
     try FileManager.default.createDirectory(atPath: root + "/items", withIntermediateDirectories: true)
     try yaml.write(toFile: root + "/folio.yaml", atomically: true, encoding: .utf8)
     let store = try Store.create(at: URL(fileURLWithPath: root))
     print("watch: writing and committing \(settings.docs) documents…")
-    var start = now()
+    let start = now()
     for i in 0..<settings.docs {
       let text =
         "{\n  \"id\": \"d\(i)\",\n  \"tags\": [\n    \"a\"\n  ],\n  \"title\": \"item \(i)\",\n  \"views\": 0\n}\n"
@@ -90,6 +105,12 @@ enum WatchBench {
     let status = try store.status()
     guard status.tables.allSatisfy({ $0.changedDocuments.isEmpty }) else { fatalError("setup left changes") }
     print(String(format: "  setup %.1f s", now() - start))
+    try String(settings.docs).write(toFile: marker, atomically: true, encoding: .utf8)
+    try measure(store, root: root, settings: settings)
+  }
+
+  static func measure(_ store: Store, root: String, settings: Settings) throws {
+    var start = now()
 
     let arrivals = Arrivals()
     let watcher = try Watcher(store: store, options: Watcher.Options(debounce: settings.debounce)) { event in
@@ -144,6 +165,9 @@ enum WatchBench {
     let idleCPU = cpuSeconds() - cpuBefore
     let idleWall = now() - idleStart
     watcher.stop()
+    // Untimed: leaves the store clean, so `--work` can reuse it.
+    while thread.isExecuting { usleep(1_000) }
+    _ = try store.commit(message: "bench saves")
 
     print(
       String(

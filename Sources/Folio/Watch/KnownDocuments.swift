@@ -14,6 +14,10 @@ final class KnownDocuments {
   private var head: GitOID?
   private var headTree: GitTree?
   private var loaded = false
+  /// Per table, its files' blob ids at HEAD. Built once per HEAD: libgit2
+  /// does not cache large trees, and re-reading a 100k-entry folder for
+  /// every save would cost more than the rest of the save.
+  private var headBlobs: [String: [String: GitOID]] = [:]
   private var ownOps: [OpHistory.DocumentKey: [Op]] = [:]
   /// How many bytes of the op log `ownOps` covers (always at a line end).
   private var logOffset = 0
@@ -30,6 +34,7 @@ final class KnownDocuments {
     if !loaded || commit?.id != head || size < logOffset {
       head = commit?.id
       headTree = try commit?.tree()
+      headBlobs = [:]
       try reload()
       loaded = true
       return
@@ -74,8 +79,14 @@ final class KnownDocuments {
   /// The document as Folio last wrote or recorded it; nil when absent.
   /// - Parameter path: the file relative to the root.
   func document(table: TableConfig, pk: String, path: String) throws -> JSONObject? {
-    try store.knownDocument(
-      table: table, pk: pk, path: path, headBlob: headTree?.blobID(at: path),
+    if headBlobs[table.name] == nil {
+      headBlobs[table.name] = Dictionary(
+        (try headTree?.blobs(in: table.path, repository: repository) ?? []).map { ($0.name, $0.id) },
+        uniquingKeysWith: { first, _ in first })
+    }
+    let name = FileSystem.split(path).name
+    return try store.knownDocument(
+      table: table, pk: pk, path: path, headBlob: headBlobs[table.name]?[name],
       ownOps: ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
   }
 }
