@@ -303,6 +303,19 @@ struct WatcherTests {
     #expect(watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" } == ["insert a", "update a"])
   }
 
+  @Test func aDeletedTableFolderIsRemovesAndIsWatchedWhenItComesBack() throws {
+    let (_, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    try FileManager.default.removeItem(atPath: scratch.path + "/data/todos")
+    #expect(watch.waitForOps(1))
+    try FileSystem.makeDirectories(scratch.path + "/data/todos")
+    try EditorSave.inPlace(scratch.path + "/data/todos/b.json", #"{"id": "b"}"#)
+    #expect(watch.waitForOps(2))
+    try watch.stop()
+    #expect(watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" } == ["remove a", "insert b"])
+    #expect(!watch.all.contains { if case .rescanned = $0 { true } else { false } })
+  }
+
   @Test func stopFlushesPendingSavesAndCommitTimerCommits() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }

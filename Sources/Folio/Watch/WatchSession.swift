@@ -30,7 +30,11 @@ final class WatchSession {
   /// Per file, the last problem reported and the bytes it was about, so a
   /// problem is reported once per save and not again on a rescan.
   private var reported: [String: String] = [:]
-  private var needsRescan = false
+  /// When to scan every table again, if a scan is wanted.
+  private var rescanAt: Double?
+  /// Whether that scan is for lost events, to be announced as
+  /// ``WatchEvent/rescanned``.
+  private var overflowed = false
   private var nextCommit: Double?
   private var nextSync: Double?
 
@@ -66,8 +70,7 @@ final class WatchSession {
 
   /// The earliest moment something is due, or nil to wait for events only.
   var nextDeadline: Double? {
-    if needsRescan { return 0 }
-    return [debouncer.nextDeadline, nextCommit, nextSync].compactMap { $0 }.min()
+    [rescanAt, debouncer.nextDeadline, nextCommit, nextSync].compactMap { $0 }.min()
   }
 
   // MARK: Watches
@@ -127,7 +130,8 @@ final class WatchSession {
     var foldersChanged = false
     for event in events {
       if event.has(IN_Q_OVERFLOW) {
-        needsRescan = true
+        rescanAt = now
+        overflowed = true
         continue
       }
       guard let target = targets[event.watch] else { continue }
@@ -145,7 +149,7 @@ final class WatchSession {
           // The folder went with its documents: what is gone is found by a
           // rescan, and the folder is watched again if it comes back.
           foldersChanged = true
-          needsRescan = true
+          rescanAt = now
           continue
         }
         if event.has(IN_ISDIR) || event.name.isEmpty { continue }
@@ -178,16 +182,15 @@ final class WatchSession {
 
   /// Does whatever is due: a rescan, saves past their debounce, timers.
   func tick(now: Double) {
-    if needsRescan {
-      needsRescan = false
+    if let deadline = rescanAt, deadline <= now {
+      rescanAt = nil
       do {
         try catchUp()
-        emit(.rescanned)
-      } catch let error as FolioError {
-        emit(.problem(error))
-        needsRescan = true
+        if overflowed { emit(.rescanned) }
+        overflowed = false
       } catch {
-        emit(.problem(FolioError(.io, "rescan failed: \(error)")))
+        emit(.problem(error as? FolioError ?? FolioError(.io, "rescan failed: \(error)")))
+        rescanAt = Clock.monotonicSeconds() + Self.retryDelay
       }
     }
     if debouncer.nextDeadline.map({ $0 <= now }) == true {
@@ -227,7 +230,10 @@ final class WatchSession {
 
   /// Records every save still waiting, and commits if a commit timer is set.
   func finish() {
-    if needsRescan { tick(now: Clock.monotonicSeconds()) }
+    if rescanAt != nil {
+      rescanAt = 0
+      tick(now: Clock.monotonicSeconds())
+    }
     record(debouncer.takeAll())
     if options.commitEvery != nil { commit() }
   }
