@@ -40,7 +40,7 @@ var allCommands: [any Command.Type] {
     ApplyCommand.self,
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
     CommitCommand.self, StatusCommand.self, SyncCommand.self, CloneCommand.self, CompactCommand.self,
-    MergeDriverCommand.self,
+    MergeDriverCommand.self, WatchCommand.self,
   ]
 }
 

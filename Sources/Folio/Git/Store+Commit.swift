@@ -250,22 +250,10 @@ extension Store {
           continue
         }
         do {
-          let value = try JSONValue(parsing: bytes, file: path)
-          guard case .object(let object) = value else {
-            throw FolioError(
-              .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
-              location: .init(file: path, line: 1, column: 1))
-          }
-          if let key = object[table.key], !Store.keyMatches(key, pk: pk) {
-            throw FolioError(
-              .invalidDocument,
-              "column '\(table.key)' is \(key.compactString) but the file name says the pk is '\(pk)'; rename the file or fix the column",
-              location: .init(file: path, line: 1, column: 1))
-          }
-          let base = try headBlobs[name].flatMap { try parseDocument(repository.blob($0), path: path) }
-          let key = OpHistory.DocumentKey(table: table.name, pk: pk)
-          let resolver = DocumentResolver(table: table)
-          let expected = resolver.replay(scan.ownOps[key] ?? [], onto: base, pk: pk)
+          let object = try parseEditedDocument(bytes, table: table, pk: pk, path: path)
+          let expected = try knownDocument(
+            table: table, pk: pk, path: path, headBlob: headBlobs[name],
+            ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
           var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
           if !DocumentResolver.same(expected, object) {
             pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
@@ -282,11 +270,24 @@ extension Store {
           if index.entry(at: path)?.skipWorktree != true { scan.evicted.append((path, id)) }
           continue
         }
-        let key = OpHistory.DocumentKey(table: table.name, pk: pk)
-        let base = try parseDocument(repository.blob(id), path: path)
-        let expected = DocumentResolver(table: table).replay(scan.ownOps[key] ?? [], onto: base, pk: pk)
+        let expected = try knownDocument(
+          table: table, pk: pk, path: path, headBlob: id,
+          ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
         var pending = PendingDocument(table: table, pk: pk, path: path, bytes: nil, document: nil)
         if expected != nil { pending.synthetic = Mutation(kind: .remove) }
+        scan.documents.append(pending)
+      }
+      // Made through Folio since HEAD, then deleted by hand: a remove.
+      for key in scan.ownOps.keys where key.table == table.name {
+        guard let name = try? PrimaryKey.fileName(for: key.pk), !present.contains(name), headBlobs[name] == nil,
+          scan.evictedByTable[table.name]?.contains(key.pk) != true
+        else { continue }
+        let path = table.path + "/" + name
+        let expected = try knownDocument(
+          table: table, pk: key.pk, path: path, headBlob: nil, ownOps: scan.ownOps[key]!, repository: repository)
+        guard expected != nil else { continue }
+        var pending = PendingDocument(table: table, pk: key.pk, path: path, bytes: nil, document: nil)
+        pending.synthetic = Mutation(kind: .remove)
         scan.documents.append(pending)
       }
     }
@@ -304,11 +305,6 @@ extension Store {
       }
     }
     return scan
-  }
-
-  private func parseDocument(_ bytes: [UInt8], path: String) throws -> JSONObject? {
-    guard case .object(let object) = try JSONValue(parsing: bytes, file: path) else { return nil }
-    return object
   }
 
   static func statMatches(_ entry: GitIndex.Entry, _ st: stat) -> Bool {
