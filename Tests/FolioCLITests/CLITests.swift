@@ -4,7 +4,7 @@ import Testing
 struct CLITests {
   static let commands = [
     "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt", "commit", "status", "sync",
-    "clone", "compact", "merge-driver",
+    "clone", "compact", "merge-driver", "watch",
   ]
 
   @Test func topLevelHelp() throws {
