@@ -111,7 +111,8 @@ func runQueryBenchmark(_ arguments: [String]) throws {
   let firstSQL = "SELECT doc FROM flights ORDER BY dep_delay, id LIMIT 20"
   let firstCLI = ["query", "flights", "--limit-to-first", "20"]
   let middleCLI = [
-    "query", "flights", "--start-after", cursorValue.compactString, "--start-key", cursor.pk, "--limit-to-first", "20",
+    "query", "flights", "--start-after", cursorValue.compactString, "--start-key", cursor.pk,
+    "--limit-to-first", "20",
   ]
   let (folioFirst, sqliteFirst) = (try folioFirstPage().map(\.pk), try sqliteIDs(databasePath, firstSQL))
   precondition(folioFirst == sqliteFirst, "first pages differ")
@@ -175,7 +176,8 @@ func runQueryBenchmark(_ arguments: [String]) throws {
   for (name, time) in published {
     guard let row = rows.first(where: { $0.name.hasPrefix(name) }) else { continue }
     print(
-      name.padded(40) + (row.folioProcess.map(ms) ?? "—").padded(15) + ms(time).padded(15) + ms(row.sqliteProcess))
+      name.padded(40) + (row.folioProcess.map(ms) ?? "—").padded(15) + ms(time).padded(15)
+        + ms(row.sqliteProcess))
   }
   print("\ntargets: first page through the whole process < 100 ms; in-process within 5x of sqlite3")
 }

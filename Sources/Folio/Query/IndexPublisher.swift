@@ -165,7 +165,10 @@ public final class IndexPublisher: Sendable {
       _ = try? OrderIndexCache.publishableState(store: store, table: table)
     }
     while true {
-      var fds = [pollfd(fd: listen, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+      var fds = [
+        pollfd(fd: listen, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+      ]
       let rc = poll(&fds, 2, -1)
       if rc < 0 {
         if errno == EINTR { continue }
@@ -190,11 +193,13 @@ public final class IndexPublisher: Sendable {
     else { return }
     var reply: JSONValue = ["clean": false]
     if let table = store.config.table(named: name),
-      let state = try? OrderIndexCache.publishableState(store: store, table: table), state.signature == signature
+      let state = try? OrderIndexCache.publishableState(store: store, table: table),
+      state.signature == signature
     {
       reply =
         IndexPublisherClient.Reply(
-          generation: state.generation, logSize: state.logSize, signature: state.signature, device: state.device,
+          generation: state.generation, logSize: state.logSize, signature: state.signature,
+          device: state.device,
           inode: state.inode
         ).json
       cleanAnswers.withLock { $0[store.privateDirectory + "/index", default: 0] += 1 }

@@ -16,7 +16,8 @@ enum IndexPublisherClient {
     var json: JSONValue {
       [
         "clean": true, "generation": .string(String(generation, radix: 16)), "log": .integer(Int64(logSize)),
-        "signature": .string(signature), "folder": [.integer(Int64(bitPattern: device)), .integer(Int64(bitPattern: inode))],
+        "signature": .string(signature),
+        "folder": [.integer(Int64(bitPattern: device)), .integer(Int64(bitPattern: inode))],
       ]
     }
 
@@ -29,9 +30,12 @@ enum IndexPublisherClient {
     }
 
     init?(json: JSONValue) {
-      guard json["clean"] == .bool(true), let generation = json["generation"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
-        let log = json["log"]?.numberText.flatMap({ Int($0) }), let signature = json["signature"]?.stringValue,
-        let folder = json["folder"]?.arrayValue?.compactMap({ $0.numberText.flatMap { Int64($0) } }), folder.count == 2
+      guard json["clean"] == .bool(true),
+        let generation = json["generation"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
+        let log = json["log"]?.numberText.flatMap({ Int($0) }),
+        let signature = json["signature"]?.stringValue,
+        let folder = json["folder"]?.arrayValue?.compactMap({ $0.numberText.flatMap { Int64($0) } }),
+        folder.count == 2
       else { return nil }
       self.init(
         generation: generation, logSize: log, signature: signature, device: UInt64(bitPattern: folder[0]),
@@ -107,7 +111,9 @@ enum IndexPublisherClient {
   static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
     var offset = 0
     while offset < bytes.count {
-      let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+      let n = bytes.withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+      }
       if n < 0 {
         if errno == EINTR { continue }
         return false

@@ -56,7 +56,8 @@ final class IndexWatcher {
     var st = stat()
     guard fstat(dirfd, &st) == 0 else { return nil }
     var fs = statfs()
-    guard fstatfs(dirfd, &fs) == 0, Self.localFileSystems.contains(UInt64(truncatingIfNeeded: fs.f_type)) else {
+    guard fstatfs(dirfd, &fs) == 0, Self.localFileSystems.contains(UInt64(truncatingIfNeeded: fs.f_type))
+    else {
       return nil
     }
     // Watch the very folder just opened, through its descriptor, so that a

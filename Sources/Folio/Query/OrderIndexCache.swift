@@ -69,7 +69,10 @@ enum OrderIndexCache {
     try index.verify(
       contents: contents, watcher: state.watcher, key: key, drain: { drain(&state) },
       publisher: ask
-        ? { IndexPublisherClient.ask(indexDirectory: indexDirectory, table: table.name, signature: index.signature) }
+        ? {
+          IndexPublisherClient.ask(
+            indexDirectory: indexDirectory, table: table.name, signature: index.signature)
+        }
         : nil)
     return index
   }

@@ -106,7 +106,9 @@ final class TableIndex {
       directory = base!.directory
       directoryCheckedAt = base!.directoryCheckedAt
       resetOverlay()
-      if let (records, ends, size) = IndexLog.read(logPath, generation: base!.generation, keyCount: keys.count) {
+      if let (records, ends, size) = IndexLog.read(
+        logPath, generation: base!.generation, keyCount: keys.count)
+      {
         for (record, end) in zip(records, ends) {
           apply(record)
           if case .document(let pk, _) = record {
