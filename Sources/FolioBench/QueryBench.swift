@@ -10,6 +10,7 @@ struct QueryBenchOptions {
   var docs = 300_000
   var runs = 5
   var directory: String?
+  var serve: Int?
 
   init(_ arguments: [String]) {
     var i = 0
@@ -23,6 +24,7 @@ struct QueryBenchOptions {
       case "--docs": docs = Int(value()) ?? docs
       case "--runs": runs = Int(value()) ?? runs
       case "--dir": directory = value()
+      case "--serve": serve = Int(value())
       case "-h", "--help":
         print(
           """
@@ -31,6 +33,8 @@ struct QueryBenchOptions {
             --runs N   repetitions per timing; medians are reported (default 5)
             --dir DIR  keep the generated store and database in DIR and reuse them
                        on the next run (default: a temp folder, removed afterwards)
+            --serve S  only publish the index state of DIR/store for S seconds
+                       (store.publishIndexes()), to time `folio query` by hand
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
@@ -62,6 +66,13 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     FileManager.default.createFile(atPath: marker, contents: nil)
   }
   let store = try Store.create(at: URL(fileURLWithPath: storePath))
+  if let seconds = options.serve {
+    let publisher = try store.publishIndexes()
+    print("publishing the index state of \(storePath) for \(seconds) s")
+    sleep(UInt32(seconds))
+    publisher.stop()
+    return
+  }
   let flights = store.collection("flights")
 
   var start = benchNow()

@@ -82,7 +82,7 @@ final class TableIndex {
       base = nil
       baseIdentity = nil
       logIdentity = nil
-      if let bytes = try FileSystem.read(basePath), let candidate = IndexBase(bytes: bytes),
+      if let candidate = IndexBase(contentsOf: basePath),
         candidate.signature == signature, candidate.keyCount == keys.count
       {
         base = candidate
