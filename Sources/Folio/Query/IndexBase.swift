@@ -79,7 +79,9 @@ final class IndexBase: @unchecked Sendable {
     // Folio replaces a base by rename and never writes one in place, so
     // the mapping stays whole while a newer base appears beside it. (A base
     // truncated in place by hand under a running process would fault it.)
-    guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else { return nil }
+    guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else {
+      return nil
+    }
     self.init(storage: Storage(mapping: UnsafeRawBufferPointer(start: address, count: size)))
   }
 

@@ -71,7 +71,8 @@ struct IndexWatchTests {
     try FileManager.default.removeItem(atPath: scratch.path + "/t/d0.json")
     try scratch.write("t/new.json", document("new", rank: -3))
     try FileManager.default.removeItem(atPath: scratch.path + "/t/d7.json")
-    try FileManager.default.copyItem(atPath: scratch.path + "/t/d39.json", toPath: scratch.path + "/t/d7.json")
+    try FileManager.default.copyItem(
+      atPath: scratch.path + "/t/d39.json", toPath: scratch.path + "/t/d7.json")
     #expect(try pks(store) { try $0.limitToFirst(3) } == ["d6", "new", "d1"])
     #expect(try pks(store) { try $0.equalTo(390) } == ["d39", "d7"])
     #expect(try store.collection("t").query().count() == 40)
@@ -97,8 +98,10 @@ struct IndexWatchTests {
     // Overflow the event queue with attribute changes on three files in
     // turn (identical neighbours would coalesce), then edit a document: its
     // event is dropped with the rest.
-    let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
-      .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
+    let limit =
+      Int(
+        (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+          .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
     let names = ["d1", "d2", "d3"].map { scratch.path + "/t/\($0).json" }
     for i in 0..<(limit + 100) { #expect(utimensat(AT_FDCWD, names[i % 3], nil, 0) == 0) }
     try scratch.write("t/d4.json", document("d4", rank: -1, pad: "longer"))
@@ -141,7 +144,8 @@ struct IndexWatchTests {
       contents: true, watcher: watcher, key: "fresh",
       drain: { _ = watcher?.drain { _, watch, event in index.note(event, watch: watch) } },
       publisher: {
-        let reply = IndexPublisherClient.ask(indexDirectory: indexDirectory, table: "t", signature: index.signature)
+        let reply = IndexPublisherClient.ask(
+          indexDirectory: indexDirectory, table: "t", signature: index.signature)
         afterAnswer()
         return reply
       })
@@ -197,8 +201,10 @@ struct IndexWatchTests {
     settle()
     try scratch.write("t/d3.json", document("d3", rank: -70))
     let stale = {
-      let entry = IndexEntry(stat: old, checkedAt: old.ctime + 2 * FileStat.racyMargin, values: [.integer(30)])
-      try? IndexNames.append(IndexLog.encode(.document(pk: "d3", entry: entry)), to: indexDirectory + "/t-t.log")
+      let entry = IndexEntry(
+        stat: old, checkedAt: old.ctime + 2 * FileStat.racyMargin, values: [.integer(30)])
+      try? IndexNames.append(
+        IndexLog.encode(.document(pk: "d3", entry: entry)), to: indexDirectory + "/t-t.log")
     }
     #expect(try freshQuery(store, afterAnswer: stale).prefix(2) == ["d3", "d9"])
     // The publisher repairs it for the next asker too.
