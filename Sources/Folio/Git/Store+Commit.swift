@@ -235,7 +235,9 @@ extension Store {
           let resolver = DocumentResolver(table: table)
           let expected = resolver.replay(scan.ownOps[key] ?? [], onto: base, pk: pk)
           var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
-          if !DocumentResolver.same(expected, object) {
+          // An import's compact op says "the file is the content" (Op.fromTree).
+          let fromTree = scan.ownOps[key]?.contains(where: \.fromTree) ?? false
+          if !fromTree && !DocumentResolver.same(expected, object) {
             pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
           }
           scan.documents.append(pending)

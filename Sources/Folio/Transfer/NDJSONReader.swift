@@ -24,7 +24,7 @@ final class NDJSONReader: RowReader {
           guard stream.end > scanFrom else { return nil }
           let p = raw.baseAddress! + scanFrom
           guard let hit = memchr(p, 0x0A, stream.end - scanFrom) else { return nil }
-          return scanFrom + (UnsafeRawPointer(hit) - UnsafeRawPointer(raw.baseAddress!))
+          return UnsafeRawPointer(hit) - UnsafeRawPointer(raw.baseAddress!)
         }
         if newline != nil { break }
         let scanned = stream.end - stream.start
