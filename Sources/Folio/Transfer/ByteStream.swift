@@ -21,8 +21,8 @@ final class ByteStream {
 
   static let chunkSize = 1 << 20
 
-  /// Opens `path`, or stdin for `-`.
-  init(path: String, displayName: String? = nil) throws {
+  /// Opens `path`, or stdin for `-`; reads `chunkSize` bytes at a time.
+  init(path: String, displayName: String? = nil, chunkSize: Int = ByteStream.chunkSize) throws {
     if path == "-" {
       fd = STDIN_FILENO
       ownsDescriptor = false
@@ -34,7 +34,7 @@ final class ByteStream {
     }
     var st = stat()
     totalSize = fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
-    buffer = [UInt8](repeating: 0, count: ByteStream.chunkSize)
+    buffer = [UInt8](repeating: 0, count: chunkSize)
   }
 
   /// A stream over bytes in memory (tests).
@@ -52,6 +52,14 @@ final class ByteStream {
 
   /// Total bytes consumed so far.
   var position: Int { consumedBefore + start }
+
+  /// Skips a UTF-8 byte order mark at the front of the window, if any.
+  func skipByteOrderMark() throws {
+    while end - start < 3, try fill() != nil {}
+    if end - start >= 3, buffer[start] == 0xEF, buffer[start + 1] == 0xBB, buffer[start + 2] == 0xBF {
+      consume(3)
+    }
+  }
 
   /// Marks `count` bytes at the front of the window as consumed.
   func consume(_ count: Int) {

@@ -40,12 +40,7 @@ final class CSVReader: RowReader {
     if header == nil {
       if !startedBOM {
         startedBOM = true
-        if stream.end - stream.start < 3 { try stream.fill() }
-        if stream.end - stream.start >= 3, stream.buffer[stream.start] == 0xEF,
-          stream.buffer[stream.start + 1] == 0xBB, stream.buffer[stream.start + 2] == 0xBF
-        {
-          stream.consume(3)
-        }
+        try stream.skipByteOrderMark()
       }
       guard let (fields, headerLine) = try readRecord() else {
         throw error("the file is empty; CSV input needs a header row naming the columns", line: 1)

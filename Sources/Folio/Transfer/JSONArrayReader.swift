@@ -66,12 +66,7 @@ final class JSONArrayReader: RowReader {
       case .done:
         return nil
       case .beforeArray:
-        if stream.end - stream.start < 3 { try stream.fill() }
-        if stream.end - stream.start >= 3, stream.buffer[stream.start] == 0xEF,
-          stream.buffer[stream.start + 1] == 0xBB, stream.buffer[stream.start + 2] == 0xBF
-        {
-          stream.consume(3)
-        }
+        try stream.skipByteOrderMark()
         guard let byte = try peek() else { throw error("empty input, expected a JSON array") }
         guard byte == UInt8(ascii: "[") else {
           throw error("expected '[' to start a JSON array (for one object per line, use --format ndjson)")

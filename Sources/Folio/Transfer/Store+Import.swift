@@ -195,6 +195,15 @@ extension Store {
       let stagedBefore = try FileSystem.read(stagedPath)
       let current: JSONObject?
       if options.mode == .insert {
+        // Inserting a document exactly as it already is changes nothing, so
+        // rerunning an import that was interrupted after it landed is safe.
+        let existing =
+          try stagedBefore.flatMap { try JSONValue(parsing: $0, file: stagedPath).objectValue }
+          ?? (try? readDocument(at: tableDirectory + "/" + fileName))??.object
+        if let existing, JSONValue.object(existing) == JSONValue.object(row) {
+          summary.unchanged += 1
+          continue
+        }
         if stagedBefore != nil {
           try bad(
             rowError(
