@@ -55,6 +55,11 @@ struct Options {
   }
 }
 
+if CommandLine.arguments.dropFirst().first == "import" {
+  runImportBench(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
+
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 
 func now() -> Double {
