@@ -77,7 +77,8 @@ func runMeasured(_ command: String, in directory: String, quiet: Bool = true) ->
   if status != 0 {
     fatalError("command failed (status \(status)): \(command)")
   }
-  let kilobytes = (try? String(contentsOfFile: rssFile, encoding: .utf8))?
+  let kilobytes =
+    (try? String(contentsOfFile: rssFile, encoding: .utf8))?
     .split(separator: "\n").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
   return RunResult(seconds: seconds, peakMB: kilobytes / 1024)
 }
@@ -94,8 +95,12 @@ func shell(_ command: String) {
 
 /// Writes the flight table (nycflights13's 19 columns) as NDJSON and CSV.
 func generateFlights(rows: Int, ndjson: String, csv: String) {
-  let carriers = ["UA", "AA", "B6", "DL", "EV", "MQ", "US", "WN", "VX", "FL", "AS", "9E", "F9", "HA", "YV", "OO"]
-  let airports = ["EWR", "LGA", "JFK", "ATL", "ORD", "LAX", "BOS", "MCO", "SFO", "CLT", "MIA", "DCA", "FLL", "DTW"]
+  let carriers = [
+    "UA", "AA", "B6", "DL", "EV", "MQ", "US", "WN", "VX", "FL", "AS", "9E", "F9", "HA", "YV", "OO",
+  ]
+  let airports = [
+    "EWR", "LGA", "JFK", "ATL", "ORD", "LAX", "BOS", "MCO", "SFO", "CLT", "MIA", "DCA", "FLL", "DTW",
+  ]
   var random = SystemRandomNumberGenerator()
   FileManager.default.createFile(atPath: ndjson, contents: nil)
   FileManager.default.createFile(atPath: csv, contents: nil)
@@ -122,17 +127,25 @@ func generateFlights(rows: Int, ndjson: String, csv: String) {
     let dest = airports[Int.random(in: 3..<airports.count, using: &random)]
     let tail = "N\(Int.random(in: 100...999, using: &random))\(carrier)"
     let values: [(String, String)] = [
-      ("id", String(i + 1)), ("year", "2013"), ("month", String(month)), ("day", String(day)), ("dep_time", dep),
+      ("id", String(i + 1)), ("year", "2013"), ("month", String(month)), ("day", String(day)),
+      ("dep_time", dep),
       ("sched_dep_time", String(sched)), ("dep_delay", cancelled ? "null" : String(delay)),
-      ("arr_time", cancelled ? "null" : String((sched + 300) % 2400)), ("sched_arr_time", String((sched + 280) % 2400)),
-      ("arr_delay", arrDelay), ("carrier", "\"\(carrier)\""), ("flight", String(Int.random(in: 1...6000, using: &random))),
+      ("arr_time", cancelled ? "null" : String((sched + 300) % 2400)),
+      ("sched_arr_time", String((sched + 280) % 2400)),
+      ("arr_delay", arrDelay), ("carrier", "\"\(carrier)\""),
+      ("flight", String(Int.random(in: 1...6000, using: &random))),
       ("tailnum", "\"\(tail)\""), ("origin", "\"\(origin)\""), ("dest", "\"\(dest)\""), ("air_time", air),
       ("distance", String(Int.random(in: 80...4983, using: &random))), ("hour", String(sched / 100)),
       ("minute", String(sched % 100)),
-      ("time_hour", "\"2013-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)T\(sched / 100 < 10 ? "0" : "")\(sched / 100):00:00Z\""),
+      (
+        "time_hour",
+        "\"2013-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)T\(sched / 100 < 10 ? "0" : "")\(sched / 100):00:00Z\""
+      ),
     ]
     jsonBuffer += "{" + values.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n"
-    csvBuffer += values.map { $0.1 == "null" ? "" : $0.1.replacingOccurrences(of: "\"", with: "") }.joined(separator: ",") + "\n"
+    csvBuffer +=
+      values.map { $0.1 == "null" ? "" : $0.1.replacingOccurrences(of: "\"", with: "") }.joined(
+        separator: ",") + "\n"
     if jsonBuffer.utf8.count > 1 << 20 {
       json.write(Data(jsonBuffer.utf8))
       comma.write(Data(csvBuffer.utf8))
@@ -160,9 +173,11 @@ let naiveScript = """
 func runImportBench(_ arguments: [String]) {
   let options = ImportBenchOptions(arguments)
   let work = options.work
-  let binDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+  let binDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    .deletingLastPathComponent().path
   let folio = binDirectory + "/folio"
-  precondition(FileManager.default.isExecutableFile(atPath: folio), "build folio first: swift build -c release")
+  precondition(
+    FileManager.default.isExecutableFile(atPath: folio), "build folio first: swift build -c release")
   try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
   let ndjson = work + "/flights.ndjson"
   let csv = work + "/flights.csv"
@@ -181,7 +196,9 @@ func runImportBench(_ arguments: [String]) {
     shell("rm -rf '\(path)' && mkdir -p '\(path)'")
     try! "version: 1\ntables:\n  flights:\n    path: flights\n".write(
       toFile: path + "/folio.yaml", atomically: true, encoding: .utf8)
-    shell("cd '\(path)' && '\(folio)' init >/dev/null && git -c user.name=b -c user.email=b@b commit -qm init --allow-empty")
+    shell(
+      "cd '\(path)' && '\(folio)' init >/dev/null && git -c user.name=b -c user.email=b@b commit -qm init --allow-empty"
+    )
     return path
   }
 
@@ -190,8 +207,9 @@ func runImportBench(_ arguments: [String]) {
     let sorted = runs.sorted { $0.seconds < $1.seconds }
     let result = RunResult(seconds: sorted[sorted.count / 2].seconds, peakMB: runs.map(\.peakMB).max()!)
     results.append((label, result))
-    print("  " + label.padding(toLength: 44, withPad: " ", startingAt: 0)
-      + String(format: " %8.2f s   peak RSS %7.1f MB", result.seconds, result.peakMB))
+    print(
+      "  " + label.padding(toLength: 44, withPad: " ", startingAt: 0)
+        + String(format: " %8.2f s   peak RSS %7.1f MB", result.seconds, result.peakMB))
     return result
   }
 
@@ -203,7 +221,9 @@ func runImportBench(_ arguments: [String]) {
     })
   let folioCSV = record(
     "folio import (CSV, with commit)",
-    (0..<options.runs).map { _ in runMeasured("'\(folio)' import flights '\(csv)'", in: freshStore("folio-csv")) })
+    (0..<options.runs).map { _ in
+      runMeasured("'\(folio)' import flights '\(csv)'", in: freshStore("folio-csv"))
+    })
   let exportStore = work + "/folio-ndjson"
   let folioExport = record(
     "folio export --format ndjson",
@@ -241,11 +261,23 @@ func runImportBench(_ arguments: [String]) {
       })
   }
   print("ratios (lower is better for Folio):")
-  print(String(format: "  import NDJSON: folio / sqlite-utils = %.2fx (target <= 1.0)", folioNDJSON.seconds / sqliteNDJSON.seconds))
+  print(
+    String(
+      format: "  import NDJSON: folio / sqlite-utils = %.2fx (target <= 1.0)",
+      folioNDJSON.seconds / sqliteNDJSON.seconds))
   print(String(format: "  import CSV:    folio / sqlite-utils = %.2fx", folioCSV.seconds / sqliteCSV.seconds))
   if let naive {
-    print(String(format: "  import NDJSON: folio / naive pipeline = %.2fx (target <= 0.35)", folioNDJSON.seconds / naive.seconds))
+    print(
+      String(
+        format: "  import NDJSON: folio / naive pipeline = %.2fx (target <= 0.35)",
+        folioNDJSON.seconds / naive.seconds))
   }
-  print(String(format: "  export NDJSON: folio / sqlite-utils rows = %.2fx (target <= 1.0)", folioExport.seconds / sqliteExport.seconds))
-  print(String(format: "  peak RSS: import %.0f MB, export %.0f MB (target < 150)", max(folioNDJSON.peakMB, folioCSV.peakMB), folioExport.peakMB))
+  print(
+    String(
+      format: "  export NDJSON: folio / sqlite-utils rows = %.2fx (target <= 1.0)",
+      folioExport.seconds / sqliteExport.seconds))
+  print(
+    String(
+      format: "  peak RSS: import %.0f MB, export %.0f MB (target < 150)",
+      max(folioNDJSON.peakMB, folioCSV.peakMB), folioExport.peakMB))
 }

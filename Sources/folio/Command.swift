@@ -38,7 +38,8 @@ var allCommands: [any Command.Type] {
   [
     InitCommand.self, TablesCommand.self, GetCommand.self, PutCommand.self, ApplyCommand.self,
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
-    CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self, CloneCommand.self, MergeDriverCommand.self,
+    CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
+    CloneCommand.self, MergeDriverCommand.self,
   ]
 }
 

@@ -76,7 +76,9 @@ struct ExportCommand: Command {
     }
     options.startAt = value(parsed.value("--start-at"))
     options.endAt = value(parsed.value("--end-at"))
-    for (name, keyPath) in [("--limit-to-first", \ExportOptions.limitToFirst), ("--limit-to-last", \.limitToLast)] {
+    for (name, keyPath) in [
+      ("--limit-to-first", \ExportOptions.limitToFirst), ("--limit-to-last", \.limitToLast),
+    ] {
       if let text = parsed.value(name) {
         guard let n = Int(text), n >= 0 else { throw UsageError("\(name) needs a non-negative integer") }
         options[keyPath: keyPath] = n

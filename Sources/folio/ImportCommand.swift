@@ -72,7 +72,9 @@ struct ImportCommand: Command {
       options.mode = value
     }
     if let size = parsed.value("--batch-size") {
-      guard let value = Int(size), value > 0 else { throw UsageError("--batch-size needs a positive integer") }
+      guard let value = Int(size), value > 0 else {
+        throw UsageError("--batch-size needs a positive integer")
+      }
       options.batchSize = value
     }
     options.sqliteTable = parsed.value("--sqlite-table")

@@ -26,7 +26,8 @@ final class ProgressBar {
       let fraction = min(1, Double(done) / Double(total))
       let width = 24
       let filled = Int(fraction * Double(width))
-      line += "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
+      line +=
+        "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
       line += String(format: "%3.0f%% ", fraction * 100)
       let remaining = fraction > 0 ? elapsed / fraction - elapsed : 0
       line += "\(count) \(unit), \(Int(rate)) \(unit)/s, ETA \(ProgressBar.clock(remaining))"
@@ -50,6 +51,7 @@ final class ProgressBar {
   static func clock(_ seconds: Double) -> String {
     let s = Int(seconds.rounded())
     return s >= 3600
-      ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+      ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+      : String(format: "%d:%02d", s / 60, s % 60)
   }
 }

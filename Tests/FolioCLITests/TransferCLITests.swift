@@ -65,7 +65,9 @@ struct TransferCLITests {
     try scratch.write("in.ndjson", Self.rows.joined(separator: "\n") + "\n")
     let imported = try scratch.folio("import", "items", "in.ndjson")
     #expect(imported.status == 0, "\(imported.stderr)")
-    #expect(imported.stdout.hasPrefix("imported 3 row(s) into items: 3 created, 0 updated, 0 unchanged, 0 skipped; commit "))
+    #expect(
+      imported.stdout.hasPrefix(
+        "imported 3 row(s) into items: 3 created, 0 updated, 0 unchanged, 0 skipped; commit "))
     let original = try exported("items", in: scratch)
     #expect(original == Self.rows.map { try! canonicalCompact($0) })
 
@@ -88,7 +90,8 @@ struct TransferCLITests {
     #expect(copy[2].contains(#""name":"007""#) && copy[2].contains(#""n":false"#))
 
     // SQLite out and back, from the CSV copy.
-    let sqlite = try scratch.folio("export", "copy", "--format", "sqlite", "-o", "out.db", "--sqlite-table", "t")
+    let sqlite = try scratch.folio(
+      "export", "copy", "--format", "sqlite", "-o", "out.db", "--sqlite-table", "t")
     #expect(sqlite.status == 0, "\(sqlite.stderr)")
     let fromSQLite = try scratch.folio("import", "back", "out.db", "--sqlite-table", "t")
     #expect(fromSQLite.status == 0, "\(fromSQLite.stderr)")
@@ -118,21 +121,42 @@ struct TransferCLITests {
     let csv = "\u{FEFF}id,count,flag,empty,zip\r\n1,12345678901234567890,true,,007\r\n"
     let typed = try scratch.folio("import", "items", "-", "--format", "csv", input: csv)
     #expect(typed.status == 0, "\(typed.stderr)")
-    #expect(try exported("items", in: scratch) == [#"{"count":12345678901234567890,"empty":null,"flag":true,"id":1,"zip":"007"}"#])
+    #expect(
+      try exported("items", in: scratch) == [
+        #"{"count":12345678901234567890,"empty":null,"flag":true,"id":1,"zip":"007"}"#
+      ])
     let plain = try scratch.folio("import", "copy", "-", "--format", "csv", "--no-detect-types", input: csv)
     #expect(plain.status == 0)
-    #expect(try exported("copy", in: scratch) == [#"{"count":"12345678901234567890","empty":"","flag":"true","id":"1","zip":"007"}"#])
+    #expect(
+      try exported("copy", in: scratch) == [
+        #"{"count":"12345678901234567890","empty":"","flag":"true","id":"1","zip":"007"}"#
+      ])
   }
 
   /// Each kind of bad row, without `--continue` (nothing lands) and with it
   /// (skipped and counted).
   @Test(arguments: [
-    ("bad.ndjson", "{\"id\":\"ok1\"}\n{\"id\":\"x\",}\n{\"id\":\"ok2\"}\n", "bad.ndjson:2:10: error: trailing comma"),
+    (
+      "bad.ndjson", "{\"id\":\"ok1\"}\n{\"id\":\"x\",}\n{\"id\":\"ok2\"}\n",
+      "bad.ndjson:2:10: error: trailing comma"
+    ),
     ("bad.csv", "id,v\nok1,1\nx,1,2\nok2,2\n", "bad.csv:3:1: error: row has 3 fields but the header has 2"),
-    ("bad.ndjson", "{\"id\":\"ok1\"}\n[1,2]\n{\"id\":\"ok2\"}\n", "bad.ndjson:2:1: error: a row must be a JSON object, not an array"),
-    ("bad.ndjson", "{\"id\":\"ok1\"}\n{\"id\":\"..\"}\n{\"id\":\"ok2\"}\n", "bad.ndjson:2:1: error: pk '..' starts with '.'"),
-    ("bad.ndjson", "{\"id\":\"ok1\"}\n{\"id\":\"ok1\",\"v\":2}\n{\"id\":\"ok2\"}\n", "bad.ndjson:2:1: error: pk 'ok1' appears more than once"),
-    ("bad.json", "[{\"id\":\"ok1\"},\n {\"id\": nope},\n {\"id\":\"ok2\"}]", "bad.json:2:9: error: invalid literal"),
+    (
+      "bad.ndjson", "{\"id\":\"ok1\"}\n[1,2]\n{\"id\":\"ok2\"}\n",
+      "bad.ndjson:2:1: error: a row must be a JSON object, not an array"
+    ),
+    (
+      "bad.ndjson", "{\"id\":\"ok1\"}\n{\"id\":\"..\"}\n{\"id\":\"ok2\"}\n",
+      "bad.ndjson:2:1: error: pk '..' starts with '.'"
+    ),
+    (
+      "bad.ndjson", "{\"id\":\"ok1\"}\n{\"id\":\"ok1\",\"v\":2}\n{\"id\":\"ok2\"}\n",
+      "bad.ndjson:2:1: error: pk 'ok1' appears more than once"
+    ),
+    (
+      "bad.json", "[{\"id\":\"ok1\"},\n {\"id\": nope},\n {\"id\":\"ok2\"}]",
+      "bad.json:2:9: error: invalid literal"
+    ),
   ])
   func badRows(file: String, content: String, message: String) throws {
     let scratch = try store()
@@ -159,13 +183,17 @@ struct TransferCLITests {
     try scratch.write("one.ndjson", #"{"id":"a","keep":1,"obj":{"x":1,"y":{"p":1}},"list":[1]}"# + "\n")
     #expect(try scratch.folio("import", "items", "one.ndjson").status == 0)
     // Same document again: nothing to do, not an error (a rerun is safe).
-    #expect(try scratch.folio("import", "items", "one.ndjson").stdout.contains("0 created, 0 updated, 1 unchanged"))
+    #expect(
+      try scratch.folio("import", "items", "one.ndjson").stdout.contains("0 created, 0 updated, 1 unchanged"))
     try scratch.write("two.ndjson", #"{"id":"a","obj":{"y":{"q":2}},"list":[2],"new":true}"# + "\n")
     let insert = try scratch.folio("import", "items", "two.ndjson")
-    #expect(insert.status == 1 && insert.stderr.contains("two.ndjson:1:1: error: document 'a' already exists"))
+    #expect(
+      insert.status == 1 && insert.stderr.contains("two.ndjson:1:1: error: document 'a' already exists"))
     #expect(try scratch.folio("import", "items", "two.ndjson", "--mode", "upsert", "--no-commit").status == 0)
     #expect(
-      try exported("items", in: scratch) == [#"{"id":"a","keep":1,"list":[2],"new":true,"obj":{"y":{"q":2}}}"#])
+      try exported("items", in: scratch) == [
+        #"{"id":"a","keep":1,"list":[2],"new":true,"obj":{"y":{"q":2}}}"#
+      ])
     #expect(try scratch.folio("import", "items", "one.ndjson", "--mode", "replace").status == 0)
     #expect(try scratch.folio("import", "items", "two.ndjson", "--mode", "merge").status == 0)
     #expect(
@@ -191,11 +219,16 @@ struct TransferCLITests {
   @Test func exportOrderAndLimits() throws {
     let scratch = try store()
     defer { scratch.remove() }
-    try scratch.write("r.ndjson", ["10", "9", "b", "a"].enumerated().map { #"{"id":"\#($1)","rank":\#(4 - $0)}"# }.joined(separator: "\n"))
+    try scratch.write(
+      "r.ndjson",
+      ["10", "9", "b", "a"].enumerated().map { #"{"id":"\#($1)","rank":\#(4 - $0)}"# }.joined(separator: "\n")
+    )
     #expect(try scratch.folio("import", "items", "r.ndjson").status == 0)
     let byKey = try scratch.folio("export", "items", "--columns", "id").stdout
     #expect(byKey == "{\"id\":\"9\"}\n{\"id\":\"10\"}\n{\"id\":\"a\"}\n{\"id\":\"b\"}\n")
-    let byRank = try scratch.folio("export", "items", "--order-by-child", "rank", "--limit-to-first", "2", "--format", "tsv", "--columns", "id,rank")
+    let byRank = try scratch.folio(
+      "export", "items", "--order-by-child", "rank", "--limit-to-first", "2", "--format", "tsv", "--columns",
+      "id,rank")
     #expect(byRank.stdout == "id\trank\r\na\t1\r\nb\t2\r\n")
   }
 
@@ -206,7 +239,9 @@ struct TransferCLITests {
     defer { scratch.remove() }
     let count = 3000
     var text = ""
-    for i in 0..<count { text += #"{"id":"r\#(i)","v":\#(i),"s":"\#(String(repeating: "x", count: 50))"}"# + "\n" }
+    for i in 0..<count {
+      text += #"{"id":"r\#(i)","v":\#(i),"s":"\#(String(repeating: "x", count: 50))"}"# + "\n"
+    }
     try scratch.write("big.ndjson", text)
     var generator = SystemRandomNumberGenerator()
     let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
@@ -257,7 +292,13 @@ private func sortedMembers(_ line: String) -> String {
   var current = ""
   for character in line.dropFirst().dropLast() {
     if inString {
-      if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+      if escaped {
+        escaped = false
+      } else if character == "\\" {
+        escaped = true
+      } else if character == "\"" {
+        inString = false
+      }
     } else if character == "\"" {
       inString = true
     } else if character == "{" || character == "[" {

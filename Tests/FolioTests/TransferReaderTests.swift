@@ -38,11 +38,13 @@ struct CSVReaderTests {
       let scratch = Scratch()
       defer { scratch.remove() }
       let reader = CSVReader(
-        stream: try chunked(text, chunk: chunk, scratch: scratch), separator: UInt8(ascii: ","), detectTypes: true)
+        stream: try chunked(text, chunk: chunk, scratch: scratch), separator: UInt8(ascii: ","),
+        detectTypes: true)
       let result = try drain(reader)
       #expect(
         result.rows == [
-          #"{"id":1,"name":"Smith, J","note":"said \"hi\"\r\nthen left"}"#, #"{"id":2,"name":"plain","note":null}"#,
+          #"{"id":1,"name":"Smith, J","note":"said \"hi\"\r\nthen left"}"#,
+          #"{"id":2,"name":"plain","note":null}"#,
         ], "chunk \(chunk)")
       #expect(result.lines == [2, 4])
     }
@@ -69,7 +71,8 @@ struct CSVReaderTests {
 
   @Test func raggedRowIsBadWithItsLine() throws {
     let text = "a,b\n1,\"x\ny\"\n1,2,3\n4,5\n"
-    let result = try drain(CSVReader(stream: stream(text, name: "r.csv"), separator: UInt8(ascii: ","), detectTypes: true))
+    let result = try drain(
+      CSVReader(stream: stream(text, name: "r.csv"), separator: UInt8(ascii: ","), detectTypes: true))
     #expect(result.rows.count == 2)
     #expect(result.bad == ["r.csv:4:1: error: row has 3 fields but the header has 2"])
   }
@@ -93,7 +96,8 @@ struct CSVReaderTests {
 
   @Test func writerQuotesWhatWouldReadBackAsAnotherType() throws {
     let cases: [(JSONValue?, String)] = [
-      (.string("42"), "\"42\""), (.string(""), "\"\""), (.string("true"), "\"true\""), (.string("a,b"), "\"a,b\""),
+      (.string("42"), "\"42\""), (.string(""), "\"\""), (.string("true"), "\"true\""),
+      (.string("a,b"), "\"a,b\""),
       (.string("plain"), "plain"), (.number("1.50"), "1.50"), (nil, ""), (.null, ""),
       (["x": 1], #""{""x"":1}""#),
     ]
@@ -118,7 +122,8 @@ struct JSONStreamReaderTests {
   func arrayElementByElement(chunk: Int) throws {
     let scratch = Scratch()
     defer { scratch.remove() }
-    let reader = JSONArrayReader(stream: try chunked(Self.array, chunk: chunk, scratch: scratch, name: "a.json"))
+    let reader = JSONArrayReader(
+      stream: try chunked(Self.array, chunk: chunk, scratch: scratch, name: "a.json"))
     let result = try drain(reader)
     #expect(result.rows.count == 3)
     #expect(result.rows[1] == #"{"id":"b","nested":{"list":[1,[2,{"x":"}"}]]}}"#)
@@ -141,7 +146,8 @@ struct JSONStreamReaderTests {
     let scratch = Scratch()
     defer { scratch.remove() }
     let text = "\u{FEFF}{\"a\":1}\r\n\n  \n{\"a\":\"é\\n\"}\n{oops}\n[1]"
-    let result = try drain(NDJSONReader(stream: try chunked(text, chunk: chunk, scratch: scratch, name: "x.ndjson")))
+    let result = try drain(
+      NDJSONReader(stream: try chunked(text, chunk: chunk, scratch: scratch, name: "x.ndjson")))
     #expect(result.rows == [#"{"a":1}"#, #"{"a":"é\n"}"#, "[1]"])
     #expect(result.lines == [1, 4, 6])
     #expect(result.bad.count == 1 && result.bad[0].hasPrefix("x.ndjson:5:2: error:"))
@@ -215,7 +221,8 @@ struct TransferSupportTests {
     #expect(hex("") == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
     #expect(hex("abc") == "a9993e364706816aba3e25717850c26c9cd0d89d")
     #expect(
-      hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+      hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+        == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
     #expect(hex(String(repeating: "a", count: 1000)) == "291e9a6c66994949b57ba5e650361e98fc36b1ba")
   }
 

@@ -42,7 +42,10 @@ final class GitPackWriter {
   }
 
   private func bigEndian(_ value: UInt32) -> [UInt8] {
-    [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    [
+      UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
+      UInt8(truncatingIfNeeded: value),
+    ]
   }
 
   /// Appends one blob and returns its id.
@@ -96,7 +99,8 @@ final class GitPackWriter {
     guard !buffer.isEmpty else { return }
     hash.update(buffer)
     try buffer.withUnsafeBytes { raw in
-      try LibGit2.check(writepack.pointee.append(writepack, raw.baseAddress, raw.count, &stats), "git_odb_writepack append")
+      try LibGit2.check(
+        writepack.pointee.append(writepack, raw.baseAddress, raw.count, &stats), "git_odb_writepack append")
     }
     buffer.removeAll(keepingCapacity: true)
   }
@@ -109,7 +113,8 @@ final class GitPackWriter {
     hash.update(buffer)
     buffer += hash.finish()
     try buffer.withUnsafeBytes { raw in
-      try LibGit2.check(writepack.pointee.append(writepack, raw.baseAddress, raw.count, &stats), "git_odb_writepack append")
+      try LibGit2.check(
+        writepack.pointee.append(writepack, raw.baseAddress, raw.count, &stats), "git_odb_writepack append")
     }
     buffer = []
     try LibGit2.check(writepack.pointee.commit(writepack, &stats), "git_odb_writepack commit")

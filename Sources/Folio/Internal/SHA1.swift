@@ -37,13 +37,18 @@ struct SHA1 {
     let bitLength = length &* 8
     var tail: [UInt8] = [0x80]
     while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
-    for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+    for shift in stride(from: 56, through: 0, by: -8) {
+      tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+    }
     let saved = length
     tail.withUnsafeBytes { update($0) }
     length = saved
     var out: [UInt8] = []
     for word in [state.0, state.1, state.2, state.3, state.4] {
-      out += [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word)]
+      out += [
+        UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+        UInt8(truncatingIfNeeded: word),
+      ]
     }
     return out
   }
@@ -53,8 +58,10 @@ struct SHA1 {
     for i in 0..<16 {
       let b = block.advanced(by: i * 4)
       w[i] =
-        UInt32(b.load(fromByteOffset: 0, as: UInt8.self)) << 24 | UInt32(b.load(fromByteOffset: 1, as: UInt8.self)) << 16
-        | UInt32(b.load(fromByteOffset: 2, as: UInt8.self)) << 8 | UInt32(b.load(fromByteOffset: 3, as: UInt8.self))
+        UInt32(b.load(fromByteOffset: 0, as: UInt8.self)) << 24 | UInt32(
+          b.load(fromByteOffset: 1, as: UInt8.self)) << 16
+        | UInt32(b.load(fromByteOffset: 2, as: UInt8.self)) << 8
+        | UInt32(b.load(fromByteOffset: 3, as: UInt8.self))
     }
     for i in 16..<80 {
       let x = w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]

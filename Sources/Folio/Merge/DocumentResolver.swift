@@ -29,7 +29,9 @@ struct DocumentResolver {
   func replay(_ ops: [Op], onto document: JSONObject?, pk: String) -> JSONObject? {
     var current = document
     // An import's compact op carries no body to replay (see Op.fromTree).
-    for op in ops where !op.fromTree { current = op.mutation.apply(to: current, pk: pk, key: table.key).document }
+    for op in ops where !op.fromTree {
+      current = op.mutation.apply(to: current, pk: pk, key: table.key).document
+    }
     return current
   }
 

@@ -107,6 +107,7 @@ public struct Op: Sendable, Hashable {
         }
       }
     }
-    self.init(hlc: hlc, table: table, pk: pk, mutation: mutation, fromTree: object["tree"]?.boolValue ?? false)
+    self.init(
+      hlc: hlc, table: table, pk: pk, mutation: mutation, fromTree: object["tree"]?.boolValue ?? false)
   }
 }

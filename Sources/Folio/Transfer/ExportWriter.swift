@@ -74,7 +74,8 @@ final class CSVExportWriter: ExportWriter {
     self.sink = sink
     self.columns = columns
     self.separator = separator
-    try sink.write(record(columns.map { CSVExportWriter.field(.string($0), separator: separator, header: true) }))
+    try sink.write(
+      record(columns.map { CSVExportWriter.field(.string($0), separator: separator, header: true) }))
   }
 
   private func record(_ fields: [[UInt8]]) -> [UInt8] {
@@ -88,7 +89,8 @@ final class CSVExportWriter: ExportWriter {
   }
 
   func write(_ document: JSONObject) throws {
-    try sink.write(record(columns.map { CSVExportWriter.field(document[$0], separator: separator, header: false) }))
+    try sink.write(
+      record(columns.map { CSVExportWriter.field(document[$0], separator: separator, header: false) }))
   }
 
   func finish() throws { try sink.flush() }

@@ -118,7 +118,9 @@ struct ImportStaging {
     let source = try FileSystem.syscall("open", path: opsPath) { open(opsPath, O_RDONLY | O_CLOEXEC) }
     defer { close(source) }
     let path = record.logPath
-    let target = try FileSystem.syscall("open", path: path) { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+    let target = try FileSystem.syscall("open", path: path) {
+      open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+    }
     defer { close(target) }
     try FileSystem.syscall("ftruncate", path: path) { ftruncate(target, off_t(record.logOffset)) }
     try FileSystem.syscall("lseek", path: path) { lseek(target, off_t(record.logOffset), SEEK_SET) }

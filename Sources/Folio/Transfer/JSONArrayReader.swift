@@ -74,7 +74,9 @@ final class JSONArrayReader: RowReader {
         advance(to: stream.start + 1)
         state = .beforeElement(first: true)
       case .beforeElement(let first):
-        guard let byte = try peek() else { throw error("unexpected end of file, expected ']' to end the array") }
+        guard let byte = try peek() else {
+          throw error("unexpected end of file, expected ']' to end the array")
+        }
         if byte == UInt8(ascii: "]") {
           advance(to: stream.start + 1)
           if try peek() != nil { throw error("unexpected data after the JSON array") }

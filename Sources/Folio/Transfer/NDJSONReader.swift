@@ -59,7 +59,8 @@ final class NDJSONReader: RowReader {
 
   private func skipBOM(_ lineEnd: Int) {
     let s = stream.start
-    if lineEnd - s >= 3, stream.buffer[s] == 0xEF, stream.buffer[s + 1] == 0xBB, stream.buffer[s + 2] == 0xBF {
+    if lineEnd - s >= 3, stream.buffer[s] == 0xEF, stream.buffer[s + 1] == 0xBB, stream.buffer[s + 2] == 0xBF
+    {
       stream.consume(3)
     }
   }

@@ -14,7 +14,8 @@ final class SQLiteDatabase {
     guard rc == SQLITE_OK, let db else {
       let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
       if let db { sqlite3_close_v2(db) }
-      throw FolioError(.io, "cannot open the SQLite database: \(message)", path: path, function: "sqlite3_open_v2")
+      throw FolioError(
+        .io, "cannot open the SQLite database: \(message)", path: path, function: "sqlite3_open_v2")
     }
     handle = db
     self.path = path

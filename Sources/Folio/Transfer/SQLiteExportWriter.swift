@@ -24,7 +24,13 @@ final class SQLiteExportWriter: ExportWriter {
     case .null: nil
     case .bool: .integer
     case .number(let text):
-      if Int64(text) != nil { .integer } else if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) { .real } else { .any }
+      if Int64(text) != nil {
+        .integer
+      } else if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+        .real
+      } else {
+        .any
+      }
     default: .text
     }
   }
@@ -37,7 +43,9 @@ final class SQLiteExportWriter: ExportWriter {
     return .any
   }
 
-  init(path: String, table: String, columns: [(name: String, type: ColumnType?)], pk: String, indexes: [String])
+  init(
+    path: String, table: String, columns: [(name: String, type: ColumnType?)], pk: String, indexes: [String]
+  )
     throws
   {
     database = try SQLiteDatabase(path: path, create: true)
@@ -53,11 +61,13 @@ final class SQLiteExportWriter: ExportWriter {
     try database.execute("CREATE TABLE \(quoted) (\(definitions.joined(separator: ", ")))")
     for column in indexes where self.columns.contains(column) && column != pk {
       try database.execute(
-        "CREATE INDEX \(SQLiteDatabase.quote("idx_\(table)_\(column)")) ON \(quoted) (\(SQLiteDatabase.quote(column)))")
+        "CREATE INDEX \(SQLiteDatabase.quote("idx_\(table)_\(column)")) ON \(quoted) (\(SQLiteDatabase.quote(column)))"
+      )
     }
     let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
     insert = try database.prepare(
-      "INSERT INTO \(quoted) (\(self.columns.map(SQLiteDatabase.quote).joined(separator: ", "))) VALUES (\(placeholders))")
+      "INSERT INTO \(quoted) (\(self.columns.map(SQLiteDatabase.quote).joined(separator: ", "))) VALUES (\(placeholders))"
+    )
   }
 
   func write(_ document: JSONObject) throws {

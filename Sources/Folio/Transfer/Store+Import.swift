@@ -48,7 +48,8 @@ extension Store {
       try staging.prepare()
       var summary: ImportSummary
       do {
-        summary = try stage(reader, into: table, staging: staging, options: options, onBadRow: onBadRow, onProgress: onProgress)
+        summary = try stage(
+          reader, into: table, staging: staging, options: options, onBadRow: onBadRow, onProgress: onProgress)
       } catch {
         try? staging.discard()
         throw error
@@ -167,7 +168,8 @@ extension Store {
       case let other?:
         try bad(
           rowError(
-            .invalidPK, "pk column '\(keyColumn)' must be a string or a number, not \(other.kindName)", line: line))
+            .invalidPK, "pk column '\(keyColumn)' must be a string or a number, not \(other.kindName)",
+            line: line))
         continue
       }
       let fileName: String

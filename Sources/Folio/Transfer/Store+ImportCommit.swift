@@ -16,7 +16,8 @@ extension Store {
     ids.reserveCapacity(names.count)
     for name in names {
       guard let bytes = try FileSystem.read(tableDirectory + "/" + name) else {
-        throw FolioError(.io, "an imported document vanished before the commit", path: table.path + "/" + name)
+        throw FolioError(
+          .io, "an imported document vanished before the commit", path: table.path + "/" + name)
       }
       ids.append(try pack.addBlob(bytes))
     }
@@ -39,7 +40,8 @@ extension Store {
     let tree = try index.writeTree(to: repository)
     try index.write()
     if let headTree = try head?.tree(), headTree.id == tree { return nil }
-    let commit = try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: message)
+    let commit = try repository.createCommit(
+      tree: tree, parents: head.map { [$0.id] } ?? [], message: message)
     try repository.setReference(try repository.headBranch(), to: commit, message: "folio import")
     return commit
   }

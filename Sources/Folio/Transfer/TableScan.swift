@@ -43,7 +43,9 @@ struct TableScan {
       var keyed: [(value: JSONValue, pk: String)] = []
       keyed.reserveCapacity(pks.count)
       for pk in pks {
-        guard let document = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else { continue }
+        guard let document = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
+          continue
+        }
         let value = TableScan.sortValue(document.object[column])
         if let startAt, TableScan.compare(value, startAt) < 0 { continue }
         if let endAt, TableScan.compare(value, endAt) > 0 { continue }
