@@ -246,3 +246,24 @@ struct TransferSupportTests {
     #expect(TransferFormat.sniff(Array("SQLite format 3\0rest".utf8)) == .sqlite)
   }
 }
+
+struct ImportOpTests {
+  /// An import's compact op round-trips through the log form, replays as
+  /// nothing, and a merge explains the imported document by a diff.
+  @Test func fromTreeOpsCarryNoBody() throws {
+    let op = Op(
+      hlc: HLC(wall: 5, counter: 0, replica: "r1"), table: "t", pk: "a", mutation: Mutation(kind: .upsert),
+      fromTree: true)
+    let line = op.json.compactString
+    #expect(line == #"{"hlc":"\#(op.hlc.description)","op":"upsert","pk":"a","table":"t","tree":true}"#)
+    #expect(try Op(json: JSONValue(parsing: line)) == op)
+    let resolver = DocumentResolver(table: TableConfig(name: "t", columns: ["views": .counter]))
+    let base: JSONObject = ["id": "a", "views": 1]
+    #expect(resolver.replay([op], onto: base, pk: "a") == base)
+    let side = DocumentResolver.Side(
+      document: ["id": "a", "views": 4], ops: [op], syntheticStamp: HLC(wall: 9, counter: 0, replica: "c"))
+    let explained = resolver.explain(side, base: base, pk: "a")
+    #expect(explained.count == 2)
+    #expect(resolver.replay(explained, onto: base, pk: "a") == ["id": "a", "views": 4])
+  }
+}
