@@ -19,10 +19,20 @@ let package = Package(
       pkgConfig: "yaml-0.1",
       providers: [.apt(["libyaml-dev"])]
     ),
+    .systemLibrary(
+      name: "CSQLite",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"])]
+    ),
+    .systemLibrary(
+      name: "CZlib",
+      pkgConfig: "zlib",
+      providers: [.apt(["zlib1g-dev"])]
+    ),
     .systemLibrary(name: "CSystem"),
     .target(
       name: "Folio",
-      dependencies: ["Clibgit2", "CYAML", "CSystem"]
+      dependencies: ["Clibgit2", "CYAML", "CSQLite", "CZlib", "CSystem"]
     ),
     .executableTarget(
       name: "FolioCLI",

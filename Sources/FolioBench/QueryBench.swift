@@ -289,12 +289,6 @@ private func runProcess(_ path: String, _ arguments: [String], input: String? = 
   return String(decoding: data, as: UTF8.self)
 }
 
-private func benchNow() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
-
 private func benchMedianOf(_ values: [Double]) -> Double {
   let sorted = values.sorted()
   return sorted[sorted.count / 2]

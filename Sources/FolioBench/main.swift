@@ -68,6 +68,10 @@ if CommandLine.arguments.dropFirst().first == "watch" {  // the watcher: WatchBe
   try WatchBench.main(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
+if CommandLine.arguments.dropFirst().first == "import" {  // import and export: ImportBench.swift
+  runImportBench(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 
 func now() -> Double {

@@ -39,8 +39,8 @@ var allCommands: [any Command.Type] {
     InitCommand.self, TablesCommand.self, GetCommand.self, QueryCommand.self, PutCommand.self,
     ApplyCommand.self,
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
-    CommitCommand.self, StatusCommand.self, SyncCommand.self, CloneCommand.self, CompactCommand.self,
-    MergeDriverCommand.self, WatchCommand.self,
+    CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
+    CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, WatchCommand.self,
   ]
 }
 

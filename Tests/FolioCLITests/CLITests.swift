@@ -4,7 +4,7 @@ import Testing
 struct CLITests {
   static let commands = [
     "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt", "commit", "status", "sync",
-    "clone", "compact", "merge-driver", "watch",
+    "clone", "compact", "merge-driver", "watch", "import", "export",
   ]
 
   @Test func topLevelHelp() throws {

@@ -255,7 +255,10 @@ extension Store {
             table: table, pk: pk, path: path, headBlob: headBlobs[name],
             ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
           var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
-          if !DocumentResolver.same(expected, object) {
+          // An import's compact op says "the file is the content" (Op.fromTree).
+          let key = OpHistory.DocumentKey(table: table.name, pk: pk)
+          let fromTree = scan.ownOps[key]?.contains(where: \.fromTree) ?? false
+          if !fromTree && !DocumentResolver.same(expected, object) {
             pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
           }
           scan.documents.append(pending)

@@ -28,7 +28,10 @@ struct DocumentResolver {
   /// Replays `ops` (sorted by HLC) onto `document`.
   func replay(_ ops: [Op], onto document: JSONObject?, pk: String) -> JSONObject? {
     var current = document
-    for op in ops { current = op.mutation.apply(to: current, pk: pk, key: table.key).document }
+    // An import's compact op carries no body to replay (see Op.fromTree).
+    for op in ops where !op.fromTree {
+      current = op.mutation.apply(to: current, pk: pk, key: table.key).document
+    }
     return current
   }
 

@@ -6,6 +6,10 @@
 /// ```
 /// Paths are ``FieldPath`` text. A path with several transforms maps to an
 /// array of them, in order.
+///
+/// A bulk import logs each row compactly, without its body, and marks it
+/// `"tree":true`: the document's content is whatever the commit holds (see
+/// ``fromTree``).
 public struct Op: Sendable, Hashable {
   /// When, and on which replica.
   public var hlc: HLC
@@ -15,13 +19,20 @@ public struct Op: Sendable, Hashable {
   public var pk: String
   /// What changed.
   public var mutation: Mutation
+  /// Whether the op only says that the document was written (by an import)
+  /// and its content is to be taken from the tree it was committed in. Such
+  /// an op replays as nothing; a commit takes the file as it is, and a merge
+  /// explains the side's document by a diff (DESIGN.md: "record the import
+  /// compactly and take the content from the tree").
+  public var fromTree: Bool
 
   /// Creates an op.
-  public init(hlc: HLC, table: String, pk: String, mutation: Mutation) {
+  public init(hlc: HLC, table: String, pk: String, mutation: Mutation, fromTree: Bool = false) {
     self.hlc = hlc
     self.table = table
     self.pk = pk
     self.mutation = mutation
+    self.fromTree = fromTree
   }
 
   /// The JSON form written to the log.
@@ -41,6 +52,7 @@ public struct Op: Sendable, Hashable {
     }
     if !set.isEmpty { object["set"] = .object(set) }
     if !unset.isEmpty { object["unset"] = .array(unset) }
+    if fromTree { object["tree"] = true }
     if !mutation.transforms.isEmpty {
       var transforms = JSONObject()
       for entry in mutation.transforms {
@@ -95,6 +107,7 @@ public struct Op: Sendable, Hashable {
         }
       }
     }
-    self.init(hlc: hlc, table: table, pk: pk, mutation: mutation)
+    self.init(
+      hlc: hlc, table: table, pk: pk, mutation: mutation, fromTree: object["tree"]?.boolValue ?? false)
   }
 }

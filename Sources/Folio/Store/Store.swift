@@ -89,7 +89,7 @@ public final class Store: Sendable {
     self.privateDirectory = privateDirectory
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
-    if Journal.isPending(at: journalPath) {
+    if Journal.isPending(at: journalPath) || ImportStaging.isPending(privateDirectory: privateDirectory) {
       try lock.withLock { try recover() }
     }
   }
@@ -234,7 +234,7 @@ public final class Store: Sendable {
 
   /// The newest HLC in this replica's log. Cached while the log's size is
   /// unchanged; otherwise read from its tail.
-  private func lastHLC() throws -> HLC? {
+  func lastHLC() throws -> HLC? {
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let cached = clock.withLock({ $0.logSize == size ? $0.last : nil }) { return cached }
@@ -328,6 +328,7 @@ public final class Store: Sendable {
 
   /// Finishes a transaction that a crash interrupted. Call with the lock held.
   func recover() throws {
+    try recoverImport()
     guard Journal.isPending(at: journalPath) else { return }
     guard let bytes = try FileSystem.read(journalPath),
       let journal = Journal.decode(bytes, root: rootPath)

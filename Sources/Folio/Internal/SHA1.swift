@@ -1,0 +1,97 @@
+/// Streaming SHA-1 (FIPS 180-4), for the trailer git puts on a pack file.
+/// Not for security: git's object format fixes the algorithm.
+struct SHA1 {
+  private var state: (UInt32, UInt32, UInt32, UInt32, UInt32) = (
+    0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0
+  )
+  private var pending: [UInt8] = []
+  private var length: UInt64 = 0
+
+  init() { pending.reserveCapacity(64) }
+
+  /// Adds bytes to the message.
+  mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    length += UInt64(bytes.count)
+    var offset = 0
+    if !pending.isEmpty {
+      let take = min(64 - pending.count, bytes.count)
+      pending.append(contentsOf: bytes[0..<take])
+      offset = take
+      if pending.count == 64 {
+        pending.withUnsafeBytes { compress($0.baseAddress!) }
+        pending.removeAll(keepingCapacity: true)
+      }
+    }
+    while bytes.count - offset >= 64 {
+      compress(bytes.baseAddress! + offset)
+      offset += 64
+    }
+    if offset < bytes.count { pending.append(contentsOf: bytes[offset...]) }
+  }
+
+  /// Adds bytes to the message.
+  mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+
+  /// The 20-byte digest.
+  mutating func finish() -> [UInt8] {
+    let bitLength = length &* 8
+    var tail: [UInt8] = [0x80]
+    while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
+    for shift in stride(from: 56, through: 0, by: -8) {
+      tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+    }
+    let saved = length
+    tail.withUnsafeBytes { update($0) }
+    length = saved
+    var out: [UInt8] = []
+    for word in [state.0, state.1, state.2, state.3, state.4] {
+      out += [
+        UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+        UInt8(truncatingIfNeeded: word),
+      ]
+    }
+    return out
+  }
+
+  private mutating func compress(_ block: UnsafeRawPointer) {
+    var w = [UInt32](repeating: 0, count: 80)
+    for i in 0..<16 {
+      let b = block.advanced(by: i * 4)
+      w[i] =
+        UInt32(b.load(fromByteOffset: 0, as: UInt8.self)) << 24 | UInt32(
+          b.load(fromByteOffset: 1, as: UInt8.self)) << 16
+        | UInt32(b.load(fromByteOffset: 2, as: UInt8.self)) << 8
+        | UInt32(b.load(fromByteOffset: 3, as: UInt8.self))
+    }
+    for i in 16..<80 {
+      let x = w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]
+      w[i] = x << 1 | x >> 31
+    }
+    var (a, b, c, d, e) = state
+    for i in 0..<80 {
+      let f: UInt32
+      let k: UInt32
+      switch i {
+      case 0..<20:
+        f = (b & c) | (~b & d)
+        k = 0x5A82_7999
+      case 20..<40:
+        f = b ^ c ^ d
+        k = 0x6ED9_EBA1
+      case 40..<60:
+        f = (b & c) | (b & d) | (c & d)
+        k = 0x8F1B_BCDC
+      default:
+        f = b ^ c ^ d
+        k = 0xCA62_C1D6
+      }
+      let temp = (a << 5 | a >> 27) &+ f &+ e &+ k &+ w[i]
+      e = d
+      d = c
+      c = b << 30 | b >> 2
+      b = a
+      a = temp
+    }
+    state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e)
+  }
+}

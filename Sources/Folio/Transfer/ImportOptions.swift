@@ -1,0 +1,116 @@
+/// The file formats `folio import` reads and `folio export` writes.
+public enum TransferFormat: String, Sendable, CaseIterable {
+  /// One JSON object per line.
+  case ndjson
+  /// One JSON array of objects.
+  case json
+  /// Comma-separated values with a header row (RFC 4180).
+  case csv
+  /// Tab-separated values with a header row.
+  case tsv
+  /// A table in an SQLite database file.
+  case sqlite
+
+  /// The format a file name's extension names, if any.
+  public static func fromExtension(_ path: String) -> TransferFormat? {
+    let lower = path.lowercased()
+    let name = lower.split(separator: "/").last.map(String.init) ?? lower
+    guard let dot = name.lastIndex(of: ".") else { return nil }
+    switch name[name.index(after: dot)...] {
+    case "ndjson", "jsonl", "ldjson": return .ndjson
+    case "json": return .json
+    case "csv": return .csv
+    case "tsv", "tab": return .tsv
+    case "sqlite", "sqlite3", "db": return .sqlite
+    default: return nil
+    }
+  }
+
+  /// The format the first bytes of a file suggest: the SQLite header, a
+  /// `[` (JSON array) or `{` (NDJSON), else CSV (TSV if the first line has
+  /// tabs and no commas).
+  public static func sniff(_ head: [UInt8]) -> TransferFormat {
+    if head.starts(with: Array("SQLite format 3\0".utf8)) { return .sqlite }
+    var bytes = head[...]
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+    let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+    if first == UInt8(ascii: "[") { return .json }
+    if first == UInt8(ascii: "{") { return .ndjson }
+    let line = bytes.prefix { $0 != 0x0A }
+    if line.contains(0x09) && !line.contains(UInt8(ascii: ",")) { return .tsv }
+    return .csv
+  }
+}
+
+/// How an import treats a row whose pk is already in the table.
+public enum ImportMode: String, Sendable, CaseIterable {
+  /// The pk must be new; an existing pk is a bad row.
+  case insert
+  /// Create the document, or assign the row's columns over the existing
+  /// one, leaving its other columns alone.
+  case upsert
+  /// Create the document, or deep-merge the row into it: objects merge key
+  /// by key at every level, anything else is replaced.
+  case merge
+  /// Create the document, or replace it whole with the row.
+  case replace
+}
+
+/// Options for ``Store/importRows(into:from:options:onBadRow:onProgress:)``.
+public struct ImportOptions: Sendable {
+  /// Where the rows come from: a file path or `-` for stdin.
+  public var path: String
+  /// The format; nil to guess from the extension, then the content.
+  public var format: TransferFormat?
+  /// For SQLite: the table to read (needed when the database has several).
+  public var sqliteTable: String?
+  /// What to do with existing pks.
+  public var mode: ImportMode = .insert
+  /// The column holding each row's pk; nil for the table's `key`.
+  public var pkColumn: String?
+  /// Infer CSV/TSV types (numbers, booleans, null); off leaves strings.
+  public var detectTypes = true
+  /// Rows read, resolved and written per step (bounds memory).
+  public var batchSize = 5000
+  /// Skip and count bad rows instead of stopping.
+  public var continueOnError = false
+  /// End with one git commit of the import.
+  public var commit = true
+  /// The commit message; a summary by default.
+  public var message: String?
+  /// The name used for the input in messages (default: the path).
+  public var displayName: String?
+
+  /// Options to import `path`.
+  public init(path: String) { self.path = path }
+}
+
+/// Where an import is, for a progress bar.
+public struct ImportProgress: Sendable {
+  /// Rows read so far.
+  public var rows: Int
+  /// Bytes (or, for SQLite, rows) read and the total, when known.
+  public var done: Int
+  /// See ``done``.
+  public var total: Int?
+  /// What the import is doing ("reading", "landing", "committing").
+  public var phase: String
+}
+
+/// What an import did.
+public struct ImportSummary: Sendable {
+  /// Rows read (good and bad).
+  public var rows = 0
+  /// Documents created.
+  public var created = 0
+  /// Documents changed.
+  public var updated = 0
+  /// Rows that changed nothing.
+  public var unchanged = 0
+  /// Bad rows skipped (`--continue`).
+  public var skipped = 0
+  /// The commit made, if any.
+  public var commit: String?
+  /// The format read.
+  public var format: TransferFormat = .ndjson
+}

@@ -1,0 +1,151 @@
+import Glibc
+
+/// Options for ``Store/exportRows(from:options:onProgress:)``.
+public struct ExportOptions: Sendable {
+  /// The format (default NDJSON).
+  public var format: TransferFormat = .ndjson
+  /// The output file; nil for stdout (not for SQLite).
+  public var outputPath: String?
+  /// For SQLite: the table to create or replace (default: the Folio table's name).
+  public var sqliteTable: String?
+  /// Order by pk instead of the table's first order key.
+  public var orderByKey = false
+  /// Order by this column.
+  public var orderByChild: String?
+  /// Only rows whose order value is at least this (inclusive).
+  public var startAt: JSONValue?
+  /// Only rows whose order value is at most this (inclusive).
+  public var endAt: JSONValue?
+  /// The first N rows of the ordered range.
+  public var limitToFirst: Int?
+  /// The last N rows of the ordered range.
+  public var limitToLast: Int?
+  /// The columns, in order (CSV/TSV/SQLite; for NDJSON/JSON, a projection).
+  public var columns: [String]?
+
+  /// Default options: NDJSON to stdout.
+  public init() {}
+}
+
+/// What an export wrote.
+public struct ExportSummary: Sendable {
+  /// Rows written.
+  public var rows = 0
+}
+
+extension Store {
+  /// Writes a table's documents out, streamed, in order: by the table's
+  /// first order key unless told otherwise, else by pk.
+  ///
+  /// ```swift
+  /// var options = ExportOptions()
+  /// options.format = .csv
+  /// options.outputPath = "flights.csv"
+  /// try store.exportRows(from: "flights", options: options)
+  /// ```
+  ///
+  /// CSV/TSV take their columns from `columns`, or from the union of the
+  /// columns seen (key column first, then by name), which costs one more
+  /// read of the table. SQLite output also reads the table once more, to
+  /// give each column a type. Types that change on a round trip: CSV/TSV
+  /// bring nested values back as JSON-text strings; SQLite turns booleans
+  /// into 0/1, nested values into JSON text and decimals into REALs.
+  @discardableResult
+  public func exportRows(
+    from tableName: String, options: ExportOptions, onProgress: (Int, Int) -> Void = { _, _ in }
+  ) throws -> ExportSummary {
+    let table = try self.table(named: tableName)
+    var order: TableScan.Order = .key
+    if let child = options.orderByChild {
+      order = .child(child)
+    } else if !options.orderByKey, let first = table.order.first {
+      order = .child(first)
+    }
+    let scan = TableScan(
+      store: self, table: table, order: order, startAt: options.startAt, endAt: options.endAt,
+      limitToFirst: options.limitToFirst, limitToLast: options.limitToLast)
+    let pks = try scan.orderedPKs()
+
+    func documents(_ body: (JSONObject) throws -> Void) throws {
+      for pk in pks {
+        // A document removed since the listing is skipped.
+        guard let document = try readDocument(at: try documentPath(table: table, pk: pk)) else { continue }
+        try body(document.object)
+      }
+    }
+
+    var columns = options.columns
+    var types: [String: SQLiteExportWriter.ColumnType?] = [:]
+    if options.format == .sqlite || (columns == nil && (options.format == .csv || options.format == .tsv)) {
+      var seen = Set<String>()
+      try documents { document in
+        for (key, value) in document {
+          seen.insert(key)
+          types[key] = SQLiteExportWriter.widen(types[key] ?? nil, SQLiteExportWriter.type(of: value))
+        }
+      }
+      if columns == nil {
+        columns = [table.key] + seen.subtracting([table.key]).sorted()
+      }
+    }
+
+    let writer: any ExportWriter
+    var fd: Int32 = STDOUT_FILENO
+    var temporary: String?
+    if options.format == .sqlite {
+      guard let path = options.outputPath else {
+        throw FolioError(.usage, "SQLite output needs a file: give -o FILE")
+      }
+      writer = try SQLiteExportWriter(
+        path: path, table: options.sqliteTable ?? table.name,
+        columns: columns!.map { ($0, types[$0] ?? nil) }, pk: table.key, indexes: table.order)
+    } else {
+      if let path = options.outputPath {
+        // Written under a temporary name and renamed at the end, so a
+        // failed export never leaves a half file under the real name.
+        let temp = FileSystem.temporaryPath(for: path)
+        fd = try FileSystem.syscall("open", path: temp) {
+          open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        }
+        temporary = temp
+      }
+      let sink = ByteSink(fd: fd, name: options.outputPath ?? "<stdout>")
+      switch options.format {
+      case .ndjson: writer = NDJSONExportWriter(sink: sink)
+      case .json: writer = JSONArrayExportWriter(sink: sink)
+      case .csv: writer = try CSVExportWriter(sink: sink, columns: columns!, separator: UInt8(ascii: ","))
+      case .tsv: writer = try CSVExportWriter(sink: sink, columns: columns!, separator: 0x09)
+      case .sqlite: fatalError("handled above")
+      }
+    }
+    var summary = ExportSummary()
+    do {
+      let projection = (options.format == .ndjson || options.format == .json) ? options.columns : nil
+      try documents { document in
+        if let projection {
+          var projected = JSONObject()
+          for column in projection { if let value = document[column] { projected[column] = value } }
+          try writer.write(projected)
+        } else {
+          try writer.write(document)
+        }
+        summary.rows += 1
+        if summary.rows % 512 == 0 { onProgress(summary.rows, pks.count) }
+      }
+      try writer.finish()
+      if let temporary, let path = options.outputPath {
+        close(fd)
+        fd = -1
+        try FileSystem.syscall("rename", path: path) { rename(temporary, path) }
+      }
+    } catch {
+      if let temporary {
+        if fd >= 0 { close(fd) }
+        unlink(temporary)
+      }
+      throw error
+    }
+    onProgress(summary.rows, pks.count)
+    return summary
+  }
+}

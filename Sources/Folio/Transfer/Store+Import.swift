@@ -1,0 +1,299 @@
+import Glibc
+
+extension Store {
+  /// Imports rows from an NDJSON, JSON-array, CSV/TSV or SQLite file into
+  /// `table`, all or nothing, and (unless told not to) commits them to git
+  /// as one commit whose objects are written as one pack.
+  ///
+  /// ```swift
+  /// var options = ImportOptions(path: "flights.csv")
+  /// options.mode = .upsert
+  /// let summary = try store.importRows(into: "flights", options: options)
+  /// ```
+  ///
+  /// Rows are streamed: memory stays flat however big the input. Each row
+  /// becomes a document whose pk is its `pkColumn` value (the table's `key`
+  /// by default); a row without one gets a generated pk
+  /// (``PrimaryKey/generate()``: 26 characters, sortable by creation time,
+  /// unique across replicas), which is also written into the key column.
+  ///
+  /// The op log gets one compact line per document changed, with no body
+  /// (``Op/fromTree``). Nothing touches the table until every row has been
+  /// read: a bad row without `continueOnError`, an error, or a kill leaves
+  /// the table as it was; after the single durability point a crash is
+  /// finished by the next process that opens the store (see
+  /// ``ImportStaging``). The store lock is held throughout, so other writers
+  /// wait.
+  ///
+  /// - Parameters:
+  ///   - onBadRow: called for each bad row skipped with `continueOnError`.
+  ///   - onProgress: called every few hundred rows and at each phase.
+  /// - Throws: the first bad row (`FILE:LINE:COL: error: …`) unless
+  ///   `continueOnError`; `UNKNOWN_TABLE`; I/O and git errors.
+  @discardableResult
+  public func importRows(
+    into tableName: String, options: ImportOptions, onBadRow: (FolioError) -> Void = { _ in },
+    onProgress: (ImportProgress) -> Void = { _ in }
+  ) throws -> ImportSummary {
+    let table = try self.table(named: tableName)
+    let (reader, format) = try Store.makeReader(options)
+    return try lock.withLock {
+      try recover()
+      let staging = ImportStaging(privateDirectory: privateDirectory)
+      if options.commit {
+        // Anything pending goes in first, on its own, so the import's
+        // commit holds the import and nothing else.
+        _ = try commitLocked(message: "folio: pending changes before import")
+      }
+      try staging.prepare()
+      var summary: ImportSummary
+      do {
+        summary = try stage(
+          reader, into: table, staging: staging, options: options, onBadRow: onBadRow, onProgress: onProgress)
+      } catch {
+        try? staging.discard()
+        throw error
+      }
+      summary.format = format
+      if summary.created + summary.updated == 0 {
+        try staging.discard()
+        return summary
+      }
+      onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "landing"))
+      let record = ImportStaging.Record(
+        tableDirectory: directory(of: table), logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
+        opsSize: try Store.fileSize(staging.opsPath))
+      try staging.seal(record, root: rootPath)
+      var names: [String] = []
+      names.reserveCapacity(summary.created + summary.updated)
+      try staging.land(record, root: rootPath) { names.append($0) }
+      resetClockCache()
+      try forgetEvictions(table: table)
+      if options.commit {
+        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "committing"))
+        names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let message =
+          options.message
+          ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
+        summary.commit = try commitImport(table: table, names: names, message: message)?.description
+      }
+      return summary
+    }
+  }
+
+  static func makeReader(_ options: ImportOptions) throws -> (any RowReader, TransferFormat) {
+    var format = options.format ?? TransferFormat.fromExtension(options.path)
+    if format == .sqlite || (format == nil && options.path != "-" && Store.hasSQLiteHeader(options.path)) {
+      return (try SQLiteReader(path: options.path, table: options.sqliteTable), .sqlite)
+    }
+    let stream = try ByteStream(path: options.path, displayName: options.displayName)
+    if format == nil {
+      try stream.fill()
+      format = TransferFormat.sniff(Array(stream.buffer[stream.start..<min(stream.end, 4096)]))
+    }
+    switch format! {
+    case .ndjson: return (NDJSONReader(stream: stream), .ndjson)
+    case .json: return (JSONArrayReader(stream: stream), .json)
+    case .csv:
+      return (CSVReader(stream: stream, separator: UInt8(ascii: ","), detectTypes: options.detectTypes), .csv)
+    case .tsv: return (CSVReader(stream: stream, separator: 0x09, detectTypes: options.detectTypes), .tsv)
+    case .sqlite:
+      throw FolioError(.usage, "SQLite input must be a file, not stdin", path: options.path)
+    }
+  }
+
+  private static func hasSQLiteHeader(_ path: String) -> Bool {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var head = [UInt8](repeating: 0, count: 16)
+    let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
+    return n == 16 && head == Array("SQLite format 3\0".utf8)
+  }
+
+  /// Reads every row and writes each resulting document into the staging
+  /// folder, with its op line. The table is not touched.
+  private func stage(
+    _ reader: any RowReader, into table: TableConfig, staging: ImportStaging, options: ImportOptions,
+    onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
+  ) throws -> ImportSummary {
+    var summary = ImportSummary()
+    let keyColumn = options.pkColumn ?? table.key
+    let tableDirectory = directory(of: table)
+    let opsPath = staging.opsPath
+    let ops = try FileSystem.syscall("open", path: opsPath) {
+      open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+    defer { close(ops) }
+    var opBytes: [UInt8] = []
+    opBytes.reserveCapacity(1 << 20)
+    var last = try lastHLC()
+    let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
+    let batch = max(1, options.batchSize)
+
+    func bad(_ error: FolioError) throws {
+      guard options.continueOnError else { throw error }
+      summary.skipped += 1
+      onBadRow(error)
+    }
+    func rowError(_ code: FolioError.Code, _ message: String, line: Int) -> FolioError {
+      FolioError(code, message, location: .init(file: reader.name, line: line, column: 1))
+    }
+
+    while let event = try reader.next() {
+      summary.rows += 1
+      if summary.rows % 512 == 0 {
+        let (done, total) = reader.progress
+        onProgress(ImportProgress(rows: summary.rows, done: done, total: total, phase: "reading"))
+      }
+      if summary.rows % batch == 0 && !opBytes.isEmpty {
+        try FileSystem.writeAll(ops, opBytes, path: opsPath)
+        opBytes.removeAll(keepingCapacity: true)
+      }
+      guard case .row(let value, let line) = event else {
+        if case .bad(let error) = event { try bad(error) }
+        continue
+      }
+      guard case .object(var row) = value else {
+        try bad(rowError(.invalidDocument, "a row must be a JSON object, not \(value.kindName)", line: line))
+        continue
+      }
+      let pk: String
+      switch row[keyColumn] {
+      case .string(let text)?: pk = text
+      case .number(let text)?: pk = text
+      case nil, .null?:
+        pk = PrimaryKey.generate()
+        row[keyColumn] = .string(pk)
+      case let other?:
+        try bad(
+          rowError(
+            .invalidPK, "pk column '\(keyColumn)' must be a string or a number, not \(other.kindName)",
+            line: line))
+        continue
+      }
+      let fileName: String
+      do {
+        fileName = try PrimaryKey.fileName(for: pk)
+      } catch let error as FolioError {
+        try bad(rowError(.invalidPK, error.message, line: line))
+        continue
+      }
+      if keyColumn != table.key {
+        if let key = row[table.key] {
+          guard Store.keyMatches(key, pk: pk) else {
+            try bad(
+              rowError(
+                .localConstraint,
+                "column '\(table.key)' (the table's key) is \(key.compactString) but --pk column '\(keyColumn)' says '\(pk)'",
+                line: line))
+            continue
+          }
+        } else {
+          row[table.key] = .string(pk)
+        }
+      }
+      let stagedPath = staging.documentsDirectory + "/" + fileName
+      let stagedBefore = try FileSystem.read(stagedPath)
+      let current: JSONObject?
+      if options.mode == .insert {
+        // Inserting a document exactly as it already is changes nothing, so
+        // rerunning an import that was interrupted after it landed is safe.
+        let existing =
+          try stagedBefore.flatMap { try JSONValue(parsing: $0, file: stagedPath).objectValue }
+          ?? (try? readDocument(at: tableDirectory + "/" + fileName))??.object
+        if let existing, JSONValue.object(existing) == JSONValue.object(row) {
+          summary.unchanged += 1
+          continue
+        }
+        if stagedBefore != nil {
+          try bad(
+            rowError(
+              .localConstraint, "pk '\(pk)' appears more than once in the input (mode insert)", line: line))
+          continue
+        }
+        if FileSystem.exists(tableDirectory + "/" + fileName) {
+          try bad(
+            rowError(
+              .localConstraint,
+              "document '\(pk)' already exists in table '\(table.name)'; use --mode upsert, merge or replace to change it",
+              line: line))
+          continue
+        }
+        current = nil
+      } else if let stagedBefore {
+        current = try JSONValue(parsing: stagedBefore, file: stagedPath).objectValue
+      } else {
+        current = try readDocument(at: tableDirectory + "/" + fileName)?.object
+      }
+      let result: JSONObject
+      switch options.mode {
+      case .insert, .replace: result = row
+      case .upsert:
+        var merged = current ?? JSONObject()
+        for (key, value) in row { merged[key] = value }
+        result = merged
+      case .merge:
+        result = Store.deepMerge(current ?? JSONObject(), row)
+      }
+      if let current, JSONValue.object(current) == JSONValue.object(result) {
+        summary.unchanged += 1
+        continue
+      }
+      let bytes = JSONValue.object(result).canonicalBytes()
+      let fd = try FileSystem.syscall("open", path: stagedPath) {
+        open(stagedPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      }
+      do {
+        try FileSystem.writeAll(fd, bytes, path: stagedPath)
+        close(fd)
+      } catch {
+        close(fd)
+        throw error
+      }
+      if stagedBefore == nil {
+        if current == nil { summary.created += 1 } else { summary.updated += 1 }
+      }
+      last = HLC.next(after: last, now: Clock.nowMilliseconds(), replica: replicaID)
+      let op = Op(hlc: last!, table: table.name, pk: pk, mutation: Mutation(kind: kind), fromTree: true)
+      opBytes += op.json.compactBytes()
+      opBytes.append(UInt8(ascii: "\n"))
+    }
+    try FileSystem.writeAll(ops, opBytes, path: opsPath)
+    let (done, total) = reader.progress
+    onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: "reading"))
+    return summary
+  }
+
+  static func fileSize(_ path: String) throws -> Int {
+    var st = stat()
+    try FileSystem.syscall("stat", path: path) { stat(path, &st) }
+    return Int(st.st_size)
+  }
+
+  /// `patch` merged into `base` key by key: objects at the same key merge
+  /// recursively, anything else in `patch` replaces what `base` holds.
+  static func deepMerge(_ base: JSONObject, _ patch: JSONObject) -> JSONObject {
+    var result = base
+    for (key, value) in patch {
+      if case .object(let inner)? = result[key], case .object(let patchInner) = value {
+        result[key] = .object(deepMerge(inner, patchInner))
+      } else {
+        result[key] = value
+      }
+    }
+    return result
+  }
+
+  /// Imported documents are written again: they are no longer evicted.
+  private func forgetEvictions(table: TableConfig) throws {
+    var evictions = try loadEvictions()
+    guard let pks = evictions[table.name], !pks.isEmpty else { return }
+    let remaining = pks.filter { pk in
+      (try? documentPath(table: table, pk: pk)).map { !FileSystem.exists($0) } ?? true
+    }
+    if remaining.count == pks.count { return }
+    evictions[table.name] = remaining.isEmpty ? nil : remaining
+    try saveEvictions(evictions)
+  }
+}

@@ -1,0 +1,283 @@
+import Foundation
+import Glibc
+
+// `folio-bench import`: `folio import`/`folio export` against
+// `sqlite-utils insert`/`rows` (installed into a venv under .build) and a
+// naive pipeline (one pretty JSON file per row, then `git add -A && git
+// commit`), on a generated flight table, in one run. Prints medians,
+// ratios and peak RSS.
+
+struct ImportBenchOptions {
+  var rows = 336_776
+  var runs = 1
+  var naive = true
+  var work = FileManager.default.currentDirectoryPath + "/.build/bench-import"
+
+  init(_ arguments: [String]) {
+    var i = 0
+    while i < arguments.count {
+      switch arguments[i] {
+      case "--rows":
+        i += 1
+        rows = Int(arguments[i])!
+      case "--runs":
+        i += 1
+        runs = Int(arguments[i])!
+      case "--no-naive": naive = false
+      case "--work":
+        i += 1
+        work = arguments[i]
+      case "-h", "--help":
+        print(
+          """
+          USAGE: folio-bench import [--rows N] [--runs N] [--no-naive] [--work DIR]
+            --rows N     rows in the generated flight table (default 336776)
+            --runs N     repetitions of each timed step; medians are printed (default 1)
+            --no-naive   skip the one-file-per-row + git pipeline (slow: minutes)
+            --work DIR   scratch folder (default .build/bench-import)
+          """)
+        exit(0)
+      default: fatalError("unknown option \(arguments[i]); see folio-bench import --help")
+      }
+      i += 1
+    }
+  }
+}
+
+/// Wall seconds and peak RSS (MB) of one child process.
+struct RunResult {
+  var seconds: Double
+  var peakMB: Double
+}
+
+/// Runs a shell command under `/usr/bin/time` (a fresh, small process, so
+/// the peak RSS it reports is the command's and not inherited from this
+/// one), and fails loudly on a non-zero exit.
+func runMeasured(_ command: String, in directory: String, quiet: Bool = true) -> RunResult {
+  let script = NSTemporaryDirectory() + "/folio-bench-\(getpid()).sh"
+  let rssFile = script + ".rss"
+  let body = "cd '\(directory)' && (" + command + ")" + (quiet ? " >/dev/null 2>&1" : "") + "\n"
+  try! body.write(toFile: script, atomically: true, encoding: .utf8)
+  defer {
+    unlink(script)
+    unlink(rssFile)
+  }
+  var pid: pid_t = 0
+  let argv: [UnsafeMutablePointer<CChar>?] = [
+    strdup("/usr/bin/time"), strdup("-f"), strdup("%M"), strdup("-o"), strdup(rssFile), strdup("/bin/sh"),
+    strdup(script), nil,
+  ]
+  defer { for p in argv { free(p) } }
+  let start = benchNow()
+  let rc = posix_spawn(&pid, "/usr/bin/time", nil, nil, argv, environ)
+  precondition(rc == 0, "posix_spawn failed: \(rc)")
+  var status: Int32 = 0
+  while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+  let seconds = benchNow() - start
+  if status != 0 {
+    fatalError("command failed (status \(status)): \(command)")
+  }
+  let kilobytes =
+    (try? String(contentsOfFile: rssFile, encoding: .utf8))?
+    .split(separator: "\n").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+  return RunResult(seconds: seconds, peakMB: kilobytes / 1024)
+}
+
+func benchNow() -> Double {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func shell(_ command: String) {
+  _ = runMeasured(command, in: "/", quiet: false)
+}
+
+/// Writes the flight table (nycflights13's 19 columns) as NDJSON and CSV.
+func generateFlights(rows: Int, ndjson: String, csv: String) {
+  let carriers = [
+    "UA", "AA", "B6", "DL", "EV", "MQ", "US", "WN", "VX", "FL", "AS", "9E", "F9", "HA", "YV", "OO",
+  ]
+  let airports = [
+    "EWR", "LGA", "JFK", "ATL", "ORD", "LAX", "BOS", "MCO", "SFO", "CLT", "MIA", "DCA", "FLL", "DTW",
+  ]
+  var random = SystemRandomNumberGenerator()
+  FileManager.default.createFile(atPath: ndjson, contents: nil)
+  FileManager.default.createFile(atPath: csv, contents: nil)
+  let json = FileHandle(forWritingAtPath: ndjson)!
+  let comma = FileHandle(forWritingAtPath: csv)!
+  let columns = [
+    "id", "year", "month", "day", "dep_time", "sched_dep_time", "dep_delay", "arr_time", "sched_arr_time",
+    "arr_delay", "carrier", "flight", "tailnum", "origin", "dest", "air_time", "distance", "hour", "minute",
+    "time_hour",
+  ]
+  var jsonBuffer = ""
+  var csvBuffer = columns.joined(separator: ",") + "\n"
+  for i in 0..<rows {
+    let month = i * 12 / rows + 1
+    let day = Int.random(in: 1...28, using: &random)
+    let sched = Int.random(in: 5...23, using: &random) * 100 + Int.random(in: 0...59, using: &random)
+    let delay = Int.random(in: -20...120, using: &random)
+    let cancelled = Int.random(in: 0..<40, using: &random) == 0
+    let dep = cancelled ? "null" : String((sched + delay + 2400) % 2400)
+    let arrDelay = cancelled ? "null" : String(delay + Int.random(in: -25...25, using: &random))
+    let air = cancelled ? "null" : String(Int.random(in: 30...600, using: &random))
+    let carrier = carriers[Int.random(in: 0..<carriers.count, using: &random)]
+    let origin = airports[Int.random(in: 0..<3, using: &random)]
+    let dest = airports[Int.random(in: 3..<airports.count, using: &random)]
+    let tail = "N\(Int.random(in: 100...999, using: &random))\(carrier)"
+    let values: [(String, String)] = [
+      ("id", String(i + 1)), ("year", "2013"), ("month", String(month)), ("day", String(day)),
+      ("dep_time", dep),
+      ("sched_dep_time", String(sched)), ("dep_delay", cancelled ? "null" : String(delay)),
+      ("arr_time", cancelled ? "null" : String((sched + 300) % 2400)),
+      ("sched_arr_time", String((sched + 280) % 2400)),
+      ("arr_delay", arrDelay), ("carrier", "\"\(carrier)\""),
+      ("flight", String(Int.random(in: 1...6000, using: &random))),
+      ("tailnum", "\"\(tail)\""), ("origin", "\"\(origin)\""), ("dest", "\"\(dest)\""), ("air_time", air),
+      ("distance", String(Int.random(in: 80...4983, using: &random))), ("hour", String(sched / 100)),
+      ("minute", String(sched % 100)),
+      (
+        "time_hour",
+        "\"2013-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)T\(sched / 100 < 10 ? "0" : "")\(sched / 100):00:00Z\""
+      ),
+    ]
+    jsonBuffer += "{" + values.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}\n"
+    csvBuffer +=
+      values.map { $0.1 == "null" ? "" : $0.1.replacingOccurrences(of: "\"", with: "") }.joined(
+        separator: ",") + "\n"
+    if jsonBuffer.utf8.count > 1 << 20 {
+      json.write(Data(jsonBuffer.utf8))
+      comma.write(Data(csvBuffer.utf8))
+      jsonBuffer = ""
+      csvBuffer = ""
+    }
+  }
+  json.write(Data(jsonBuffer.utf8))
+  comma.write(Data(csvBuffer.utf8))
+  try? json.close()
+  try? comma.close()
+}
+
+let naiveScript = """
+  import json, os, sys
+  os.makedirs("flights", exist_ok=True)
+  with open(sys.argv[1]) as f:
+      for line in f:
+          row = json.loads(line)
+          with open(os.path.join("flights", str(row["id"]) + ".json"), "w") as out:
+              json.dump(row, out, indent=2, sort_keys=True, ensure_ascii=False)
+              out.write("\\n")
+  """
+
+func runImportBench(_ arguments: [String]) {
+  let options = ImportBenchOptions(arguments)
+  let work = options.work
+  let binDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    .deletingLastPathComponent().path
+  let folio = binDirectory + "/folio"
+  precondition(
+    FileManager.default.isExecutableFile(atPath: folio), "build folio first: swift build -c release")
+  try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+  let ndjson = work + "/flights.ndjson"
+  let csv = work + "/flights.csv"
+  print("generating \(options.rows) rows, 19 columns + id…")
+  generateFlights(rows: options.rows, ndjson: ndjson, csv: csv)
+
+  let venv = work + "/venv"
+  if !FileManager.default.isExecutableFile(atPath: venv + "/bin/sqlite-utils") {
+    print("installing sqlite-utils into \(venv)…")
+    shell("python3 -m venv '\(venv)' && '\(venv)/bin/pip' install -q sqlite-utils")
+  }
+  let sqliteUtils = venv + "/bin/sqlite-utils"
+
+  func freshStore(_ name: String) -> String {
+    let path = work + "/" + name
+    shell("rm -rf '\(path)' && mkdir -p '\(path)'")
+    try! "version: 1\ntables:\n  flights:\n    path: flights\n".write(
+      toFile: path + "/folio.yaml", atomically: true, encoding: .utf8)
+    shell(
+      "cd '\(path)' && '\(folio)' init >/dev/null && git -c user.name=b -c user.email=b@b commit -qm init --allow-empty"
+    )
+    return path
+  }
+
+  var results: [(String, RunResult)] = []
+  func record(_ label: String, _ runs: [RunResult]) -> RunResult {
+    let sorted = runs.sorted { $0.seconds < $1.seconds }
+    let result = RunResult(seconds: sorted[sorted.count / 2].seconds, peakMB: runs.map(\.peakMB).max()!)
+    results.append((label, result))
+    print(
+      "  " + label.padding(toLength: 44, withPad: " ", startingAt: 0)
+        + String(format: " %8.2f s   peak RSS %7.1f MB", result.seconds, result.peakMB))
+    return result
+  }
+
+  print("timing (median of \(options.runs)):")
+  let folioNDJSON = record(
+    "folio import (NDJSON, with commit)",
+    (0..<options.runs).map { _ in
+      runMeasured("'\(folio)' import flights '\(ndjson)'", in: freshStore("folio-ndjson"))
+    })
+  let folioCSV = record(
+    "folio import (CSV, with commit)",
+    (0..<options.runs).map { _ in
+      runMeasured("'\(folio)' import flights '\(csv)'", in: freshStore("folio-csv"))
+    })
+  let exportStore = work + "/folio-ndjson"
+  let folioExport = record(
+    "folio export --format ndjson",
+    (0..<options.runs).map { _ in
+      runMeasured("'\(folio)' export flights --format ndjson -o '\(work)/export.ndjson'", in: exportStore)
+    })
+  let sqliteNDJSON = record(
+    "sqlite-utils insert --nl",
+    (0..<options.runs).map { _ in
+      shell("rm -f '\(work)/su.db'")
+      return runMeasured("'\(sqliteUtils)' insert su.db flights '\(ndjson)' --nl --pk id", in: work)
+    })
+  let sqliteCSV = record(
+    "sqlite-utils insert --csv",
+    (0..<options.runs).map { _ in
+      shell("rm -f '\(work)/su-csv.db'")
+      return runMeasured("'\(sqliteUtils)' insert su-csv.db flights '\(csv)' --csv --pk id", in: work)
+    })
+  let sqliteExport = record(
+    "sqlite-utils rows --nl",
+    (0..<options.runs).map { _ in
+      runMeasured("'\(sqliteUtils)' rows su.db flights --nl > '\(work)/su-export.ndjson'", in: work)
+    })
+  var naive: RunResult?
+  if options.naive {
+    try! naiveScript.write(toFile: work + "/naive.py", atomically: true, encoding: .utf8)
+    naive = record(
+      "naive: file per row + git add -A + commit",
+      (0..<options.runs).map { _ in
+        let store = work + "/naive"
+        shell("rm -rf '\(store)' && mkdir -p '\(store)' && cd '\(store)' && git init -q")
+        return runMeasured(
+          "sh -c \"python3 '\(work)/naive.py' '\(ndjson)' && git add -A && git -c user.name=b -c user.email=b@b commit -qm import\"",
+          in: store)
+      })
+  }
+  print("ratios (lower is better for Folio):")
+  print(
+    String(
+      format: "  import NDJSON: folio / sqlite-utils = %.2fx (target <= 1.0)",
+      folioNDJSON.seconds / sqliteNDJSON.seconds))
+  print(String(format: "  import CSV:    folio / sqlite-utils = %.2fx", folioCSV.seconds / sqliteCSV.seconds))
+  if let naive {
+    print(
+      String(
+        format: "  import NDJSON: folio / naive pipeline = %.2fx (target <= 0.35)",
+        folioNDJSON.seconds / naive.seconds))
+  }
+  print(
+    String(
+      format: "  export NDJSON: folio / sqlite-utils rows = %.2fx (target <= 1.0)",
+      folioExport.seconds / sqliteExport.seconds))
+  print(
+    String(
+      format: "  peak RSS: import %.0f MB, export %.0f MB (target < 150)",
+      max(folioNDJSON.peakMB, folioCSV.peakMB), folioExport.peakMB))
+}

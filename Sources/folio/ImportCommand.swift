@@ -1,0 +1,135 @@
+import Folio
+import Foundation
+
+struct ImportCommand: Command {
+  static let name = "import"
+  static let abstract = "Import rows from NDJSON, a JSON array, CSV/TSV or SQLite into a table."
+  static let usage = """
+    folio import TABLE FILE|- [--format ndjson|json|csv|tsv|sqlite] [--sqlite-table NAME]
+                 [--mode insert|upsert|merge|replace] [--pk COLUMN] [--no-detect-types]
+                 [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
+    """
+  static let details = """
+    ARGUMENTS:
+      TABLE                 The table (from folio.yaml).
+      FILE                  The input file, or - for stdin.
+
+    OPTIONS:
+      --format FORMAT       ndjson, json (one array), csv, tsv or sqlite. Default: from the
+                            file's extension, else from its first bytes.
+      --sqlite-table NAME   The SQLite table to read (needed when there are several).
+      --mode MODE           What an existing pk means (default: insert):
+                              insert   the pk must be new; an existing one is a bad row
+                              upsert   create, or set the row's columns, keeping the others
+                              merge    create, or deep-merge the row (objects key by key)
+                              replace  create, or replace the whole document
+      --pk COLUMN           The column holding each row's pk (default: the table's key).
+                            A row with no pk gets a generated one: 26 characters, sortable
+                            by creation time, unique across replicas; it is also written
+                            into the column.
+      --no-detect-types     CSV/TSV: keep every field a string. By default an unquoted
+                            field that is an integer or decimal becomes a number (its text
+                            kept exactly), true/false a boolean, and an empty one null;
+                            quoted fields always stay strings.
+      --batch-size N        Rows between flushes of the staged op log (default: 5000).
+      --continue            Skip bad rows (reported and counted) instead of stopping.
+      --no-commit           Leave the import uncommitted (commit later with 'folio commit').
+      -m, --message MSG     The commit message.
+      --json                Print the summary as one JSON object.
+
+    Input is streamed: memory stays flat however big the file. A bad row (malformed JSON,
+    a ragged CSV row, a non-object, an unsafe pk, an existing or repeated pk in insert mode)
+    is reported as FILE:LINE:COL: error: ... Without --continue the import then stops and
+    the table is left exactly as it was. An interrupted import (Ctrl-C, kill -9) also leaves
+    the table as it was, or, past its last step, is finished when the store is next opened;
+    running it again completes it. Each imported row is logged as a compact op, without its
+    body. Unless --no-commit, the import ends with one git commit, written as one pack, and
+    git's index is updated so 'git status' is clean. A progress bar is shown on a terminal.
+    """
+
+  var table: String
+  var options: ImportOptions
+  var json: Bool
+
+  init(arguments: [String]) throws {
+    let parsed = try CommandLineArguments(
+      arguments,
+      options: ["--format", "--sqlite-table", "--mode", "--pk", "--batch-size", "-m", "--message"],
+      flags: ["--no-detect-types", "--continue", "--no-commit", "--json"])
+    try parsed.expectPositionals(2...2)
+    table = parsed.positionals[0]
+    options = ImportOptions(path: parsed.positionals[1])
+    if let format = parsed.value("--format") {
+      guard let value = TransferFormat(rawValue: format) else {
+        throw UsageError("unknown format '\(format)'; use ndjson, json, csv, tsv or sqlite")
+      }
+      options.format = value
+    }
+    if let mode = parsed.value("--mode") {
+      guard let value = ImportMode(rawValue: mode) else {
+        throw UsageError("unknown mode '\(mode)'; use insert, upsert, merge or replace")
+      }
+      options.mode = value
+    }
+    if let size = parsed.value("--batch-size") {
+      guard let value = Int(size), value > 0 else {
+        throw UsageError("--batch-size needs a positive integer")
+      }
+      options.batchSize = value
+    }
+    options.sqliteTable = parsed.value("--sqlite-table")
+    options.pkColumn = parsed.value("--pk")
+    options.detectTypes = !parsed.flag("--no-detect-types")
+    options.continueOnError = parsed.flag("--continue")
+    options.commit = !parsed.flag("--no-commit")
+    options.message = parsed.value("-m") ?? parsed.value("--message")
+    json = parsed.flag("--json")
+  }
+
+  func run(in context: CommandContext) throws -> Int32 {
+    let store = try context.openStore()
+    var options = self.options
+    if options.path != "-" {
+      options.displayName = options.path
+      options.path = URL(fileURLWithPath: options.path, relativeTo: context.directory).path
+    }
+    let bar = ProgressBar(unit: "rows")
+    let summary: ImportSummary
+    do {
+      summary = try store.importRows(
+        into: table, options: options,
+        onBadRow: { error in
+          bar.finish()
+          Output.error(error.description + " (skipped)")
+        },
+        onProgress: { progress in
+          bar.update(
+            count: progress.rows, done: progress.done, total: progress.total, phase: progress.phase,
+            force: progress.phase != "reading")
+        })
+    } catch {
+      bar.finish()
+      throw error
+    }
+    bar.finish()
+    let seconds = bar.elapsed
+    if json {
+      let object: JSONObject = [
+        "table": .string(table), "format": .string(summary.format.rawValue),
+        "rows": .integer(summary.rows), "created": .integer(summary.created),
+        "updated": .integer(summary.updated), "unchanged": .integer(summary.unchanged),
+        "skipped": .integer(summary.skipped), "commit": summary.commit.map(JSONValue.string) ?? .null,
+        "seconds": .number(String(format: "%.3f", seconds)),
+      ]
+      Output.print(JSONValue.object(object).compactString)
+    } else {
+      var line =
+        "imported \(summary.rows) row(s) into \(table): \(summary.created) created, \(summary.updated) updated, "
+        + "\(summary.unchanged) unchanged, \(summary.skipped) skipped"
+      if let commit = summary.commit { line += "; commit \(commit.prefix(12))" }
+      line += String(format: " (%.1f s, %.0f rows/s)", seconds, Double(summary.rows) / max(seconds, 0.001))
+      Output.print(line)
+    }
+    return 0
+  }
+}
