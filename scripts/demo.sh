@@ -19,10 +19,12 @@ cd "$work"
 run "$folio" init
 run cat .gitattributes
 
-step "2. Load the sample documents (pk taken from each file's key column)"
+step "2. Import the sample documents: JSON files, then CSV (one git commit each, written as a pack)"
 for file in "$samples"/todos/*.json; do run "$folio" put todos "$file" >/dev/null; done
+run "$folio" import todos "$samples/todos.csv"
 run "$folio" tables
-run ls data/todos
+run "$folio" query todos --format table
+run git log --oneline
 
 step "3. Mutations with transforms (seed 002): counters add, sets union"
 run "$folio" apply todos buy-milk --op update --columns '{"done": true}' \
@@ -88,5 +90,14 @@ run "$folio" get todos buy-milk
 run git log --oneline --graph -n 6
 run git status --short
 
+step "10. Export in order: NDJSON for jq, CSV, and a SQLite table"
+run "$folio" export todos --format ndjson
+run "$folio" export todos --format csv -o "$peers/todos.csv"
+run cat "$peers/todos.csv"
+run "$folio" export todos -o "$peers/todos.db" --sqlite-table todos
+echo "\$ sqlite3 todos.db 'SELECT id, views FROM todos ORDER BY views DESC'"
+python3 -c "import sqlite3,sys; [print(*r, sep='|') for r in sqlite3.connect(sys.argv[1]).execute('SELECT id, views FROM todos ORDER BY views DESC')]" "$peers/todos.db" 2>/dev/null \
+  || echo "(python3 not found; the database is at $peers/todos.db)"
+
 echo
-echo "Demo complete. Next in Folio: folio watch and folio import/export (see the open issues)."
+echo "Demo complete: import, edits, watch, sync with merged counters, export."
