@@ -24,15 +24,17 @@ struct TreeMerge {
   func merge(ours: GitOID, theirs: GitOID) throws -> Result {
     let ourCommit = try repository.commit(ours)
     let theirCommit = try repository.commit(theirs)
+    let base = try baseCommit(ours: ours, theirs: theirs)
     return try merge(
-      base: try baseTree(ours: ours, theirs: theirs), ours: (try ourCommit.tree(), stamp(for: ourCommit)),
+      base: try base.map { try repository.commit($0).tree() }, baseCommit: base,
+      ours: (try ourCommit.tree(), stamp(for: ourCommit)),
       theirs: (try theirCommit.tree(), stamp(for: theirCommit)))
   }
 
   /// The tree to merge against: the merge base, or for criss-cross
   /// histories a virtual base made by merging the bases (sorted by id, so
   /// every replica builds the same one).
-  func baseTree(ours: GitOID, theirs: GitOID) throws -> GitTree? {
+  func baseCommit(ours: GitOID, theirs: GitOID) throws -> GitOID? {
     let bases = try repository.mergeBases(ours, theirs)
     guard let first = bases.first else { return nil }
     var accumulated = first
@@ -41,31 +43,26 @@ struct TreeMerge {
       accumulated = try repository.createCommit(
         tree: virtual.tree, parents: [accumulated, next], message: "folio: virtual merge base")
     }
-    return try repository.commit(accumulated).tree()
+    return accumulated
   }
 
   /// Resolves one table document by replay, as a merge of `ours` and
   /// `theirs` would: the merge driver's entry point.
   func resolveDocument(path: String, ours: GitOID, theirs: GitOID) throws -> JSONObject?? {
     guard let (table, pk) = documentAddress(path) else { return nil }
-    let base = try baseTree(ours: ours, theirs: theirs)
+    let base = try baseCommit(ours: ours, theirs: theirs)
+    let baseTree = try base.map { try repository.commit($0).tree() }
     let ourCommit = try repository.commit(ours)
     let theirCommit = try repository.commit(theirs)
-    let baseHistory = try OpHistory(tree: base, repository: repository)
-    let key = OpHistory.DocumentKey(table: table.name, pk: pk)
     let ourTree = try ourCommit.tree()
     let theirTree = try theirCommit.tree()
-    let ourOps = try OpHistory(tree: ourTree, repository: repository).ops(since: baseHistory)[key] ?? []
-    let theirOps = try OpHistory(tree: theirTree, repository: repository).ops(since: baseHistory)[key] ?? []
+    let context = try MergeContext(
+      merge: self, base: baseTree, baseCommit: base, ours: (ourTree, stamp(for: ourCommit)),
+      theirs: (theirTree, stamp(for: theirCommit)))
     return .some(
-      DocumentResolver(table: table).resolve(
-        pk: pk, base: try document(base?.blobID(at: path), path: path),
-        ours: .init(
-          document: try document(ourTree.blobID(at: path), path: path), ops: ourOps,
-          syntheticStamp: stamp(for: ourCommit)),
-        theirs: .init(
-          document: try document(theirTree.blobID(at: path), path: path), ops: theirOps,
-          syntheticStamp: stamp(for: theirCommit))))
+      try context.resolve(
+        .init(table: table.name, pk: pk), path: path, table: table,
+        ids: (baseTree?.blobID(at: path), ourTree.blobID(at: path), theirTree.blobID(at: path))))
   }
 
   /// The stamp of a synthetic op for a side: its commit time, with a replica
@@ -76,15 +73,15 @@ struct TreeMerge {
       replica: "~" + String(commit.id.description.prefix(12)))
   }
 
-  func merge(base: GitTree?, ours: (tree: GitTree, stamp: HLC), theirs: (tree: GitTree, stamp: HLC)) throws
-    -> Result
-  {
+  func merge(
+    base: GitTree?, baseCommit: GitOID?, ours: (tree: GitTree, stamp: HLC),
+    theirs: (tree: GitTree, stamp: HLC)
+  ) throws -> Result {
     let index = try repository.mergeTrees(base: base, ours: ours.tree, theirs: theirs.tree)
-    let baseHistory = try OpHistory(tree: base, repository: repository)
-    let ourHistory = try OpHistory(tree: ours.tree, repository: repository)
-    let theirHistory = try OpHistory(tree: theirs.tree, repository: repository)
-    let ourOps = try ourHistory.ops(since: baseHistory)
-    let theirOps = try theirHistory.ops(since: baseHistory)
+    let context = try MergeContext(
+      merge: self, base: base, baseCommit: baseCommit, ours: ours, theirs: theirs)
+    let ourOps = context.ourOps
+    let theirOps = context.theirOps
     var resolved: [OpHistory.DocumentKey] = []
     var handled = Set<String>()
     var conflicts: [String] = []
@@ -107,13 +104,7 @@ struct TreeMerge {
     func resolveDocument(
       _ key: OpHistory.DocumentKey, path: String, table: TableConfig, ids: (GitOID?, GitOID?, GitOID?)
     ) throws {
-      let resolver = DocumentResolver(table: table)
-      let baseDocument = try document(ids.0, path: path)
-      let ourSide = DocumentResolver.Side(
-        document: try document(ids.1, path: path), ops: ourOps[key] ?? [], syntheticStamp: ours.stamp)
-      let theirSide = DocumentResolver.Side(
-        document: try document(ids.2, path: path), ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp)
-      let merged = resolver.resolve(pk: key.pk, base: baseDocument, ours: ourSide, theirs: theirSide)
+      let merged = try context.resolve(key, path: path, table: table, ids: ids)
       let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
       try index.resolve(path: path, id: id)
       resolved.append(key)
@@ -163,7 +154,8 @@ struct TreeMerge {
         "git could not merge \(conflicts.joined(separator: ", ")) (outside Folio's tables); merge them by hand with 'git merge', then run 'folio sync' again"
       )
     }
-    let latest = [ourHistory.latestStamp(), theirHistory.latestStamp()].compactMap { $0 }.max()
+    let latest = [context.ourHistory.latestStamp(), context.theirHistory.latestStamp()].compactMap { $0 }
+      .max()
     return Result(tree: try index.writeTree(to: repository), resolved: resolved, latestStamp: latest)
   }
 
