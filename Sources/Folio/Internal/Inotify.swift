@@ -1,0 +1,99 @@
+import Glibc
+
+/// One inotify instance: owns the descriptor and closes it in `deinit`.
+///
+/// The descriptor is non-blocking; callers wait for it with `poll` and then
+/// drain it with ``readEvents()``. Watches are not recursive, and a folder
+/// may already hold files by the time its watch is added, so callers scan a
+/// folder after watching it (DESIGN.md, "inotify pitfalls").
+final class Inotify: Sendable {
+  /// One event, with the name copied out of the kernel's buffer.
+  struct Event: Sendable, Hashable {
+    /// The watch it belongs to; -1 for `IN_Q_OVERFLOW`.
+    var watch: Int32
+    /// `IN_*` bits.
+    var mask: UInt32
+    /// Joins the two halves of a rename (`IN_MOVED_FROM`, `IN_MOVED_TO`).
+    var cookie: UInt32
+    /// The file's name inside the watched folder; empty for events on the
+    /// folder itself.
+    var name: String
+
+    /// Whether any of `bits` is set.
+    func has(_ bits: Int32) -> Bool { mask & UInt32(bitPattern: bits) != 0 }
+    func has(_ bits: UInt32) -> Bool { mask & bits != 0 }
+  }
+
+  /// The descriptor, for `poll`.
+  let descriptor: Int32
+
+  init() throws {
+    descriptor = try FileSystem.syscall("inotify_init1", path: "") {
+      inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    }
+  }
+
+  deinit { close(descriptor) }
+
+  /// Watches `path` for `mask`; adding a watch on the same inode again
+  /// returns the same id (the mask is replaced).
+  /// - Returns: the watch id, or nil when `path` does not exist (it may be
+  ///   created later; the caller watches its parent for that).
+  func addWatch(_ path: String, mask: UInt32) throws -> Int32? {
+    while true {
+      let watch = inotify_add_watch(descriptor, path, mask)
+      if watch >= 0 { return watch }
+      let code = errno
+      if code == EINTR { continue }
+      if code == ENOENT || code == ENOTDIR { return nil }
+      if code == ENOSPC {
+        throw FolioError(
+          .io,
+          "the inotify watch limit is reached; raise fs.inotify.max_user_watches (sysctl) and start again",
+          path: path, function: "inotify_add_watch")
+      }
+      throw FileSystem.error(code, "inotify_add_watch", path: path)
+    }
+  }
+
+  /// Stops a watch; a watch already gone (its folder was removed) is fine.
+  func removeWatch(_ watch: Int32) {
+    _ = inotify_rm_watch(descriptor, watch)
+  }
+
+  /// Every event queued now; empty when there are none.
+  func readEvents() throws -> [Event] {
+    var events: [Event] = []
+    // Large enough for many events at once, and for the largest one
+    // (a header plus NAME_MAX + 1 name bytes).
+    let capacity = 64 * 1024
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+    defer { buffer.deallocate() }
+    while true {
+      let count = read(descriptor, buffer, capacity)
+      if count < 0 {
+        let code = errno
+        if code == EINTR { continue }
+        if code == EAGAIN || code == EWOULDBLOCK { return events }
+        throw FileSystem.error(code, "read", path: "inotify")
+      }
+      if count == 0 { return events }
+      var offset = 0
+      let headerSize = MemoryLayout<inotify_event>.size
+      while offset + headerSize <= count {
+        let header = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+        let nameLength = Int(header.len)
+        var name = ""
+        if nameLength > 0 {
+          let start = buffer.advanced(by: offset + headerSize).assumingMemoryBound(to: UInt8.self)
+          // The name is NUL-padded to an alignment boundary.
+          let bytes = UnsafeBufferPointer(start: start, count: nameLength)
+          let end = bytes.firstIndex(of: 0) ?? nameLength
+          name = String(decoding: bytes[..<end], as: UTF8.self)
+        }
+        events.append(Event(watch: header.wd, mask: header.mask, cookie: header.cookie, name: name))
+        offset += headerSize + nameLength
+      }
+    }
+  }
+}
