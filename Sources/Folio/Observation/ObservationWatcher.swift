@@ -51,6 +51,9 @@ final class ObservationWatcher: Sendable {
     let store: Store
     var tables: [Int32: String] = [:]
     var ops: Int32?
+    /// Watches on the nearest existing folder above a table folder that does
+    /// not exist yet, to learn when it is made.
+    var ancestors: Set<Int32> = []
 
     init(store: Store) { self.store = store }
 
@@ -64,9 +67,19 @@ final class ObservationWatcher: Sendable {
       var added: [String] = []
       let watched = Set(tables.values)
       for table in store.config.tables where !watched.contains(table.name) {
-        if let watch = try inotify.addWatch(store.directory(of: table), mask: ObservationWatcher.folderMask) {
+        let folder = store.directory(of: table)
+        if let watch = try inotify.addWatch(folder, mask: ObservationWatcher.folderMask) {
           tables[watch] = table.name
           added.append(table.name)
+          continue
+        }
+        var parent = FileSystem.split(folder).directory
+        while parent.count > 1 {
+          if let watch = try inotify.addWatch(parent, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD)) {
+            ancestors.insert(watch)
+            break
+          }
+          parent = FileSystem.split(parent).directory
         }
       }
       return added
@@ -114,7 +127,8 @@ final class ObservationWatcher: Sendable {
         for table in watches.store.config.tables { changes[table.name] = .some(nil) }
         continue
       }
-      if event.watch == watches.ops {
+      if event.watch == watches.ops || watches.ancestors.contains(event.watch) {
+        // A transaction, or a folder made: add the watches now possible.
         sawOps = true
         continue
       }

@@ -68,18 +68,16 @@ extension PendingIDSpecificOperation {
   }
 
   /// The document now, then after each change, as an async sequence. Ending
-  /// the iteration (or dropping the sequence) stops the live query.
+  /// the iteration stops the live query; each iteration runs its own.
   ///
   /// ```swift
   /// for await (document, event) in try todos.findByID("3f2a").changes() {
   ///     if !event.isInitial { print("changed:", document as Any) }
   /// }
   /// ```
-  public func changes() throws -> AsyncStream<(Document?, SingleDocumentLiveQueryEvent)> {
-    let (stream, continuation) = AsyncStream.makeStream(of: (Document?, SingleDocumentLiveQueryEvent).self)
-    let live = try observeLocal { document, event in continuation.yield((document, event)) }
-    continuation.onTermination = { _ in live.stop() }
-    return stream
+  public func changes() throws -> LiveQueryChanges<(Document?, SingleDocumentLiveQueryEvent)> {
+    _ = try collection.store.table(named: collection.name)
+    return LiveQueryChanges { yield in try observeLocal { document, event in yield((document, event)) } }
   }
 
   private func start(

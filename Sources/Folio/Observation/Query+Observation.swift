@@ -51,12 +51,10 @@ extension Query {
   }
 
   /// The results now, then after each change, as an async sequence. Ending
-  /// the iteration (or dropping the sequence) stops the live query.
-  public func changes() throws -> AsyncStream<([Document], LiveQueryEvent)> {
-    let (stream, continuation) = AsyncStream.makeStream(of: ([Document], LiveQueryEvent).self)
-    let live = try observeLocal { documents, event in continuation.yield((documents, event)) }
-    continuation.onTermination = { _ in live.stop() }
-    return stream
+  /// the iteration stops the live query; each iteration runs its own.
+  public func changes() throws -> LiveQueryChanges<([Document], LiveQueryEvent)> {
+    _ = try collection.store.table(named: collection.name)
+    return LiveQueryChanges { yield in try observeLocal { documents, event in yield((documents, event)) } }
   }
 
   private func start(
