@@ -64,6 +64,14 @@ if CommandLine.arguments.dropFirst().first == "sync" {  // commit and merge: Syn
   try runSyncBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
+if CommandLine.arguments.dropFirst().first == "observe" {  // live queries: ObserveBench.swift
+  try runObserveBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "observe-writer" {  // its other process
+  try runObserveWriter(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 
 func now() -> Double {

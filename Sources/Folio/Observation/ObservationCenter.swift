@@ -20,8 +20,9 @@ final class ObservationCenter: Sendable {
   }
 
   private let state = Mutex(State())
-  /// Serializes refreshes, so each observer sees states in order.
-  private let refreshLock = Mutex(())
+  /// Serializes refreshes, so each observer sees states in order; holds
+  /// the content hash (nil: no file) of each document as last refreshed.
+  private let refreshLock = Mutex<[String: String?]>([:])
   /// Where handlers run when the caller names no queue.
   static let defaultQueue = DispatchQueue(label: "folio.observation.delivery")
 
@@ -84,16 +85,43 @@ final class ObservationCenter: Sendable {
 
   /// Brings every observer of a changed table up to date. `changes` maps a
   /// table to its changed pks, or to nil when anything may have changed.
+  ///
+  /// A document whose content is what the last refresh saw is dropped
+  /// first: the watcher also hears of this process's own commits, after the
+  /// commit hook has handled them, and re-running queries for them would
+  /// double the cost. Content, not stat data, decides, because a file can
+  /// be replaced twice within one timestamp tick by a file of the same size.
   func refresh(store: Store, changes: [String: Set<String>?]) {
     if changes.isEmpty { return }
     let observers = state.withLock { Array($0.observers.values) }
-    refreshLock.withLock { _ in
+    refreshLock.withLock { seen in
       let cache = DocumentCache()
+      var fresh: [String: Set<String>?] = [:]
+      for (table, pks) in changes {
+        guard let pks else {
+          fresh[table] = .some(nil)
+          continue
+        }
+        guard let config = store.config.table(named: table) else { continue }
+        var kept = Set<String>()
+        for pk in pks {
+          guard let path = try? store.documentPath(table: config, pk: pk) else { continue }
+          // A document that does not parse right now (a hand edit in
+          // progress) is skipped; the fix is a change too, and is seen.
+          let read: (bytes: [UInt8], object: JSONObject)?
+          do { read = try store.readDocument(at: path) } catch { continue }
+          let key = table + "\u{0}" + pk
+          let hash = read.map { FNV.hex($0.bytes) }
+          if let previous = seen[key], previous == hash { continue }
+          if seen.count > 100_000 { seen.removeAll() }
+          seen[key] = .some(hash)
+          cache.prime(table: table, pk: pk, document: read.map { Document(pk: pk, table: table, value: $0.object) })
+          kept.insert(pk)
+        }
+        if !kept.isEmpty { fresh[table] = .some(kept) }
+      }
       for observer in observers {
-        guard let changed = changes[observer.table] else { continue }
-        // A document that does not parse right now (a hand edit in
-        // progress) leaves the observer at its last state; the fix is a
-        // change too, and brings it up to date.
+        guard let changed = fresh[observer.table] else { continue }
         try? observer.refresh(store: store, changed: changed, cache: cache)
       }
     }
@@ -115,6 +143,10 @@ protocol StoreObserver: AnyObject, Sendable {
 /// read its file once. Used only under the center's refresh lock.
 final class DocumentCache {
   private var documents: [String: [String: Document?]] = [:]
+
+  func prime(table: String, pk: String, document: Document?) {
+    documents[table, default: [:]][pk] = .some(document)
+  }
 
   func document(store: Store, table: String, pk: String) throws -> Document? {
     if let cached = documents[table]?[pk] { return cached }

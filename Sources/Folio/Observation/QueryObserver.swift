@@ -2,17 +2,18 @@ import Synchronization
 
 /// Follows a query's results.
 ///
-/// A change re-runs the query only when it can alter the results: a changed
-/// document that is in them, or one that now falls inside the range and
-/// filter and, for a full limited window, sorts inside the window. The
-/// re-run uses the order index, so a limited window reads only the
-/// documents it returns. Anything else costs one document read.
+/// A change is folded into the last results without running the query
+/// again whenever that is enough: without a limit the results hold every
+/// match, and with one, documents outside the window sort beyond its far
+/// end, so as long as the window stays full from what is known, nothing
+/// else can enter. Only when a limited window loses members and has room is
+/// the query run again, on the order index, reading just the documents it
+/// returns.
 final class QueryObserver: StoreObserver {
   let query: Query
   let table: String
   let core: LiveQueryCore<[Document], LiveQueryEvent>
-  /// The results last computed, shared with no one else; written only under
-  /// the center's refresh lock.
+  /// The results last computed; used only under the center's refresh lock.
   private let current = Mutex<[Document]?>(nil)
 
   init(query: Query, core: LiveQueryCore<[Document], LiveQueryEvent>) {
@@ -23,35 +24,48 @@ final class QueryObserver: StoreObserver {
 
   func refresh(store: Store, changed: Set<String>?, cache: DocumentCache) throws {
     let previous = current.withLock { $0 }
-    if let changed, let previous, try !affects(changed, previous: previous, store: store, cache: cache) {
-      return
+    var documents: [Document]
+    if let changed, let previous,
+      let folded = try fold(changed, into: previous, store: store, cache: cache)
+    {
+      documents = folded
+    } else {
+      documents = try query.get()
     }
-    let documents = try query.get()
     current.withLock { $0 = documents }
     core.update(documents)
   }
 
-  private func affects(_ changed: Set<String>, previous: [Document], store: Store, cache: DocumentCache) throws
-    -> Bool
+  /// The new results from the old ones and the changed documents, or nil
+  /// when the query must run again.
+  private func fold(_ changed: Set<String>, into previous: [Document], store: Store, cache: DocumentCache) throws
+    -> [Document]?
   {
-    let members = Set(previous.map(\.pk))
-    if !members.isDisjoint(with: changed) { return true }
-    let tableConfig = try store.table(named: table)
+    let config = try store.table(named: table)
+    var kept = previous.filter { !changed.contains($0.pk) }
+    var candidates: [Document] = []
     for pk in changed {
       guard let document = try cache.document(store: store, table: table, pk: pk),
-        query.covers(pk: pk, document: document.value, table: tableConfig)
+        query.covers(pk: pk, document: document.value, table: config)
       else { continue }
-      switch query.limit {
-      case nil: return true
-      case .first(let n):
-        if previous.count < n { return true }
-        if query.compare(document, previous[previous.count - 1], table: tableConfig) < 0 { return true }
-      case .last(let n):
-        if previous.count < n { return true }
-        if query.compare(document, previous[0], table: tableConfig) > 0 { return true }
-      }
+      candidates.append(document)
     }
-    return false
+    if kept.count == previous.count && candidates.isEmpty { return previous }
+    let sorted = { (list: [Document]) in list.sorted { self.query.compare($0, $1, table: config) < 0 } }
+    switch query.limit {
+    case nil:
+      return sorted(kept + candidates)
+    case .first(let n):
+      if previous.count < n { return Array(sorted(kept + candidates).prefix(n)) }
+      let boundary = previous[previous.count - 1]
+      kept += candidates.filter { query.compare($0, boundary, table: config) <= 0 }
+      return kept.count >= n ? Array(sorted(kept).prefix(n)) : nil
+    case .last(let n):
+      if previous.count < n { return Array(sorted(kept + candidates).suffix(n)) }
+      let boundary = previous[0]
+      kept += candidates.filter { query.compare($0, boundary, table: config) >= 0 }
+      return kept.count >= n ? Array(sorted(kept).suffix(n)) : nil
+    }
   }
 
   func stop() { core.stop() }

@@ -81,32 +81,58 @@ struct SingleDocumentLiveQueryTests {
     defer { scratch.remove() }
     try store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": 0])
     let recorder = EventRecorder<Event>()
+    let signals = EventRecorder<@Sendable () -> Void>()
     let active = Shared(0)
     let overlapped = Shared(false)
-    let slow = DispatchQueue(label: "test.slow")
     let live = try store.collection("todos").findByID("a").observeLocalWithNextSignal {
       document, event, signalNext in
       if active.update({ $0 += 1; return $0 }) > 1 { overlapped.update { $0 = true } }
+      Thread.sleep(forTimeInterval: 0.005)
       recorder.append((document, event))
-      // Signal later, from elsewhere: the handler is slow to be ready.
-      slow.asyncAfter(deadline: .now() + 0.03) {
-        active.update { $0 -= 1 }
-        signalNext()
-      }
+      active.update { $0 -= 1 }
+      signals.append(signalNext)  // the test signals, as a slow consumer would
     }
     defer { live.stop() }
-    recorder.wait(for: 1)
+    signals.wait(for: 1)[0]()
+    // The first update is delivered at once; the other 99 wait and coalesce.
     for n in 1...100 {
       try store.apply(table: "todos", pk: "a", op: .update, columns: ["n": .integer(n)])
     }
-    let events = recorder.wait(timeout: 10) { $0.last?.document?["n"] == 100 }
+    let second = signals.wait(for: 2)
+    Thread.sleep(forTimeInterval: 0.1)
+    #expect(recorder.all.count == 2)
+    second[1]()
+    let events = recorder.wait(for: 3)
+    signals.wait(for: 3)[2]()
+    Thread.sleep(forTimeInterval: 0.1)
+    #expect(recorder.all.count == 3)
     #expect(events.last?.document?["n"] == 100)
-    #expect(events.count < 50, "got \(events.count) events for 100 updates")
     #expect(!overlapped.value)
     // Each event's oldDocument is the document the one before delivered.
     for (previous, next) in zip(events, events.dropFirst()) {
       #expect(next.event.oldDocument == previous.document)
     }
+  }
+
+  @Test func handlerNeverOverlapsOnAConcurrentQueue() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    let active = Shared(0)
+    let overlapped = Shared(false)
+    let recorder = EventRecorder<JSONValue?>()
+    let queue = DispatchQueue(label: "test.concurrent", attributes: .concurrent)
+    let live = try store.collection("todos").findByID("a").observeLocal(deliverOn: queue) { document, _ in
+      if active.update({ $0 += 1; return $0 }) > 1 { overlapped.update { $0 = true } }
+      Thread.sleep(forTimeInterval: 0.002)
+      active.update { $0 -= 1 }
+      recorder.append(document?["n"])
+    }
+    defer { live.stop() }
+    for n in 1...30 { try store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": .integer(n)]) }
+    let events = recorder.wait(for: 31)
+    #expect(!overlapped.value)
+    // In order, one per transaction.
+    #expect(events == [nil] + (1...30).map { JSONValue.integer($0) })
   }
 
   @Test func nothingArrivesAfterStopReturns() throws {
