@@ -9,8 +9,8 @@ import Synchronization
 /// observers see exactly the state after each transaction. Every other
 /// writer (the `folio` CLI in another process, merges from sync, `git pull`,
 /// an editor) is seen by ``ObservationWatcher`` through inotify on the
-/// table folders and the op logs; it takes the store lock before it reads,
-/// so it never sees half a Folio transaction. Both paths name the changed
+/// table folders and the op logs; it waits while the journal shows a
+/// transaction under way, so it sees a Folio transaction whole. Both paths name the changed
 /// documents, and only observers of those documents do any work.
 final class ObservationCenter: Sendable {
   private struct State {

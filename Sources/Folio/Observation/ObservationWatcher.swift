@@ -10,9 +10,11 @@ import Synchronization
 /// by editors and git (`IN_CLOSE_WRITE`) or removed (`IN_DELETE`,
 /// `IN_MOVED_FROM`); each event names the file, so only observers of that
 /// document (or of a query over its table) do work. The op logs tell of a
-/// transaction in a table whose folder did not exist yet. Before reading,
-/// the thread takes the store lock, so it sees another process's
-/// transaction whole, and drains the events queued meanwhile.
+/// transaction in a table whose folder did not exist yet. While the
+/// journal (`.git/folio/journal`, also watched) is not empty a Folio
+/// transaction is under way; the thread waits for it to empty, so it sees
+/// another process's transaction whole. A writer that is not Folio (git,
+/// an editor) may be seen in more than one step.
 final class ObservationWatcher: Sendable {
   private let inotify: Inotify
   /// A pipe whose write end ``stop()`` closes to wake the thread.
@@ -51,6 +53,8 @@ final class ObservationWatcher: Sendable {
     let store: Store
     var tables: [Int32: String] = [:]
     var ops: Int32?
+    /// `.git/folio/`, where the journal empties at the end of a transaction.
+    var journal: Int32?
     /// Watches on the nearest existing folder above a table folder that does
     /// not exist yet, to learn when it is made.
     var ancestors: Set<Int32> = []
@@ -63,6 +67,9 @@ final class ObservationWatcher: Sendable {
     mutating func update(_ inotify: Inotify) throws -> [String] {
       if ops == nil {
         ops = try inotify.addWatch(store.rootPath + "/" + Store.opsFolder, mask: ObservationWatcher.opsMask)
+      }
+      if journal == nil {
+        journal = try inotify.addWatch(store.privateDirectory, mask: UInt32(IN_MODIFY | IN_CLOSE_WRITE))
       }
       var added: [String] = []
       let watched = Set(tables.values)
@@ -91,30 +98,33 @@ final class ObservationWatcher: Sendable {
   ) {
     var changes: [String: Set<String>?] = [:]
     var sawOps = false
+    var waitingSince: Double?
     while true {
       var fds = [
         pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
         pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
       ]
-      // Waiting only to retry a refresh that found the store locked.
-      let timeout: Int32 = changes.isEmpty && !sawOps ? -1 : 50
+      // A timeout only while waiting out a journal that a crash left behind.
+      let timeout: Int32 = waitingSince == nil ? -1 : 100
       let n = poll(&fds, 2, timeout)
       if n < 0 && errno != EINTR { return }
       if fds[1].revents != 0 { return }
       collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
       if changes.isEmpty && !sawOps { continue }
-      do {
-        try store.lock.withLock {
-          // The writer is done: what it did is all queued by now.
-          collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
-          for table in (try? watches.update(inotify)) ?? [] { changes[table] = .some(nil) }
-          center.refresh(store: store, changes: changes)
-        }
-        changes = [:]
-        sawOps = false
-      } catch {
-        // Locked for longer than the timeout: try again shortly.
+      // A Folio transaction is under way (here or in another process): its
+      // end empties the journal, which wakes us, and then it is seen whole.
+      // The watcher does not take the store lock: a busy writer would
+      // starve it. A journal left by a crash is not waited on forever.
+      if Journal.isPending(at: store.journalPath) {
+        let now = Clock.monotonicSeconds()
+        if waitingSince == nil { waitingSince = now }
+        if now - waitingSince! < 1 { continue }
       }
+      waitingSince = nil
+      for table in (try? watches.update(inotify)) ?? [] { changes[table] = .some(nil) }
+      center.refresh(store: store, changes: changes)
+      changes = [:]
+      sawOps = false
     }
   }
 
@@ -126,6 +136,9 @@ final class ObservationWatcher: Sendable {
       if event.has(IN_Q_OVERFLOW) {
         for table in watches.store.config.tables { changes[table.name] = .some(nil) }
         continue
+      }
+      if event.watch == watches.journal {
+        continue  // only a wake-up: the loop checks the journal
       }
       if event.watch == watches.ops || watches.ancestors.contains(event.watch) {
         // A transaction, or a folder made: add the watches now possible.
