@@ -86,7 +86,8 @@ func runObserveWriter(_ arguments: [String]) throws {
   var out = ""
   for (seq, (pk, rank)) in plan.enumerated() {
     try store.apply(
-      table: "items", pk: pk, op: .upsert, columns: ["rank": .integer(rank), "seq": .integer(1_000_000 + seq)])
+      table: "items", pk: pk, op: .upsert,
+      columns: ["rank": .integer(rank), "seq": .integer(1_000_000 + seq)])
     out += "\(1_000_000 + seq) \(wallNanos())\n"
   }
   FileHandle.standardOutput.write(Data(out.utf8))
@@ -106,13 +107,16 @@ func runObserveBenchmark(_ arguments: [String]) throws {
   """.write(toFile: root + "/folio.yaml", atomically: true, encoding: .utf8)
   let store = try Store.create(at: URL(fileURLWithPath: root))
   let items = store.collection("items")
-  print("observe: \(options.docs) documents, \(options.observers) live queries, \(options.mutations) mutations")
+  print(
+    "observe: \(options.docs) documents, \(options.observers) live queries, \(options.mutations) mutations")
   var start = Date()
   var i = 0
   while i < options.docs {
     let end = min(options.docs, i + 1_000)
     try store.write { tx in
-      for n in i..<end { try tx.apply(table: "items", pk: "d\(n)", op: .insert, columns: ["rank": .integer(n)]) }
+      for n in i..<end {
+        try tx.apply(table: "items", pk: "d\(n)", op: .insert, columns: ["rank": .integer(n)])
+      }
     }
     i = end
   }
@@ -126,7 +130,8 @@ func runObserveBenchmark(_ arguments: [String]) throws {
     let begin = Date()
     for (seq, (pk, rank)) in plan.enumerated() {
       try store.apply(
-        table: "items", pk: pk, op: .upsert, columns: ["rank": .integer(rank), "seq": .integer(seqBase + seq)])
+        table: "items", pk: pk, op: .upsert,
+        columns: ["rank": .integer(rank), "seq": .integer(seqBase + seq)])
       ends[seqBase + seq] = wallNanos()
     }
     return Double(plan.count) / Date().timeIntervalSince(begin)
@@ -151,7 +156,8 @@ func runObserveBenchmark(_ arguments: [String]) throws {
     live.append(try items.findByID(pk).observeLocal { document, _ in note(document) })
   }
   for _ in 0..<(options.observers - singles.count) {
-    let query = try items.query().orderBy(child: "rank").startAt(.integer(random.next(options.docs))).limitToFirst(10)
+    let query = try items.query().orderBy(child: "rank").startAt(.integer(random.next(options.docs)))
+      .limitToFirst(10)
     live.append(
       try query.observeLocal { _, event in
         guard case .update(let update) = event else { return }
@@ -170,7 +176,8 @@ func runObserveBenchmark(_ arguments: [String]) throws {
   seen.withLock { $0 = [:] }
   let process = Process()
   process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-  process.arguments = ["observe-writer", root, String(options.docs), String(options.mutations), "3"] + singles
+  process.arguments =
+    ["observe-writer", root, String(options.docs), String(options.mutations), "3"] + singles
   let output = Pipe()
   process.standardOutput = output
   try process.run()
@@ -198,6 +205,7 @@ private func report(_ name: String, ends: [Int: Int], seen: [Int: Int]) {
   }
   print(
     String(
-      format: "  latency, %@ p50 %.2f ms, p99 %.2f ms (%d events)", name.padding(toLength: 16, withPad: " ", startingAt: 0),
+      format: "  latency, %@ p50 %.2f ms, p99 %.2f ms (%d events)",
+      name.padding(toLength: 16, withPad: " ", startingAt: 0),
       percentile(0.5), percentile(0.99), latencies.count))
 }

@@ -114,7 +114,9 @@ struct QueryCommand: Command {
     }
     count = parsed.flag("--count")
     follow = parsed.flag("--follow")
-    if follow && (count || format != "ndjson") { throw UsageError("--follow prints NDJSON: drop --count and --format") }
+    if follow && (count || format != "ndjson") {
+      throw UsageError("--follow prints NDJSON: drop --count and --format")
+    }
   }
 
   /// A range value: JSON if it parses, else the text as a string.

@@ -92,7 +92,9 @@ struct ObserveCLITests {
     try #require(lines.count == 4)
     #expect(
       try json(lines[2])
-        == ["event": "child_removed", "key": "a", "prevKey": .null, "document": ["id": "a", "lastUpdate": 1]])
+        == [
+          "event": "child_removed", "key": "a", "prevKey": .null, "document": ["id": "a", "lastUpdate": 1],
+        ])
     #expect(
       try json(lines[3])
         == ["event": "child_added", "key": "c", "prevKey": "b", "document": ["id": "c", "lastUpdate": 3]])

@@ -25,7 +25,12 @@ public final class LiveQuery: Sendable {
 
   /// Ends delivery. Safe to call twice; also runs on deinit.
   public func stop() {
-    if let id = id.withLock({ id in defer { id = nil }; return id }) { center.remove(id) }
+    if let id = id.withLock({ id in
+      defer { id = nil }
+      return id
+    }) {
+      center.remove(id)
+    }
   }
 
   /// Whether ``stop()`` has been called.

@@ -36,10 +36,11 @@ final class ObservationCenter: Sendable {
       return s.next
     }
     do {
-      // Registered first, so no change between the read and the watch is
-      // missed; under the refresh lock, so the initial event comes first.
-      try refreshLock.withLock { _ in try observer.refresh(store: store, changed: nil, cache: DocumentCache()) }
+      // Watching before the first read, so no change in between is missed;
+      // under the refresh lock, so the initial event comes first.
       try startWatcherIfNeeded(store: store)
+      try refreshLock.withLock { _ in try observer.refresh(store: store, changed: nil, cache: DocumentCache())
+      }
     } catch {
       remove(id)
       throw error
@@ -115,7 +116,8 @@ final class ObservationCenter: Sendable {
           if let previous = seen[key], previous == hash { continue }
           if seen.count > 100_000 { seen.removeAll() }
           seen[key] = .some(hash)
-          cache.prime(table: table, pk: pk, document: read.map { Document(pk: pk, table: table, value: $0.object) })
+          cache.prime(
+            table: table, pk: pk, document: read.map { Document(pk: pk, table: table, value: $0.object) })
           kept.insert(pk)
         }
         if !kept.isEmpty { fresh[table] = .some(kept) }

@@ -22,7 +22,8 @@ final class ObservationWatcher: Sendable {
   private let wakeWrite: Int32
 
   private static let folderMask =
-    UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
+    UInt32(
+      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
   private static let opsMask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE)
 
   init(store: Store, center: ObservationCenter) throws {

@@ -37,7 +37,8 @@ extension PendingIDSpecificOperation {
 
   /// ``observeLocal(_:)`` with the handler run on `queue`.
   public func observeLocal(
-    deliverOn queue: DispatchQueue, _ handler: @escaping @Sendable (Document?, SingleDocumentLiveQueryEvent) -> Void
+    deliverOn queue: DispatchQueue,
+    _ handler: @escaping @Sendable (Document?, SingleDocumentLiveQueryEvent) -> Void
   ) throws -> LiveQuery {
     try start(queue: queue, nextSignal: false) { document, event, _ in handler(document, event) }
   }
@@ -54,7 +55,8 @@ extension PendingIDSpecificOperation {
   /// }
   /// ```
   public func observeLocalWithNextSignal(
-    _ handler: @escaping @Sendable (Document?, SingleDocumentLiveQueryEvent, @escaping @Sendable () -> Void) -> Void
+    _ handler:
+      @escaping @Sendable (Document?, SingleDocumentLiveQueryEvent, @escaping @Sendable () -> Void) -> Void
   ) throws -> LiveQuery {
     try observeLocalWithNextSignal(deliverOn: ObservationCenter.defaultQueue, handler)
   }
@@ -62,7 +64,8 @@ extension PendingIDSpecificOperation {
   /// ``observeLocalWithNextSignal(_:)`` with the handler run on `queue`.
   public func observeLocalWithNextSignal(
     deliverOn queue: DispatchQueue,
-    _ handler: @escaping @Sendable (Document?, SingleDocumentLiveQueryEvent, @escaping @Sendable () -> Void) -> Void
+    _ handler:
+      @escaping @Sendable (Document?, SingleDocumentLiveQueryEvent, @escaping @Sendable () -> Void) -> Void
   ) throws -> LiveQuery {
     try start(queue: queue, nextSignal: true) { document, event, signal in handler(document, event, signal!) }
   }
@@ -89,7 +92,9 @@ extension PendingIDSpecificOperation {
     let core = LiveQueryCore<Document?, SingleDocumentLiveQueryEvent>(
       deliverOn: queue, nextSignal: nextSignal,
       initialEvent: { _ in SingleDocumentLiveQueryEvent(isInitial: true, oldDocument: nil) },
-      changeEvent: { old, new in old == new ? nil : SingleDocumentLiveQueryEvent(isInitial: false, oldDocument: old) },
+      changeEvent: { old, new in
+        old == new ? nil : SingleDocumentLiveQueryEvent(isInitial: false, oldDocument: old)
+      },
       handler: handler)
     let observer = SingleDocumentObserver(table: collection.name, pk: pk, core: core)
     return LiveQuery(center: store.observation, id: try store.observation.add(observer, store: store))

@@ -22,7 +22,9 @@ extension Query {
   /// ```
   /// - Throws: `UNKNOWN_TABLE`; `INVALID_JSON` if a document does not parse
   ///   now; `IO` if the store's folders cannot be watched.
-  public func observeLocal(_ handler: @escaping @Sendable ([Document], LiveQueryEvent) -> Void) throws -> LiveQuery {
+  public func observeLocal(_ handler: @escaping @Sendable ([Document], LiveQueryEvent) -> Void) throws
+    -> LiveQuery
+  {
     try observeLocal(deliverOn: ObservationCenter.defaultQueue, handler)
   }
 
@@ -47,7 +49,8 @@ extension Query {
     deliverOn queue: DispatchQueue,
     _ handler: @escaping @Sendable ([Document], LiveQueryEvent, @escaping @Sendable () -> Void) -> Void
   ) throws -> LiveQuery {
-    try start(queue: queue, nextSignal: true) { documents, event, signal in handler(documents, event, signal!) }
+    try start(queue: queue, nextSignal: true) { documents, event, signal in handler(documents, event, signal!)
+    }
   }
 
   /// The results now, then after each change, as an async sequence. Ending
@@ -58,7 +61,8 @@ extension Query {
   }
 
   private func start(
-    queue: DispatchQueue, nextSignal: Bool, _ handler: @escaping LiveQueryCore<[Document], LiveQueryEvent>.Handler
+    queue: DispatchQueue, nextSignal: Bool,
+    _ handler: @escaping LiveQueryCore<[Document], LiveQueryEvent>.Handler
   ) throws -> LiveQuery {
     let store = collection.store
     _ = try store.table(named: collection.name)

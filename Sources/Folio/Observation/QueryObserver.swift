@@ -38,7 +38,8 @@ final class QueryObserver: StoreObserver {
 
   /// The new results from the old ones and the changed documents, or nil
   /// when the query must run again.
-  private func fold(_ changed: Set<String>, into previous: [Document], store: Store, cache: DocumentCache) throws
+  private func fold(_ changed: Set<String>, into previous: [Document], store: Store, cache: DocumentCache)
+    throws
     -> [Document]?
   {
     let config = try store.table(named: table)

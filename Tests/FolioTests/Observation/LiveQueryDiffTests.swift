@@ -11,12 +11,16 @@ struct LiveQueryDiffTests {
   }
 
   @Test func randomListsRoundTrip() throws {
-    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+    let seed =
+      ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init)
+      ?? UInt64.random(in: 0...UInt64.max)
     var rng = ObservationRandom(seed: seed)
     for _ in 0..<2_000 {
       let pool = (0..<Int(rng.next() % 10)).map { "k\($0)" }
       func list() -> [Document] {
-        pool.filter { _ in rng.next() % 3 != 0 }.shuffled(using: &rng).map { Self.document($0, Int(rng.next() % 2)) }
+        pool.filter { _ in rng.next() % 3 != 0 }.shuffled(using: &rng).map {
+          Self.document($0, Int(rng.next() % 2))
+        }
       }
       let old = list()
       let new = list()
@@ -61,7 +65,8 @@ struct LiveQueryDiffTests {
       }
       #expect(update.childEvents.filter { $0.kind == .removed }.count == update.deletions.count)
       #expect(update.childEvents.filter { $0.kind == .added }.count == update.insertions.count)
-      #expect(update.childEvents.filter { $0.kind == .moved }.map(\.key) == update.moves.map { new[$0.to].pk })
+      #expect(
+        update.childEvents.filter { $0.kind == .moved }.map(\.key) == update.moves.map { new[$0.to].pk })
       #expect(update.childEvents.filter { $0.kind == .changed }.map(\.key) == changed)
       // Moves are fewest: what stays keeps its relative order and no
       // longer order-keeping run exists (checked by brute force on small lists).

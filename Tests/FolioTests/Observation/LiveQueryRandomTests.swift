@@ -15,13 +15,17 @@ struct LiveQueryRandomTests {
 
   @Test(arguments: ["first", "last", "startAtFirst", "filteredLast", "unlimited", "byKey"])
   func deliveredResultsMatchTheQuery(shape: String) throws {
-    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+    let seed =
+      ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init)
+      ?? UInt64.random(in: 0...UInt64.max)
     var rng = ObservationRandom(seed: seed)
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }
     func random(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
     try store.write { tx in
-      for i in 0..<12 { try tx.apply(table: "items", pk: "p\(i)", op: .insert, columns: ["rank": .integer(i % 6)]) }
+      for i in 0..<12 {
+        try tx.apply(table: "items", pk: "p\(i)", op: .insert, columns: ["rank": .integer(i % 6)])
+      }
     }
     let base = store.collection("items").query()
     let query: Query =

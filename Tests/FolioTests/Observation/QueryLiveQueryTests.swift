@@ -91,7 +91,9 @@ struct QueryLiveQueryTests {
     defer { scratch.remove() }
     try seed(store)
     let recorder = EventRecorder<Event>()
-    let live = try store.collection("todos").query().where("done == true").observeLocal { recorder.append(($0, $1)) }
+    let live = try store.collection("todos").query().where("done == true").observeLocal {
+      recorder.append(($0, $1))
+    }
     defer { live.stop() }
     recorder.wait(for: 1)
     try set(store, "c", ["done": true])
@@ -132,6 +134,8 @@ struct QueryLiveQueryTests {
     let events = recorder.wait(for: 3)
     try #require(events.count == 3)
     // One update from what was delivered ([b,c]) to the latest ([d,e]).
-    #expect(Self.describe(events[2]) == "[d,e] del[0, 1] ins[0, 1] upd[] mov[] | removed b<-, removed c<b, added d<-, added e<d")
+    #expect(
+      Self.describe(events[2])
+        == "[d,e] del[0, 1] ins[0, 1] upd[] mov[] | removed b<-, removed c<b, added d<-, added e<d")
   }
 }

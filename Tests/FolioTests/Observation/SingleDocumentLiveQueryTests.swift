@@ -86,7 +86,12 @@ struct SingleDocumentLiveQueryTests {
     let overlapped = Shared(false)
     let live = try store.collection("todos").findByID("a").observeLocalWithNextSignal {
       document, event, signalNext in
-      if active.update({ $0 += 1; return $0 }) > 1 { overlapped.update { $0 = true } }
+      if active.update({
+        $0 += 1
+        return $0
+      }) > 1 {
+        overlapped.update { $0 = true }
+      }
       Thread.sleep(forTimeInterval: 0.005)
       recorder.append((document, event))
       active.update { $0 -= 1 }
@@ -122,7 +127,12 @@ struct SingleDocumentLiveQueryTests {
     let recorder = EventRecorder<JSONValue?>()
     let queue = DispatchQueue(label: "test.concurrent", attributes: .concurrent)
     let live = try store.collection("todos").findByID("a").observeLocal(deliverOn: queue) { document, _ in
-      if active.update({ $0 += 1; return $0 }) > 1 { overlapped.update { $0 = true } }
+      if active.update({
+        $0 += 1
+        return $0
+      }) > 1 {
+        overlapped.update { $0 = true }
+      }
       Thread.sleep(forTimeInterval: 0.002)
       active.update { $0 -= 1 }
       recorder.append(document?["n"])
@@ -167,7 +177,9 @@ struct SingleDocumentLiveQueryTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     let recorder = EventRecorder<Int>()
-    var live: LiveQuery? = try store.collection("todos").findByID("a").observeLocal { _, _ in recorder.append(1) }
+    var live: LiveQuery? = try store.collection("todos").findByID("a").observeLocal { _, _ in
+      recorder.append(1)
+    }
     recorder.wait(for: 1)
     #expect(live?.isStopped == false)
     live = nil
