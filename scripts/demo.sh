@@ -54,7 +54,18 @@ run "$folio" rm todos fix-bike
 run "$folio" evict todos big-counter
 run "$folio" tables
 
-step "8. Sync between two replicas through a git remote: counters add up, sets union"
+step "8. folio watch: saves from any editor become ops (counters as increments)"
+"$folio" watch --json --debounce 100ms > watch.ndjson 2> watch.err &
+watcher=$!
+for _ in $(seq 1 100); do grep -q ready watch.err watch.ndjson 2>/dev/null && break; sleep 0.1; done
+run sed -i -e 's/"views": \([0-9]*\)/"views": 2\1/' data/todos/buy-milk.json
+for _ in $(seq 1 100); do grep -q '"event":"op"' watch.ndjson 2>/dev/null && break; sleep 0.1; done
+kill -INT "$watcher"; wait "$watcher" || true
+run cat watch.ndjson
+rm -f watch.ndjson watch.err
+run "$folio" get todos buy-milk
+
+step "9. Sync between two replicas through a git remote: counters add up, sets union"
 git init -q --bare "$peers/remote.git"
 run git remote add origin "$peers/remote.git"
 run "$folio" sync

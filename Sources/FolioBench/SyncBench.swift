@@ -73,7 +73,8 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 }
 
 func directorySize(_ path: String) -> Int {
-  Int(shell("du -sk '\(path)' | cut -f1", in: "/").output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+  Int(shell("du -sk '\(path)' | cut -f1", in: "/").output.trimmingCharacters(in: .whitespacesAndNewlines))
+    ?? 0
 }
 
 func runSyncBenchmark(_ arguments: [String]) throws {
@@ -117,8 +118,10 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   let gitSize = directorySize(g + "/.git")
   print(
     String(
-      format: "commit of %d new documents: folio commit %.2f s (%d synthetic ops), git add -A && git commit %.2f s: %.2fx; .git %d KB vs %d KB",
-      options.docs, folioCommit, summary?.syntheticOps ?? 0, gitCommit, gitCommit / folioCommit, folioSize, gitSize))
+      format:
+        "commit of %d new documents: folio commit %.2f s (%d synthetic ops), git add -A && git commit %.2f s: %.2fx; .git %d KB vs %d KB",
+      options.docs, folioCommit, summary?.syntheticOps ?? 0, gitCommit, gitCommit / folioCommit, folioSize,
+      gitSize))
 
   // Two replicas through a bare remote.
   let remote = root + "/remote.git"
@@ -162,8 +165,11 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   let expectedViews = half % 1000 + 11
   print(
     String(
-      format: "merge of %d + %d changed documents (%d on both sides): folio sync %.2f s (%d resolved by replay, 0 conflicts), git merge %.2f s (exit %d, %@ conflicts): folio/git %.2fx",
+      format:
+        "merge of %d + %d changed documents (%d on both sides): folio sync %.2f s (%d resolved by replay, 0 conflicts), git merge %.2f s (exit %d, %@ conflicts): folio/git %.2fx",
       options.changes, options.changes, half, folioSync, sync?.resolvedDocuments ?? 0, gitMerge, gitStatus,
       conflicts, folioSync / gitMerge))
-  print("check: d\(half).views = \(sample?.value["views"]?.compactString ?? "missing") (expected \(expectedViews))")
+  print(
+    "check: d\(half).views = \(sample?.value["views"]?.compactString ?? "missing") (expected \(expectedViews))"
+  )
 }

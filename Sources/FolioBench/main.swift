@@ -64,6 +64,10 @@ if CommandLine.arguments.dropFirst().first == "sync" {  // commit and merge: Syn
   try runSyncBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
+if CommandLine.arguments.dropFirst().first == "watch" {  // the watcher: WatchBench.swift
+  try WatchBench.main(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
 if CommandLine.arguments.dropFirst().first == "observe" {  // live queries: ObserveBench.swift
   try runObserveBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)

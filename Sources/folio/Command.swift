@@ -36,10 +36,11 @@ struct CommandContext {
 /// Every command, in the order `folio --help` lists them.
 var allCommands: [any Command.Type] {
   [
-    InitCommand.self, TablesCommand.self, GetCommand.self, QueryCommand.self, ObserveCommand.self, PutCommand.self, ApplyCommand.self,
+    InitCommand.self, TablesCommand.self, GetCommand.self, QueryCommand.self, ObserveCommand.self,
+    PutCommand.self, ApplyCommand.self,
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
     CommitCommand.self, StatusCommand.self, SyncCommand.self, CloneCommand.self, CompactCommand.self,
-    MergeDriverCommand.self,
+    MergeDriverCommand.self, WatchCommand.self,
   ]
 }
 

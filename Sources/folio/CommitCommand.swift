@@ -39,7 +39,9 @@ struct CommitCommand: Command {
       Output.print(JSONValue.object(object).compactString)
     } else if let commit = summary.commit {
       var line = "committed \(commit.prefix(12)): \(summary.documents) document(s)"
-      if summary.syntheticOps > 0 { line += ", \(summary.syntheticOps) edit(s) made outside Folio recorded as ops" }
+      if summary.syntheticOps > 0 {
+        line += ", \(summary.syntheticOps) edit(s) made outside Folio recorded as ops"
+      }
       Output.print(line)
     } else {
       Output.print("nothing to commit")

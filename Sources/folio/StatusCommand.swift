@@ -44,7 +44,9 @@ struct StatusCommand: Command {
     for table in status.tables
     where table.pendingOps > 0 || !table.changedDocuments.isEmpty || !table.evicted.isEmpty {
       clean = false
-      Output.print("\(table.name): \(table.pendingOps) pending op(s), \(table.changedDocuments.count) changed document(s)")
+      Output.print(
+        "\(table.name): \(table.pendingOps) pending op(s), \(table.changedDocuments.count) changed document(s)"
+      )
       if !table.externalEdits.isEmpty {
         Output.print("  edited outside Folio: " + table.externalEdits.joined(separator: ", "))
       }

@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 struct CLITests {
-  static let commands = ["init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt"]
+  static let commands = [
+    "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt", "commit", "status", "sync",
+    "clone", "compact", "merge-driver", "watch",
+  ]
 
   @Test func topLevelHelp() throws {
     let scratch = try CLIScratch(yaml: nil)

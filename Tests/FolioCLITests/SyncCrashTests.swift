@@ -34,7 +34,10 @@ import Testing
       for (replica, amount) in [("a", 1), ("b", 10)] {
         for pk in pks.shuffled(using: &random).prefix(10) {
           try box.folio(
-            ["apply", "todos", pk, "--op", "update", "--transforms", #"{"views":{"op":"increment","by":\#(amount)}}"#],
+            [
+              "apply", "todos", pk, "--op", "update", "--transforms",
+              #"{"views":{"op":"increment","by":\#(amount)}}"#,
+            ],
             in: replica)
           expected += amount
         }

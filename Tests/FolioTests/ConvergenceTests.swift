@@ -28,7 +28,9 @@ import Testing
   static let tagPool = ["a", "b", "c", "d", "e"]
 
   static var seeds: [UInt64] {
-    if let text = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"], let seed = UInt64(text) { return [seed] }
+    if let text = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"], let seed = UInt64(text) {
+      return [seed]
+    }
     let count = Int(ProcessInfo.processInfo.environment["FOLIO_CONVERGENCE_SEEDS"] ?? "") ?? 20
     var generator = JSONRandom(seed: JSONRandom.seed())
     return (0..<count).map { _ in generator.next() }
@@ -52,17 +54,20 @@ import Testing
     let first = try fixture.seed(yaml: Self.yaml)
     try first.write { tx in
       for pk in Self.stable {
-        try tx.apply(table: "items", pk: pk, op: .insert, columns: ["views": 0, "tags": [], "title": "start"])
+        try tx.apply(
+          table: "items", pk: pk, op: .insert, columns: ["views": 0, "tags": [], "title": "start"])
       }
     }
     try first.sync()
     var replicas = [first, try fixture.clone("r1"), try fixture.clone("r2")]
     for (i, replica) in replicas.enumerated() {
       for j in replicas.indices where j != i {
-        try git(["remote", "add", "r\(j)", "file://" + fixture.scratch.path + "/r\(j)"], in: replica.rootPath)
+        try git(
+          ["remote", "add", "r\(j)", "file://" + fixture.scratch.path + "/r\(j)"], in: replica.rootPath)
         try git(["init", "-q", "--bare", fixture.scratch.path + "/m\(i)-\(j).git"], in: fixture.scratch.path)
         try git(
-          ["remote", "add", "m\(j)", "file://" + fixture.scratch.path + "/m\(j)-\(i).git"], in: replica.rootPath)
+          ["remote", "add", "m\(j)", "file://" + fixture.scratch.path + "/m\(j)-\(i).git"],
+          in: replica.rootPath)
       }
     }
     var increments: [String: DecimalInteger] = [:]
@@ -84,7 +89,9 @@ import Testing
     for (i, replica) in replicas.enumerated() {
       try replica.commit()
       for j in replicas.indices where j != i {
-        try git(["push", "-q", fixture.scratch.path + "/m\(i)-\(j).git", "HEAD:refs/heads/main"], in: replica.rootPath)
+        try git(
+          ["push", "-q", fixture.scratch.path + "/m\(i)-\(j).git", "HEAD:refs/heads/main"],
+          in: replica.rootPath)
       }
     }
     for (i, replica) in replicas.enumerated() {
@@ -102,7 +109,8 @@ import Testing
     try checkInvariants(replicas[0], increments: increments, seed: seed)
     // And the ordinary path still ends in one history.
     for replica in replicas + replicas { try replica.sync() }
-    #expect(try replicas.map(tableFiles).allSatisfy { $0 == tables[0] }, "seed \(seed): final sync changed tables")
+    #expect(
+      try replicas.map(tableFiles).allSatisfy { $0 == tables[0] }, "seed \(seed): final sync changed tables")
     replicas.removeAll()
   }
 
@@ -115,20 +123,26 @@ import Testing
         let amounts: [Int64] = [1, 7, -3, 2_000_000_000, -2_100_000_000, 3_000_000_000_000]
         let by = amounts[random.int(0...amounts.count - 1)]
         try store.apply(
-          table: "items", pk: pk, op: .update, transforms: ["views": ["op": "increment", "by": .number(String(by))]])
+          table: "items", pk: pk, op: .update,
+          transforms: ["views": ["op": "increment", "by": .number(String(by))]])
         increments[pk] = (increments[pk] ?? DecimalInteger(0)) + DecimalInteger(Int(by))
       case 1:
         let tag = Self.tagPool[random.int(0...Self.tagPool.count - 1)]
         try store.apply(
-          table: "items", pk: pk, op: .update, transforms: ["tags": ["op": "arrayUnion", "values": [.string(tag)]]])
+          table: "items", pk: pk, op: .update,
+          transforms: ["tags": ["op": "arrayUnion", "values": [.string(tag)]]])
       case 2:
         let tag = Self.tagPool[random.int(0...Self.tagPool.count - 1)]
         try store.apply(
-          table: "items", pk: pk, op: .update, transforms: ["tags": ["op": "arrayRemove", "values": [.string(tag)]]])
+          table: "items", pk: pk, op: .update,
+          transforms: ["tags": ["op": "arrayRemove", "values": [.string(tag)]]])
       case 3:
-        try store.apply(table: "items", pk: pk, op: .update, columns: ["title": .string("t\(random.int(0...999))")])
+        try store.apply(
+          table: "items", pk: pk, op: .update, columns: ["title": .string("t\(random.int(0...999))")])
       case 4:
-        try items.findByID(pk).update { d in d?["meta"]["k\(random.int(0...2))"].set(.number(String(random.int(0...99)))) }
+        try items.findByID(pk).update { d in
+          d?["meta"]["k\(random.int(0...2))"].set(.number(String(random.int(0...99))))
+        }
       default:
         try items.findByID(pk).update { d in d?["meta"]["k\(random.int(0...2))"].remove() }
       }
@@ -138,7 +152,8 @@ import Testing
       switch random.int(0...2) {
       case 0:
         try store.apply(
-          table: "items", pk: pk, op: exists ? .upsert : .insert, columns: ["title": .string("c\(random.int(0...99))")])
+          table: "items", pk: pk, op: exists ? .upsert : .insert,
+          columns: ["title": .string("c\(random.int(0...99))")])
       case 1:
         try store.apply(table: "items", pk: pk, op: .remove)
       default:
@@ -157,14 +172,17 @@ import Testing
     for entry in try OpLog.allEntries(root: store.rootPath) { ops[entry.op.hlc] = entry.op }
     let sorted = ops.values.sorted { $0.hlc < $1.hlc }
     for pk in Self.stable {
-      let document = try #require(try store.collection("items").findByID(pk).exec(), "seed \(seed): \(pk) missing")
+      let document = try #require(
+        try store.collection("items").findByID(pk).exec(), "seed \(seed): \(pk) missing")
       let expectedViews = increments[pk] ?? DecimalInteger(0)
       let views: DecimalInteger? =
         switch document.value["views"] {
         case .number(let text)?, .string(let text)?: DecimalInteger(text)
         default: nil
         }
-      #expect(views == expectedViews, "seed \(seed): \(pk).views is \(String(describing: views)), increments sum to \(expectedViews)")
+      #expect(
+        views == expectedViews,
+        "seed \(seed): \(pk).views is \(String(describing: views)), increments sum to \(expectedViews)")
       var tags = Set<String>()
       var title: JSONValue? = .string("start")
       for op in sorted where op.table == "items" && op.pk == pk {
@@ -180,7 +198,9 @@ import Testing
         }
       }
       let actualTags = Set((document.value["tags"]?.arrayValue ?? []).compactMap(\.stringValue))
-      #expect(actualTags == tags, "seed \(seed): \(pk).tags is \(actualTags.sorted()), the ops say \(tags.sorted())")
+      #expect(
+        actualTags == tags, "seed \(seed): \(pk).tags is \(actualTags.sorted()), the ops say \(tags.sorted())"
+      )
       #expect(document.value["title"] == title, "seed \(seed): \(pk).title: the latest assignment must win")
     }
   }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Folio
@@ -118,7 +119,8 @@ import Testing
     defer { daemon.stop() }
     try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
     let hook = fixture.remotePath + "/hooks/pre-receive"
-    try "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n".write(toFile: hook, atomically: true, encoding: .utf8)
+    try "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n".write(
+      toFile: hook, atomically: true, encoding: .utf8)
     chmod(hook, 0o755)
     try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 1])
     let error = try #require(throws: FolioError.self) { try a.sync() }
@@ -201,17 +203,18 @@ import Testing
     try b.sync()
     let writer = Thread {
       for _ in 0..<40 {
-        try! a.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
+        try! a.apply(
+          table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
       }
     }
-    let done = Mutexed<Bool>(false)
+    let done = Atomic<Bool>(false)
     let thread = Thread {
       for _ in 0..<3 { try! a.sync() }
-      done.set(true)
+      done.store(true, ordering: .releasing)
     }
     writer.start()
     thread.start()
-    while !done.isSet { usleep(5000) }
+    while !done.load(ordering: .acquiring) { usleep(5000) }
     // Let the writer finish, then settle.
     for _ in 0..<400 where try doc(a, "t")?["views"]?.intValue ?? 0 < 1040 { usleep(10_000) }
     try a.sync()
@@ -301,26 +304,8 @@ import Testing
     #expect(objects.contains("packs: 1\n"), "\(objects)")
     #expect(try git(["status", "--porcelain"], in: store.rootPath).output.isEmpty)
     #expect(try git(["fsck", "--no-progress"], in: store.rootPath).status == 0)
-    #expect(try git(["ls-tree", "-r", "--name-only", "HEAD"], in: store.rootPath).output.contains("todos/d299.json"))
-  }
-}
-
-/// A value handed from another thread, guarded by a lock.
-final class Mutexed<T>: @unchecked Sendable {
-  // @unchecked: all state is guarded by `lock`.
-  private let lock = NSLock()
-  private var stored: T
-  private var done = false
-  init(_ value: T) { stored = value }
-  func set(_ value: T) {
-    lock.lock()
-    stored = value
-    done = true
-    lock.unlock()
-  }
-  var isSet: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return done
+    #expect(
+      try git(["ls-tree", "-r", "--name-only", "HEAD"], in: store.rootPath).output.contains("todos/d299.json")
+    )
   }
 }

@@ -91,14 +91,19 @@ final class GitIndex {
     var ours: UnsafePointer<git_index_entry>?
     var theirs: UnsafePointer<git_index_entry>?
     guard git_index_conflict_get(&base, &ours, &theirs, handle, path) == 0 else { return (nil, nil, nil) }
-    return (base.map { GitOID($0.pointee.id) }, ours.map { GitOID($0.pointee.id) }, theirs.map { GitOID($0.pointee.id) })
+    return (
+      base.map { GitOID($0.pointee.id) }, ours.map { GitOID($0.pointee.id) },
+      theirs.map { GitOID($0.pointee.id) }
+    )
   }
 
   /// The paths with conflict stages.
   var conflictedPaths: [String] {
     var seen = Set<String>()
     var paths: [String] = []
-    for entry in entries where entry.stage > 0 && seen.insert(entry.path).inserted { paths.append(entry.path) }
+    for entry in entries where entry.stage > 0 && seen.insert(entry.path).inserted {
+      paths.append(entry.path)
+    }
     return paths
   }
 

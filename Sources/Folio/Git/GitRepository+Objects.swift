@@ -176,11 +176,17 @@ extension GitRepository {
         t.withUnsafeBufferPointer { tb in
           path.withCString { cPath in
             var bi = git_merge_file_input(
-              version: UInt32(GIT_MERGE_FILE_INPUT_VERSION), ptr: bb.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, size: bb.count, path: cPath, mode: 0o100644)
+              version: UInt32(GIT_MERGE_FILE_INPUT_VERSION),
+              ptr: bb.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+              size: bb.count, path: cPath, mode: 0o100644)
             var oi = git_merge_file_input(
-              version: UInt32(GIT_MERGE_FILE_INPUT_VERSION), ptr: ob.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, size: ob.count, path: cPath, mode: 0o100644)
+              version: UInt32(GIT_MERGE_FILE_INPUT_VERSION),
+              ptr: ob.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+              size: ob.count, path: cPath, mode: 0o100644)
             var ti = git_merge_file_input(
-              version: UInt32(GIT_MERGE_FILE_INPUT_VERSION), ptr: tb.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, size: tb.count, path: cPath, mode: 0o100644)
+              version: UInt32(GIT_MERGE_FILE_INPUT_VERSION),
+              ptr: tb.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+              size: tb.count, path: cPath, mode: 0o100644)
             return git_merge_file(&result, &bi, &oi, &ti, nil)
           }
         }
@@ -188,7 +194,8 @@ extension GitRepository {
     }
     try LibGit2.check(rc, "git_merge_file", path: path)
     defer { git_merge_file_result_free(&result) }
-    let bytes = result.ptr.map { Array(UnsafeRawBufferPointer(start: UnsafeRawPointer($0), count: result.len)) } ?? []
+    let bytes =
+      result.ptr.map { Array(UnsafeRawBufferPointer(start: UnsafeRawPointer($0), count: result.len)) } ?? []
     return (bytes, result.automergeable != 0)
   }
 
@@ -213,7 +220,9 @@ extension GitRepository {
     let rc = withExtendedLifetime(conflicts) {
       git_checkout_tree(handle, tree.handle, &options)
     }
-    if rc == GIT_ECONFLICT.rawValue || (rc < 0 && !conflicts.paths.isEmpty) { return conflicts.paths.sorted() }
+    if rc == GIT_ECONFLICT.rawValue || (rc < 0 && !conflicts.paths.isEmpty) {
+      return conflicts.paths.sorted()
+    }
     try LibGit2.check(rc, "git_checkout_tree")
     return []
   }

@@ -29,7 +29,8 @@ extension GitRepository {
     try LibGit2.check(git_odb_write_pack(&writer, odb, nil, nil), "git_odb_write_pack")
     defer { writer!.pointee.free(writer) }
     var progress = git_indexer_progress()
-    try LibGit2.check(writer!.pointee.append(writer, buffer.ptr, buffer.size, &progress), "git_odb_writepack.append")
+    try LibGit2.check(
+      writer!.pointee.append(writer, buffer.ptr, buffer.size, &progress), "git_odb_writepack.append")
     try LibGit2.check(writer!.pointee.commit(writer, &progress), "git_odb_writepack.commit")
     return result
   }

@@ -50,7 +50,8 @@ extension GitRepository {
     let rc = git_remote_lookup(&remote, handle, name)
     if rc == GIT_ENOTFOUND.rawValue || rc == GIT_EINVALIDSPEC.rawValue {
       throw FolioError(
-        .remote, "no remote named '\(name)'; add one with 'git remote add \(name) URL'", function: "git_remote_lookup")
+        .remote, "no remote named '\(name)'; add one with 'git remote add \(name) URL'",
+        function: "git_remote_lookup")
     }
     try LibGit2.check(rc, "git_remote_lookup")
     return remote!
@@ -64,14 +65,31 @@ extension GitRepository {
     return git_remote_url(remote).map { String(cString: $0) }
   }
 
-  private func remoteError(_ rc: Int32, _ function: StaticString, remote name: String, state: TransferState) -> FolioError {
-    if let problem = state.credentialProblem { return FolioError(.credentials, problem, function: "\(function)") }
+  private func remoteError(_ rc: Int32, _ function: StaticString, remote name: String, state: TransferState)
+    -> FolioError
+  {
+    if let problem = state.credentialProblem {
+      return FolioError(.credentials, problem, function: "\(function)")
+    }
     var message = "libgit2 error \(rc)"
     if let error = git_error_last(), let text = error.pointee.message { message = String(cString: text) }
     let url = remoteURL(name).map { " (\($0))" } ?? ""
     return FolioError(
-      .remote, "cannot reach remote '\(name)'\(url): \(message); check the URL and your network, then run the command again",
+      .remote,
+      "cannot reach remote '\(name)'\(url): \(message); check the URL and your network, then run the command again",
       function: "\(function)")
+  }
+
+  /// Lends `refspecs` to C as a `git_strarray`.
+  private static func withRefspecs(
+    _ refspecs: [String], _ body: (UnsafeMutablePointer<git_strarray>) -> Int32
+  ) -> Int32 {
+    var pointers = refspecs.map { strdup($0) }
+    defer { pointers.forEach { free($0) } }
+    return pointers.withUnsafeMutableBufferPointer { buffer in
+      var array = git_strarray(strings: buffer.baseAddress, count: buffer.count)
+      return body(&array)
+    }
   }
 
   /// Fetches `branch` from remote `name` into `refs/remotes/<name>/<branch>`.
@@ -81,19 +99,14 @@ extension GitRepository {
     defer { git_remote_free(remote) }
     let state = TransferState(remoteName: name)
     var options = git_fetch_options()
-    try LibGit2.check(git_fetch_options_init(&options, UInt32(GIT_FETCH_OPTIONS_VERSION)), "git_fetch_options_init")
+    try LibGit2.check(
+      git_fetch_options_init(&options, UInt32(GIT_FETCH_OPTIONS_VERSION)), "git_fetch_options_init")
     options.callbacks.credentials = acquireCredential
     options.callbacks.payload = Unmanaged.passUnretained(state).toOpaque()
     let tracking = "refs/remotes/\(name)/\(branch)"
     let refspec = "+refs/heads/\(branch):\(tracking)"
     let rc = withExtendedLifetime(state) {
-      refspec.withCString { spec -> Int32 in
-        var strings: [UnsafeMutablePointer<CChar>?] = [UnsafeMutablePointer(mutating: spec)]
-        return strings.withUnsafeMutableBufferPointer { buffer in
-          var array = git_strarray(strings: buffer.baseAddress, count: 1)
-          return git_remote_fetch(remote, &array, &options, "folio sync: fetch")
-        }
-      }
+      Self.withRefspecs([refspec]) { git_remote_fetch(remote, $0, &options, "folio sync: fetch") }
     }
     if rc < 0 { throw remoteError(rc, "git_remote_fetch", remote: name, state: state) }
     return try referenceID(tracking)
@@ -108,7 +121,8 @@ extension GitRepository {
     defer { git_remote_free(remote) }
     let state = TransferState(remoteName: name)
     var options = git_push_options()
-    try LibGit2.check(git_push_options_init(&options, UInt32(GIT_PUSH_OPTIONS_VERSION)), "git_push_options_init")
+    try LibGit2.check(
+      git_push_options_init(&options, UInt32(GIT_PUSH_OPTIONS_VERSION)), "git_push_options_init")
     options.callbacks.credentials = acquireCredential
     options.callbacks.push_update_reference = { reference, status, payload in
       if let status, let payload {
@@ -120,19 +134,14 @@ extension GitRepository {
     options.callbacks.payload = Unmanaged.passUnretained(state).toOpaque()
     let refspec = "refs/heads/\(branch):refs/heads/\(branch)"
     let rc = withExtendedLifetime(state) {
-      refspec.withCString { spec -> Int32 in
-        var strings: [UnsafeMutablePointer<CChar>?] = [UnsafeMutablePointer(mutating: spec)]
-        return strings.withUnsafeMutableBufferPointer { buffer in
-          var array = git_strarray(strings: buffer.baseAddress, count: 1)
-          return git_remote_push(remote, &array, &options)
-        }
-      }
+      Self.withRefspecs([refspec]) { git_remote_push(remote, $0, &options) }
     }
     if rc < 0 {
       var message = ""
       if let error = git_error_last(), let text = error.pointee.message { message = String(cString: text) }
       if message.contains("non-fast-forward") || message.contains("rejected") {
-        throw FolioError(.pushRejected, "remote '\(name)' rejected the push: \(message)", function: "git_remote_push")
+        throw FolioError(
+          .pushRejected, "remote '\(name)' rejected the push: \(message)", function: "git_remote_push")
       }
       throw remoteError(rc, "git_remote_push", remote: name, state: state)
     }
@@ -148,13 +157,16 @@ extension GitRepository {
     _ = LibGit2.initialized
     let state = TransferState(remoteName: "origin")
     var options = git_clone_options()
-    try LibGit2.check(git_clone_options_init(&options, UInt32(GIT_CLONE_OPTIONS_VERSION)), "git_clone_options_init")
+    try LibGit2.check(
+      git_clone_options_init(&options, UInt32(GIT_CLONE_OPTIONS_VERSION)), "git_clone_options_init")
     options.fetch_opts.callbacks.credentials = acquireCredential
     options.fetch_opts.callbacks.payload = Unmanaged.passUnretained(state).toOpaque()
     var repository: OpaquePointer?
     let rc = withExtendedLifetime(state) { git_clone(&repository, url, path, &options) }
     if rc < 0 {
-      if let problem = state.credentialProblem { throw FolioError(.credentials, problem, function: "git_clone") }
+      if let problem = state.credentialProblem {
+        throw FolioError(.credentials, problem, function: "git_clone")
+      }
       var message = "libgit2 error \(rc)"
       if let error = git_error_last(), let text = error.pointee.message { message = String(cString: text) }
       throw FolioError(.remote, "cannot clone \(url): \(message)", path: path, function: "git_clone")

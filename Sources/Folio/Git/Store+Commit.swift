@@ -98,7 +98,9 @@ extension Store {
     let synthetic = scan.documents.filter { $0.synthetic != nil }
     if !synthetic.isEmpty {
       try writeLocked { transaction in
-        for document in synthetic { transaction.log(document.synthetic!, table: document.table, pk: document.pk) }
+        for document in synthetic {
+          transaction.log(document.synthetic!, table: document.table, pk: document.pk)
+        }
       }
       // The op log changed: stage its new bytes.
       let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
@@ -136,29 +138,27 @@ extension Store {
     _ scan: PendingScan, repository: GitRepository, head: GitCommit?, headTree: GitTree?, message: String?
   ) throws -> (GitOID?, GitIndex) {
     let index = try repository.index()
-    for document in scan.documents {
-      if let bytes = document.bytes {
-        try index.add(
-          path: document.path, id: try repository.writeBlob(bytes), filePath: rootPath + "/" + document.path)
-      } else {
-        try index.remove(path: document.path)
-      }
-    }
-    for file in scan.files {
+    for file in scan.documents.map({ (path: $0.path, bytes: $0.bytes) }) + scan.files {
       if let bytes = file.bytes {
-        try index.add(path: file.path, id: try repository.writeBlob(bytes), filePath: rootPath + "/" + file.path)
+        try index.add(
+          path: file.path, id: try repository.writeBlob(bytes), filePath: rootPath + "/" + file.path)
       } else {
         try index.remove(path: file.path)
       }
     }
-    for entry in scan.refresh { try index.add(path: entry.path, id: entry.id, filePath: rootPath + "/" + entry.path) }
-    for entry in scan.evicted { try index.add(path: entry.path, id: entry.id, filePath: nil, skipWorktree: true) }
+    for entry in scan.refresh {
+      try index.add(path: entry.path, id: entry.id, filePath: rootPath + "/" + entry.path)
+    }
+    for entry in scan.evicted {
+      try index.add(path: entry.path, id: entry.id, filePath: nil, skipWorktree: true)
+    }
     let tree = try index.writeTree(to: repository)
     if let headTree, headTree.id == tree { return (nil, index) }
     let text = message ?? defaultCommitMessage(scan.documents)
-    return (try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: text), index)
+    return (
+      try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: text), index
+    )
   }
-
 
   /// What `folio commit` would do, without doing it.
   public func status() throws -> StoreStatus {
@@ -166,7 +166,8 @@ extension Store {
       try recover()
       let repository = try openRepository()
       let head = try repository.headCommit()
-      let scan = try scanPending(repository: repository, headTree: try head?.tree(), index: try repository.index())
+      let scan = try scanPending(
+        repository: repository, headTree: try head?.tree(), index: try repository.index())
       var tables: [StoreStatus.Table] = []
       for table in config.tables {
         let documents = scan.documents.filter { $0.table.name == table.name }
@@ -200,9 +201,12 @@ extension Store {
   }
 
   /// The ops this replica logged since HEAD, by document.
-  func uncommittedOwnOps(headTree: GitTree?, repository: GitRepository) throws -> [OpHistory.DocumentKey: [Op]] {
+  func uncommittedOwnOps(headTree: GitTree?, repository: GitRepository) throws -> [OpHistory.DocumentKey:
+    [Op]]
+  {
     let name = replicaID + ".ndjson"
-    let committed = try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
+    let committed =
+      try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
     let current = try FileSystem.read(opLogPath) ?? []
     return try OpHistory(files: [name: current]).ops(since: OpHistory(files: [name: committed]))
   }
@@ -242,24 +246,14 @@ extension Store {
         }
         present.insert(name)
         let path = table.path + "/" + name
-        guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else { continue }
+        guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else {
+          continue
+        }
         do {
-          let value = try JSONValue(parsing: bytes, file: path)
-          guard case .object(let object) = value else {
-            throw FolioError(
-              .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
-              location: .init(file: path, line: 1, column: 1))
-          }
-          if let key = object[table.key], !Store.keyMatches(key, pk: pk) {
-            throw FolioError(
-              .invalidDocument,
-              "column '\(table.key)' is \(key.compactString) but the file name says the pk is '\(pk)'; rename the file or fix the column",
-              location: .init(file: path, line: 1, column: 1))
-          }
-          let base = try headBlobs[name].flatMap { try parseDocument(repository.blob($0), path: path) }
-          let key = OpHistory.DocumentKey(table: table.name, pk: pk)
-          let resolver = DocumentResolver(table: table)
-          let expected = resolver.replay(scan.ownOps[key] ?? [], onto: base, pk: pk)
+          let object = try parseEditedDocument(bytes, table: table, pk: pk, path: path)
+          let expected = try knownDocument(
+            table: table, pk: pk, path: path, headBlob: headBlobs[name],
+            ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
           var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
           if !DocumentResolver.same(expected, object) {
             pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
@@ -276,11 +270,24 @@ extension Store {
           if index.entry(at: path)?.skipWorktree != true { scan.evicted.append((path, id)) }
           continue
         }
-        let key = OpHistory.DocumentKey(table: table.name, pk: pk)
-        let base = try parseDocument(repository.blob(id), path: path)
-        let expected = DocumentResolver(table: table).replay(scan.ownOps[key] ?? [], onto: base, pk: pk)
+        let expected = try knownDocument(
+          table: table, pk: pk, path: path, headBlob: id,
+          ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
         var pending = PendingDocument(table: table, pk: pk, path: path, bytes: nil, document: nil)
         if expected != nil { pending.synthetic = Mutation(kind: .remove) }
+        scan.documents.append(pending)
+      }
+      // Made through Folio since HEAD, then deleted by hand: a remove.
+      for key in scan.ownOps.keys where key.table == table.name {
+        guard let name = try? PrimaryKey.fileName(for: key.pk), !present.contains(name), headBlobs[name] == nil,
+          scan.evictedByTable[table.name]?.contains(key.pk) != true
+        else { continue }
+        let path = table.path + "/" + name
+        let expected = try knownDocument(
+          table: table, pk: key.pk, path: path, headBlob: nil, ownOps: scan.ownOps[key]!, repository: repository)
+        guard expected != nil else { continue }
+        var pending = PendingDocument(table: table, pk: key.pk, path: path, bytes: nil, document: nil)
+        pending.synthetic = Mutation(kind: .remove)
         scan.documents.append(pending)
       }
     }
@@ -298,11 +305,6 @@ extension Store {
       }
     }
     return scan
-  }
-
-  private func parseDocument(_ bytes: [UInt8], path: String) throws -> JSONObject? {
-    guard case .object(let object) = try JSONValue(parsing: bytes, file: path) else { return nil }
-    return object
   }
 
   static func statMatches(_ entry: GitIndex.Entry, _ st: stat) -> Bool {

@@ -28,7 +28,8 @@ extension Store {
       var summary = CompactionSummary(mergedEverywhere: nil, droppedOps: 0, keptOps: 0, commit: nil)
       guard let head = try repository.headCommit()?.id else { return summary }
       var common: GitOID? = head
-      for reference in try repository.references(prefix: "refs/remotes/") where !reference.hasSuffix("/HEAD") {
+      for reference in try repository.references(prefix: "refs/remotes/") where !reference.hasSuffix("/HEAD")
+      {
         guard let id = try repository.referenceID(reference), let current = common else { continue }
         common = try repository.mergeBases(current, id).first
       }

@@ -31,10 +31,13 @@ extension Store {
   /// kinds.
   /// - Returns: whether the merge is clean. When it is not, `ours` is left
   ///   untouched, so no conflict markers ever land in a table file.
-  public func runMergeDriver(basePath: String, oursPath: String, theirsPath: String, path: String) throws -> Bool {
+  public func runMergeDriver(basePath: String, oursPath: String, theirsPath: String, path: String) throws
+    -> Bool
+  {
     let read = { (file: String) throws -> [UInt8] in try FileSystem.read(file) ?? [] }
     if TreeMerge.opLogName(path) != nil {
-      let merged = OpLogMerge.merge(base: try read(basePath), ours: try read(oursPath), theirs: try read(theirsPath))
+      let merged = OpLogMerge.merge(
+        base: try read(basePath), ours: try read(oursPath), theirs: try read(theirsPath))
       try FileSystem.writeAtomically(oursPath, merged, sync: false)
       return true
     }
@@ -42,7 +45,8 @@ extension Store {
     let merge = TreeMerge(repository: repository, config: config)
     guard let (table, pk) = merge.documentAddress(path) else { return false }
     let merged: JSONObject?
-    if let ours = try repository.headCommit()?.id, let theirs = try mergeHead(repository: repository, ours: ours),
+    if let ours = try repository.headCommit()?.id,
+      let theirs = try mergeHead(repository: repository, ours: ours),
       let resolved = try merge.resolveDocument(path: path, ours: ours, theirs: theirs)
     {
       merged = resolved
@@ -57,9 +61,11 @@ extension Store {
       }
       merged = DocumentResolver(table: table).resolve(
         pk: pk, base: try parse(basePath),
-        ours: .init(document: try parse(oursPath), ops: [], syntheticStamp: HLC(wall: 1, counter: 0, replica: "~ours")),
+        ours: .init(
+          document: try parse(oursPath), ops: [], syntheticStamp: HLC(wall: 1, counter: 0, replica: "~ours")),
         theirs: .init(
-          document: try parse(theirsPath), ops: [], syntheticStamp: HLC(wall: 1, counter: 0, replica: "~theirs")))
+          document: try parse(theirsPath), ops: [],
+          syntheticStamp: HLC(wall: 1, counter: 0, replica: "~theirs")))
     }
     guard let merged else { return false }
     try FileSystem.writeAtomically(oursPath, JSONValue.object(merged).canonicalBytes(), sync: false)

@@ -144,7 +144,8 @@ extension Store {
       // The remote's HEAD names a branch it does not have (a bare repository
       // made with another default branch): check out its main branch.
       let branches = try repository.references(prefix: "refs/remotes/origin/")
-      if let tracking = branches.first(where: { $0.hasSuffix("/main") }) ?? branches.first(where: { !$0.hasSuffix("/HEAD") }),
+      if let tracking = branches.first(where: { $0.hasSuffix("/main") })
+        ?? branches.first(where: { !$0.hasSuffix("/HEAD") }),
         let id = try repository.referenceID(tracking)
       {
         let name = "refs/heads/" + tracking.dropFirst("refs/remotes/origin/".count)
@@ -155,7 +156,8 @@ extension Store {
     }
     guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {
       throw FolioError(
-        .storeNotFound, "\(url) has no \(Config.fileName) at its root; is it a Folio store? (cloned into \(path))",
+        .storeNotFound,
+        "\(url) has no \(Config.fileName) at its root; is it a Folio store? (cloned into \(path))",
         path: path)
     }
     return try create(at: directory, mergeDriver: mergeDriver)
@@ -182,7 +184,9 @@ extension Store {
       // Refresh the index's stat data so the checkout sees them as clean.
       let index = try repository.index()
       for path in paths {
-        if let entry = index.entry(at: path) { try index.add(path: path, id: entry.id, filePath: rootPath + "/" + path) }
+        if let entry = index.entry(at: path) {
+          try index.add(path: path, id: entry.id, filePath: rootPath + "/" + path)
+        }
       }
       try index.write()
     }

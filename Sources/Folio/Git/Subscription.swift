@@ -51,7 +51,8 @@ final class SubscriptionRegistry: Sendable {
     targets.contains { target in
       switch target {
       case .document(let name, let wanted): name == table.name && wanted == pk
-      case .query(let query): query.collection.name == table.name && query.covers(pk: pk, document: document, table: table)
+      case .query(let query):
+        query.collection.name == table.name && query.covers(pk: pk, document: document, table: table)
       }
     }
   }

@@ -14,7 +14,8 @@ struct OpHistory {
   init(tree: GitTree?, repository: GitRepository) throws {
     var files: [String: [UInt8]] = [:]
     if let tree {
-      for (name, id) in try tree.blobs(in: Store.opsFolder, repository: repository) where name.hasSuffix(".ndjson") {
+      for (name, id) in try tree.blobs(in: Store.opsFolder, repository: repository)
+      where name.hasSuffix(".ndjson") {
         files[name] = try repository.blob(id)
       }
     }

@@ -60,7 +60,9 @@ struct TreeMerge {
     return .some(
       DocumentResolver(table: table).resolve(
         pk: pk, base: try document(base?.blobID(at: path), path: path),
-        ours: .init(document: try document(ourTree.blobID(at: path), path: path), ops: ourOps, syntheticStamp: stamp(for: ourCommit)),
+        ours: .init(
+          document: try document(ourTree.blobID(at: path), path: path), ops: ourOps,
+          syntheticStamp: stamp(for: ourCommit)),
         theirs: .init(
           document: try document(theirTree.blobID(at: path), path: path), ops: theirOps,
           syntheticStamp: stamp(for: theirCommit))))
@@ -69,7 +71,9 @@ struct TreeMerge {
   /// The stamp of a synthetic op for a side: its commit time, with a replica
   /// name taken from the commit, the same on every replica.
   func stamp(for commit: GitCommit) -> HLC {
-    HLC(wall: Int64(commit.timeMilliseconds), counter: 0, replica: "~" + String(commit.id.description.prefix(12)))
+    HLC(
+      wall: Int64(commit.timeMilliseconds), counter: 0,
+      replica: "~" + String(commit.id.description.prefix(12)))
   }
 
   func merge(base: GitTree?, ours: (tree: GitTree, stamp: HLC), theirs: (tree: GitTree, stamp: HLC)) throws
@@ -125,7 +129,9 @@ struct TreeMerge {
     }
     // A document git merged trivially (one side changed the file) still
     // needs replay when both sides recorded ops for it.
-    for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: { ($0.table, $0.pk) < ($1.table, $1.pk) }) {
+    for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: {
+      ($0.table, $0.pk) < ($1.table, $1.pk)
+    }) {
       guard let table = config.table(named: key.table),
         let name = try? PrimaryKey.fileName(for: key.pk)
       else { continue }
@@ -136,7 +142,8 @@ struct TreeMerge {
     if !conflicts.isEmpty {
       throw FolioError(
         .conflict,
-        "git could not merge \(conflicts.joined(separator: ", ")) (outside Folio's tables); merge them by hand with 'git merge', then run 'folio sync' again")
+        "git could not merge \(conflicts.joined(separator: ", ")) (outside Folio's tables); merge them by hand with 'git merge', then run 'folio sync' again"
+      )
     }
     let latest = [ourHistory.latestStamp(), theirHistory.latestStamp()].compactMap { $0 }.max()
     return Result(tree: try index.writeTree(to: repository), resolved: resolved, latestStamp: latest)
@@ -146,7 +153,8 @@ struct TreeMerge {
     guard let id else { return nil }
     let value = try JSONValue(parsing: try repository.blob(id), file: path)
     guard case .object(let object) = value else {
-      throw FolioError(.invalidDocument, "a document must be a JSON object, not \(value.kindName)", path: path)
+      throw FolioError(
+        .invalidDocument, "a document must be a JSON object, not \(value.kindName)", path: path)
     }
     return object
   }

@@ -23,7 +23,8 @@ extension Query {
 
   private func boundPoint(_ bound: Bound, isStart: Bool, ordering: Ordering) -> OrderPoint {
     if ordering == .key {
-      return OrderPoint(value: OrderValue(nil), key: .pk((try? Query.pkBound(bound.value, call: bound.call)) ?? ""))
+      return OrderPoint(
+        value: OrderValue(nil), key: .pk((try? Query.pkBound(bound.value, call: bound.call)) ?? ""))
     }
     let key: OrderPoint.KeyPoint = bound.key.map { .pk($0) } ?? (isStart == bound.inclusive ? .min : .max)
     return OrderPoint(value: OrderValue(bound.value), key: key)

@@ -1,0 +1,127 @@
+import Glibc
+import Synchronization
+
+/// Turns saves from any text editor into mutations: it watches every table
+/// folder with inotify, diffs each saved document against the state Folio
+/// last wrote or recorded, and logs the difference as an op, with counters
+/// as increments and sets as unions and removes.
+///
+/// ```swift
+/// let watcher = try Watcher(store: store) { event in
+///     if case .recorded(let op, let file) = event { print(file, op.mutation.kind) }
+/// }
+/// Thread { try? watcher.run() }.start()
+/// // ... later, from any thread:
+/// watcher.stop()
+/// ```
+///
+/// On start it records every change made while nothing watched, then emits
+/// ``WatchEvent/ready(tables:)``. Folio's own writes (API mutations, sync,
+/// `fmt`) are not echoed: a file equal to what Folio last wrote or recorded
+/// is not an edit. Events are delivered on the thread that calls ``run()``,
+/// one at a time, in order.
+public final class Watcher: Sendable {
+  /// The store being watched.
+  public let store: Store
+  /// The options it was started with.
+  public let options: Options
+  private let handler: @Sendable (WatchEvent) -> Void
+  private let wake: WakePipe
+  private let state = Mutex(RunState())
+
+  private struct RunState {
+    var started = false
+    var stopRequested = false
+  }
+
+  /// Creates a watcher; nothing happens until ``run()``.
+  /// - Parameter handler: called for every ``WatchEvent``, on the thread
+  ///   that runs the watcher.
+  public init(store: Store, options: Options = Options(), handler: @escaping @Sendable (WatchEvent) -> Void)
+    throws
+  {
+    self.store = store
+    self.options = options
+    self.handler = handler
+    self.wake = try WakePipe()
+  }
+
+  /// Watches until ``stop()`` is called, then records every save still
+  /// waiting out its debounce (and commits, if a commit timer is set) and
+  /// returns.
+  ///
+  /// Blocks in `poll` on the inotify descriptor; it wakes only for events
+  /// and for deadlines (a debounce or a timer), so an idle watcher uses no
+  /// CPU.
+  /// - Throws: when the watches cannot be set up, or the catch-up fails
+  ///   (`LOCKED`, `GIT`, `IO`). Problems with single files are reported as
+  ///   events, not thrown.
+  public func run() throws {
+    let proceed = state.withLock { state in
+      precondition(!state.started, "Watcher.run() may be called only once")
+      state.started = true
+      return !state.stopRequested
+    }
+    guard proceed else { return }
+    let session = try WatchSession(store: store, options: options, emit: handler)
+    try session.start()
+    var fds = [
+      pollfd(fd: session.inotify.descriptor, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
+    ]
+    while !state.withLock({ $0.stopRequested }) {
+      var timeout: Int32 = -1
+      if let deadline = session.nextDeadline {
+        let milliseconds = (deadline - Clock.monotonicSeconds()) * 1000
+        timeout = Int32(max(0, min(milliseconds.rounded(.up), Double(Int32.max))))
+      }
+      for i in fds.indices { fds[i].revents = 0 }
+      let ready = poll(&fds, nfds_t(fds.count), timeout)
+      if ready < 0 {
+        let code = errno
+        if code == EINTR { continue }
+        throw FileSystem.error(code, "poll", path: "inotify")
+      }
+      if fds[1].revents != 0 { break }
+      if fds[0].revents != 0 { try session.handle(session.inotify.readEvents()) }
+      session.tick(now: Clock.monotonicSeconds())
+    }
+    session.finish()
+  }
+
+  /// Asks ``run()`` to flush and return. Safe from any thread, and safe to
+  /// call twice or before ``run()`` (which then returns at once).
+  public func stop() {
+    state.withLock { $0.stopRequested = true }
+    wake.signal()
+  }
+}
+
+/// A pipe whose only job is to wake a `poll`: ``signal()`` writes a byte.
+/// Owns both descriptors and closes them in `deinit`.
+private final class WakePipe: Sendable {
+  let readEnd: Int32
+  let writeEnd: Int32
+
+  init() throws {
+    var fds: [Int32] = [0, 0]
+    try FileSystem.syscall("pipe", path: "") { pipe(&fds) }
+    readEnd = fds[0]
+    writeEnd = fds[1]
+    for fd in fds {
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+  }
+
+  deinit {
+    close(readEnd)
+    close(writeEnd)
+  }
+
+  func signal() {
+    var byte: UInt8 = 1
+    // A full pipe already holds a wake-up: EAGAIN is fine.
+    while write(writeEnd, &byte, 1) < 0 && errno == EINTR {}
+  }
+}

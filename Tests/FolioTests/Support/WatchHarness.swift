@@ -1,0 +1,89 @@
+import Foundation
+import Synchronization
+
+@testable import Folio
+
+/// A ``Watcher`` running on its own thread, with every event it reports
+/// collected for the test to wait on.
+final class WatchHarness: Sendable {
+  let watcher: Watcher
+  let events = EventBox()
+  private let finished = Mutex<Result<Void, FolioError>?>(nil)
+
+  /// Starts watching `store` and waits until the watcher is ready.
+  init(store: Store, debounce: Duration = .milliseconds(30), commitEvery: Duration? = nil) throws {
+    let events = self.events
+    watcher = try Watcher(
+      store: store, options: Watcher.Options(debounce: debounce, commitEvery: commitEvery)
+    ) { events.append($0) }
+    let thread = Thread { [watcher, self] in
+      do {
+        try watcher.run()
+        finished.withLock { $0 = .success(()) }
+      } catch {
+        finished.withLock { $0 = .failure(error as? FolioError ?? FolioError(.io, "\(error)")) }
+      }
+    }
+    thread.start()
+    let ready = wait { events in events.contains { if case .ready = $0 { true } else { false } } }
+    if !ready {
+      throw FolioError(
+        .io, "the watcher did not become ready: \(String(describing: finished.withLock { $0 }))")
+    }
+  }
+
+  /// Every event so far.
+  var all: [WatchEvent] { events.snapshot }
+
+  /// The ops recorded so far, with their files.
+  var recorded: [(op: Op, file: String)] {
+    all.compactMap { if case .recorded(let op, let file) = $0 { (op, file) } else { nil } }
+  }
+
+  /// The problems reported so far.
+  var problems: [FolioError] {
+    all.compactMap { if case .problem(let error) = $0 { error } else { nil } }
+  }
+
+  /// Waits (up to `timeout` seconds) until `predicate` holds for the events.
+  @discardableResult
+  func wait(timeout: Double = 5, _ predicate: ([WatchEvent]) -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+      if predicate(events.snapshot) { return true }
+      usleep(2_000)
+    }
+    return predicate(events.snapshot)
+  }
+
+  /// Waits until `count` ops in total have been recorded.
+  @discardableResult
+  func waitForOps(_ count: Int, timeout: Double = 5) -> Bool {
+    wait(timeout: timeout) { events in
+      events.filter { if case .recorded = $0 { true } else { false } }.count >= count
+    }
+  }
+
+  /// Waits until `count` problems in total have been reported.
+  @discardableResult
+  func waitForProblems(_ count: Int, timeout: Double = 5) -> Bool {
+    wait(timeout: timeout) { events in
+      events.filter { if case .problem = $0 { true } else { false } }.count >= count
+    }
+  }
+
+  /// Stops the watcher and waits for `run()` to return.
+  func stop() throws {
+    watcher.stop()
+    let deadline = Date().addingTimeInterval(10)
+    while finished.withLock({ $0 }) == nil && Date() < deadline { usleep(2_000) }
+    if case .failure(let error)? = finished.withLock({ $0 }) { throw error }
+  }
+}
+
+/// The events a watcher reported, guarded by a mutex.
+final class EventBox: Sendable {
+  private let events = Mutex<[WatchEvent]>([])
+  func append(_ event: WatchEvent) { events.withLock { $0.append(event) } }
+  var snapshot: [WatchEvent] { events.withLock { $0 } }
+}

@@ -1,0 +1,378 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import Folio
+
+/// Saves a file the ways editors do, with the syscalls they use.
+enum EditorSave {
+  /// Open, truncate, write, close (nano, `echo >`, most IDEs).
+  static func inPlace(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard fd >= 0 else { throw FileSystem.error(errno, "open", path: path) }
+    defer { close(fd) }
+    try FileSystem.writeAll(fd, Array(text.utf8), path: path)
+  }
+
+  /// Write a temp file beside it, then rename it over the original.
+  static func tempThenRename(_ path: String, _ text: String) throws {
+    try inPlace(path + ".tmp", text)
+    guard rename(path + ".tmp", path) == 0 else { throw FileSystem.error(errno, "rename", path: path) }
+  }
+
+  /// Vim's default: test the folder with `4913`, rename the original to a
+  /// backup, write a new file, delete the backup.
+  static func vimStyle(_ path: String, _ text: String) throws {
+    let directory = FileSystem.split(path).directory
+    try inPlace(directory + "/4913", "")
+    unlink(directory + "/4913")
+    guard rename(path, path + "~") == 0 else { throw FileSystem.error(errno, "rename", path: path) }
+    try inPlace(path, text)
+    unlink(path + "~")
+  }
+
+  /// `sed -i EXPRESSION path`, run as a subprocess.
+  static func sed(_ expression: String, _ path: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sed")
+    process.arguments = ["-i", expression, path]
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+  }
+}
+
+struct WatcherTests {
+  /// A store with document `a` committed, and a running watcher.
+  static func watched(_ document: String = #"{"id": "a", "title": "x", "views": 1, "tags": ["p"]}"#) throws
+    -> (Store, Scratch, WatchHarness)
+  {
+    let (store, scratch) = try makeStore()
+    try store.write { _ = try $0.put(table: "todos", pk: "a", document: try JSONValue(parsing: document)) }
+    try store.commit(message: "start")
+    return (store, scratch, try WatchHarness(store: store))
+  }
+
+  enum Pattern: String, CaseIterable {
+    case inPlace, tempThenRename, vimStyle, sed
+  }
+
+  @Test(arguments: Pattern.allCases)
+  func eachSavePatternRecordsOneUpdate(_ pattern: Pattern) throws {
+    let (store, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let path = scratch.path + "/data/todos/a.json"
+    let edited = #"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#
+    switch pattern {
+    case .inPlace: try EditorSave.inPlace(path, edited)
+    case .tempThenRename: try EditorSave.tempThenRename(path, edited)
+    case .vimStyle: try EditorSave.vimStyle(path, edited)
+    case .sed: try EditorSave.sed(#"s/"title": "x"/"title": "y"/"#, path)
+    }
+    #expect(watch.waitForOps(1))
+    // Give stray events from the same save time to show up as extra ops.
+    usleep(150_000)
+    try watch.stop()
+    let recorded = watch.recorded
+    #expect(recorded.count == 1)
+    #expect(recorded.first?.file == "data/todos/a.json")
+    #expect(
+      recorded.first?.op.mutation
+        == Mutation(kind: .update, assignments: [.init(path: .column("title"), value: "y")]))
+    #expect(watch.problems.isEmpty)
+    #expect(try store.ops(table: "todos", pk: "a").last?.mutation.assignments.first?.value == "y")
+    #expect(try store.status().tables.allSatisfy { $0.externalEdits.isEmpty })
+  }
+
+  @Test func countersSetsAndNestedPathsBecomeTransforms() throws {
+    let (_, scratch, watch) = try Self.watched(
+      #"{"id": "a", "views": "9223372036854775807", "tags": ["p", "q"], "meta": {"color": "red", "size": 1}}"#
+    )
+    defer { scratch.remove() }
+    try EditorSave.inPlace(
+      scratch.path + "/data/todos/a.json",
+      #"{"id": "a", "views": "9223372036854775817", "tags": ["p", "r"], "meta": {"color": "blue", "size": 1}}"#
+    )
+    #expect(watch.waitForOps(1))
+    try watch.stop()
+    let mutation = try #require(watch.recorded.first?.op.mutation)
+    #expect(mutation.kind == .update)
+    #expect(mutation.assignments == [.init(path: FieldPath("meta.color"), value: "blue")])
+    let transforms = Dictionary(grouping: mutation.transforms, by: { $0.path.description })
+    #expect(transforms["views"]?.map(\.transform) == [.increment(DecimalInteger("10")!)])
+    #expect(transforms["tags"]?.map(\.transform) == [.arrayRemove(["q"]), .arrayUnion(["r"])])
+  }
+
+  @Test func newFilesDeletesAndRenamesBetweenPKs() throws {
+    let (store, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let folder = scratch.path + "/data/todos/"
+    try EditorSave.inPlace(folder + "b.json", #"{"title": "new"}"#)
+    #expect(watch.waitForOps(1))
+    #expect(rename(folder + "b.json", folder + "c.json") == 0)
+    #expect(watch.waitForOps(3))
+    #expect(unlink(folder + "a.json") == 0)
+    #expect(watch.waitForOps(4))
+    usleep(100_000)
+    try watch.stop()
+    let ops = watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" }
+    #expect(ops.count == 4)
+    #expect(ops.first == "insert b")
+    #expect(Set(ops[1...2]) == ["remove b", "insert c"])
+    #expect(ops.last == "remove a")
+    #expect(try store.collection("todos").findByID("c").exec()?["title"] == "new")
+    #expect(try store.status().tables.allSatisfy { $0.externalEdits.isEmpty })
+  }
+
+  @Test func swapBackupAndTempFilesAreIgnored() throws {
+    let (_, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let folder = scratch.path + "/data/todos/"
+    for name in [
+      ".a.json.swp", "a.json~", "4913", ".#a.json", "#a.json#", "a.json.tmp", "sedX1b2c3", "a.json.bak",
+    ] {
+      try EditorSave.inPlace(folder + name, "{not json")
+      unlink(folder + name)
+    }
+    try EditorSave.inPlace(folder + "a.json", #"{"id": "a", "title": "z", "views": 1, "tags": ["p"]}"#)
+    #expect(watch.waitForOps(1))
+    usleep(100_000)
+    try watch.stop()
+    #expect(watch.recorded.count == 1)
+    #expect(watch.problems.isEmpty)
+  }
+
+  @Test func invalidJSONIsReportedOnceAndTheFixIsPickedUp() throws {
+    let (store, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let path = scratch.path + "/data/todos/a.json"
+    let broken = "{\n  \"id\": \"a\",\n  \"title\": \"y\"\n  \"views\": 1\n}"
+    try EditorSave.inPlace(path, broken)
+    #expect(watch.waitForProblems(1))
+    usleep(100_000)
+    #expect(watch.problems.count == 1)
+    let problem = try #require(watch.problems.first)
+    #expect(problem.code == .invalidJSON)
+    #expect(problem.location?.file == "data/todos/a.json")
+    #expect(problem.location?.line == 4)
+    #expect(problem.description.hasPrefix("data/todos/a.json:4:"))
+    #expect(watch.recorded.isEmpty)
+    #expect(scratch.read("data/todos/a.json") == broken)
+    // A second, different broken save is a second report.
+    try EditorSave.inPlace(path, "{")
+    #expect(watch.waitForProblems(2))
+    try EditorSave.inPlace(path, #"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#)
+    #expect(watch.waitForOps(1))
+    try watch.stop()
+    #expect(watch.problems.count == 2)
+    #expect(try store.collection("todos").findByID("a").exec()?["title"] == "y")
+  }
+
+  @Test func aKeyColumnNamingAnotherPKIsReportedAndSkipped() throws {
+    let (_, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let path = scratch.path + "/data/todos/a.json"
+    try EditorSave.inPlace(path, "{\n  \"id\": \"b\",\n  \"title\": \"y\"\n}")
+    #expect(watch.waitForProblems(1))
+    let problem = try #require(watch.problems.first)
+    #expect(problem.code == .invalidDocument)
+    #expect(problem.description.hasPrefix("data/todos/a.json:2:3: error: column 'id' is \"b\""))
+    try EditorSave.inPlace(path, #"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#)
+    #expect(watch.waitForOps(1))
+    try watch.stop()
+    #expect(watch.recorded.count == 1)
+  }
+
+  @Test func catchUpRecordsChangesMadeWhileStopped() throws {
+    let (store, scratch, first) = try Self.watched()
+    defer { scratch.remove() }
+    try first.stop()
+    let folder = scratch.path + "/data/todos/"
+    try EditorSave.inPlace(folder + "a.json", #"{"id": "a", "title": "x", "views": 5, "tags": ["p"]}"#)
+    try EditorSave.inPlace(folder + "b.json", #"{"id": "b"}"#)
+    try FileSystem.makeDirectories(scratch.path + "/notes")
+    try EditorSave.inPlace(scratch.path + "/notes/n.json", "[1")
+    let second = try WatchHarness(store: store)
+    // Everything is recorded before the watcher says it is ready.
+    let beforeReady = second.all.prefix { if case .ready = $0 { false } else { true } }
+    try second.stop()
+    let ops = beforeReady.compactMap { if case .recorded(let op, _) = $0 { op } else { nil } }
+    #expect(ops.map { "\($0.mutation.kind) \($0.pk)" }.sorted() == ["insert b", "update a"])
+    #expect(
+      ops.first { $0.pk == "a" }?.mutation.transforms.first?.transform == .increment(DecimalInteger("4")!))
+    let problems = beforeReady.compactMap { if case .problem(let e) = $0 { e } else { nil } }
+    #expect(problems.map { $0.location?.file } == ["notes/n.json"])
+    // A third start finds nothing new.
+    let third = try WatchHarness(store: store)
+    try third.stop()
+    #expect(third.recorded.isEmpty)
+    #expect(third.problems.count == 1)
+  }
+
+  @Test func overflowRescansAndLosesNothing() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.write { _ = try $0.put(table: "todos", pk: "a", document: [:]) }
+    try store.write { _ = try $0.put(table: "todos", pk: "gone", document: [:]) }
+    var events: [WatchEvent] = []
+    let session = try WatchSession(store: store, options: Watcher.Options(debounce: .milliseconds(1))) {
+      events.append($0)
+    }
+    try session.start()
+    let folder = scratch.path + "/data/todos/"
+    try EditorSave.inPlace(folder + "a.json", #"{"id": "a", "n": 1}"#)
+    try EditorSave.inPlace(folder + "b.json", #"{"id": "b"}"#)
+    unlink(folder + "gone.json")
+    // As if the kernel's queue overflowed: the events above are not read.
+    try session.handle([Inotify.Event(watch: -1, mask: UInt32(IN_Q_OVERFLOW), cookie: 0, name: "")])
+    session.tick(now: Clock.monotonicSeconds())
+    var ops = events.compactMap {
+      if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }
+    }
+    #expect(ops.sorted() == ["insert b", "remove gone", "update a"])
+    #expect(events.contains { if case .rescanned = $0 { true } else { false } })
+    // The queued events, read late, add nothing.
+    usleep(20_000)
+    try session.handle(session.inotify.readEvents())
+    usleep(5_000)
+    session.tick(now: Clock.monotonicSeconds())
+    session.finish()
+    ops = events.compactMap {
+      if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }
+    }
+    #expect(ops.count == 3)
+  }
+
+  @Test func rapidSavesEndInTheFinalState() throws {
+    let (store, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let path = scratch.path + "/data/todos/a.json"
+    for i in 1...50 {
+      let text = #"{"id": "a", "title": "v\#(i)", "views": \#(i), "tags": ["p", "t\#(i % 3)"]}"#
+      if i % 2 == 0 { try EditorSave.inPlace(path, text) } else { try EditorSave.tempThenRename(path, text) }
+      usleep(20_000)
+    }
+    #expect(
+      watch.wait { _ in
+        (try? store.collection("todos").findByID("a").exec()?["title"]) == "v50"
+      })
+    try watch.stop()
+    let document = try #require(try store.collection("todos").findByID("a").exec())
+    #expect(document["views"] == 50)
+    #expect(document["tags"] == ["p", "t2"])
+    // What the ops replay to is exactly the file: nothing is left unexplained.
+    #expect(try store.status().tables.allSatisfy { $0.externalEdits.isEmpty })
+    // The debounce joins saves, but a file saved without pause is still
+    // recorded as it goes (every ten debounce periods at most).
+    #expect(watch.recorded.count >= 2 && watch.recorded.count < 50)
+  }
+
+  @Test func folioOwnWritesAreNotEchoed() throws {
+    let (store, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let todos = store.collection("todos")
+    try store.write { _ = try $0.put(table: "todos", pk: "b", document: ["title": "from the API"]) }
+    try store.apply(
+      table: "todos", pk: "a", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
+    try todos.findByID("b").remove()
+    try EditorSave.inPlace(
+      scratch.path + "/data/todos/a.json", #"{"tags":["p"],"views":3,"title":"x","id":"a"}"#)
+    _ = try store.format()
+    try store.commit(message: "by the API")
+    try todos.findByID("a").evict()
+    // A person's save after all that: the only op the watcher records.
+    try FileSystem.makeDirectories(scratch.path + "/notes")
+    try EditorSave.inPlace(scratch.path + "/notes/n.json", #"{"id": "n"}"#)
+    #expect(watch.waitForOps(1))
+    usleep(150_000)
+    try watch.stop()
+    #expect(watch.recorded.map(\.op.pk) == ["n"])
+    #expect(watch.problems.isEmpty)
+  }
+
+  @Test func aTableFolderMadeLaterIsWatched() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    let watch = try WatchHarness(store: store)
+    try FileSystem.makeDirectories(scratch.path + "/data/todos")
+    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a"}"#)
+    #expect(watch.waitForOps(1))
+    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "n": 2}"#)
+    #expect(watch.waitForOps(2))
+    try watch.stop()
+    #expect(watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" } == ["insert a", "update a"])
+  }
+
+  @Test func aDeletedTableFolderIsRemovesAndIsWatchedWhenItComesBack() throws {
+    let (_, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    try FileManager.default.removeItem(atPath: scratch.path + "/data/todos")
+    #expect(watch.waitForOps(1))
+    try FileSystem.makeDirectories(scratch.path + "/data/todos")
+    try EditorSave.inPlace(scratch.path + "/data/todos/b.json", #"{"id": "b"}"#)
+    #expect(watch.waitForOps(2))
+    try watch.stop()
+    #expect(watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" } == ["remove a", "insert b"])
+    #expect(!watch.all.contains { if case .rescanned = $0 { true } else { false } })
+  }
+
+  @Test func stopFlushesPendingSavesAndCommitTimerCommits() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    let watch = try WatchHarness(store: store, debounce: .seconds(30), commitEvery: .seconds(3600))
+    try FileSystem.makeDirectories(scratch.path + "/notes")
+    try EditorSave.inPlace(scratch.path + "/notes/n.json", #"{"id": "n"}"#)
+    usleep(50_000)
+    #expect(watch.recorded.isEmpty)
+    try watch.stop()
+    #expect(watch.recorded.map(\.op.pk) == ["n"])
+    #expect(watch.all.contains { if case .committed = $0 { true } else { false } })
+    #expect(try store.status().tables.allSatisfy { $0.changedDocuments.isEmpty && $0.pendingOps == 0 })
+  }
+}
+
+struct WatchPartsTests {
+  @Test(arguments: [
+    ("5s", 5.0), ("2m", 120.0), ("1h", 3600.0), ("250ms", 0.25), ("1h30m", 5400.0), ("1.5s", 1.5),
+  ])
+  func durationsParse(_ text: String, _ seconds: Double) throws {
+    #expect(try Duration(parsing: text).seconds == seconds)
+  }
+
+  @Test(arguments: ["", "5", "s", "5x", "-1s", "0s", "5 s"])
+  func badDurationsSayHowToWriteOne(_ text: String) {
+    #expect {
+      try Duration(parsing: text)
+    } throws: { error in
+      (error as? FolioError)?.message.contains("such as 500ms, 5s, 2m or 1h") == true
+    }
+  }
+
+  @Test func editorFilesAreNotDocuments() {
+    for name in [
+      ".a.json.swp", "a.json.swp", "a.json~", "4913", ".#a.json", "#a.json#", "a.json.tmp", "sedAb12Cd",
+      ".a.json.folio-tmp", "a.json___jb_tmp___", ".goutputstream-XYZ", "a.txt", "a%zz.json",
+    ] {
+      #expect(EditorFiles.documentPK(fileName: name) == nil, "\(name)")
+    }
+    #expect(EditorFiles.documentPK(fileName: "a.json") == "a")
+    #expect(EditorFiles.documentPK(fileName: "sedan.json") == "sedan")
+    #expect(EditorFiles.documentPK(fileName: "a%20b.json") == "a b")
+  }
+
+  @Test func debouncerJoinsABurstIntoOne() {
+    var debouncer = Debouncer<String>(delay: 0.5, maxWait: 2)
+    debouncer.touch("a", now: 0)
+    debouncer.touch("a", now: 0.25)
+    debouncer.touch("b", now: 0.125)
+    #expect(debouncer.nextDeadline == 0.625)
+    #expect(debouncer.takeDue(now: 0.7) == ["b"])
+    #expect(debouncer.takeDue(now: 0.74).isEmpty)
+    #expect(debouncer.takeDue(now: 0.75) == ["a"])
+    #expect(debouncer.isEmpty)
+    // Touched without pause: still due two seconds after the first touch.
+    for step in 0..<12 { debouncer.touch("c", now: Double(step) * 0.25) }
+    #expect(debouncer.nextDeadline == 2)
+    #expect(debouncer.takeDue(now: 2) == ["c"])
+  }
+}
