@@ -2,19 +2,29 @@ import Synchronization
 
 /// Follows a query's results.
 ///
-/// A change is folded into the last results without running the query
-/// again whenever that is enough: without a limit the results hold every
-/// match, and with one, documents outside the window sort beyond its far
-/// end, so as long as the window stays full from what is known, nothing
-/// else can enter. Only when a limited window loses members and has room is
-/// the query run again, on the order index, reading just the documents it
-/// returns.
+/// A change is folded into what is known without running the query again
+/// whenever that is enough. A limited query is run with twice its limit
+/// (the read-ahead), and the observer keeps every match up to the far end
+/// of that run (the boundary): a match beyond it has never been seen, but
+/// none can sort before it without being a changed document. So while at
+/// least the limit's worth of known matches lies before the boundary, the
+/// window is their first (or last) documents; only when deletions and
+/// moves use up the read-ahead is the query run again, on the order index.
+/// Without a limit, the results are every match, and never need a re-run.
 final class QueryObserver: StoreObserver {
   let query: Query
   let table: String
   let core: LiveQueryCore<[Document], LiveQueryEvent>
-  /// The results last computed; used only under the center's refresh lock.
-  private let current = Mutex<[Document]?>(nil)
+
+  /// Every match up to `boundary`, sorted; `boundary` nil means every match
+  /// in the table.
+  private struct Known {
+    var documents: [Document]
+    var boundary: Document?
+  }
+
+  /// Used only under the center's refresh lock.
+  private let known = Mutex<Known?>(nil)
 
   init(query: Query, core: LiveQueryCore<[Document], LiveQueryEvent>) {
     self.query = query
@@ -23,50 +33,65 @@ final class QueryObserver: StoreObserver {
   }
 
   func refresh(store: Store, changed: Set<String>?, cache: DocumentCache) throws {
-    let previous = current.withLock { $0 }
-    var documents: [Document]
-    if let changed, let previous,
-      let folded = try fold(changed, into: previous, store: store, cache: cache)
+    let config = try store.table(named: table)
+    var state: Known
+    if let changed, let previous = known.withLock({ $0 }),
+      let folded = try fold(changed, into: previous, config: config, store: store, cache: cache)
     {
-      documents = folded
+      state = folded
     } else {
-      documents = try query.get()
+      state = try run()
     }
-    current.withLock { $0 = documents }
-    core.update(documents)
+    known.withLock { $0 = state }
+    core.update(window(state.documents))
   }
 
-  /// The new results from the old ones and the changed documents, or nil
-  /// when the query must run again.
-  private func fold(_ changed: Set<String>, into previous: [Document], store: Store, cache: DocumentCache)
-    throws
-    -> [Document]?
-  {
-    let config = try store.table(named: table)
-    var kept = previous.filter { !changed.contains($0.pk) }
-    var candidates: [Document] = []
+  /// Runs the query with the read-ahead.
+  private func run() throws -> Known {
+    switch query.limit {
+    case nil:
+      return Known(documents: try query.get(), boundary: nil)
+    case .first(let n):
+      let ahead = 2 * n
+      let documents = try query.replacingLimit(.first(ahead)).get()
+      return Known(documents: documents, boundary: documents.count == ahead ? documents.last : nil)
+    case .last(let n):
+      let ahead = 2 * n
+      let documents = try query.replacingLimit(.last(ahead)).get()
+      return Known(documents: documents, boundary: documents.count == ahead ? documents.first : nil)
+    }
+  }
+
+  private func window(_ documents: [Document]) -> [Document] {
+    switch query.limit {
+    case nil: documents
+    case .first(let n): Array(documents.prefix(n))
+    case .last(let n): Array(documents.suffix(n))
+    }
+  }
+
+  /// What is known after the changes, or nil when the query must run again.
+  private func fold(
+    _ changed: Set<String>, into previous: Known, config: TableConfig, store: Store, cache: DocumentCache
+  ) throws -> Known? {
+    var kept = previous.documents.filter { !changed.contains($0.pk) }
     for pk in changed {
       guard let document = try cache.document(store: store, table: table, pk: pk),
         query.covers(pk: pk, document: document.value, table: config)
       else { continue }
-      candidates.append(document)
+      if let boundary = previous.boundary {
+        let c = query.compare(document, boundary, table: config)
+        if case .last = query.limit { if c < 0 { continue } } else if c > 0 { continue }
+      }
+      kept.append(document)
     }
-    if kept.count == previous.count && candidates.isEmpty { return previous }
-    let sorted = { (list: [Document]) in list.sorted { self.query.compare($0, $1, table: config) < 0 } }
+    kept.sort { query.compare($0, $1, table: config) < 0 }
     switch query.limit {
-    case nil:
-      return sorted(kept + candidates)
-    case .first(let n):
-      if previous.count < n { return Array(sorted(kept + candidates).prefix(n)) }
-      let boundary = previous[previous.count - 1]
-      kept += candidates.filter { query.compare($0, boundary, table: config) <= 0 }
-      return kept.count >= n ? Array(sorted(kept).prefix(n)) : nil
-    case .last(let n):
-      if previous.count < n { return Array(sorted(kept + candidates).suffix(n)) }
-      let boundary = previous[0]
-      kept += candidates.filter { query.compare($0, boundary, table: config) >= 0 }
-      return kept.count >= n ? Array(sorted(kept).suffix(n)) : nil
+    case .first(let n), .last(let n):
+      if previous.boundary != nil && kept.count < n { return nil }
+    case nil: break
     }
+    return Known(documents: kept, boundary: previous.boundary)
   }
 
   func stop() { core.stop() }
