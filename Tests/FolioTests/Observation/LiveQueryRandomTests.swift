@@ -30,7 +30,7 @@ struct LiveQueryRandomTests {
     let base = store.collection("items").query()
     let query: Query =
       switch shape {
-      case "first": try base.orderBy(child: "rank").limitToFirst(4)
+      case "first": try base.orderBy(child: "rank").limitToFirst(2)
       case "last": try base.orderBy(child: "rank").limitToLast(4)
       case "startAtFirst": try base.orderBy(child: "rank").startAt(2).limitToFirst(3)
       case "filteredLast": try base.orderBy(child: "rank").where("flag == true").limitToLast(3)
@@ -41,16 +41,18 @@ struct LiveQueryRandomTests {
     let live = try query.observeLocal { documents, _ in recorder.append(documents) }
     defer { live.stop() }
     var expected = [try query.get()]
-    for _ in 0..<40 {
+    for _ in 0..<80 {
       try store.write { tx in
         for _ in 0..<(1 + random(3)) {
           let pk = "p\(random(16))"
-          if random(5) == 0 {
+          if random(3) == 0 {
             _ = try tx.remove(table: "items", pk: pk)
           } else {
             try tx.apply(
               table: "items", pk: pk, op: .upsert,
-              columns: ["rank": .integer(random(6)), "flag": .bool(random(2) == 0), "v": .integer(random(3))])
+              columns: [
+                "rank": .integer(random(10)), "flag": .bool(random(2) == 0), "v": .integer(random(3)),
+              ])
           }
         }
       }
