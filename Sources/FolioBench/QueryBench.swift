@@ -10,6 +10,7 @@ struct QueryBenchOptions {
   var docs = 300_000
   var runs = 5
   var directory: String?
+  var serve: Int?
 
   init(_ arguments: [String]) {
     var i = 0
@@ -23,6 +24,7 @@ struct QueryBenchOptions {
       case "--docs": docs = Int(value()) ?? docs
       case "--runs": runs = Int(value()) ?? runs
       case "--dir": directory = value()
+      case "--serve": serve = Int(value())
       case "-h", "--help":
         print(
           """
@@ -31,6 +33,8 @@ struct QueryBenchOptions {
             --runs N   repetitions per timing; medians are reported (default 5)
             --dir DIR  keep the generated store and database in DIR and reuse them
                        on the next run (default: a temp folder, removed afterwards)
+            --serve S  only publish the index state of DIR/store for S seconds
+                       (store.publishIndexes()), to time `folio query` by hand
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
@@ -62,6 +66,13 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     FileManager.default.createFile(atPath: marker, contents: nil)
   }
   let store = try Store.create(at: URL(fileURLWithPath: storePath))
+  if let seconds = options.serve {
+    let publisher = try store.publishIndexes()
+    print("publishing the index state of \(storePath) for \(seconds) s")
+    sleep(UInt32(seconds))
+    publisher.stop()
+    return
+  }
   let flights = store.collection("flights")
 
   var start = benchNow()
@@ -109,21 +120,22 @@ func runQueryBenchmark(_ arguments: [String]) throws {
   }
 
   let firstSQL = "SELECT doc FROM flights ORDER BY dep_delay, id LIMIT 20"
+  let firstCLI = ["query", "flights", "--limit-to-first", "20"]
+  let middleCLI = [
+    "query", "flights", "--start-after", cursorValue.compactString, "--start-key", cursor.pk,
+    "--limit-to-first", "20",
+  ]
   let (folioFirst, sqliteFirst) = (try folioFirstPage().map(\.pk), try sqliteIDs(databasePath, firstSQL))
   precondition(folioFirst == sqliteFirst, "first pages differ")
   try add(
     "first page (limit 20)", inProcess: { _ = try folioFirstPage() },
-    cli: ["query", "flights", "--limit-to-first", "20"], sql: firstSQL)
+    cli: firstCLI, sql: firstSQL)
   let middleSQL = "SELECT doc FROM flights WHERE \(cursorSQL) ORDER BY dep_delay, id LIMIT 20"
   let (folioMiddle, sqliteMiddle) = (try folioMiddlePage().map(\.pk), try sqliteIDs(databasePath, middleSQL))
   precondition(folioMiddle == sqliteMiddle, "middle pages differ")
   try add(
     "middle page by cursor", inProcess: { _ = try folioMiddlePage() },
-    cli: [
-      "query", "flights", "--start-after", cursorValue.compactString, "--start-key", cursor.pk,
-      "--limit-to-first", "20",
-    ],
-    sql: middleSQL)
+    cli: middleCLI, sql: middleSQL)
   var scanned = 0
   try add(
     "full ordered scan (streamed)",
@@ -158,6 +170,25 @@ func runQueryBenchmark(_ arguments: [String]) throws {
       row.name.padded(40) + ms(row.folioInProcess).padded(18) + ms(row.sqliteInProcess).padded(17)
         + String(format: "%.1fx", ratio).padded(8) + (row.folioProcess.map(ms) ?? "—").padded(15)
         + ms(row.sqliteProcess).padded(17) + processRatio)
+  }
+
+  // The same pages through fresh `folio query` processes while this process
+  // publishes the index state (as `folio watch` would): they skip the stat
+  // of every document file.
+  let publisher = try store.publishIndexes()
+  let published = try [("first page (limit 20)", firstCLI), ("middle page by cursor", middleCLI)].map {
+    name, arguments in
+    // The warm-up run also waits for the publisher's own first check.
+    (name, try benchMedian(options.runs) { try runProcess(folio, ["-C", storePath] + arguments) })
+  }
+  publisher.stop()
+  print("\nwhole `folio query` process, without and with a live publisher (store.publishIndexes()):\n")
+  print("query".padded(40) + "no publisher".padded(15) + "publisher".padded(15) + "sqlite3 process")
+  for (name, time) in published {
+    guard let row = rows.first(where: { $0.name.hasPrefix(name) }) else { continue }
+    print(
+      name.padded(40) + (row.folioProcess.map(ms) ?? "—").padded(15) + ms(time).padded(15)
+        + ms(row.sqliteProcess))
   }
   print("\ntargets: first page through the whole process < 100 ms; in-process within 5x of sqlite3")
 }

@@ -64,6 +64,16 @@ struct WatchCommand: Command {
       WatchCommand.print(event, json: json, root: root, remote: remote)
     }
     try StopSignals.install { watcher.stop() }
+    // While this runs, fresh `folio query` processes may trust the order
+    // indexes instead of checking every file (see IndexPublisher).
+    let publisher: IndexPublisher?
+    do {
+      publisher = try store.publishIndexes()
+    } catch let error as FolioError {
+      Output.error("warning: queries will check every file: \(error.message)")
+      publisher = nil
+    }
+    defer { publisher?.stop() }
     try watcher.run()
     return 0
   }

@@ -99,12 +99,17 @@ extension Store {
         return (.upToDate, 0, ours)
       }
       if try !repository.isDescendant(theirs, of: ours) {
-        let merge = try TreeMerge(repository: repository, config: config).merge(ours: ours, theirs: theirs)
-        target = try repository.createCommit(
-          tree: merge.tree, parents: [ours, theirs], message: "folio: merge \(theirs.description.prefix(12))")
+        // Resolved documents and the merge commit go into one pack.
+        let merge = try GitRepository.withPackedWrites(workTree: rootPath) { packed in
+          let result = try TreeMerge(repository: packed, config: config).merge(ours: ours, theirs: theirs)
+          let commit = try packed.createCommit(
+            tree: result.tree, parents: [ours, theirs], message: "folio: merge \(theirs.description.prefix(12))")
+          return (result, commit)
+        }
+        target = merge.1
         action = .merged
-        resolved = merge.resolved.count
-        latest = merge.latestStamp
+        resolved = merge.0.resolved.count
+        latest = merge.0.latestStamp
       }
     }
     let tree = try repository.commit(target).tree()

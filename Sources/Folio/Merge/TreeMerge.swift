@@ -89,15 +89,30 @@ struct TreeMerge {
     var handled = Set<String>()
     var conflicts: [String] = []
 
-    func resolveDocument(_ key: OpHistory.DocumentKey, path: String, table: TableConfig) throws {
+    // Listings of table folders, read once per tree: looking a path up in
+    // a 100k-entry folder parses the whole folder each time.
+    var listings: [String: [String: GitOID]] = [:]
+    func blobID(_ tree: GitTree?, _ path: String) throws -> GitOID? {
+      guard let tree else { return nil }
+      let (directory, name) = FileSystem.split(path)
+      let key = tree.id.description + ":" + directory
+      if listings[key] == nil {
+        listings[key] = Dictionary(
+          try tree.blobs(in: directory, repository: repository).map { ($0.name, $0.id) },
+          uniquingKeysWith: { a, _ in a })
+      }
+      return listings[key]![name]
+    }
+
+    func resolveDocument(
+      _ key: OpHistory.DocumentKey, path: String, table: TableConfig, ids: (GitOID?, GitOID?, GitOID?)
+    ) throws {
       let resolver = DocumentResolver(table: table)
-      let baseDocument = try document(base?.blobID(at: path), path: path)
+      let baseDocument = try document(ids.0, path: path)
       let ourSide = DocumentResolver.Side(
-        document: try document(ours.tree.blobID(at: path), path: path), ops: ourOps[key] ?? [],
-        syntheticStamp: ours.stamp)
+        document: try document(ids.1, path: path), ops: ourOps[key] ?? [], syntheticStamp: ours.stamp)
       let theirSide = DocumentResolver.Side(
-        document: try document(theirs.tree.blobID(at: path), path: path), ops: theirOps[key] ?? [],
-        syntheticStamp: theirs.stamp)
+        document: try document(ids.2, path: path), ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp)
       let merged = resolver.resolve(pk: key.pk, base: baseDocument, ours: ourSide, theirs: theirSide)
       let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
       try index.resolve(path: path, id: id)
@@ -115,7 +130,8 @@ struct TreeMerge {
           theirs: try theirID.map { try repository.blob($0) } ?? [])
         try index.resolve(path: path, id: try repository.writeBlob(merged))
       } else if let (table, pk) = documentAddress(path) {
-        try resolveDocument(.init(table: table.name, pk: pk), path: path, table: table)
+        try resolveDocument(
+          .init(table: table.name, pk: pk), path: path, table: table, ids: (baseID, ourID, theirID))
       } else if let ourID, let theirID {
         let merged = try repository.mergeFile(path: path, base: baseID, ours: ourID, theirs: theirID)
         if merged.clean {
@@ -137,7 +153,9 @@ struct TreeMerge {
       else { continue }
       let path = table.path + "/" + name
       if handled.contains(path) { continue }
-      try resolveDocument(key, path: path, table: table)
+      try resolveDocument(
+        key, path: path, table: table,
+        ids: (try blobID(base, path), try blobID(ours.tree, path), try blobID(theirs.tree, path)))
     }
     if !conflicts.isEmpty {
       throw FolioError(

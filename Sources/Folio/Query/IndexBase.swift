@@ -1,5 +1,7 @@
+import Glibc
+
 /// The compacted part of a table's order index: one immutable binary file,
-/// `.git/folio/index/<table>.base`, read whole and used in place.
+/// `.git/folio/index/<table>.base`, mapped into memory and used in place.
 ///
 /// It holds, per document, the file's stat data and pk, and for each order
 /// key the value and a permutation of the documents sorted by (value, pk);
@@ -18,11 +20,42 @@
 /// per key  value offset and length (u32 each) per document, then u32 perm
 /// heap     pks and values (compact JSON; empty for a missing value)
 /// ```
-final class IndexBase: Sendable {
+// @unchecked: `bytes` is immutable memory that `storage` owns for the
+// object's lifetime.
+final class IndexBase: @unchecked Sendable {
   static let magic = Array("FOLIOIX1".utf8)
   static let docSize = 48
 
-  let bytes: [UInt8]
+  /// The memory a base lives in: the file mapped read-only, so that a
+  /// fresh process faults in only the pages a query touches, or a copy of
+  /// bytes just written.
+  private final class Storage {
+    let bytes: UnsafeRawBufferPointer
+    private let mapped: Bool
+
+    init(mapping bytes: UnsafeRawBufferPointer) {
+      self.bytes = bytes
+      mapped = true
+    }
+
+    init(copying array: [UInt8]) {
+      let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(array.count, 1), alignment: 8)
+      memory.copyBytes(from: array)
+      bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(memory)[0..<array.count])
+      mapped = false
+    }
+
+    deinit {
+      if mapped {
+        munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
+      } else {
+        bytes.baseAddress.map { UnsafeMutableRawPointer(mutating: $0).deallocate() }
+      }
+    }
+  }
+
+  private let storage: Storage
+  let bytes: UnsafeRawBufferPointer
   let keyCount: Int
   let count: Int
   let generation: UInt64
@@ -34,9 +67,33 @@ final class IndexBase: Sendable {
   private let keysOffset: Int
   private let heapOffset: Int
 
-  /// Reads a base file; nil if it is missing, torn or from another version.
-  init?(bytes: [UInt8]) {
+  /// Reads the base file at `path` (mapped, not copied); nil if it is
+  /// missing, torn or from another version.
+  convenience init?(contentsOf path: String) {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var st = Glibc.stat()
+    guard fstat(fd, &st) == 0, st.st_size >= 72 else { return nil }
+    let size = Int(st.st_size)
+    // Folio replaces a base by rename and never writes one in place, so
+    // the mapping stays whole while a newer base appears beside it. (A base
+    // truncated in place by hand under a running process would fault it.)
+    guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), address != MAP_FAILED else {
+      return nil
+    }
+    self.init(storage: Storage(mapping: UnsafeRawBufferPointer(start: address, count: size)))
+  }
+
+  /// Reads a base from bytes; nil if they are torn or from another version.
+  convenience init?(bytes: [UInt8]) {
+    self.init(storage: Storage(copying: bytes))
+  }
+
+  private init?(storage: Storage) {
+    let bytes = storage.bytes
     guard bytes.count >= 72, Array(bytes[0..<8]) == IndexBase.magic else { return nil }
+    self.storage = storage
     self.bytes = bytes
     keyCount = Int(Self.u32(bytes, 8))
     count = Int(Self.u32(bytes, 12))
@@ -59,12 +116,12 @@ final class IndexBase: Sendable {
 
   // MARK: Reading
 
-  static func u32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-    bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+  static func u32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
+    UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
   }
 
-  static func i64(_ bytes: [UInt8], _ offset: Int) -> Int64 {
-    bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: Int64.self)) }
+  static func i64(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int64 {
+    Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
   }
 
   /// The stat data recorded for document `doc`.
@@ -91,7 +148,7 @@ final class IndexBase: Sendable {
     let o = docsOffset + doc * Self.docSize + 40
     let start = heapOffset + Int(Self.u32(bytes, o))
     let length = Int(Self.u32(bytes, o + 4))
-    return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)])) }
+    return body(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]))
   }
 
   /// The value of order key `key` in document `doc`; nil when missing.
@@ -100,9 +157,7 @@ final class IndexBase: Sendable {
     let start = heapOffset + Int(Self.u32(bytes, o))
     let length = Int(Self.u32(bytes, o + 4))
     if length == 0 { return nil }
-    return bytes.withUnsafeBytes {
-      try? JSONValue(parsing: UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))
-    }
+    return try? JSONValue(parsing: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]))
   }
 
   /// Everything recorded for document `doc`.

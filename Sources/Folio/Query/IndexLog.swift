@@ -45,12 +45,15 @@ enum IndexLog {
     return (FileStat(inode: numbers[0], size: numbers[1], mtime: numbers[2], ctime: numbers[3]), numbers[4])
   }
 
-  /// The records of the log at `path` that belong to `generation`, and the
-  /// number of bytes they span; nil if the log is missing or belongs to
-  /// another generation.
-  static func read(_ path: String, generation: UInt64, keyCount: Int) -> (records: [Record], size: Int)? {
+  /// The records of the log at `path` that belong to `generation`, the
+  /// offset just past each, and the number of bytes they span; nil if the
+  /// log is missing or belongs to another generation.
+  static func read(_ path: String, generation: UInt64, keyCount: Int) -> (
+    records: [Record], ends: [Int], size: Int
+  )? {
     guard let bytes = try? FileSystem.read(path) else { return nil }
     var records: [Record] = []
+    var ends: [Int] = []
     var start = 0
     var first = true
     while let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
@@ -76,7 +79,8 @@ enum IndexLog {
         break
       }
       start = newline + 1
+      while ends.count < records.count { ends.append(start) }
     }
-    return first ? nil : (records, start)
+    return first ? nil : (records, ends, start)
   }
 }

@@ -4,27 +4,105 @@ import Synchronization
 /// folder (tests use it to check that an indexed page reads only what it
 /// returns).
 enum QueryStatistics {
+  /// The kinds of index check (see ``TableIndex/verify(contents:watcher:key:drain:publisher:)``).
+  enum Check: Hashable {
+    /// A stat of every file.
+    case full
+    /// Only the documents named by inotify events.
+    case changed
+    /// A publisher's answer, plus the entries it cannot vouch for.
+    case trusted
+  }
+
   private static let reads = Mutex<[String: Int]>([:])
+  private static let checks = Mutex<[String: [Check: Int]]>([:])
   static func countRead(folder: String) { reads.withLock { $0[folder, default: 0] += 1 } }
   static func documentsRead(folder: String) -> Int { reads.withLock { $0[folder] ?? 0 } }
+  static func countCheck(_ check: Check, folder: String) {
+    checks.withLock { $0[folder, default: [:]][check, default: 0] += 1 }
+  }
+  static func checks(_ check: Check, folder: String) -> Int { checks.withLock { $0[folder]?[check] ?? 0 } }
 }
 
 /// The order indexes this process has loaded, one per store and table, so
-/// that a second query does not read the base file again. Each is checked
-/// against the files on every use.
+/// that a second query does not read the base file again, and the inotify
+/// watches on their folders. Each is checked against the files on every use
+/// (see ``TableIndex/verify(contents:watcher:key:drain:publisher:)`` for
+/// how cheaply).
 enum OrderIndexCache {
-  // TableIndex is not Sendable: it is only touched inside this lock.
-  private static let indexes = Mutex<[String: TableIndex]>([:])
+  /// TableIndex and IndexWatcher are not Sendable: they are only touched
+  /// inside this lock.
+  struct State: ~Copyable {
+    var indexes: [String: TableIndex] = [:]
+    /// Made on first use; nil after that if the process can have no
+    /// inotify instance.
+    var watcher: IndexWatcher?
+    var triedWatcher = false
+  }
+
+  private static let state = Mutex<State>(State())
 
   /// A checked view of `table`'s index.
   /// - Parameter contents: whether document contents matter (see
-  ///   ``TableIndex/verify(contents:)``).
+  ///   ``TableIndex/fullCheck(contents:)``).
   static func snapshot(store: Store, table: TableConfig, contents: Bool) throws -> IndexSnapshot {
-    try indexes.withLock { indexes in
-      let index = try self.index(in: &indexes, store: store, table: table)
-      try index.load()
-      try index.verify(contents: contents)
+    try state.withLock { state in
+      let index = try check(&state, store: store, table: table, contents: contents, askPublisher: true)
       return IndexSnapshot(index)
+    }
+  }
+
+  /// Loads and checks `table`'s index.
+  private static func check(
+    _ state: inout State, store: Store, table: TableConfig, contents: Bool, askPublisher: Bool
+  ) throws -> TableIndex {
+    let (key, index) = try self.index(in: &state.indexes, store: store, table: table)
+    try index.load()
+    if !state.triedWatcher {
+      state.triedWatcher = true
+      state.watcher = IndexWatcher()
+    }
+    drain(&state)
+    let indexDirectory = store.privateDirectory + "/index"
+    // A publisher in this process would wait for this very lock.
+    let ask = askPublisher && !IndexPublisher.isPublishing(indexDirectory: indexDirectory)
+    try index.verify(
+      contents: contents, watcher: state.watcher, key: key, drain: { drain(&state) },
+      publisher: ask
+        ? {
+          IndexPublisherClient.ask(
+            indexDirectory: indexDirectory, table: table.name, signature: index.signature)
+        }
+        : nil)
+    return index
+  }
+
+  /// Hands every queued inotify event to its index.
+  private static func drain(_ state: inout State) {
+    guard let watcher = state.watcher else { return }
+    let indexes = state.indexes
+    let complete = watcher.drain { owner, watch, event in indexes[owner]?.note(event, watch: watch) }
+    if !complete { for (_, index) in indexes { index.noteOverflow() } }
+  }
+
+  /// For a publisher: checks `table`'s index and returns the state of its
+  /// files that describes the folder now (see ``TableIndex/publishableState()``);
+  /// nil when it cannot vouch for any.
+  static func publishableState(store: Store, table: TableConfig) throws -> (
+    generation: UInt64, logSize: Int, signature: String, device: UInt64, inode: UInt64
+  )? {
+    try state.withLock { state in
+      for attempt in 0..<3 {
+        let index = try check(&state, store: store, table: table, contents: true, askPublisher: false)
+        guard let watch = index.watch else { return nil }
+        if let (generation, logSize) = index.publishableState() {
+          return (generation, logSize, index.signature, watch.device, watch.inode)
+        }
+        // Replay the log again (another process appended, or a repair was
+        // not written), and at last write the checked state as a new base.
+        if attempt == 1 { try index.compact() } else { index.forgetLog() }
+      }
+      return nil
     }
   }
 
@@ -35,8 +113,8 @@ enum OrderIndexCache {
   /// already built is updated; the next query finds anything this misses by
   /// stat data.
   static func documentsChanged(store: Store, table: TableConfig, changes: [(pk: String, bytes: [UInt8]?)]) {
-    indexes.withLock { indexes in
-      guard let index = try? self.index(in: &indexes, store: store, table: table),
+    state.withLock { state in
+      guard let (_, index) = try? self.index(in: &state.indexes, store: store, table: table),
         (try? index.load(buildIfMissing: false)) == true
       else { return }
       var records: [IndexLog.Record] = []
@@ -64,14 +142,14 @@ enum OrderIndexCache {
   }
 
   private static func index(in indexes: inout [String: TableIndex], store: Store, table: TableConfig) throws
-    -> TableIndex
+    -> (key: String, index: TableIndex)
   {
     let key = store.rootPath + "\u{0}" + table.name
-    if let index = indexes[key], index.table == table { return index }
+    if let index = indexes[key], index.table == table { return (key, index) }
     let index = TableIndex(
       table: table, folder: store.directory(of: table), indexDirectory: store.privateDirectory + "/index")
     indexes[key] = index
-    return index
+    return (key, index)
   }
 }
 

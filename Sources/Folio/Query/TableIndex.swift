@@ -20,7 +20,7 @@ final class TableIndex {
   let signature: String
 
   private(set) var base: IndexBase?
-  private var baseIdentity: FileStat?
+  private(set) var baseIdentity: FileStat?
   private var logIdentity: FileStat?
   /// Changes over the base, by pk; a nil entry is a document that is gone.
   private(set) var overlay: [ExactKey: (pk: String, entry: IndexEntry?)] = [:]
@@ -28,6 +28,24 @@ final class TableIndex {
   private(set) var overridden: [Bool] = []
   private var directory: FileStat?
   private var directoryCheckedAt: Int64 = 0
+
+  /// How many bytes of the log the in-memory state was loaded from, or has
+  /// appended since, and where each document record of it ends.
+  private(set) var loadedLogSize = 0
+  private(set) var loadedRecordEnds: [(pk: String, end: Int)] = []
+  /// Whether the in-memory state is exactly the base plus the first
+  /// `loadedLogSize` bytes of the log: false once a repair could not be
+  /// appended, or another process appended in between.
+  private(set) var exactReplay = true
+
+  /// The inotify watch on the folder (see ``IndexWatcher``), and what the
+  /// last full check under it covered: the set of documents (`cleanListing`)
+  /// and also their contents (`cleanContents`). While one holds, the next
+  /// check re-reads only `pending`: the documents named by events since.
+  var watch: IndexWatcher.Watch?
+  var cleanListing = false
+  var cleanContents = false
+  var pending = Set<String>()
 
   init(table: TableConfig, folder: String, indexDirectory: String) {
     self.table = table
@@ -58,10 +76,13 @@ final class TableIndex {
   func load(buildIfMissing: Bool = true) throws -> Bool {
     let identity = FileStat.of(basePath)
     if identity == nil || identity != baseIdentity {
+      // Another base (a compaction elsewhere) may differ anywhere.
+      cleanListing = false
+      cleanContents = false
       base = nil
       baseIdentity = nil
       logIdentity = nil
-      if let bytes = try FileSystem.read(basePath), let candidate = IndexBase(bytes: bytes),
+      if let candidate = IndexBase(contentsOf: basePath),
         candidate.signature == signature, candidate.keyCount == keys.count
       {
         base = candidate
@@ -79,21 +100,38 @@ final class TableIndex {
     if log != logIdentity {
       // Start over from the base and the whole log: the log is short, and a
       // repair of ours that the log does not hold is found again by the
-      // stat check.
+      // stat check, or, under a watch, by checking again every document
+      // whose entry the reload may change.
+      for (_, item) in overlay { pending.insert(item.pk) }
       directory = base!.directory
       directoryCheckedAt = base!.directoryCheckedAt
       resetOverlay()
-      if let (records, _) = IndexLog.read(logPath, generation: base!.generation, keyCount: keys.count) {
-        for record in records { apply(record) }
+      if let (records, ends, size) = IndexLog.read(
+        logPath, generation: base!.generation, keyCount: keys.count)
+      {
+        for (record, end) in zip(records, ends) {
+          apply(record)
+          if case .document(let pk, _) = record {
+            loadedRecordEnds.append((pk, end))
+            pending.insert(pk)
+          }
+        }
+        loadedLogSize = size
       }
       logIdentity = log
     }
     return true
   }
 
+  /// Makes the next ``load(buildIfMissing:)`` read the log again.
+  func forgetLog() { logIdentity = nil }
+
   private func resetOverlay() {
     overlay = [:]
     overridden = [Bool](repeating: false, count: base?.count ?? 0)
+    loadedLogSize = 0
+    loadedRecordEnds = []
+    exactReplay = true
   }
 
   private func apply(_ record: IndexLog.Record) {
@@ -115,7 +153,8 @@ final class TableIndex {
   /// - Parameter contents: whether document contents matter (ordering by an
   ///   order key), which takes a stat of every file; otherwise only the set
   ///   of documents matters, which takes a stat of the folder.
-  func verify(contents: Bool) throws {
+  func fullCheck(contents: Bool) throws {
+    QueryStatistics.countCheck(.full, folder: folder)
     var changes: [IndexLog.Record] = []
     let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if dirfd < 0 {
@@ -179,12 +218,12 @@ final class TableIndex {
   }
 
   /// Whether the index holds a live entry for `pk`.
-  private func isLive(_ pk: String) -> Bool {
+  func isLive(_ pk: String) -> Bool {
     if let item = overlay[ExactKey(pk)] { return item.entry != nil }
     return base?.find(pk) != nil
   }
 
-  private func currentEntry(_ pk: String) -> IndexEntry? {
+  func currentEntry(_ pk: String) -> IndexEntry? {
     if let item = overlay[ExactKey(pk)] { return item.entry }
     return base?.find(pk).map { base!.entry($0) }
   }
@@ -225,7 +264,7 @@ final class TableIndex {
     return suspects + found.withLock { $0 }.sorted().map { base.pk($0) }
   }
 
-  private static func statAt(_ dirfd: Int32, pk: String) -> FileStat? {
+  static func statAt(_ dirfd: Int32, pk: String) -> FileStat? {
     guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     var st = stat()
     return fstatat(dirfd, name, &st, 0) == 0 ? FileStat(st) : nil
@@ -233,7 +272,7 @@ final class TableIndex {
 
   /// Reads document `pk` afresh; nil if it is gone or not a regular file.
   /// - Throws: `INVALID_JSON` for a document that does not parse.
-  private func readEntry(pk: String, dirfd: Int32) throws -> IndexEntry? {
+  func readEntry(pk: String, dirfd: Int32) throws -> IndexEntry? {
     guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     let checkedAt = FileStat.now()
     let fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC)
@@ -259,20 +298,39 @@ final class TableIndex {
   /// Applies `changes` in memory and, if asked and the index lock is free,
   /// appends them to the log; then compacts if the overlay has grown.
   func record(_ changes: [IndexLog.Record], persist: Bool) {
+    guard !changes.isEmpty else { return }
     for change in changes { apply(change) }
-    guard persist, let base else { return }
-    IndexNames.withLock(lockPath, blocking: false) {
-      // Another process may have compacted since we loaded: then the log is
-      // not ours to append to.
-      guard FileStat.of(basePath) == baseIdentity else { return }
-      var bytes: [UInt8] = []
-      if FileStat.of(logPath) == nil { bytes = IndexLog.header(generation: base.generation) }
-      for change in changes { bytes += IndexLog.encode(change) }
-      if (try? IndexNames.append(bytes, to: logPath)) != nil {
-        logIdentity = FileStat.of(logPath)
+    var appended = false
+    if persist, let base {
+      IndexNames.withLock(lockPath, blocking: false) {
+        // Another process may have compacted since we loaded: then the log is
+        // not ours to append to.
+        guard FileStat.of(basePath) == baseIdentity else { return }
+        let before = FileStat.of(logPath)
+        let start = Int(before?.size ?? 0)
+        var bytes: [UInt8] = []
+        if before == nil { bytes = IndexLog.header(generation: base.generation) }
+        var ends: [(pk: String, end: Int)] = []
+        for change in changes {
+          bytes += IndexLog.encode(change)
+          if case .document(let pk, _) = change { ends.append((pk, start + bytes.count)) }
+        }
+        guard (try? IndexNames.append(bytes, to: logPath)) != nil else { return }
+        appended = true
+        if before == logIdentity, start == loadedLogSize {
+          loadedLogSize = start + bytes.count
+          loadedRecordEnds += ends
+          logIdentity = FileStat.of(logPath)
+        } else {
+          // Another process appended since we loaded: read it all again
+          // next time rather than skip its records.
+          logIdentity = nil
+          exactReplay = false
+        }
       }
     }
-    if overlay.count > Swift.max(256, base.count / 8) { try? compact() }
+    if !appended { exactReplay = false }
+    if persist, let base, overlay.count > Swift.max(256, base.count / 8) { try? compact() }
   }
 
   /// Writes the current state as a new base, with an empty log.
@@ -337,5 +395,6 @@ final class TableIndex {
     logIdentity = FileStat.of(logPath)
     self.directory = fresh.directory
     resetOverlay()
+    loadedLogSize = Int(logIdentity?.size ?? 0)
   }
 }

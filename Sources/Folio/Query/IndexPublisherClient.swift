@@ -1,0 +1,142 @@
+import Glibc
+
+/// Asks a running ``IndexPublisher`` whether a table's index files describe
+/// its folder now (rule 2 in ``TableIndex``'s `verify`).
+enum IndexPublisherClient {
+  /// A publisher's answer: base `generation` plus the first `logSize` bytes
+  /// of the log describe every document of the folder with this device and
+  /// inode, for an index built for `signature`.
+  struct Reply: Equatable {
+    var generation: UInt64
+    var logSize: Int
+    var signature: String
+    var device: UInt64
+    var inode: UInt64
+
+    var json: JSONValue {
+      [
+        "clean": true, "generation": .string(String(generation, radix: 16)), "log": .integer(Int64(logSize)),
+        "signature": .string(signature),
+        "folder": [.integer(Int64(bitPattern: device)), .integer(Int64(bitPattern: inode))],
+      ]
+    }
+
+    init(generation: UInt64, logSize: Int, signature: String, device: UInt64, inode: UInt64) {
+      self.generation = generation
+      self.logSize = logSize
+      self.signature = signature
+      self.device = device
+      self.inode = inode
+    }
+
+    init?(json: JSONValue) {
+      guard json["clean"] == .bool(true),
+        let generation = json["generation"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
+        let log = json["log"]?.numberText.flatMap({ Int($0) }),
+        let signature = json["signature"]?.stringValue,
+        let folder = json["folder"]?.arrayValue?.compactMap({ $0.numberText.flatMap { Int64($0) } }),
+        folder.count == 2
+      else { return nil }
+      self.init(
+        generation: generation, logSize: log, signature: signature, device: UInt64(bitPattern: folder[0]),
+        inode: UInt64(bitPattern: folder[1]))
+    }
+  }
+
+  /// How long to wait for an answer. A publisher's first check of a large
+  /// table takes a full stat check; waiting longer than one would take here
+  /// gains nothing.
+  static let timeout = timeval(tv_sec: 2, tv_usec: 0)
+
+  /// The publisher's answer for `table`, or nil when there is no publisher,
+  /// it does not answer in time, or it cannot vouch for the table.
+  static func ask(indexDirectory: String, table: String, signature: String) -> Reply? {
+    guard let socket = connect(indexDirectory: indexDirectory) else { return nil }
+    defer { close(socket) }
+    let request: JSONValue = ["check": .string(table), "signature": .string(signature)]
+    guard send(socket, request.compactBytes() + [UInt8(ascii: "\n")]),
+      let line = receiveLine(socket), let json = try? JSONValue(parsing: line)
+    else { return nil }
+    return Reply(json: json)
+  }
+
+  /// A connected socket to the publisher of `indexDirectory`, or nil.
+  static func connect(indexDirectory: String) -> Int32? {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var timeout = Self.timeout
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let connected = withSocketAddress(indexDirectory: indexDirectory) { address, length in
+      while true {
+        if Glibc.connect(fd, address, length) == 0 { return true }
+        if errno != EINTR { return false }
+      }
+    }
+    if connected != true {
+      close(fd)
+      return nil
+    }
+    return fd
+  }
+
+  /// Calls `body` with the address of the publisher's socket. A path too
+  /// long for `sun_path` is reached through the folder's descriptor.
+  static func withSocketAddress<R>(
+    indexDirectory: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+  ) -> R? {
+    var path = indexDirectory + "/" + IndexPublisher.socketName
+    var dirfd: Int32 = -1
+    defer { if dirfd >= 0 { close(dirfd) } }
+    var address = sockaddr_un()
+    let capacity = MemoryLayout.size(ofValue: address.sun_path)
+    if path.utf8.count >= capacity {
+      dirfd = open(indexDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+      guard dirfd >= 0 else { return nil }
+      path = "/proc/self/fd/\(dirfd)/" + IndexPublisher.socketName
+    }
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+      for (i, byte) in path.utf8.enumerated() { buffer[i] = byte }
+      buffer[path.utf8.count] = 0
+    }
+    return withUnsafePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+  }
+
+  /// Sends all of `bytes`; false on any failure (never raises SIGPIPE).
+  static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+      let n = bytes.withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+      }
+      if n < 0 {
+        if errno == EINTR { continue }
+        return false
+      }
+      offset += n
+    }
+    return true
+  }
+
+  /// One line (without its newline), at most 64 KiB; nil on timeout, end of
+  /// stream or error.
+  static func receiveLine(_ fd: Int32) -> [UInt8]? {
+    var line: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while line.count < 65536 {
+      let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+      if n < 0 && errno == EINTR { continue }
+      guard n > 0 else { return nil }
+      if let newline = buffer[0..<n].firstIndex(of: UInt8(ascii: "\n")) {
+        return line + buffer[0..<newline]
+      }
+      line += buffer[0..<n]
+    }
+    return nil
+  }
+}
