@@ -21,6 +21,8 @@ final class QueryObserver: StoreObserver {
   private struct Known {
     var documents: [Document]
     var boundary: Document?
+    /// Set by a fold that found nothing to change.
+    var unchanged = false
   }
 
   /// Used only under the center's refresh lock.
@@ -42,6 +44,7 @@ final class QueryObserver: StoreObserver {
     } else {
       state = try run()
     }
+    if state.unchanged { return }
     known.withLock { $0 = state }
     core.update(window(state.documents))
   }
@@ -75,6 +78,7 @@ final class QueryObserver: StoreObserver {
     _ changed: Set<String>, into previous: Known, config: TableConfig, store: Store, cache: DocumentCache
   ) throws -> Known? {
     var kept = previous.documents.filter { !changed.contains($0.pk) }
+    var touched = kept.count != previous.documents.count
     for pk in changed {
       guard let document = try cache.document(store: store, table: table, pk: pk),
         query.covers(pk: pk, document: document.value, table: config)
@@ -84,6 +88,13 @@ final class QueryObserver: StoreObserver {
         if case .last = query.limit { if c < 0 { continue } } else if c > 0 { continue }
       }
       kept.append(document)
+      touched = true
+    }
+    // Most changes miss most queries: nothing to sort, compare or deliver.
+    if !touched {
+      var same = previous
+      same.unchanged = true
+      return same
     }
     kept.sort { query.compare($0, $1, table: config) < 0 }
     switch query.limit {
