@@ -72,6 +72,14 @@ if CommandLine.arguments.dropFirst().first == "import" {  // import and export: 
   runImportBench(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
+if CommandLine.arguments.dropFirst().first == "observe" {  // live queries: ObserveBench.swift
+  try runObserveBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "observe-writer" {  // its other process
+  try runObserveWriter(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 
 func now() -> Double {

@@ -36,8 +36,8 @@ struct CommandContext {
 /// Every command, in the order `folio --help` lists them.
 var allCommands: [any Command.Type] {
   [
-    InitCommand.self, TablesCommand.self, GetCommand.self, QueryCommand.self, PutCommand.self,
-    ApplyCommand.self,
+    InitCommand.self, TablesCommand.self, GetCommand.self, QueryCommand.self, ObserveCommand.self,
+    PutCommand.self, ApplyCommand.self,
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
     CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
     CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, WatchCommand.self,

@@ -8,7 +8,7 @@ struct QueryCommand: Command {
     folio query TABLE [--order-by-child PATH | --order-by-key | --order-by-value]
                       [--start-at V] [--start-after V] [--end-at V] [--end-before V] [--equal-to V]
                       [--start-key K] [--end-key K] [--limit-to-first N | --limit-to-last N]
-                      [--where EXPR] [--format ndjson|json|csv|table] [--count]
+                      [--where EXPR] [--format ndjson|json|csv|table] [--count] [--follow]
     """
   static let details = """
     ARGUMENTS:
@@ -40,6 +40,7 @@ struct QueryCommand: Command {
                               csv (header row, then one row per document),
                               table (aligned columns fitted to the terminal width).
       --count                 Print only the number of documents.
+      --follow                Then print each change as NDJSON until interrupted (see 'folio observe').
 
     Values sort null < false < true < numbers < strings (UTF-16) < arrays/objects; ties by pk.
     A bad expression or an invalid combination exits 64 with the position of the mistake.
@@ -55,6 +56,7 @@ struct QueryCommand: Command {
   var filter: String?
   var format: String
   var count: Bool
+  var follow: Bool
 
   init(arguments: [String]) throws {
     let options: Set<String> = [
@@ -62,7 +64,7 @@ struct QueryCommand: Command {
       "--start-key", "--end-key", "--limit-to-first", "--limit-to-last", "--where", "--format",
     ]
     let parsed = try CommandLineArguments(
-      arguments, options: options, flags: ["--order-by-key", "--order-by-value", "--count"])
+      arguments, options: options, flags: ["--order-by-key", "--order-by-value", "--count", "--follow"])
     try parsed.expectPositionals(1...1)
     table = parsed.positionals[0]
     if let path = parsed.value("--order-by-child") {
@@ -111,6 +113,10 @@ struct QueryCommand: Command {
       throw UsageError("unknown format '\(format)'; use ndjson, json, csv or table")
     }
     count = parsed.flag("--count")
+    follow = parsed.flag("--follow")
+    if follow && (count || format != "ndjson") {
+      throw UsageError("--follow prints NDJSON: drop --count and --format")
+    }
   }
 
   /// A range value: JSON if it parses, else the text as a string.
@@ -159,6 +165,7 @@ struct QueryCommand: Command {
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
     let query = try makeQuery(store)
+    if follow { return try ObserveCommand.follow(query) }
     if count {
       Output.print(String(try query.count()))
       return 0

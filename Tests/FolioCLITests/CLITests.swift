@@ -4,7 +4,7 @@ import Testing
 struct CLITests {
   static let commands = [
     "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt", "commit", "status", "sync",
-    "clone", "compact", "merge-driver", "watch", "import", "export",
+    "clone", "compact", "merge-driver", "watch", "import", "export", "observe",
   ]
 
   @Test func topLevelHelp() throws {

@@ -254,6 +254,14 @@ public struct Query: Sendable {
     return copy
   }
 
+  /// The same query with another limit (live queries read ahead of their
+  /// window; Observation/QueryObserver.swift).
+  func replacingLimit(_ new: Limit?) -> Query {
+    var copy = self
+    copy.limit = new
+    return copy
+  }
+
   /// Keeps only documents that match `predicate`. Called twice, both must
   /// match.
   public func `where`(_ predicate: Predicate) -> Query {

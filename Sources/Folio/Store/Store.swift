@@ -35,6 +35,8 @@ public final class Store: Sendable {
   let lock: StoreLock
   /// Live subscriptions (seed `000_*` `subscribe`), consulted by `sync`.
   let subscriptions = SubscriptionRegistry()
+  /// Live queries (Observation/), told of every commit.
+  let observation = ObservationCenter()
   private let clock = Mutex<ClockState>(ClockState())
 
   /// The latest HLC this process has seen in the op log, and the log size it
@@ -279,6 +281,7 @@ public final class Store: Sendable {
     }
     try transaction.commitEvictions(evicted: false)
     indexDocumentsWritten(writes)  // order indexes (Query/Store+OrderIndex.swift)
+    observation.didCommit(store: self, paths: writes.map(\.path))  // live queries (Observation/)
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let last = ops.map(\.hlc).max() {

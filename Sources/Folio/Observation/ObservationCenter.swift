@@ -1,0 +1,159 @@
+import Dispatch
+import Synchronization
+
+/// The live queries of one store, and the one watcher that tells them when
+/// documents change.
+///
+/// Changes arrive two ways. A commit in this process calls
+/// ``didCommit(store:paths:)`` while it still holds the store lock, so
+/// observers see exactly the state after each transaction. Every other
+/// writer (the `folio` CLI in another process, merges from sync, `git pull`,
+/// an editor) is seen by ``ObservationWatcher`` through inotify on the
+/// table folders and the op logs; it waits while the journal shows a
+/// transaction under way, so it sees a Folio transaction whole. Both paths name the changed
+/// documents, and only observers of those documents do any work.
+final class ObservationCenter: Sendable {
+  private struct State {
+    var next = 0
+    var observers: [Int: any StoreObserver] = [:]
+    var watcher: ObservationWatcher?
+  }
+
+  private let state = Mutex(State())
+  /// Serializes refreshes, so each observer sees states in order; holds
+  /// the content hash (nil: no file) of each document as last refreshed.
+  private let refreshLock = Mutex<[String: String?]>([:])
+  /// Where handlers run when the caller names no queue.
+  static let defaultQueue = DispatchQueue(label: "folio.observation.delivery")
+
+  /// Registers `observer`, delivers its initial state, and starts the
+  /// watcher if it is the first.
+  /// - Returns: an id for ``remove(_:)``.
+  func add(_ observer: any StoreObserver, store: Store) throws -> Int {
+    let id = state.withLock { s in
+      s.next += 1
+      s.observers[s.next] = observer
+      return s.next
+    }
+    do {
+      // Watching before the first read, so no change in between is missed;
+      // under the refresh lock, so the initial event comes first.
+      try startWatcherIfNeeded(store: store)
+      try refreshLock.withLock { _ in try observer.refresh(store: store, changed: nil, cache: DocumentCache())
+      }
+    } catch {
+      remove(id)
+      throw error
+    }
+    return id
+  }
+
+  /// Unregisters an observer and stops it; stops the watcher with the last.
+  func remove(_ id: Int) {
+    let (observer, watcher) = state.withLock { s -> ((any StoreObserver)?, ObservationWatcher?) in
+      let observer = s.observers.removeValue(forKey: id)
+      guard s.observers.isEmpty, let watcher = s.watcher else { return (observer, nil) }
+      s.watcher = nil
+      return (observer, watcher)
+    }
+    observer?.stop()
+    watcher?.stop()
+  }
+
+  private func startWatcherIfNeeded(store: Store) throws {
+    try state.withLock { s in
+      guard s.watcher == nil, !s.observers.isEmpty else { return }
+      s.watcher = try ObservationWatcher(store: store, center: self)
+    }
+  }
+
+  var isEmpty: Bool { state.withLock { $0.observers.isEmpty } }
+
+  /// The hook in `Store.commit`: `paths` are the document files a
+  /// transaction wrote or removed. Called with the store lock held.
+  func didCommit(store: Store, paths: [String]) {
+    guard !isEmpty else { return }
+    var folders: [String: String] = [:]
+    for table in store.config.tables { folders[store.directory(of: table)] = table.name }
+    var changes: [String: Set<String>?] = [:]
+    for path in paths {
+      let (directory, name) = FileSystem.split(path)
+      guard let table = folders[directory], let pk = PrimaryKey.pk(fromFileName: name) else { continue }
+      changes[table, default: Set<String>()]?.insert(pk)
+    }
+    refresh(store: store, changes: changes)
+  }
+
+  /// Brings every observer of a changed table up to date. `changes` maps a
+  /// table to its changed pks, or to nil when anything may have changed.
+  ///
+  /// A document whose content is what the last refresh saw is dropped
+  /// first: the watcher also hears of this process's own commits, after the
+  /// commit hook has handled them, and re-running queries for them would
+  /// double the cost. Content, not stat data, decides, because a file can
+  /// be replaced twice within one timestamp tick by a file of the same size.
+  func refresh(store: Store, changes: [String: Set<String>?]) {
+    if changes.isEmpty { return }
+    let observers = state.withLock { Array($0.observers.values) }
+    refreshLock.withLock { seen in
+      let cache = DocumentCache()
+      var fresh: [String: Set<String>?] = [:]
+      for (table, pks) in changes {
+        guard let pks else {
+          fresh[table] = .some(nil)
+          continue
+        }
+        guard let config = store.config.table(named: table) else { continue }
+        var kept = Set<String>()
+        for pk in pks {
+          guard let path = try? store.documentPath(table: config, pk: pk) else { continue }
+          // A document that does not parse right now (a hand edit in
+          // progress) is skipped; the fix is a change too, and is seen.
+          let read: (bytes: [UInt8], object: JSONObject)?
+          do { read = try store.readDocument(at: path) } catch { continue }
+          let key = table + "\u{0}" + pk
+          let hash = read.map { FNV.hex($0.bytes) }
+          if let previous = seen[key], previous == hash { continue }
+          if seen.count > 100_000 { seen.removeAll() }
+          seen[key] = .some(hash)
+          cache.prime(
+            table: table, pk: pk, document: read.map { Document(pk: pk, table: table, value: $0.object) })
+          kept.insert(pk)
+        }
+        if !kept.isEmpty { fresh[table] = .some(kept) }
+      }
+      for observer in observers {
+        guard let changed = fresh[observer.table] else { continue }
+        try? observer.refresh(store: store, changed: changed, cache: cache)
+      }
+    }
+  }
+}
+
+/// One live query as the center sees it.
+protocol StoreObserver: AnyObject, Sendable {
+  /// The table it watches.
+  var table: String { get }
+  /// Reads what changed and hands a new state to its core if it differs.
+  /// `changed` nil means anything in the table may have changed.
+  func refresh(store: Store, changed: Set<String>?, cache: DocumentCache) throws
+  /// Ends delivery.
+  func stop()
+}
+
+/// The documents read in one refresh, so observers of the same document
+/// read its file once. Used only under the center's refresh lock.
+final class DocumentCache {
+  private var documents: [String: [String: Document?]] = [:]
+
+  func prime(table: String, pk: String, document: Document?) {
+    documents[table, default: [:]][pk] = .some(document)
+  }
+
+  func document(store: Store, table: String, pk: String) throws -> Document? {
+    if let cached = documents[table]?[pk] { return cached }
+    let document = try PendingIDSpecificOperation(collection: store.collection(table), pk: pk).exec()
+    documents[table, default: [:]][pk] = .some(document)
+    return document
+  }
+}

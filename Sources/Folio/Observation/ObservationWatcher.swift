@@ -1,0 +1,166 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The thread that sees changes made outside this process: inotify on every
+/// table folder and on `.folio/ops/`, waited on with `poll`, never polled
+/// on a timer.
+///
+/// Document files are replaced by rename (`IN_MOVED_TO`), written in place
+/// by editors and git (`IN_CLOSE_WRITE`) or removed (`IN_DELETE`,
+/// `IN_MOVED_FROM`); each event names the file, so only observers of that
+/// document (or of a query over its table) do work. The op logs tell of a
+/// transaction in a table whose folder did not exist yet. While the
+/// journal (`.git/folio/journal`, also watched) is not empty a Folio
+/// transaction is under way; the thread waits for it to empty, so it sees
+/// another process's transaction whole. A writer that is not Folio (git,
+/// an editor) may be seen in more than one step.
+final class ObservationWatcher: Sendable {
+  private let inotify: Inotify
+  /// A pipe whose write end ``stop()`` closes to wake the thread.
+  private let wakeRead: Int32
+  private let wakeWrite: Int32
+
+  private static let folderMask =
+    UInt32(
+      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
+  private static let opsMask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE)
+
+  init(store: Store, center: ObservationCenter) throws {
+    inotify = try Inotify()
+    var fds: [Int32] = [0, 0]
+    try FileSystem.syscall("pipe", path: "") { pipe(&fds) }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    wakeRead = fds[0]
+    wakeWrite = fds[1]
+    var watches = Watches(store: store)
+    try watches.update(inotify)
+    let (inotify, wakeRead) = (inotify, wakeRead)
+    let thread = Thread { [watches] in
+      var watches = watches
+      ObservationWatcher.loop(
+        inotify: inotify, wake: wakeRead, watches: &watches, store: store, center: center)
+      close(wakeRead)
+    }
+    thread.name = "folio.observation"
+    thread.start()
+  }
+
+  /// Ends the thread; it closes its own end once it has stopped reading.
+  func stop() { close(wakeWrite) }
+
+  /// The watch ids and what they stand for.
+  struct Watches: Sendable {
+    let store: Store
+    var tables: [Int32: String] = [:]
+    var ops: Int32?
+    /// `.git/folio/`, where the journal empties at the end of a transaction.
+    var journal: Int32?
+    /// Watches on the nearest existing folder above a table folder that does
+    /// not exist yet, to learn when it is made.
+    var ancestors: Set<Int32> = []
+
+    init(store: Store) { self.store = store }
+
+    /// Adds the watches that are missing (a folder made since).
+    /// - Returns: the tables that have just gained a watch.
+    @discardableResult
+    mutating func update(_ inotify: Inotify) throws -> [String] {
+      if ops == nil {
+        ops = try inotify.addWatch(store.rootPath + "/" + Store.opsFolder, mask: ObservationWatcher.opsMask)
+      }
+      if journal == nil {
+        journal = try inotify.addWatch(store.privateDirectory, mask: UInt32(IN_MODIFY | IN_CLOSE_WRITE))
+      }
+      var added: [String] = []
+      let watched = Set(tables.values)
+      for table in store.config.tables where !watched.contains(table.name) {
+        let folder = store.directory(of: table)
+        if let watch = try inotify.addWatch(folder, mask: ObservationWatcher.folderMask) {
+          tables[watch] = table.name
+          added.append(table.name)
+          continue
+        }
+        var parent = FileSystem.split(folder).directory
+        while parent.count > 1 {
+          if let watch = try inotify.addWatch(parent, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD)) {
+            ancestors.insert(watch)
+            break
+          }
+          parent = FileSystem.split(parent).directory
+        }
+      }
+      return added
+    }
+  }
+
+  private static func loop(
+    inotify: Inotify, wake: Int32, watches: inout Watches, store: Store, center: ObservationCenter
+  ) {
+    var changes: [String: Set<String>?] = [:]
+    var sawOps = false
+    var waitingSince: Double?
+    while true {
+      var fds = [
+        pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+      ]
+      // A timeout only while waiting out a journal that a crash left behind.
+      let timeout: Int32 = waitingSince == nil ? -1 : 100
+      let n = poll(&fds, 2, timeout)
+      if n < 0 && errno != EINTR { return }
+      if fds[1].revents != 0 { return }
+      collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
+      if changes.isEmpty && !sawOps { continue }
+      // A Folio transaction is under way (here or in another process): its
+      // end empties the journal, which wakes us, and then it is seen whole.
+      // The watcher does not take the store lock: a busy writer would
+      // starve it. A journal left by a crash is not waited on forever.
+      if Journal.isPending(at: store.journalPath) {
+        let now = Clock.monotonicSeconds()
+        if waitingSince == nil { waitingSince = now }
+        if now - waitingSince! < 1 { continue }
+      }
+      waitingSince = nil
+      for table in (try? watches.update(inotify)) ?? [] { changes[table] = .some(nil) }
+      center.refresh(store: store, changes: changes)
+      changes = [:]
+      sawOps = false
+    }
+  }
+
+  private static func collect(
+    inotify: Inotify, watches: inout Watches, into changes: inout [String: Set<String>?], sawOps: inout Bool
+  ) {
+    guard let events = try? inotify.readEvents() else { return }
+    for event in events {
+      if event.has(IN_Q_OVERFLOW) {
+        for table in watches.store.config.tables { changes[table.name] = .some(nil) }
+        continue
+      }
+      if event.watch == watches.journal {
+        continue  // only a wake-up: the loop checks the journal
+      }
+      if event.watch == watches.ops || watches.ancestors.contains(event.watch) {
+        // A transaction, or a folder made: add the watches now possible.
+        sawOps = true
+        continue
+      }
+      guard let table = watches.tables[event.watch] else { continue }
+      if event.has(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) {
+        // The folder is gone (a checkout removed it): watch it again when
+        // it is back, and recheck everything in it.
+        watches.tables[event.watch] = nil
+        if !event.has(IN_IGNORED) { inotify.removeWatch(event.watch) }
+        changes[table] = .some(nil)
+        continue
+      }
+      guard let pk = PrimaryKey.pk(fromFileName: event.name) else { continue }
+      if case .some(.some) = changes[table] {
+        changes[table]!!.insert(pk)
+      } else if changes[table] == nil {
+        changes[table] = .some([pk])
+      }
+    }
+  }
+}

@@ -1,0 +1,211 @@
+import Folio
+import Foundation
+import Synchronization
+
+// folio-bench observe: live-query cost and latency. A table of --docs
+// documents, --observers live queries (half single-document, half limited
+// windows of 10 over an order index), --mutations single-document
+// transactions: mutations per second with and without the observers, and
+// the time from a commit's return to the handler (p50, p99), for commits in
+// this process and in another (this binary, `observe-writer`). A handler
+// that runs before the commit call returns counts as 0.
+
+private struct ObserveOptions {
+  var docs = 100_000
+  var observers = 1_000
+  var mutations = 10_000
+  var keep = false
+
+  init(_ arguments: [String]) {
+    var i = 0
+    func next() -> Int {
+      i += 1
+      guard i < arguments.count, let value = Int(arguments[i]), value > 0 else {
+        fatalError("option \(arguments[i - 1]) needs a positive number")
+      }
+      return value
+    }
+    while i < arguments.count {
+      switch arguments[i] {
+      case "--docs": docs = next()
+      case "--observers": observers = next()
+      case "--mutations": mutations = next()
+      case "--keep": keep = true
+      case "-h", "--help":
+        print(
+          """
+          USAGE: folio-bench observe [--docs N] [--observers N] [--mutations N] [--keep]
+            --docs N        documents in the table (default 100000)
+            --observers N   live queries, half single-document, half windows (default 1000)
+            --mutations N   single-document transactions per phase (default 10000)
+            --keep          keep the scratch store and print its path
+          """)
+        exit(0)
+      default: fatalError("unknown option \(arguments[i]); see --help")
+      }
+      i += 1
+    }
+  }
+}
+
+private func wallNanos() -> Int {
+  var ts = timespec()
+  clock_gettime(CLOCK_REALTIME, &ts)
+  return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// A deterministic generator, so runs are comparable.
+private struct BenchRandom {
+  var state: UInt64
+  mutating func next(_ bound: Int) -> Int {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return Int((z ^ (z >> 31)) % UInt64(bound))
+  }
+}
+
+/// The mutations of one phase: (pk, new rank), the same in both processes.
+private func mutationPlan(docs: Int, count: Int, watched: [String], seed: UInt64) -> [(String, Int)] {
+  var random = BenchRandom(state: seed)
+  return (0..<count).map { _ in
+    // Half on watched documents, so there are events to time.
+    let pk = random.next(2) == 0 ? watched[random.next(watched.count)] : "d\(random.next(docs))"
+    return (pk, random.next(docs))
+  }
+}
+
+/// `folio-bench observe-writer ROOT DOCS COUNT SEED WATCHED...`: applies a
+/// phase's mutations and prints `seq endNanos` per commit.
+func runObserveWriter(_ arguments: [String]) throws {
+  let store = try Store(at: URL(fileURLWithPath: arguments[0]))
+  let watched = Array(arguments[4...])
+  let plan = mutationPlan(
+    docs: Int(arguments[1])!, count: Int(arguments[2])!, watched: watched, seed: UInt64(arguments[3])!)
+  var out = ""
+  for (seq, (pk, rank)) in plan.enumerated() {
+    try store.apply(
+      table: "items", pk: pk, op: .upsert,
+      columns: ["rank": .integer(rank), "seq": .integer(1_000_000 + seq)])
+    out += "\(1_000_000 + seq) \(wallNanos())\n"
+  }
+  FileHandle.standardOutput.write(Data(out.utf8))
+}
+
+func runObserveBenchmark(_ arguments: [String]) throws {
+  let options = ObserveOptions(arguments)
+  let root = NSTemporaryDirectory() + "/folio-observe-bench-\(getpid())"
+  try? FileManager.default.removeItem(atPath: root)
+  try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+  defer { if !options.keep { try? FileManager.default.removeItem(atPath: root) } }
+  try """
+  version: 1
+  tables:
+    items:
+      order: [rank]
+  """.write(toFile: root + "/folio.yaml", atomically: true, encoding: .utf8)
+  let store = try Store.create(at: URL(fileURLWithPath: root))
+  let items = store.collection("items")
+  print(
+    "observe: \(options.docs) documents, \(options.observers) live queries, \(options.mutations) mutations")
+  var start = Date()
+  var i = 0
+  while i < options.docs {
+    let end = min(options.docs, i + 1_000)
+    try store.write { tx in
+      for n in i..<end {
+        try tx.apply(table: "items", pk: "d\(n)", op: .insert, columns: ["rank": .integer(n)])
+      }
+    }
+    i = end
+  }
+  _ = try items.query().limitToFirst(1).get()  // builds the order index
+  print(String(format: "  setup                      %.1f s", Date().timeIntervalSince(start)))
+
+  var random = BenchRandom(state: 42)
+  let singles = (0..<options.observers / 2).map { _ in "d\(random.next(options.docs))" }
+
+  func applyPlan(_ plan: [(String, Int)], seqBase: Int, ends: inout [Int: Int]) throws -> Double {
+    let begin = Date()
+    for (seq, (pk, rank)) in plan.enumerated() {
+      try store.apply(
+        table: "items", pk: pk, op: .upsert,
+        columns: ["rank": .integer(rank), "seq": .integer(seqBase + seq)])
+      ends[seqBase + seq] = wallNanos()
+    }
+    return Double(plan.count) / Date().timeIntervalSince(begin)
+  }
+
+  // Without observers.
+  var ends: [Int: Int] = [:]
+  let basePlan = mutationPlan(docs: options.docs, count: options.mutations, watched: singles, seed: 1)
+  let baseRate = try applyPlan(basePlan, seqBase: 0, ends: &ends)
+  print(String(format: "  mutations/s, no observers  %.0f", baseRate))
+
+  // With observers: the handlers note when each seq is first seen.
+  let seen = Mutex<[Int: Int]>([:])
+  @Sendable func note(_ document: Document?) {
+    guard let seq = document?["seq"]?.intValue else { return }
+    let now = wallNanos()
+    seen.withLock { if $0[seq] == nil { $0[seq] = now } }
+  }
+  start = Date()
+  var live: [LiveQuery] = []
+  for pk in singles {
+    live.append(try items.findByID(pk).observeLocal { document, _ in note(document) })
+  }
+  for _ in 0..<(options.observers - singles.count) {
+    let query = try items.query().orderBy(child: "rank").startAt(.integer(random.next(options.docs)))
+      .limitToFirst(10)
+    live.append(
+      try query.observeLocal { _, event in
+        guard case .update(let update) = event else { return }
+        for child in update.childEvents where child.kind != .removed { note(child.document) }
+      })
+  }
+  print(String(format: "  open live queries          %.1f s", Date().timeIntervalSince(start)))
+  let watchedPlan = mutationPlan(docs: options.docs, count: options.mutations, watched: singles, seed: 2)
+  ends = [:]
+  let observedRate = try applyPlan(watchedPlan, seqBase: 0, ends: &ends)
+  print(String(format: "  mutations/s, observed      %.0f", observedRate))
+  Thread.sleep(forTimeInterval: 1)
+  report("in process", ends: ends, seen: seen.withLock { $0 })
+
+  // Another process writes.
+  seen.withLock { $0 = [:] }
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+  process.arguments =
+    ["observe-writer", root, String(options.docs), String(options.mutations), "3"] + singles
+  let output = Pipe()
+  process.standardOutput = output
+  try process.run()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  Thread.sleep(forTimeInterval: 1)
+  var childEnds: [Int: Int] = [:]
+  for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+    let parts = line.split(separator: " ")
+    if parts.count == 2, let seq = Int(parts[0]), let end = Int(parts[1]) { childEnds[seq] = end }
+  }
+  report("another process", ends: childEnds, seen: seen.withLock { $0 })
+  for query in live { query.stop() }
+  if options.keep { print("  store: \(root)") }
+}
+
+private func report(_ name: String, ends: [Int: Int], seen: [Int: Int]) {
+  let latencies = seen.compactMap { seq, time in ends[seq].map { max(0, time - $0) } }.sorted()
+  guard !latencies.isEmpty else {
+    print("  latency, \(name): no events")
+    return
+  }
+  func percentile(_ p: Double) -> Double {
+    Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1e6
+  }
+  print(
+    String(
+      format: "  latency, %@ p50 %.2f ms, p99 %.2f ms (%d events)",
+      name.padding(toLength: 16, withPad: " ", startingAt: 0),
+      percentile(0.5), percentile(0.99), latencies.count))
+}

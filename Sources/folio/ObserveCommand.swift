@@ -1,0 +1,102 @@
+import Dispatch
+import Folio
+import Glibc
+
+struct ObserveCommand: Command {
+  static let name = "observe"
+  static let abstract = "Print a document, or a query's results, and then every change, as NDJSON."
+  static let usage = "folio observe TABLE PK | folio observe TABLE [QUERY OPTIONS]"
+  static let details = """
+    ARGUMENTS:
+      TABLE            The table.
+      PK               The document to follow.
+      QUERY OPTIONS    Those of 'folio query' (--order-by-child, --limit-to-first, --where, …),
+                       to follow a query's results instead; see 'folio query --help'.
+
+    With PK, prints one line per event: first {"initial":true,"document":…}, then
+    {"document":…,"old":…} after each transaction that changes the document (null
+    when there is none). With a query, prints the results as NDJSON, one document per
+    line, then one line per change of a document in them, in the order removed, added,
+    moved, changed:
+      {"event":"child_added","key":…,"prevKey":…,"document":…}
+    where prevKey is the pk just before it (null if first); the same as
+    'folio query … --follow'.
+
+    Sees changes made by any process: the API, other 'folio' commands, sync, git, an
+    editor. Each line is written at once, so '| jq' shows it live. Runs until
+    interrupted (Ctrl-C, SIGINT or SIGTERM) and then exits 0.
+    """
+
+  var address: DocumentAddress?
+  var query: QueryCommand?
+
+  init(arguments: [String]) throws {
+    if arguments.count >= 2, !arguments[1].hasPrefix("-") {
+      address = try DocumentAddress(arguments: arguments)
+      return
+    }
+    let query = try QueryCommand(arguments: arguments)
+    if query.format != "ndjson" || query.count || query.follow {
+      throw UsageError("observe prints NDJSON events: --format, --count and --follow do not apply")
+    }
+    self.query = query
+  }
+
+  func run(in context: CommandContext) throws -> Int32 {
+    let store = try context.openStore()
+    if let query {
+      return try Self.follow(try query.makeQuery(store))
+    }
+    let address = address!
+    let live = try store.collection(address.table).findByID(address.pk).observeLocal { document, event in
+      let line: JSONValue =
+        event.isInitial
+        ? ["initial": true, "document": document?.json ?? .null]
+        : ["document": document?.json ?? .null, "old": event.oldDocument?.json ?? .null]
+      Output.printRaw(line.compactBytes() + [UInt8(ascii: "\n")])
+    }
+    Self.waitForInterrupt()
+    live.stop()
+    return 0
+  }
+
+  /// Prints a query's results, then its child events, until interrupted.
+  static func follow(_ query: Query) throws -> Int32 {
+    let live = try query.observeLocal { documents, event in
+      var bytes: [UInt8] = []
+      switch event {
+      case .initial:
+        for document in documents { bytes += document.json.compactBytes() + [UInt8(ascii: "\n")] }
+      case .update(let update):
+        for child in update.childEvents {
+          let line: JSONValue = [
+            "event": .string(child.kind.rawValue), "key": .string(child.key),
+            "prevKey": child.prevKey.map(JSONValue.string) ?? .null, "document": child.document.json,
+          ]
+          bytes += line.compactBytes() + [UInt8(ascii: "\n")]
+        }
+      }
+      Output.printRaw(bytes)
+    }
+    waitForInterrupt()
+    live.stop()
+    return 0
+  }
+
+  /// Blocks until SIGINT or SIGTERM.
+  static func waitForInterrupt() {
+    let done = DispatchSemaphore(value: 0)
+    var sources: [any DispatchSourceSignal] = []
+    for number in [SIGINT, SIGTERM] {
+      // Dispatch takes the signal instead of the default handler, which
+      // would end the process with a non-zero status.
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+      source.setEventHandler { done.signal() }
+      source.resume()
+      sources.append(source)
+    }
+    done.wait()
+    for source in sources { source.cancel() }
+  }
+}
