@@ -253,7 +253,8 @@ extension Store {
           let object = try parseEditedDocument(bytes, table: table, pk: pk, path: path)
           let expected = try knownDocument(
             table: table, pk: pk, path: path, headBlob: headBlobs[name],
-            ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
+            ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [],
+            repository: repository)
           var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
           // An import's compact op says "the file is the content" (Op.fromTree).
           let key = OpHistory.DocumentKey(table: table.name, pk: pk)
@@ -282,12 +283,14 @@ extension Store {
       }
       // Made through Folio since HEAD, then deleted by hand: a remove.
       for key in scan.ownOps.keys where key.table == table.name {
-        guard let name = try? PrimaryKey.fileName(for: key.pk), !present.contains(name), headBlobs[name] == nil,
+        guard let name = try? PrimaryKey.fileName(for: key.pk), !present.contains(name),
+          headBlobs[name] == nil,
           scan.evictedByTable[table.name]?.contains(key.pk) != true
         else { continue }
         let path = table.path + "/" + name
         let expected = try knownDocument(
-          table: table, pk: key.pk, path: path, headBlob: nil, ownOps: scan.ownOps[key]!, repository: repository)
+          table: table, pk: key.pk, path: path, headBlob: nil, ownOps: scan.ownOps[key]!,
+          repository: repository)
         guard expected != nil else { continue }
         var pending = PendingDocument(table: table, pk: key.pk, path: path, bytes: nil, document: nil)
         pending.synthetic = Mutation(kind: .remove)

@@ -103,7 +103,8 @@ extension Store {
         let merge = try GitRepository.withPackedWrites(workTree: rootPath) { packed in
           let result = try TreeMerge(repository: packed, config: config).merge(ours: ours, theirs: theirs)
           let commit = try packed.createCommit(
-            tree: result.tree, parents: [ours, theirs], message: "folio: merge \(theirs.description.prefix(12))")
+            tree: result.tree, parents: [ours, theirs],
+            message: "folio: merge \(theirs.description.prefix(12))")
           return (result, commit)
         }
         target = merge.1
