@@ -46,21 +46,7 @@ extension GitIndex {
   }
 
   private func addFromFile(_ item: (path: String, id: GitOID, file: String)) throws {
-    var entry = git_index_entry()
-    entry.mode = 0o100644
-    entry.id = item.id.raw
-    var st = stat()
-    if stat(item.file, &st) == 0 {
-      entry.ctime.seconds = Int32(truncatingIfNeeded: st.st_ctim.tv_sec)
-      entry.ctime.nanoseconds = UInt32(truncatingIfNeeded: st.st_ctim.tv_nsec)
-      entry.mtime.seconds = Int32(truncatingIfNeeded: st.st_mtim.tv_sec)
-      entry.mtime.nanoseconds = UInt32(truncatingIfNeeded: st.st_mtim.tv_nsec)
-      entry.dev = UInt32(truncatingIfNeeded: st.st_dev)
-      entry.ino = UInt32(truncatingIfNeeded: st.st_ino)
-      entry.uid = st.st_uid
-      entry.gid = st.st_gid
-      entry.file_size = UInt32(truncatingIfNeeded: st.st_size)
-    }
+    var entry = GitIndex.entry(id: item.id, filePath: item.file)
     // The bytes were hashed as they were written, under the store lock: the
     // entry is known to match its file. Marking it up to date spares
     // libgit2's racy-entry check, which would rehash every new file.

@@ -55,29 +55,33 @@ final class GitIndex {
   /// `filePath` when given (so `git status` sees it as clean without
   /// rehashing), and marking it skip-worktree when asked.
   func add(path: String, id: GitOID, filePath: String?, skipWorktree: Bool = false) throws {
-    var entry = git_index_entry()
-    entry.mode = 0o100644
-    entry.id = id.raw
-    if let filePath {
-      var st = stat()
-      if stat(filePath, &st) == 0 {
-        entry.ctime.seconds = Int32(truncatingIfNeeded: st.st_ctim.tv_sec)
-        entry.ctime.nanoseconds = UInt32(truncatingIfNeeded: st.st_ctim.tv_nsec)
-        entry.mtime.seconds = Int32(truncatingIfNeeded: st.st_mtim.tv_sec)
-        entry.mtime.nanoseconds = UInt32(truncatingIfNeeded: st.st_mtim.tv_nsec)
-        entry.dev = UInt32(truncatingIfNeeded: st.st_dev)
-        entry.ino = UInt32(truncatingIfNeeded: st.st_ino)
-        entry.uid = st.st_uid
-        entry.gid = st.st_gid
-        entry.file_size = UInt32(truncatingIfNeeded: st.st_size)
-        if st.st_mode & 0o111 != 0 { entry.mode = 0o100755 }
-      }
-    }
+    var entry = Self.entry(id: id, filePath: filePath)
     if skipWorktree { entry.flags_extended = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) }
     try path.withCString { pointer in
       entry.path = pointer
       try LibGit2.check(git_index_add(handle, &entry), "git_index_add", path: path)
     }
+  }
+
+  /// A stage-0 entry for blob `id`, with the stat data of the file at
+  /// `filePath` when given, so git sees the file as clean without rehashing.
+  static func entry(id: GitOID, filePath: String?) -> git_index_entry {
+    var entry = git_index_entry()
+    entry.mode = 0o100644
+    entry.id = id.raw
+    var st = stat()
+    guard let filePath, stat(filePath, &st) == 0 else { return entry }
+    entry.ctime.seconds = Int32(truncatingIfNeeded: st.st_ctim.tv_sec)
+    entry.ctime.nanoseconds = UInt32(truncatingIfNeeded: st.st_ctim.tv_nsec)
+    entry.mtime.seconds = Int32(truncatingIfNeeded: st.st_mtim.tv_sec)
+    entry.mtime.nanoseconds = UInt32(truncatingIfNeeded: st.st_mtim.tv_nsec)
+    entry.dev = UInt32(truncatingIfNeeded: st.st_dev)
+    entry.ino = UInt32(truncatingIfNeeded: st.st_ino)
+    entry.uid = st.st_uid
+    entry.gid = st.st_gid
+    entry.file_size = UInt32(truncatingIfNeeded: st.st_size)
+    if st.st_mode & 0o111 != 0 { entry.mode = 0o100755 }
+    return entry
   }
 
   /// Unstages `path` (all stages).
