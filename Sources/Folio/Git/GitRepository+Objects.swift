@@ -241,6 +241,23 @@ extension GitRepository {
     try LibGit2.check(git_repository_set_head(handle, name), "git_repository_set_head", path: name)
   }
 
+  /// The blobs that differ between two trees: path, old id and new id (nil
+  /// where the path is absent).
+  func changes(from old: GitTree?, to new: GitTree) throws -> [(path: String, old: GitOID?, new: GitOID?)] {
+    var diff: OpaquePointer?
+    try LibGit2.check(git_diff_tree_to_tree(&diff, handle, old?.handle, new.handle, nil), "git_diff_tree_to_tree")
+    defer { git_diff_free(diff) }
+    var result: [(String, GitOID?, GitOID?)] = []
+    for i in 0..<git_diff_num_deltas(diff) {
+      guard let delta = git_diff_get_delta(diff, i)?.pointee else { continue }
+      let oldID = delta.status == GIT_DELTA_ADDED ? nil : GitOID(delta.old_file.id)
+      let newID = delta.status == GIT_DELTA_DELETED ? nil : GitOID(delta.new_file.id)
+      let path = String(cString: (delta.new_file.path ?? delta.old_file.path)!)
+      result.append((path, oldID, newID))
+    }
+    return result
+  }
+
   /// Sets a string in the repository's config (`.git/config`).
   func setConfig(_ name: String, _ value: String) throws {
     var config: OpaquePointer?

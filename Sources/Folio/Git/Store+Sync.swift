@@ -115,20 +115,16 @@ extension Store {
     }
     let tree = try repository.commit(target).tree()
     if latest == nil { latest = try OpHistory(tree: tree, repository: repository).latestStamp() }
-    // libgit2's checkout treats an evicted (missing, skip-worktree) file as
-    // a local deletion. Put HEAD's copies back for the checkout, then evict
-    // them again at their new version.
-    let evicted = try materializeEvicted(repository: repository)
-    let blocked = try repository.checkout(tree: tree)
-    try reEvict(evicted, repository: repository, blocked: !blocked.isEmpty)
+    // The stamp first: if the checkout is interrupted and finished by the
+    // next open, local stamps still come after every merged op.
+    if let latest { try observe(remoteStamp: latest) }
+    let blocked = try checkout(target, branch: branch, repository: repository)
     if !blocked.isEmpty {
       throw FolioError(
         .wouldOverwrite,
         "sync would overwrite changes to \(blocked.joined(separator: ", ")) made since the last commit; "
           + "fix or commit them ('folio status' shows why they were left out), then run 'folio sync' again")
     }
-    try repository.setReference(branch, to: target, message: "folio sync")
-    if let latest { try observe(remoteStamp: latest) }
     _ = try restoreSubscribedDocuments(repository: repository)
     return (action, resolved, target)
   }
@@ -167,50 +163,5 @@ extension Store {
         path: path)
     }
     return try create(at: directory, mergeDriver: mergeDriver)
-  }
-}
-
-extension Store {
-  /// Writes HEAD's copy of every evicted document back into the working
-  /// tree, so a checkout sees it unchanged. Returns their paths.
-  fileprivate func materializeEvicted(repository: GitRepository) throws -> [String] {
-    let evictions = try loadEvictions()
-    guard !evictions.isEmpty, let tree = try repository.headCommit()?.tree() else { return [] }
-    var paths: [String] = []
-    for table in config.tables {
-      for pk in (evictions[table.name] ?? []).sorted() {
-        let path = table.path + "/" + (try PrimaryKey.fileName(for: pk))
-        guard let id = tree.blobID(at: path), !FileSystem.exists(rootPath + "/" + path) else { continue }
-        try FileSystem.makeDirectories(directory(of: table))
-        try FileSystem.writeAtomically(rootPath + "/" + path, try repository.blob(id), sync: false)
-        paths.append(path)
-      }
-    }
-    if !paths.isEmpty {
-      // Refresh the index's stat data so the checkout sees them as clean.
-      let index = try repository.index()
-      for path in paths {
-        if let entry = index.entry(at: path) {
-          try index.add(path: path, id: entry.id, filePath: rootPath + "/" + path)
-        }
-      }
-      try index.write()
-    }
-    return paths
-  }
-
-  /// Removes the documents put back by ``materializeEvicted(repository:)``
-  /// again, marking their (possibly new) index entries skip-worktree.
-  fileprivate func reEvict(_ paths: [String], repository: GitRepository, blocked: Bool) throws {
-    guard !paths.isEmpty else { return }
-    let index = try repository.index()
-    try index.readFromDisk()
-    for path in paths {
-      _ = try FileSystem.remove(rootPath + "/" + path)
-      if let entry = index.entry(at: path) {
-        try index.add(path: path, id: entry.id, filePath: nil, skipWorktree: true)
-      }
-    }
-    try index.write()
   }
 }

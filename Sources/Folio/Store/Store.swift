@@ -91,7 +91,9 @@ public final class Store: Sendable {
     self.privateDirectory = privateDirectory
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
-    if Journal.isPending(at: journalPath) || ImportStaging.isPending(privateDirectory: privateDirectory) {
+    if Journal.isPending(at: journalPath) || ImportStaging.isPending(privateDirectory: privateDirectory)
+      || FileSystem.exists(checkoutJournalPath)
+    {
       try lock.withLock { try recover() }
     }
   }
@@ -332,6 +334,7 @@ public final class Store: Sendable {
   /// Finishes a transaction that a crash interrupted. Call with the lock held.
   func recover() throws {
     try recoverImport()
+    try recoverCheckout()
     guard Journal.isPending(at: journalPath) else { return }
     guard let bytes = try FileSystem.read(journalPath),
       let journal = Journal.decode(bytes, root: rootPath)
