@@ -245,7 +245,8 @@ extension GitRepository {
   /// where the path is absent).
   func changes(from old: GitTree?, to new: GitTree) throws -> [(path: String, old: GitOID?, new: GitOID?)] {
     var diff: OpaquePointer?
-    try LibGit2.check(git_diff_tree_to_tree(&diff, handle, old?.handle, new.handle, nil), "git_diff_tree_to_tree")
+    try LibGit2.check(
+      git_diff_tree_to_tree(&diff, handle, old?.handle, new.handle, nil), "git_diff_tree_to_tree")
     defer { git_diff_free(diff) }
     var result: [(String, GitOID?, GitOID?)] = []
     for i in 0..<git_diff_num_deltas(diff) {

@@ -85,7 +85,8 @@ extension Store {
     let repository = try openRepository()
     let fromTree = try GitOID(hex: parts[0]).map { try repository.commit($0).tree() }
     let changes = try repository.changes(from: fromTree, to: try repository.commit(target).tree())
-    try finishCheckout(changes, target: target, branch: parts[2], repository: repository, evicted: try evictedPaths())
+    try finishCheckout(
+      changes, target: target, branch: parts[2], repository: repository, evicted: try evictedPaths())
   }
 
   /// The relative paths of evicted documents.
