@@ -35,6 +35,8 @@ public final class Store: Sendable {
   let lock: StoreLock
   /// Live subscriptions (seed `000_*` `subscribe`), consulted by `sync`.
   let subscriptions = SubscriptionRegistry()
+  /// Pulls from the remote while any subscription is alive.
+  let puller = SubscriptionPuller()
   /// Live queries (Observation/), told of every commit.
   let observation = ObservationCenter()
   private let clock = Mutex<ClockState>(ClockState())
@@ -91,6 +93,7 @@ public final class Store: Sendable {
     self.privateDirectory = privateDirectory
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
+    subscriptions.onActivityChange { [weak self] active in self?.subscriptionsChanged(active: active) }
     if Journal.isPending(at: journalPath) || ImportStaging.isPending(privateDirectory: privateDirectory)
       || FileSystem.exists(checkoutJournalPath)
     {
