@@ -1,4 +1,5 @@
 internal import Clibgit2
+import Glibc
 
 extension GitRepository {
   /// The working tree, without a trailing slash.
@@ -124,6 +125,26 @@ extension GitRepository {
           buffer.baseAddress),
         "git_commit_create")
     }
+    return GitOID(oid)
+  }
+
+  /// Writes the tree that is `base` with each path set to its blob id, or
+  /// removed where the id is nil, without reading the rest of the tree.
+  func updatedTree(_ base: GitTree, setting changes: [(path: String, id: GitOID?)]) throws -> GitOID {
+    // The path strings must outlive the call.
+    let paths = changes.map { strdup($0.path) }
+    defer { paths.forEach { free($0) } }
+    var updates = zip(changes, paths).map { change, path in
+      var update = git_tree_update()
+      update.action = change.id == nil ? GIT_TREE_UPDATE_REMOVE : GIT_TREE_UPDATE_UPSERT
+      if let id = change.id { update.id = id.raw }
+      update.filemode = GIT_FILEMODE_BLOB
+      update.path = UnsafePointer(path)
+      return update
+    }
+    var oid = git_oid()
+    try LibGit2.check(
+      git_tree_create_updated(&oid, handle, base.handle, updates.count, &updates), "git_tree_create_updated")
     return GitOID(oid)
   }
 
