@@ -76,12 +76,11 @@ public final class Store: Sendable {
 
   init(rootPath: String, lockTimeout: Double = StoreLock.defaultTimeout) throws {
     let config = try Config(contentsOf: URL(fileURLWithPath: rootPath + "/" + Config.fileName))
-    guard let repository = try GitRepository.open(workTree: rootPath) else {
+    guard let gitDirectory = try GitRepository.gitDirectory(workTree: rootPath) else {
       throw FolioError(
         .git, "\(rootPath) has a \(Config.fileName) but is not a git working tree; run 'folio init'",
         path: rootPath)
     }
-    let gitDirectory = repository.gitDirectory
     let privateDirectory = gitDirectory + "/" + Store.privateFolderName
     try FileSystem.makeDirectories(privateDirectory)
     self.rootPath = rootPath
