@@ -106,7 +106,8 @@ public final class Store: Sendable {
   /// - Parameter mergeDriver: the `folio` program git should run as the
   ///   merge driver (registered in `.git/config` as `merge.folio.driver`).
   @discardableResult
-  public static func create(at url: URL, config: Config? = nil, mergeDriver: String = "folio") throws -> Store {
+  public static func create(at url: URL, config: Config? = nil, mergeDriver: String = "folio") throws -> Store
+  {
     let start = url.standardizedFileURL.path
     let rootPath = findRoot(from: start) ?? start
     try FileSystem.makeDirectories(rootPath)

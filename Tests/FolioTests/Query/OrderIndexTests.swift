@@ -154,7 +154,9 @@ struct OrderIndexTests {
     let (store, scratch) = try makeTable(1)
     defer { scratch.remove() }
     #expect(try GitRepository.gitDirectory(workTree: scratch.path) == scratch.path + "/.git")
-    #expect(try GitRepository.gitDirectory(workTree: scratch.path) == GitRepository.open(workTree: scratch.path)?.gitDirectory)
+    #expect(
+      try GitRepository.gitDirectory(workTree: scratch.path)
+        == GitRepository.open(workTree: scratch.path)?.gitDirectory)
     #expect(store.gitDirectory == scratch.path + "/.git")
     // A linked worktree has a `.git` file: libgit2 reads it.
     try git(["add", "-A"], in: scratch.path)
