@@ -82,7 +82,7 @@ extension Store {
       let changes = try repository.changes(from: headTree, to: try repository.tree(result.tree))
         .filter { merge.documentAddress($0.path) != nil }
       guard !changes.isEmpty else { return [] }
-      let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new) })
+      let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new, 0) })
       let commit = try repository.createCommit(tree: tree, parents: head.parentIDs, message: head.message)
       if let latest = result.latestStamp { try observe(remoteStamp: latest) }
       let blocked = try checkout(commit, branch: try repository.headBranch(), repository: repository)
