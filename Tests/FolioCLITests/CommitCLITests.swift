@@ -1,3 +1,4 @@
+import Glibc
 import Foundation
 import Testing
 
@@ -31,6 +32,31 @@ import Testing
     #expect(scratch.read("data/todos/bad.json") == "{\n  \"id\": \"bad\",\n  \"views\": 1,\n}\n")
     let git = try FolioRunner.shell("git diff --quiet HEAD -- data/todos/t.json", in: scratch.path)
     #expect(git == 0)
+  }
+
+  /// git refuses a repository owned by someone else; libgit2 1.5 calls it
+  /// "not found", which would send people to 'folio init'.
+  @Test(.enabled(if: geteuid() == 0, "needs root to give the store away"))
+  func aStoreOwnedByAnotherUserSaysHowToTrustIt() throws {
+    let scratch = try CLIScratch()
+    defer {
+      _ = try? FolioRunner.shell("chown -R root .", in: scratch.path)
+      scratch.remove()
+    }
+    #expect(try scratch.folio("init").status == 0)
+    #expect(try FolioRunner.shell("chown -R nobody .", in: scratch.path) == 0)
+    let home = scratch.path + "/.home"
+    let refused = try FolioRunner.run(["status"], in: scratch.path, environment: ["HOME": home])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("is owned by another user"), "\(refused.stderr)")
+    #expect(refused.stderr.contains("git config --global --add safe.directory \(scratch.path)"))
+    // Following the advice works.
+    try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+    #expect(
+      try FolioRunner.shell(
+        "HOME='\(home)' git config --global --add safe.directory '\(scratch.path)'", in: scratch.path) == 0)
+    let trusted = try FolioRunner.run(["status"], in: scratch.path, environment: ["HOME": home])
+    #expect(trusted.status == 0, "\(trusted.stderr)")
   }
 
   @Test func syncWithoutARemoteSaysHowToAddOne() throws {

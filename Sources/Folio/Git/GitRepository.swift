@@ -23,9 +23,33 @@ final class GitRepository {
     var pointer: OpaquePointer?
     let rc = git_repository_open_ext(
       &pointer, path, GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue, nil)
-    if rc == GIT_ENOTFOUND.rawValue { return nil }
+    if rc == GIT_ENOTFOUND.rawValue {
+      // libgit2 1.5 reports a repository it refuses for its owner (git's
+      // safe.directory check) as not found; say what is really wrong.
+      if let owner = foreignOwner(of: path) {
+        throw FolioError(
+          .git,
+          "\(path) is owned by another user (uid \(owner)), and git refuses repositories it does not trust; "
+            + "if you trust it, run 'git config --global --add safe.directory \(path)'",
+          path: path, function: "git_repository_open_ext")
+      }
+      return nil
+    }
     try LibGit2.check(rc, "git_repository_open_ext", path: path)
     return GitRepository(handle: pointer!)
+  }
+
+  /// The owner of `path` or its `.git` folder when that is neither this
+  /// user nor root and `.git` looks like a repository.
+  private static func foreignOwner(of path: String) -> uid_t? {
+    let git = path + "/.git"
+    guard FileSystem.isRegularFile(git + "/HEAD") else { return nil }
+    let user = geteuid()
+    for candidate in [path, git] {
+      var st = stat()
+      if stat(candidate, &st) == 0, st.st_uid != user, st.st_uid != 0 { return st.st_uid }
+    }
+    return nil
   }
 
   /// The `.git` directory of the repository whose working tree is exactly
