@@ -7,6 +7,8 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
 done
+# The credentials test serves git over HTTP with a small Python front.
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}" >&2
   apt-get update
