@@ -68,6 +68,10 @@ enum WatchBench {
     let observed = Mutex<[String: [(views: Int, time: Double)]]>([:])
     /// Events where the observer saw the document missing (a save's middle).
     let observedMissing = Mutex(0)
+    /// The observer process said it observes every document.
+    let observerReady = Mutex(false)
+    /// The observer process's output ended (it exited).
+    let observerDone = Mutex(false)
   }
 
   static func cpuSeconds() -> Double {
@@ -125,17 +129,20 @@ enum WatchBench {
     for i in 0..<settings.docs {
       let text =
         "{\n  \"id\": \"d\(i)\",\n  \"tags\": [\n    \"a\"\n  ],\n  \"title\": \"item \(i)\",\n  \"views\": 0\n}\n"
-      try text.write(toFile: root + "/items/d\(i).json", atomically: false, encoding: .utf8)
+      try writeInPlace(root + "/items/d\(i).json", text)
     }
     // git's own add and commit write the index with stat data, as Folio's
-    // commit does, and are faster at a first commit of many loose files.
-    for command in [["add", "-A"], ["commit", "-q", "-m", "bench"]] {
-      let git = Process()
-      git.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-      git.arguments = ["-C", root] + command
-      try git.run()
-      git.waitUntilExit()
-      guard git.terminationStatus == 0 else { fatalError("git \(command[0]) failed") }
+    // commit does, and are faster at a first commit of many loose files;
+    // gc packs the objects, as an import through Folio would. (Spawned and
+    // reaped directly: Foundation's Process once missed git's exit here.)
+    for command in [["add", "-A"], ["-c", "gc.auto=0", "commit", "-q", "-m", "bench"], ["gc", "-q"]] {
+      let argv = (["/usr/bin/git", "-C", root] + command).map { strdup($0) } + [nil]
+      defer { for pointer in argv { free(pointer) } }
+      var pid: pid_t = 0
+      guard posix_spawn(&pid, "/usr/bin/git", nil, nil, argv, environ) == 0 else { fatalError("cannot run git") }
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+      guard status == 0 else { fatalError("git \(command.joined(separator: " ")) failed") }
     }
     let status = try store.status()
     guard status.tables.allSatisfy({ $0.changedDocuments.isEmpty }) else { fatalError("setup left changes") }
@@ -263,12 +270,19 @@ enum WatchBench {
     let observerIdleCPU = cpuSeconds(ofProcess: observer.processIdentifier) - observerCPUBefore
     let idleWall = now() - idleStart
     stopWatcher(watcher, thread)
+    // The observer exits when its stdin ends; its stdout then ends too.
+    // (Not waitUntilExit: Foundation's Process may miss the exit here.)
     (observer.standardInput as? Pipe)?.fileHandleForWriting.closeFile()
-    observer.waitUntilExit()
+    let exitWait = now()
+    while !arrivals.observerDone.withLock({ $0 }) && now() - exitWait < 10 { usleep(1_000) }
     // Untimed: leaves the store clean, so `--work` can reuse it.
     _ = try Store(at: URL(fileURLWithPath: root)).commit(message: "bench saves")
 
     func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
+    guard !opLatencies.isEmpty else {
+      print("  no saves (--saves 0)")
+      return
+    }
     let debounceMS =
       Double(settings.debounce.components.seconds) * 1000 + Double(settings.debounce.components.attoseconds) / 1e15
     print(
@@ -311,19 +325,21 @@ enum WatchBench {
     process.standardOutput = output
     try process.run()
     input.fileHandleForWriting.write(Data((pks.joined(separator: "\n") + "\n\n").utf8))
-    let ready = Mutex(false)
     let reader = Thread {
       var pending = Data()
       while true {
         let chunk = output.fileHandleForReading.availableData
-        if chunk.isEmpty { return }
+        if chunk.isEmpty {
+          arrivals.observerDone.withLock { $0 = true }
+          return
+        }
         pending.append(chunk)
         while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
           let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
           pending.removeSubrange(pending.startIndex...newline)
           let parts = line.split(separator: " ")
           if line == "ready" {
-            ready.withLock { $0 = true }
+            arrivals.observerReady.withLock { $0 = true }
           } else if parts.count == 3, let time = Double(parts[2]) {
             if let views = Int(parts[1]) {
               arrivals.observed.withLock { $0[String(parts[0]), default: []].append((views, time)) }
@@ -336,7 +352,7 @@ enum WatchBench {
     }
     reader.start()
     let start = now()
-    while !ready.withLock({ $0 }) {
+    while !arrivals.observerReady.withLock({ $0 }) {
       if now() - start > 120 { fatalError("the observer process did not start") }
       usleep(1_000)
     }
