@@ -72,6 +72,10 @@ enum WatchBench {
     let observerReady = Mutex(false)
     /// The observer process's output ended (it exited).
     let observerDone = Mutex(false)
+    /// Signalled on every op and observer event, so the saving thread
+    /// sleeps instead of polling (polling would compete for the CPU with
+    /// the watcher it times).
+    let arrived = DispatchSemaphore(value: 0)
   }
 
   static func cpuSeconds() -> Double {
@@ -165,6 +169,7 @@ enum WatchBench {
       case .recorded(_, let file):
         let time = now()
         arrivals.ops.withLock { $0[file] = time }
+        arrivals.arrived.signal()
       case .ready:
         let time = now()
         arrivals.ready.withLock { $0 = time }
@@ -224,16 +229,22 @@ enum WatchBench {
       let text =
         "{\"id\": \"\(pk)\", \"tags\": [\"a\", \"s\(n)\"], \"title\": \"item \(i) save \(n)\", \"views\": \(views)}\n"
       arrivals.ops.withLock { $0[file] = nil }
+      // Latencies count from the moment the saved content is in place.
+      var saved = 0.0
       switch n % patterns.count {
-      case 0: try writeInPlace(path, text)
+      case 0:
+        try writeInPlace(path, text)
+        saved = now()
       case 1:
         try writeInPlace(path + ".tmp", text)
         rename(path + ".tmp", path)
+        saved = now()
       case 2:
         try writeInPlace(root + "/items/4913", "")
         unlink(root + "/items/4913")
         rename(path, path + "~")
         try writeInPlace(path, text)
+        saved = now()
         unlink(path + "~")
       default:
         var template = Array((root + "/items/sedXXXXXX").utf8CString)
@@ -245,16 +256,17 @@ enum WatchBench {
         fchmod(fd, 0o644)
         close(fd)
         rename(temp, path)
+        saved = now()
       }
-      let saved = now()
       var opTime: Double?
       var observedTime: Double?
-      while opTime == nil || observedTime == nil {
-        if now() - saved > 10 { fatalError("save \(n) of \(file): no op or no observer event after 10 s") }
+      while true {
         opTime = opTime ?? arrivals.ops.withLock { $0[file] }
         observedTime =
           observedTime ?? arrivals.observed.withLock { $0[pk]?.first(where: { $0.views == views })?.time }
-        usleep(200)
+        if opTime != nil && observedTime != nil { break }
+        if now() - saved > 10 { fatalError("save \(n) of \(file): no op or no observer event after 10 s") }
+        _ = arrivals.arrived.wait(timeout: .now() + .milliseconds(100))
       }
       opLatencies.append(opTime! - saved)
       byPattern[n % patterns.count].append(opTime! - saved)
@@ -343,6 +355,7 @@ enum WatchBench {
           } else if parts.count == 3, let time = Double(parts[2]) {
             if let views = Int(parts[1]) {
               arrivals.observed.withLock { $0[String(parts[0]), default: []].append((views, time)) }
+              arrivals.arrived.signal()
             } else {
               arrivals.observedMissing.withLock { $0 += 1 }
             }

@@ -1,4 +1,5 @@
 internal import Clibgit2
+import Foundation
 import Glibc
 
 extension Store {
@@ -39,8 +40,9 @@ extension Store {
     let treeCount = git_tree_entrycount(folder.handle)
     let indexCount = git_index_entrycount(index.handle)
     var treePosition = 0
-    var present = 0
-    var st = stat()
+    // Pointers into the index, valid while nothing changes it (the store
+    // lock is held, and only this function uses the index meanwhile).
+    var documents: [UnsafePointer<git_index_entry>] = []
     while position < indexCount {
       guard let entry = git_index_get_byindex(index.handle, position) else { return false }
       let path = entry.pointee.path!
@@ -57,29 +59,71 @@ extension Store {
         git_oid_equal(git_tree_entry_id(treeEntry), &id) != 0
       else { return false }
       treePosition += 1
-      guard Self.isDocumentLikeName(name) else { continue }
-      let skipWorktree = entry.pointee.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0
+      if Self.isDocumentLikeName(name) { documents.append(entry) }
+    }
+    guard treePosition == treeCount else { return false }
+
+    // The stat calls are nearly all of the cost (path lookups in a large
+    // folder): they run on every core, beside the count of the folder's
+    // names. Each job writes only its own slot.
+    let jobs = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+    let chunk = (documents.count + jobs - 1) / jobs
+    var results = [Int](repeating: 0, count: jobs + 1)
+    results.withUnsafeMutableBufferPointer { slots in
+      documents.withUnsafeBufferPointer { entries in
+        let shared = StatJobs(entries: entries, results: slots)
+        DispatchQueue.concurrentPerform(iterations: jobs + 1) { job in
+          if job == jobs {
+            shared.results[job] = Self.countDocumentLikeNames(dirfd)
+          } else {
+            let range = min(job * chunk, shared.entries.count)..<min((job + 1) * chunk, shared.entries.count)
+            shared.results[job] = Self.countMatching(
+              shared.entries[range], dirfd: dirfd, prefixLength: prefixLength, evicted: evicted)
+          }
+        }
+      }
+    }
+    guard !results.contains(-1) else { return false }
+    // Every entry that matched is a distinct file here; the folder has no
+    // other document-like file when the counts agree.
+    return results[jobs] == results[..<jobs].reduce(0, +)
+  }
+
+  /// How many of `entries` are files whose stat data matches the entry;
+  /// evicted documents (skip-worktree and no file) are not counted. -1 when
+  /// any differs.
+  private static func countMatching(
+    _ entries: Slice<UnsafeBufferPointer<UnsafePointer<git_index_entry>>>, dirfd: Int32, prefixLength: Int,
+    evicted: Set<String>
+  ) -> Int {
+    var st = stat()
+    var present = 0
+    for entry in entries {
+      let e = entry.pointee
+      let name = e.path! + prefixLength
+      let skipWorktree = e.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0
       if fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 {
         // Only an evicted document may be missing.
         guard errno == ENOENT, skipWorktree,
           let pk = PrimaryKey.pk(fromFileName: String(cString: name)), evicted.contains(pk)
-        else { return false }
+        else { return -1 }
         continue
       }
-      let e = entry.pointee
       guard !skipWorktree, (st.st_mode & S_IFMT) == S_IFREG,
         e.file_size == UInt32(truncatingIfNeeded: st.st_size),
         e.mtime.seconds == Int32(truncatingIfNeeded: st.st_mtim.tv_sec),
         e.mtime.nanoseconds == UInt32(truncatingIfNeeded: st.st_mtim.tv_nsec),
         e.ino == UInt32(truncatingIfNeeded: st.st_ino)
-      else { return false }
+      else { return -1 }
       present += 1
     }
-    guard treePosition == treeCount else { return false }
+    return present
+  }
 
-    // Every index entry checked is a distinct file here; the folder has no
-    // other document-like file when the counts agree.
-    guard let dir = fdopendir(dup(dirfd)) else { return false }
+  /// How many document-like names the folder open at `dirfd` holds; -1 when
+  /// it cannot be read.
+  private static func countDocumentLikeNames(_ dirfd: Int32) -> Int {
+    guard let dir = fdopendir(dup(dirfd)) else { return -1 }
     defer { closedir(dir) }
     var names = 0
     while let item = readdir(dir) {
@@ -88,7 +132,7 @@ extension Store {
       }
       if isDocument { names += 1 }
     }
-    return names == present
+    return names
   }
 
   /// Whether a file name is one the full scan looks at: `*.json`, not
@@ -98,4 +142,13 @@ extension Store {
     guard length > 5, name[0] != CChar(UInt8(ascii: ".")) else { return false }
     return memcmp(name + length - 5, ".json", 5) == 0
   }
+}
+
+/// What the parallel jobs of ``Store/folderMatchesHead(_:headTree:index:repository:evicted:)``
+/// share. `@unchecked Sendable`: the entries are only read, each job writes
+/// only its own result slot, and `concurrentPerform` returns after every
+/// job has ended, before the buffers go away.
+private struct StatJobs: @unchecked Sendable {
+  let entries: UnsafeBufferPointer<UnsafePointer<git_index_entry>>
+  let results: UnsafeMutableBufferPointer<Int>
 }
