@@ -93,7 +93,9 @@ enum WatchBench {
     else { return .nan }
     // Fields after the command name; utime and stime are fields 14 and 15.
     let fields = text[text.index(after: close)...].split(separator: " ")
-    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+      return .nan
+    }
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
   }
 
@@ -143,7 +145,9 @@ enum WatchBench {
       let argv = (["/usr/bin/git", "-C", root] + command).map { strdup($0) } + [nil]
       defer { for pointer in argv { free(pointer) } }
       var pid: pid_t = 0
-      guard posix_spawn(&pid, "/usr/bin/git", nil, nil, argv, environ) == 0 else { fatalError("cannot run git") }
+      guard posix_spawn(&pid, "/usr/bin/git", nil, nil, argv, environ) == 0 else {
+        fatalError("cannot run git")
+      }
       var status: Int32 = 0
       while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
       guard status == 0 else { fatalError("git \(command.joined(separator: " ")) failed") }
@@ -296,7 +300,8 @@ enum WatchBench {
       return
     }
     let debounceMS =
-      Double(settings.debounce.components.seconds) * 1000 + Double(settings.debounce.components.attoseconds) / 1e15
+      Double(settings.debounce.components.seconds) * 1000 + Double(settings.debounce.components.attoseconds)
+      / 1e15
     print(
       String(format: "  save to op, %d saves (debounce %.0f ms): ", opLatencies.count, debounceMS)
         + "p50 \(ms(percentile(opLatencies, 0.5))), p99 \(ms(percentile(opLatencies, 0.99))), "
@@ -313,7 +318,8 @@ enum WatchBench {
     }
     print(
       String(
-        format: "  idle CPU over %.0f s: watcher %.3f s, %.3f%% of one core (target < 1%%); observer process %.3f s",
+        format:
+          "  idle CPU over %.0f s: watcher %.3f s, %.3f%% of one core (target < 1%%); observer process %.3f s",
         idleWall, idleCPU, idleCPU / idleWall * 100, observerIdleCPU))
   }
 
@@ -369,7 +375,8 @@ enum WatchBench {
       if now() - start > 120 { fatalError("the observer process did not start") }
       usleep(1_000)
     }
-    print(String(format: "  observer process: observeLocal on %d documents in %.2f s", pks.count, now() - start))
+    print(
+      String(format: "  observer process: observeLocal on %d documents in %.2f s", pks.count, now() - start))
     return process
   }
 

@@ -229,7 +229,9 @@ struct WatchCLITests {
     try box.folio(["sync"], in: "a")
     try box.folio(["clone", box.remote, "b"], in: "")
     try box.folio(
-      ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 10}}"#],
+      [
+        "apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 10}}"#,
+      ],
       in: "b")
     try box.folio(["sync"], in: "b")
 
@@ -261,7 +263,8 @@ struct WatchCLITests {
     try box.folio(["sync"], in: "b")
     for replica in ["a", "b"] {
       let document = try box.folio(["get", "todos", "t"], in: replica).stdout
-      #expect(document.contains(#""views":15"#) || document.contains(#""views": 15"#), "\(replica): \(document)")
+      #expect(
+        document.contains(#""views":15"#) || document.contains(#""views": 15"#), "\(replica): \(document)")
       #expect(document.contains("\"q\""), "\(replica): \(document)")
     }
   }

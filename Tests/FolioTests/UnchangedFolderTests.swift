@@ -20,7 +20,9 @@ struct UnchangedFolderTests {
   static func committed() throws -> (Store, Scratch) {
     let (store, scratch) = try makeStore()
     try store.write { transaction in
-      for pk in ["a", "b", "c"] { _ = try transaction.put(table: "todos", pk: pk, document: ["title": .string(pk)]) }
+      for pk in ["a", "b", "c"] {
+        _ = try transaction.put(table: "todos", pk: pk, document: ["title": .string(pk)])
+      }
     }
     try store.commit(message: "start")
     return (store, scratch)
@@ -57,7 +59,9 @@ struct UnchangedFolderTests {
     switch change {
     case .editSameSize:
       // Same length, same inode: only the modification time tells.
-      try EditorSave.inPlace(folder + "b.json", String(decoding: before, as: UTF8.self).replacing(#""title": "b""#, with: #""title": "z""#))
+      try EditorSave.inPlace(
+        folder + "b.json",
+        String(decoding: before, as: UTF8.self).replacing(#""title": "b""#, with: #""title": "z""#))
     case .touch:
       var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
       #expect(utimensat(AT_FDCWD, folder + "b.json", &times, 0) == 0)
@@ -99,7 +103,9 @@ struct UnchangedFolderTests {
     var events: [WatchEvent] = []
     let session = try WatchSession(store: store, options: Watcher.Options()) { events.append($0) }
     try session.catchUp()
-    let ops = events.compactMap { if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil } }
+    let ops = events.compactMap {
+      if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }
+    }
     #expect(ops == ["remove n"])
   }
 }

@@ -325,7 +325,8 @@ struct WatcherTests {
     let path = scratch.path + "/data/todos/a.json"
     let fd = open(path, O_WRONLY | O_TRUNC)
     try #require(fd >= 0)
-    try FileSystem.writeAll(fd, Array(#"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#.utf8), path: path)
+    try FileSystem.writeAll(
+      fd, Array(#"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#.utf8), path: path)
     #expect(watch.waitForOps(1, timeout: 1 + WatchSession.writerPatience * 3))
     // Now half a document, and the writer stays.
     _ = ftruncate(fd, 0)

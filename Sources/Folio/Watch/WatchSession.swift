@@ -392,7 +392,8 @@ final class WatchSession {
       var seen = Set<String>()
       // A file a writer holds open is reported, if need be, once closed.
       let open = Set(
-        writers.keys.compactMap { key in store.config.table(named: key.table).map { $0.path + "/" + key.name } })
+        writers.keys.compactMap { key in store.config.table(named: key.table).map { $0.path + "/" + key.name }
+        })
       for problem in scan.problems {
         let path = problem.location?.file ?? problem.path ?? ""
         if open.contains(path) { continue }
