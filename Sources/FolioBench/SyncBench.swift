@@ -13,6 +13,7 @@ struct SyncBenchOptions {
   var docs = 100_000
   var changes = 10_000
   var directory = NSTemporaryDirectory() + "/folio-sync-bench"
+  var keep = false
 
   init(_ arguments: [String]) {
     var i = 0
@@ -26,6 +27,7 @@ struct SyncBenchOptions {
       case "--docs": docs = Int(value()) ?? docs
       case "--changes": changes = Int(value()) ?? changes
       case "--dir": directory = value()
+      case "--keep": keep = true
       case "-h", "--help":
         print(
           """
@@ -33,6 +35,8 @@ struct SyncBenchOptions {
             --docs N      documents in the table (default 100000)
             --changes C   documents each replica changes; half overlap (default 10000)
             --dir DIR     scratch directory (default $TMPDIR/folio-sync-bench; emptied first)
+            --keep        also keep replica b as it was before the sync, in DIR/b.before-sync,
+                          to profile the sync again: cp -a DIR/b.before-sync DIR/b2 && cd DIR/b2 && folio sync --no-push
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
@@ -153,6 +157,7 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   shell(
     "cp -a '\(root)/b' '\(plain)' && git -C '\(plain)' config --unset merge.folio.driver; echo '* merge=text' > '\(plain)/.git/info/attributes'; git -C '\(plain)' fetch -q origin",
     in: "/")
+  if options.keep { shell("cp -a '\(root)/b' '\(root)/b.before-sync'", in: "/") }
   shell("sync", in: "/")
   var sync: SyncSummary?
   let folioSync = try seconds { sync = try storeB.sync(push: false) }

@@ -5,13 +5,19 @@ import Glibc
 struct ObserveCommand: Command {
   static let name = "observe"
   static let abstract = "Print a document, or a query's results, and then every change, as NDJSON."
-  static let usage = "folio observe TABLE PK | folio observe TABLE [QUERY OPTIONS]"
+  static let usage = "folio observe TABLE PK [--subscribe] | folio observe TABLE [QUERY OPTIONS] [--subscribe]"
   static let details = """
     ARGUMENTS:
       TABLE            The table.
       PK               The document to follow.
       QUERY OPTIONS    Those of 'folio query' (--order-by-child, --limit-to-first, --where, …),
                        to follow a query's results instead; see 'folio query --help'.
+
+    OPTIONS:
+      --subscribe      Also subscribe to what is observed, so that other replicas'
+                       changes are pulled from the remote on their own (every
+                       'sync: pull-every' of folio.yaml, 30s by default) and show up
+                       here. A failed pull is reported on stderr and tried again.
 
     With PK, prints one line per event: first {"initial":true,"document":…}, then
     {"document":…,"old":…} after each transaction that changes the document (null
@@ -29,8 +35,14 @@ struct ObserveCommand: Command {
 
   var address: DocumentAddress?
   var query: QueryCommand?
+  var subscribe = false
 
   init(arguments: [String]) throws {
+    var arguments = arguments
+    if let flag = arguments.firstIndex(of: "--subscribe") {
+      subscribe = true
+      arguments.remove(at: flag)
+    }
     if arguments.count >= 2, !arguments[1].hasPrefix("-") {
       address = try DocumentAddress(arguments: arguments)
       return
@@ -44,10 +56,22 @@ struct ObserveCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    var subscription: Subscription?
+    if subscribe {
+      store.onPull { result in
+        if case .failure(let error) = result {
+          Output.error("folio: pull from '\(store.config.sync.remote)' failed: \(error); trying again")
+        }
+      }
+    }
+    defer { subscription?.cancel() }
     if let query {
-      return try Self.follow(try query.makeQuery(store))
+      let made = try query.makeQuery(store)
+      if subscribe { subscription = made.subscribe() }
+      return try Self.follow(made)
     }
     let address = address!
+    if subscribe { subscription = store.collection(address.table).findByID(address.pk).subscribe() }
     let live = try store.collection(address.table).findByID(address.pk).observeLocal { document, event in
       let line: JSONValue =
         event.isInitial

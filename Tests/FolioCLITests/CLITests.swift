@@ -3,7 +3,8 @@ import Testing
 
 struct CLITests {
   static let commands = [
-    "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt", "commit", "status", "sync",
+    "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt", "commit", "status",
+    "sync",
     "clone", "compact", "merge-driver", "watch", "import", "export", "observe",
   ]
 

@@ -88,4 +88,45 @@ import Testing
     #expect(final0.contains("\"views\": 113"))
     #expect(final0 == box.file("r1/todos/t.json"))
   }
+
+  /// git runs the driver only for files both sides changed. Here r1's op (a
+  /// union of a member already there) leaves its file as it was, so git
+  /// takes r0's file; the post-merge hook replays both sides' ops, as
+  /// `folio sync` does, and the later union wins.
+  @Test func plainGitPullReplaysDocumentsChangedOnOneSideWithOpsOnBoth() throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
+    try box.root.write("r0/folio.yaml", Self.yaml)
+    try box.folio(["init"], in: "r0")
+    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1, "tags": ["a", "b"]}"#)
+    try box.folio(["commit", "-m", "seed"], in: "r0")
+    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    try box.folio(["init"], in: "r1")
+    let hook = try #require(box.file("r1/.git/hooks/post-merge"))
+    #expect(hook.contains("merge-driver --post-merge"))
+
+    let remove = #"{"tags": {"op": "arrayRemove", "values": ["a"]}}"#
+    try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", remove], in: "r0")
+    try box.folio(["commit"], in: "r0")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    usleep(20_000)  // r1's op comes later, by the clock too
+    let union = #"{"tags": {"op": "arrayUnion", "values": ["a"]}}"#
+    try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", union], in: "r1")
+    try box.folio(["commit"], in: "r1")
+    #expect(try box.git("diff --quiet HEAD~1 HEAD -- todos", in: "r1") == 0)  // only the op log changed
+    #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
+    #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") == 0)
+    try box.folio(["sync", "--no-push"], in: "twin")
+
+    let synced = try #require(box.file("twin/todos/t.json"))
+    #expect(synced.contains("\"a\""), "the later union wins: \(synced)")
+    #expect(box.file("r1/todos/t.json") == synced, "git pull and folio sync must give the same bytes")
+    // The merge commit holds it and the tree is clean.
+    #expect(try box.git("diff --quiet HEAD", in: "r1") == 0)
+    #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0)
+    #expect(try FolioRunner.run(["status"], in: box.root.path + "/r1").stdout.contains("nothing to commit"))
+  }
 }

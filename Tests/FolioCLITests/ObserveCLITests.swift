@@ -76,6 +76,38 @@ struct ObserveCLITests {
     #expect(follower.process.terminationStatus == 0)
   }
 
+  @Test func observeWithSubscribePullsOtherReplicasChanges() throws {
+    let scratch = try CLIScratch(yaml: nil)
+    defer { scratch.remove() }
+    try scratch.write(
+      "a/folio.yaml", CLIScratch.yaml + "\nsync:\n  pull-every: 100ms\n")
+    #expect(try FolioRunner.shell("git init -q --bare remote.git", in: scratch.path) == 0)
+    let a = scratch.path + "/a"
+    #expect(try FolioRunner.run(["init"], in: a).status == 0)
+    #expect(try FolioRunner.shell("git remote add origin ../remote.git", in: a) == 0)
+    #expect(try FolioRunner.run(["put", "todos", "t", "-"], in: a, input: #"{"views": 1}"#).status == 0)
+    #expect(try FolioRunner.run(["sync"], in: a).status == 0)
+    #expect(try FolioRunner.run(["clone", "remote.git", "b"], in: scratch.path).status == 0)
+
+    let follower = try Follower(["observe", "todos", "t", "--subscribe"], in: scratch.path + "/b")
+    let first = follower.wait(for: 1)
+    try #require(first.count == 1)
+    #expect(try json(first[0])["document"]?["views"] == 1)
+    // a changes the document and pushes; b's observer sees it without a sync in b.
+    #expect(
+      try FolioRunner.run(
+        ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 41}}"#],
+        in: a
+      ).status == 0)
+    #expect(try FolioRunner.run(["sync"], in: a).status == 0)
+    let lines = follower.wait(for: 2)
+    try #require(lines.count >= 2)
+    #expect(try json(lines[1])["document"]?["views"] == 42)
+    follower.process.interrupt()
+    follower.process.waitUntilExit()
+    #expect(follower.process.terminationStatus == 0)
+  }
+
   @Test func queryFollowPrintsResultsThenChildEvents() throws {
     let scratch = try CLIScratch()
     defer { scratch.remove() }

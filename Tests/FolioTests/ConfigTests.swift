@@ -411,6 +411,19 @@ struct ConfigParsingTests {
       name: "too many nodes",
       yaml: "version: 1\ntables: [" + String(repeating: "1,", count: 100_000) + "]\n",
       location: "folio.yaml:2:200000", fragment: "more than 100000 YAML nodes"),
+    // The sync section.
+    InvalidCase(
+      name: "sync not a mapping", yaml: "version: 1\nsync: [origin]\n",
+      location: "folio.yaml:2:7", fragment: "'sync' must be a mapping"),
+    InvalidCase(
+      name: "sync unknown key", yaml: "version: 1\nsync:\n  remte: origin\n",
+      location: "folio.yaml:3:3", fragment: "unknown key 'remte' in 'sync'; expected one of: remote, pull-every"),
+    InvalidCase(
+      name: "sync bad duration", yaml: "version: 1\nsync:\n  pull-every: 5 minutes\n",
+      location: "folio.yaml:3:15", fragment: "'pull-every' in 'sync': invalid duration '5 minutes'"),
+    InvalidCase(
+      name: "sync empty remote", yaml: "version: 1\nsync:\n  remote: ''\n",
+      location: "folio.yaml:3:11", fragment: "'remote' in 'sync' must name a git remote"),
     InvalidCase(
       name: "over 1 MiB",
       yaml: "version: 1\n" + String(repeating: "#", count: 1 << 20) + "\n",
@@ -564,7 +577,21 @@ struct ConfigYAMLTextTests {
           ".inf": .set, "Off": .set,
         ]),
     ]),
+    Config(tables: [TableConfig(name: "t")], sync: SyncConfig(remote: "no", pullEvery: .milliseconds(250))),
+    Config(sync: SyncConfig(remote: "up stream", pullEvery: nil)),
   ]
+
+  @Test func readsTheSyncSection() throws {
+    let config = try Config(yaml: "version: 1\nsync:\n  remote: upstream\n  pull-every: 1m30s\n")
+    #expect(config.sync.remote == "upstream")
+    #expect(config.sync.pullEvery == .seconds(90))
+    #expect(config.sync.isExplicit)
+    let off = try Config(yaml: "version: 1\nsync:\n  pull-every: off\n")
+    #expect(off.sync.pullEvery == nil && off.sync.remote == "origin")
+    let defaults = try Config(yaml: "version: 1\n")
+    #expect(defaults.sync == SyncConfig() && !defaults.sync.isExplicit)
+    #expect(defaults.sync.pullEvery == .seconds(30))
+  }
 
   @Test(arguments: roundTripConfigs)
   func roundTrips(_ config: Config) throws {

@@ -192,6 +192,35 @@ import Testing
     #expect(try tableFiles(a) == tableFiles(c))
   }
 
+  @Test func filesAddedOutsideFolioAreLoggedCompactlyAndStillMerge() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try FileSystem.makeDirectories(a.rootPath + "/todos")
+    try FileSystem.writeAtomically(
+      a.rootPath + "/todos/n.json", Array(#"{"id": "n", "views": 5, "tags": ["a"], "title": "new"}"#.utf8),
+      sync: false)
+    #expect(try a.commit().syntheticOps == 1)
+    // The body is in the commit; the log says only that it was inserted.
+    let log = String(decoding: try #require(try FileSystem.read(a.opLogPath)), as: UTF8.self)
+    let line = try #require(log.split(separator: "\n").last)
+    #expect(line.contains(#""tree":true"#) && line.contains(#""op":"insert""#), "\(line)")
+    #expect(!line.contains("views") && !line.contains("new"), "\(line)")
+    try a.sync()
+    let b = try fixture.clone("b")
+    #expect(try doc(b, "n")?["views"] == 5)
+    try a.apply(table: "todos", pk: "n", op: .update, transforms: ["views": ["op": "increment", "by": 3]])
+    try b.apply(
+      table: "todos", pk: "n", op: .update, columns: ["title": "renamed"],
+      transforms: ["views": ["op": "increment", "by": 2]])
+    try a.sync()
+    try b.sync()
+    try a.sync()
+    #expect(try doc(a, "n")?["views"] == 10)
+    #expect(try doc(a, "n")?["title"] == "renamed")
+    #expect(try tableFiles(a) == tableFiles(b))
+  }
+
   @Test func concurrentApplyDuringSyncLosesNothing() throws {
     let fixture = try SyncFixture()
     defer { fixture.remove() }

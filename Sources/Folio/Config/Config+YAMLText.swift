@@ -21,7 +21,7 @@ extension Config {
   /// fails to parse back.
   public func yamlText() -> String {
     var text = "version: \(version)\n"
-    guard !tables.isEmpty else { return text + "tables: {}\n" }
+    guard !tables.isEmpty else { return text + "tables: {}\n" + syncText() }
     text += "tables:\n"
     for table in tables {
       text += "  \(Self.yamlString(table.name)):\n"
@@ -35,7 +35,21 @@ extension Config {
         }
       }
     }
-    return text
+    return text + syncText()
+  }
+
+  /// The `sync:` section, written only when it differs from the defaults.
+  private func syncText() -> String {
+    guard sync.isExplicit else { return "" }
+    let every = sync.pullEvery.map { Self.durationText($0) } ?? "off"
+    return "sync:\n  remote: \(Self.yamlString(sync.remote))\n  pull-every: \(every)\n"
+  }
+
+  /// A duration in the units `Duration(parsing:)` reads back exactly.
+  static func durationText(_ duration: Duration) -> String {
+    let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
+    return "\(milliseconds / 1000)s"
   }
 
   /// Words that a YAML reader (1.1 or 1.2) could take for null or a boolean

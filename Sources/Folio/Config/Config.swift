@@ -20,6 +20,9 @@
 ///       views: counter
 ///       tags: set
 ///       title: register
+/// sync:                       # optional, see ``SyncConfig``
+///   remote: origin
+///   pull-every: 30s
 /// ```
 public struct Config: Sendable, Hashable {
   /// The name of the config file at the root of every store.
@@ -29,11 +32,14 @@ public struct Config: Sendable, Hashable {
   public var version: Int
   /// The tables, in the order the file lists them.
   public var tables: [TableConfig]
+  /// How the store pulls on its own while subscriptions are alive.
+  public var sync: SyncConfig
 
   /// Creates a config from its parts, without validating them.
-  public init(version: Int = 1, tables: [TableConfig] = []) {
+  public init(version: Int = 1, tables: [TableConfig] = [], sync: SyncConfig = SyncConfig()) {
     self.version = version
     self.tables = tables
+    self.sync = sync
   }
 
   /// The table called `name`, if the config defines one.

@@ -8,7 +8,8 @@ struct ConfigDecoder {
   /// The file name that errors report.
   let file: String
 
-  static let topLevelKeys = ["version", "tables"]
+  static let topLevelKeys = ["version", "tables", "sync"]
+  static let syncKeys = ["remote", "pull-every"]
   static let tableKeys = ["path", "key", "order", "columns"]
   static let supportedVersion = 1
 
@@ -36,17 +37,63 @@ struct ConfigDecoder {
     try checkVersion(versionPair.value)
 
     var tables: [TableConfig] = []
+    var sync = SyncConfig()
     for pair in pairs {
       switch pair.key.keyText {
       case "version":
         continue
       case "tables":
         tables = try decodeTables(pair.value)
+      case "sync":
+        sync = try decodeSync(pair.value)
       default:
         throw unknownKey(pair.key, expected: Self.topLevelKeys)
       }
     }
-    return Config(version: Self.supportedVersion, tables: tables)
+    return Config(version: Self.supportedVersion, tables: tables, sync: sync)
+  }
+
+  // MARK: - Sync
+
+  private func decodeSync(_ node: YAMLNode) throws -> SyncConfig {
+    var sync = SyncConfig()
+    if node.isNull { return sync }
+    guard case .mapping(let pairs) = node.content else {
+      throw error(
+        "'sync' must be a mapping with \(Self.syncKeys.joined(separator: " and ")); found \(node.typeDescription)",
+        at: node)
+    }
+    for pair in pairs {
+      let value = pair.value
+      switch pair.key.keyText {
+      case "remote":
+        guard let text = value.text, !text.isEmpty else {
+          throw error("'remote' in 'sync' must name a git remote, such as origin", at: value)
+        }
+        sync.remote = text
+      case "pull-every":
+        guard let text = value.text else {
+          throw error(
+            "'pull-every' in 'sync' must be a duration such as 30s or 5m, or off; found \(value.typeDescription)",
+            at: value)
+        }
+        if ["off", "false", "no", "never"].contains(text.lowercased()) {
+          sync.pullEvery = nil
+        } else {
+          do {
+            sync.pullEvery = try Duration(parsing: text)
+          } catch let failure as FolioError {
+            throw error("'pull-every' in 'sync': \(failure.message)", at: value)
+          }
+        }
+      default:
+        throw error(
+          "unknown key '\(pair.key.keyText)' in 'sync'; expected one of: \(Self.syncKeys.joined(separator: ", "))",
+          at: pair.key)
+      }
+    }
+    sync.isExplicit = true
+    return sync
   }
 
   // MARK: - Version

@@ -89,38 +89,6 @@ final class GitIndex {
     try LibGit2.check(git_index_remove_bypath(handle, path), "git_index_remove_bypath", path: path)
   }
 
-  /// The conflict at `path`: ancestor, ours and theirs blob ids.
-  func conflict(at path: String) -> (base: GitOID?, ours: GitOID?, theirs: GitOID?) {
-    var base: UnsafePointer<git_index_entry>?
-    var ours: UnsafePointer<git_index_entry>?
-    var theirs: UnsafePointer<git_index_entry>?
-    guard git_index_conflict_get(&base, &ours, &theirs, handle, path) == 0 else { return (nil, nil, nil) }
-    return (
-      base.map { GitOID($0.pointee.id) }, ours.map { GitOID($0.pointee.id) },
-      theirs.map { GitOID($0.pointee.id) }
-    )
-  }
-
-  /// The paths with conflict stages.
-  var conflictedPaths: [String] {
-    var seen = Set<String>()
-    var paths: [String] = []
-    for entry in entries where entry.stage > 0 && seen.insert(entry.path).inserted {
-      paths.append(entry.path)
-    }
-    return paths
-  }
-
-  /// Replaces a conflict at `path` with one resolved entry (or none).
-  func resolve(path: String, id: GitOID?) throws {
-    _ = git_index_conflict_remove(handle, path)
-    if let id {
-      try add(path: path, id: id, filePath: nil)
-    } else {
-      _ = git_index_remove_bypath(handle, path)
-    }
-  }
-
   /// Writes the index's tree (and subtrees) into `repository`.
   func writeTree(to repository: GitRepository) throws -> GitOID {
     var oid = git_oid()

@@ -61,6 +61,9 @@ final class GitCommit {
   /// The commit time, in milliseconds since the epoch.
   var timeMilliseconds: UInt64 { UInt64(max(0, git_commit_time(handle))) * 1000 }
 
+  /// The full message.
+  var message: String { git_commit_message(handle).map { String(cString: $0) } ?? "" }
+
   /// The ids of the parents.
   var parentIDs: [GitOID] {
     (0..<git_commit_parentcount(handle)).map { GitOID(git_commit_parent_id(handle, $0).pointee) }

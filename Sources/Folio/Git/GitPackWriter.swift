@@ -51,12 +51,20 @@ final class GitPackWriter {
   /// Appends one blob and returns its id.
   @discardableResult
   func addBlob(_ bytes: UnsafeRawBufferPointer) throws -> GitOID {
+    try add(bytes, type: GIT_OBJECT_BLOB)
+  }
+
+  /// Appends one object of `type` (a blob, tree or commit, never a delta)
+  /// and returns its id.
+  @discardableResult
+  func add(_ bytes: UnsafeRawBufferPointer, type: git_object_t) throws -> GitOID {
     precondition(written < expected, "more objects than the pack header announced")
+    precondition((1...4).contains(type.rawValue), "only whole objects go into a pack")
     var oid = git_oid()
-    try LibGit2.check(git_odb_hash(&oid, bytes.baseAddress, bytes.count, GIT_OBJECT_BLOB), "git_odb_hash")
-    // Object header: type 3 (blob) and the size, 4 bits then 7 per byte.
+    try LibGit2.check(git_odb_hash(&oid, bytes.baseAddress, bytes.count, type), "git_odb_hash")
+    // Object header: the type and the size, 4 bits then 7 per byte.
     var size = bytes.count
-    var first = UInt8(3 << 4) | UInt8(size & 0x0F)
+    var first = UInt8(truncatingIfNeeded: type.rawValue << 4) | UInt8(size & 0x0F)
     size >>= 4
     while size > 0 {
       buffer.append(first | 0x80)

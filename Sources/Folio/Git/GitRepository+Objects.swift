@@ -1,4 +1,5 @@
 internal import Clibgit2
+import Glibc
 
 extension GitRepository {
   /// The working tree, without a trailing slash.
@@ -127,6 +128,28 @@ extension GitRepository {
     return GitOID(oid)
   }
 
+  /// Writes the tree that is `base` with each path set to its blob id and
+  /// mode, or removed where the id is nil, without reading the rest of the
+  /// tree.
+  /// A mode of 0 means a plain file.
+  func updatedTree(_ base: GitTree, setting changes: [(path: String, id: GitOID?, mode: UInt32)]) throws -> GitOID {
+    // The path strings must outlive the call.
+    let paths = changes.map { strdup($0.path) }
+    defer { paths.forEach { free($0) } }
+    var updates = zip(changes, paths).map { change, path in
+      var update = git_tree_update()
+      update.action = change.id == nil ? GIT_TREE_UPDATE_REMOVE : GIT_TREE_UPDATE_UPSERT
+      if let id = change.id { update.id = id.raw }
+      update.filemode = change.mode == 0 ? GIT_FILEMODE_BLOB : git_filemode_t(rawValue: change.mode)
+      update.path = UnsafePointer(path)
+      return update
+    }
+    var oid = git_oid()
+    try LibGit2.check(
+      git_tree_create_updated(&oid, handle, base.handle, updates.count, &updates), "git_tree_create_updated")
+    return GitOID(oid)
+  }
+
   /// Every best common ancestor of `one` and `two` (several for criss-cross
   /// histories), sorted by id so every replica picks the same order.
   func mergeBases(_ one: GitOID, _ two: GitOID) throws -> [GitOID] {
@@ -148,19 +171,6 @@ extension GitRepository {
     let rc = git_graph_descendant_of(handle, &a, &b)
     try LibGit2.check(rc, "git_graph_descendant_of")
     return rc == 1
-  }
-
-  /// git's own three-way tree merge, without rename detection. Conflicting
-  /// paths are left as conflict stages in the returned in-memory index.
-  func mergeTrees(base: GitTree?, ours: GitTree, theirs: GitTree) throws -> GitIndex {
-    var options = git_merge_options()
-    try LibGit2.check(
-      git_merge_options_init(&options, UInt32(GIT_MERGE_OPTIONS_VERSION)), "git_merge_options_init")
-    options.flags = 0
-    var index: OpaquePointer?
-    try LibGit2.check(
-      git_merge_trees(&index, handle, base?.handle, ours.handle, theirs.handle, &options), "git_merge_trees")
-    return GitIndex(handle: index!)
   }
 
   /// A line-based three-way merge of three blobs, as `git merge-file` does.
@@ -244,17 +254,34 @@ extension GitRepository {
   /// The blobs that differ between two trees: path, old id and new id (nil
   /// where the path is absent).
   func changes(from old: GitTree?, to new: GitTree) throws -> [(path: String, old: GitOID?, new: GitOID?)] {
+    try fileChanges(from: old, to: new).map { ($0.path, $0.old, $0.new) }
+  }
+
+  /// One file that differs between two trees.
+  struct FileChange {
+    var path: String
+    /// The id before, nil where the file was added.
+    var old: GitOID?
+    /// The id after, nil where the file was removed.
+    var new: GitOID?
+    /// The file mode after (`0o100644`, `0o100755`, `0o120000`).
+    var newMode: UInt32
+  }
+
+  /// The files that differ between two trees, with their modes. Renames are
+  /// not looked for: a moved file is a removal and an addition.
+  func fileChanges(from old: GitTree?, to new: GitTree) throws -> [FileChange] {
     var diff: OpaquePointer?
     try LibGit2.check(
       git_diff_tree_to_tree(&diff, handle, old?.handle, new.handle, nil), "git_diff_tree_to_tree")
     defer { git_diff_free(diff) }
-    var result: [(String, GitOID?, GitOID?)] = []
+    var result: [FileChange] = []
     for i in 0..<git_diff_num_deltas(diff) {
       guard let delta = git_diff_get_delta(diff, i)?.pointee else { continue }
       let oldID = delta.status == GIT_DELTA_ADDED ? nil : GitOID(delta.old_file.id)
       let newID = delta.status == GIT_DELTA_DELETED ? nil : GitOID(delta.new_file.id)
       let path = String(cString: (delta.new_file.path ?? delta.old_file.path)!)
-      result.append((path, oldID, newID))
+      result.append(FileChange(path: path, old: oldID, new: newID, newMode: UInt32(delta.new_file.mode)))
     }
     return result
   }

@@ -8,30 +8,25 @@ extension GitRepository {
   /// The handle must not outlive `body` (objects written after the pack is
   /// made would be lost), so it is only lent to it.
   static func withPackedWrites<T>(workTree: String, _ body: (GitRepository) throws -> T) throws -> T {
-    guard let repository = try open(workTree: workTree) else {
-      throw FolioError(.git, "\(workTree) is not a git working tree", path: workTree)
+    let collector = GitObjectCollector()
+    return try withExtendedLifetime(collector) {
+      guard let repository = try open(workTree: workTree) else {
+        throw FolioError(.git, "\(workTree) is not a git working tree", path: workTree)
+      }
+      var odb: OpaquePointer?
+      try LibGit2.check(git_repository_odb(&odb, repository.handle), "git_repository_odb")
+      defer { git_odb_free(odb) }
+      let backend = try collector.makeBackend()
+      // The odb owns the backend from here on and frees it with itself.
+      try LibGit2.check(git_odb_add_backend(odb, backend, 1000), "git_odb_add_backend")
+      let result = try body(repository)
+      guard !collector.objects.isEmpty else { return result }
+      let pack = try GitPackWriter(repository: repository, count: collector.objects.count)
+      for (_, object) in collector.objects {
+        try object.bytes.withUnsafeBytes { _ = try pack.add($0, type: object.type) }
+      }
+      try pack.finish()
+      return result
     }
-    var odb: OpaquePointer?
-    try LibGit2.check(git_repository_odb(&odb, repository.handle), "git_repository_odb")
-    defer { git_odb_free(odb) }
-    var backend: UnsafeMutablePointer<git_odb_backend>?
-    try LibGit2.check(git_mempack_new(&backend), "git_mempack_new")
-    // The odb owns the backend from here on and frees it with itself.
-    try LibGit2.check(git_odb_add_backend(odb, backend, 1000), "git_odb_add_backend")
-    let result = try body(repository)
-    var buffer = git_buf()
-    try LibGit2.check(git_mempack_dump(&buffer, repository.handle, backend), "git_mempack_dump")
-    defer {
-      git_buf_dispose(&buffer)
-      git_mempack_reset(backend)
-    }
-    var writer: UnsafeMutablePointer<git_odb_writepack>?
-    try LibGit2.check(git_odb_write_pack(&writer, odb, nil, nil), "git_odb_write_pack")
-    defer { writer!.pointee.free(writer) }
-    var progress = git_indexer_progress()
-    try LibGit2.check(
-      writer!.pointee.append(writer, buffer.ptr, buffer.size, &progress), "git_odb_writepack.append")
-    try LibGit2.check(writer!.pointee.commit(writer, &progress), "git_odb_writepack.commit")
-    return result
   }
 }

@@ -17,10 +17,11 @@ extension Store {
     let from = try repository.headCommit()
     let changes = try repository.changes(from: try from?.tree(), to: try repository.commit(target).tree())
     let evicted = try evictedPaths()
+    let index = try repository.index()
+    try index.readFromDisk()
     var blocked: [String] = []
     for change in changes where !evicted.contains(change.path) {
-      let current = try FileSystem.read(rootPath + "/" + change.path)
-      let currentID = try current.map { try GitRepository.hashBlob($0) }
+      let currentID = try blobID(ofFile: change.path, index: index)
       if currentID != change.old && currentID != change.new { blocked.append(change.path) }
     }
     if !blocked.isEmpty { return blocked.sorted() }
@@ -38,10 +39,11 @@ extension Store {
     repository: GitRepository, evicted: Set<String>
   ) throws {
     var leftAlone = Set<String>()
+    let index = try repository.index()
+    try index.readFromDisk()
     for change in changes where !evicted.contains(change.path) {
       let path = rootPath + "/" + change.path
-      let current = try FileSystem.read(path)
-      let currentID = try current.map { try GitRepository.hashBlob($0) }
+      let currentID = try blobID(ofFile: change.path, index: index)
       if currentID == change.new { continue }
       if currentID != change.old {
         leftAlone.insert(change.path)
@@ -55,8 +57,6 @@ extension Store {
       }
     }
     try FileSystem.syncFileSystem(containing: rootPath)
-    let index = try repository.index()
-    try index.readFromDisk()
     for change in changes {
       if let id = change.new {
         let skip = evicted.contains(change.path)
@@ -87,6 +87,19 @@ extension Store {
     let changes = try repository.changes(from: fromTree, to: try repository.commit(target).tree())
     try finishCheckout(
       changes, target: target, branch: parts[2], repository: repository, evicted: try evictedPaths())
+  }
+
+  /// The blob id of the file at `relative` (nil when there is none). A file
+  /// whose stat data matches its index entry holds the entry's blob, as
+  /// `folio commit` and git assume too, so only changed files are read.
+  private func blobID(ofFile relative: String, index: GitIndex) throws -> GitOID? {
+    let path = rootPath + "/" + relative
+    var st = stat()
+    guard lstat(path, &st) == 0 else { return nil }
+    if let entry = index.entry(at: relative), !entry.skipWorktree, Store.statMatches(entry, st) {
+      return entry.id
+    }
+    return try FileSystem.read(path).map { try GitRepository.hashBlob($0) }
   }
 
   /// The relative paths of evicted documents.

@@ -49,6 +49,9 @@ struct PendingDocument {
   var document: JSONObject?
   /// The change no op explains, if any.
   var synthetic: Mutation?
+  /// Whether `synthetic` is a new document recorded compactly, as an import
+  /// does (``Op/fromTree``): the body is in the commit, not in the log.
+  var syntheticFromTree = false
 }
 
 /// The result of comparing the working tree with HEAD.
@@ -99,7 +102,8 @@ extension Store {
     if !synthetic.isEmpty {
       try writeLocked { transaction in
         for document in synthetic {
-          transaction.log(document.synthetic!, table: document.table, pk: document.pk)
+          transaction.log(
+            document.synthetic!, table: document.table, pk: document.pk, fromTree: document.syntheticFromTree)
         }
       }
       // The op log changed: stage its new bytes.
@@ -269,7 +273,13 @@ extension Store {
           // An import's compact op says "the file is the content" (Op.fromTree).
           let key = OpHistory.DocumentKey(table: table.name, pk: pk)
           let fromTree = scan.ownOps[key]?.contains(where: \.fromTree) ?? false
-          if !fromTree && !DocumentResolver.same(expected, object) {
+          if expected == nil && headBlobs[name] == nil && !fromTree {
+            // A new file: its body goes into the commit anyway, so the log
+            // records only that it was inserted, and merges read the body
+            // from the tree.
+            pending.synthetic = Mutation(kind: .insert)
+            pending.syntheticFromTree = true
+          } else if !fromTree && !DocumentResolver.same(expected, object) {
             pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
           }
           scan.documents.append(pending)

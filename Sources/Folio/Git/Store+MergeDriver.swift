@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 extension Store {
   /// The `merge.folio.driver` command line git runs for table documents and
@@ -9,7 +10,10 @@ extension Store {
   }
 
   /// Registers Folio's merge driver in `.git/config`, so `git merge` and
-  /// `git pull` resolve table documents by replay.
+  /// `git pull` resolve table documents by replay, and a `post-merge` hook
+  /// that finishes the merges the driver never sees (see
+  /// ``reconcileGitMerge()``). A `post-merge` hook of the user's own is left
+  /// as it is.
   /// - Parameter program: the `folio` executable (default: `folio` on PATH).
   public func registerMergeDriver(program: String = "folio") throws {
     let repository = try openRepository()
@@ -17,6 +21,78 @@ extension Store {
     if repository.config("merge.folio.driver") != command {
       try repository.setConfig("merge.folio.name", "Folio: replay operations (counters add, sets union)")
       try repository.setConfig("merge.folio.driver", command)
+    }
+    try installPostMergeHook(program: program, repository: repository)
+  }
+
+  /// The first line after the shebang of the hook Folio writes, to know it
+  /// again.
+  static let postMergeHookMarker = "# folio: post-merge hook"
+
+  private func installPostMergeHook(program: String, repository: GitRepository) throws {
+    var hooks = gitDirectory + "/hooks"
+    if let configured = repository.config("core.hooksPath") {
+      hooks = configured.hasPrefix("/") ? configured : rootPath + "/" + configured
+    }
+    let path = hooks + "/post-merge"
+    if let existing = try FileSystem.read(path),
+      !String(decoding: existing, as: UTF8.self).contains(Store.postMergeHookMarker)
+    {
+      return
+    }
+    let quoted = "'" + program.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    let script = """
+      #!/bin/sh
+      \(Store.postMergeHookMarker) (written by 'folio init'; delete this file to stop it).
+      # Resolves documents that both sides changed through Folio when git's
+      # merge saw a change on one side only, as 'folio sync' would.
+      exec \(quoted) merge-driver --post-merge "$@"
+
+      """
+    try FileSystem.makeDirectories(hooks)
+    try FileSystem.writeAtomically(path, Array(script.utf8), sync: false)
+    chmod(path, 0o755)
+  }
+
+  /// Finishes a merge made by plain `git merge` or `git pull`, so that it
+  /// holds the same documents `folio sync` would have written: the
+  /// `post-merge` hook's entry point.
+  ///
+  /// git runs the merge driver only for files that both sides changed. A
+  /// document can have ops on both sides while only one side's file changed
+  /// (say, a union of a member already there), and replaying both sides'
+  /// ops can then give another document than the changed side's. This
+  /// replays the merge the way `sync` does and, where a table document
+  /// differs, rewrites HEAD's merge commit (same parents and message) and
+  /// the working tree. Other files keep git's result.
+  /// - Returns: the document paths that were rewritten.
+  @discardableResult
+  public func reconcileGitMerge() throws -> [String] {
+    try lock.withLock {
+      let repository = try openRepository()
+      guard let head = try repository.headCommit(), head.parentIDs.count == 2 else { return [] }
+      let merge = TreeMerge(repository: repository, config: config)
+      let result: TreeMerge.Result
+      do {
+        result = try merge.merge(ours: head.parentIDs[0], theirs: head.parentIDs[1])
+      } catch let error as FolioError where error.code == .conflict {
+        return []  // git merged those files itself; its documents stand
+      }
+      let headTree = try head.tree()
+      let changes = try repository.changes(from: headTree, to: try repository.tree(result.tree))
+        .filter { merge.documentAddress($0.path) != nil }
+      guard !changes.isEmpty else { return [] }
+      let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new, 0) })
+      let commit = try repository.createCommit(tree: tree, parents: head.parentIDs, message: head.message)
+      if let latest = result.latestStamp { try observe(remoteStamp: latest) }
+      let blocked = try checkout(commit, branch: try repository.headBranch(), repository: repository)
+      if !blocked.isEmpty {
+        throw FolioError(
+          .wouldOverwrite,
+          "the merge needs to rewrite \(blocked.joined(separator: ", ")), which changed since; "
+            + "run 'folio sync' once they are committed")
+      }
+      return changes.map(\.path).sorted()
     }
   }
 

@@ -53,13 +53,17 @@ extension Store {
       summary.rounds = round
       let committed = try commit()
       if round == 1 { summary.committed = committed }
+      let logSize = FileSystem.size(opLogPath)
       let repository = try openRepository()
       let branch = try repository.headBranch()
       let shortBranch = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch
       let theirs = try repository.fetch(remote: remote, branch: shortBranch)
       let (action, resolved, head) = try lock.withLock {
         try recover()
-        _ = try commitLocked(message: nil)
+        // Writes made through Folio during the fetch (they all log an op)
+        // go into the merge too. An edit made by hand in that window stays
+        // pending, and the checkout refuses to overwrite it.
+        if FileSystem.size(opLogPath) != logSize { _ = try commitLocked(message: nil) }
         // A fresh handle: the commit above rewrote the index on disk.
         return try integrate(theirs, branch: branch, repository: try openRepository())
       }

@@ -2,10 +2,13 @@ import Synchronization
 
 /// Keeps a document, or every document a query covers, wanted on this
 /// replica (seed `000_*` `subscribe`): while it is alive, `sync` brings back
-/// covered documents that were evicted.
+/// covered documents that were evicted, and the store pulls other replicas'
+/// changes on its own (every `sync: pull-every` of `folio.yaml`, 30 s by
+/// default; see ``SyncConfig`` and ``Store/onPull(_:)``).
 ///
 /// ```swift
 /// let sub = todos.findByID("3f2a").subscribe()
+/// // …remote changes to 3f2a now arrive without calling sync…
 /// try store.sync()      // 3f2a is back in the working tree if it was evicted
 /// sub.cancel()
 /// ```
@@ -33,16 +36,30 @@ final class SubscriptionRegistry: Sendable {
   }
 
   private let state = Mutex<(next: Int, targets: [Int: Target])>((0, [:]))
+  /// Told when the first subscription arrives (true) and when the last one
+  /// ends (false); the store starts and stops pulling on it.
+  private let activity = Mutex<(@Sendable (Bool) -> Void)?>(nil)
 
-  func add(_ target: Target) -> Int {
-    state.withLock { state in
-      state.next += 1
-      state.targets[state.next] = target
-      return state.next
-    }
+  func onActivityChange(_ handler: @escaping @Sendable (Bool) -> Void) {
+    activity.withLock { $0 = handler }
   }
 
-  func remove(_ id: Int) { state.withLock { _ = $0.targets.removeValue(forKey: id) } }
+  func add(_ target: Target) -> Int {
+    let (id, first) = state.withLock { state in
+      state.next += 1
+      state.targets[state.next] = target
+      return (state.next, state.targets.count == 1)
+    }
+    if first { activity.withLock { $0 }?(true) }
+    return id
+  }
+
+  func remove(_ id: Int) {
+    let last = state.withLock { state in
+      state.targets.removeValue(forKey: id) != nil && state.targets.isEmpty
+    }
+    if last { activity.withLock { $0 }?(false) }
+  }
 
   var targets: [Target] { state.withLock { Array($0.targets.values) } }
 

@@ -185,6 +185,12 @@ enum FileSystem {
     return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
   }
 
+  /// The size of the file at `path`, or nil if there is none.
+  static func size(_ path: String) -> Int? {
+    var st = stat()
+    return stat(path, &st) == 0 ? Int(st.st_size) : nil
+  }
+
   /// `path` with symlinks and `..` resolved, or nil if it does not exist.
   static func realPath(_ path: String) -> String? {
     guard let resolved = realpath(path, nil) else { return nil }

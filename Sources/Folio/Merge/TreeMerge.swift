@@ -77,7 +77,13 @@ struct TreeMerge {
     base: GitTree?, baseCommit: GitOID?, ours: (tree: GitTree, stamp: HLC),
     theirs: (tree: GitTree, stamp: HLC)
   ) throws -> Result {
-    let index = try repository.mergeTrees(base: base, ours: ours.tree, theirs: theirs.tree)
+    // The merge is computed from the two sides' changes since the base, and
+    // written as ours plus what theirs brings. git's own tree merge would
+    // build an index of every file (100k entries for a 100k-document
+    // table), for what is a set of changes.
+    let ourChanges = Dictionary(
+      try repository.fileChanges(from: base, to: ours.tree).map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+    let theirChanges = try repository.fileChanges(from: base, to: theirs.tree)
     let context = try MergeContext(
       merge: self, base: base, baseCommit: baseCommit, ours: ours, theirs: theirs)
     let ourOps = context.ourOps
@@ -85,6 +91,8 @@ struct TreeMerge {
     var resolved: [OpHistory.DocumentKey] = []
     var handled = Set<String>()
     var conflicts: [String] = []
+    // Path → new blob id (nil: removed) and mode, over ours.
+    var updates: [String: (id: GitOID?, mode: UInt32)] = [:]
 
     // Listings of table folders, read once per tree: looking a path up in
     // a 100k-entry folder parses the whole folder each time.
@@ -106,27 +114,32 @@ struct TreeMerge {
     ) throws {
       let merged = try context.resolve(key, path: path, table: table, ids: ids)
       let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
-      try index.resolve(path: path, id: id)
+      if id != ids.1 { updates[path] = (id, 0) } else { updates[path] = nil }
       resolved.append(key)
     }
 
-    for path in index.conflictedPaths {
+    for change in theirChanges {
+      let path = change.path
+      guard let our = ourChanges[path] else {
+        updates[path] = (change.new, change.newMode)  // theirs alone changed it
+        continue
+      }
+      if our.new == change.new && our.newMode == change.newMode { continue }  // the same change
       handled.insert(path)
-      let (baseID, ourID, theirID) = index.conflict(at: path)
-      if let name = Self.opLogName(path) {
-        _ = name
+      let (baseID, ourID, theirID) = (change.old, our.new, change.new)
+      if Self.opLogName(path) != nil {
         let merged = OpLogMerge.merge(
           base: try baseID.map { try repository.blob($0) } ?? [],
           ours: try ourID.map { try repository.blob($0) } ?? [],
           theirs: try theirID.map { try repository.blob($0) } ?? [])
-        try index.resolve(path: path, id: try repository.writeBlob(merged))
+        updates[path] = (try repository.writeBlob(merged), 0)
       } else if let (table, pk) = documentAddress(path) {
         try resolveDocument(
           .init(table: table.name, pk: pk), path: path, table: table, ids: (baseID, ourID, theirID))
       } else if let ourID, let theirID {
         let merged = try repository.mergeFile(path: path, base: baseID, ours: ourID, theirs: theirID)
         if merged.clean {
-          try index.resolve(path: path, id: try repository.writeBlob(merged.bytes))
+          updates[path] = (try repository.writeBlob(merged.bytes), our.newMode)
         } else {
           conflicts.append(path)
         }
@@ -134,8 +147,8 @@ struct TreeMerge {
         conflicts.append(path)
       }
     }
-    // A document git merged trivially (one side changed the file) still
-    // needs replay when both sides recorded ops for it.
+    // A document only one side's file changed still needs replay when both
+    // sides recorded ops for it.
     for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: {
       ($0.table, $0.pk) < ($1.table, $1.pk)
     }) {
@@ -156,7 +169,12 @@ struct TreeMerge {
     }
     let latest = [context.ourHistory.latestStamp(), context.theirHistory.latestStamp()].compactMap { $0 }
       .max()
-    return Result(tree: try index.writeTree(to: repository), resolved: resolved, latestStamp: latest)
+    let tree =
+      updates.isEmpty
+      ? ours.tree.id
+      : try repository.updatedTree(
+        ours.tree, setting: updates.sorted { $0.key < $1.key }.map { ($0.key, $0.value.id, $0.value.mode) })
+    return Result(tree: tree, resolved: resolved, latestStamp: latest)
   }
 
   func document(_ id: GitOID?, path: String) throws -> JSONObject? {

@@ -23,9 +23,17 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible,
 
   /// A path from its dotted text form.
   public init(_ text: String) {
+    // Most paths are one plain column: no split, no unescaping.
+    let utf8 = text.utf8
+    if !utf8.contains(UInt8(ascii: ".")) && !utf8.contains(UInt8(ascii: "~")) {
+      self.init([text])
+      return
+    }
     self.init(
       text.split(separator: ".", omittingEmptySubsequences: false).map {
-        $0.replacingOccurrences(of: "~1", with: ".").replacingOccurrences(of: "~0", with: "~")
+        $0.utf8.contains(UInt8(ascii: "~"))
+          ? $0.replacingOccurrences(of: "~1", with: ".").replacingOccurrences(of: "~0", with: "~")
+          : String($0)
       })
   }
 
@@ -41,7 +49,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible,
   /// The dotted text form.
   public var description: String {
     segments.map {
-      $0.contains("~") || $0.contains(".")
+      $0.utf8.contains(UInt8(ascii: "~")) || $0.utf8.contains(UInt8(ascii: "."))
         ? $0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: ".", with: "~1")
         : $0
     }.joined(separator: ".")
@@ -59,7 +67,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible,
 
 extension String {
   fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
-    guard contains(target) else { return self }
+    guard firstRange(of: target) != nil else { return self }
     var result = ""
     var rest = self[...]
     while let range = rest.firstRange(of: target) {

@@ -11,19 +11,24 @@ import Glibc
 ///
 /// Layout (little-endian):
 /// ```
-/// header   "FOLIOIX1", u32 keys, u32 docs, u64 generation,
+/// header   "FOLIOIX2", u32 keys, u32 docs, u64 generation,
 ///          directory stat (4 × i64) and its checkedAt (i64),
-///          u32 signature length, u32 heap offset, signature bytes
+///          u32 signature length, u32 heap offset, u32 racy count,
+///          u32 zero, signature bytes
 /// docs     per document: inode, size, mtime, ctime, checkedAt (i64),
 ///          pk offset, pk length (u32)                      48 bytes each
 /// pk perm  u32 per document
+/// racy     u32 per document whose stat data was taken within a second of
+///          its change (see ``FileStat/isRacy(checkedAt:)``), so that a
+///          check need not look at every record to find them
 /// per key  value offset and length (u32 each) per document, then u32 perm
 /// heap     pks and values (compact JSON; empty for a missing value)
 /// ```
 // @unchecked: `bytes` is immutable memory that `storage` owns for the
 // object's lifetime.
 final class IndexBase: @unchecked Sendable {
-  static let magic = Array("FOLIOIX1".utf8)
+  static let magic = Array("FOLIOIX2".utf8)
+  static let headerSize = 80
   static let docSize = 48
 
   /// The memory a base lives in: the file mapped read-only, so that a
@@ -64,6 +69,9 @@ final class IndexBase: @unchecked Sendable {
   let signature: String
   private let docsOffset: Int
   private let pkPermOffset: Int
+  private let racyOffset: Int
+  /// How many documents are racy (see ``racyDocument(_:)``).
+  let racyCount: Int
   private let keysOffset: Int
   private let heapOffset: Int
 
@@ -74,7 +82,7 @@ final class IndexBase: @unchecked Sendable {
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var st = Glibc.stat()
-    guard fstat(fd, &st) == 0, st.st_size >= 72 else { return nil }
+    guard fstat(fd, &st) == 0, st.st_size >= IndexBase.headerSize else { return nil }
     let size = Int(st.st_size)
     // Folio replaces a base by rename and never writes one in place, so
     // the mapping stays whole while a newer base appears beside it. (A base
@@ -92,7 +100,7 @@ final class IndexBase: @unchecked Sendable {
 
   private init?(storage: Storage) {
     let bytes = storage.bytes
-    guard bytes.count >= 72, Array(bytes[0..<8]) == IndexBase.magic else { return nil }
+    guard bytes.count >= Self.headerSize, Array(bytes[0..<8]) == IndexBase.magic else { return nil }
     self.storage = storage
     self.bytes = bytes
     keyCount = Int(Self.u32(bytes, 8))
@@ -104,13 +112,16 @@ final class IndexBase: @unchecked Sendable {
     directoryCheckedAt = Self.i64(bytes, 56)
     let signatureLength = Int(Self.u32(bytes, 64))
     heapOffset = Int(Self.u32(bytes, 68))
-    guard 72 + signatureLength <= bytes.count,
-      let signature = String(validating: bytes[72..<(72 + signatureLength)], as: UTF8.self)
+    racyCount = Int(Self.u32(bytes, 72))
+    let start = Self.headerSize
+    guard racyCount <= count, start + signatureLength <= bytes.count,
+      let signature = String(validating: bytes[start..<(start + signatureLength)], as: UTF8.self)
     else { return nil }
     self.signature = signature
-    docsOffset = (72 + signatureLength + 7) & ~7
+    docsOffset = (start + signatureLength + 7) & ~7
     pkPermOffset = docsOffset + count * Self.docSize
-    keysOffset = pkPermOffset + count * 4
+    racyOffset = pkPermOffset + count * 4
+    keysOffset = racyOffset + racyCount * 4
     guard keysOffset + keyCount * count * 12 == heapOffset, heapOffset <= bytes.count else { return nil }
   }
 
@@ -164,6 +175,10 @@ final class IndexBase: @unchecked Sendable {
   func entry(_ doc: Int) -> IndexEntry {
     IndexEntry(stat: stat(doc), checkedAt: checkedAt(doc), values: (0..<keyCount).map { value(doc, key: $0) })
   }
+
+  /// The `index`th of the documents whose record was racy when the base
+  /// was written; the others' records are not.
+  func racyDocument(_ index: Int) -> Int { Int(Self.u32(bytes, racyOffset + index * 4)) }
 
   /// The document at `position` in pk order.
   func byPK(_ position: Int) -> Int { Int(Self.u32(bytes, pkPermOffset + position * 4)) }
@@ -228,9 +243,11 @@ final class IndexBase: @unchecked Sendable {
         })
     }
     let pkPerm = (0..<n).sorted { pkKeys[$0].compare(pkKeys[$1]) < 0 }
+    let racy = entries.indices.filter { entries[$0].entry.isRacy }
 
     var out: [UInt8] = []
-    out.reserveCapacity(72 + signature.utf8.count + n * (52 + keyCount * 12) + heap.count + 8)
+    out.reserveCapacity(
+      headerSize + signature.utf8.count + n * (52 + keyCount * 12) + racy.count * 4 + heap.count + 8)
     func put32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
     func put64(_ v: Int64) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
     out += magic
@@ -243,10 +260,12 @@ final class IndexBase: @unchecked Sendable {
     put64(directory.ctime)
     put64(directoryCheckedAt)
     let signatureBytes = Array(signature.utf8)
-    let docsOffset = (72 + signatureBytes.count + 7) & ~7
-    let heapOffset = docsOffset + n * (docSize + 4) + keyCount * n * 12
+    let docsOffset = (headerSize + signatureBytes.count + 7) & ~7
+    let heapOffset = docsOffset + n * (docSize + 4) + racy.count * 4 + keyCount * n * 12
     put32(UInt32(signatureBytes.count))
     put32(UInt32(heapOffset))
+    put32(UInt32(racy.count))
+    put32(0)
     out += signatureBytes
     while out.count < docsOffset { out.append(0) }
     for (i, (_, entry)) in entries.enumerated() {
@@ -259,6 +278,7 @@ final class IndexBase: @unchecked Sendable {
       put32(pkRefs[i].1)
     }
     for doc in pkPerm { put32(UInt32(doc)) }
+    for doc in racy { put32(UInt32(doc)) }
     for key in 0..<keyCount {
       for ref in valueRefs[key] {
         put32(ref.0)

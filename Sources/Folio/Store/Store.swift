@@ -35,6 +35,8 @@ public final class Store: Sendable {
   let lock: StoreLock
   /// Live subscriptions (seed `000_*` `subscribe`), consulted by `sync`.
   let subscriptions = SubscriptionRegistry()
+  /// Pulls from the remote while any subscription is alive.
+  let puller = SubscriptionPuller()
   /// Live queries (Observation/), told of every commit.
   let observation = ObservationCenter()
   private let clock = Mutex<ClockState>(ClockState())
@@ -76,12 +78,11 @@ public final class Store: Sendable {
 
   init(rootPath: String, lockTimeout: Double = StoreLock.defaultTimeout) throws {
     let config = try Config(contentsOf: URL(fileURLWithPath: rootPath + "/" + Config.fileName))
-    guard let repository = try GitRepository.open(workTree: rootPath) else {
+    guard let gitDirectory = try GitRepository.gitDirectory(workTree: rootPath) else {
       throw FolioError(
         .git, "\(rootPath) has a \(Config.fileName) but is not a git working tree; run 'folio init'",
         path: rootPath)
     }
-    let gitDirectory = repository.gitDirectory
     let privateDirectory = gitDirectory + "/" + Store.privateFolderName
     try FileSystem.makeDirectories(privateDirectory)
     self.rootPath = rootPath
@@ -91,6 +92,7 @@ public final class Store: Sendable {
     self.privateDirectory = privateDirectory
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
+    subscriptions.onActivityChange { [weak self] active in self?.subscriptionsChanged(active: active) }
     if Journal.isPending(at: journalPath) || ImportStaging.isPending(privateDirectory: privateDirectory)
       || FileSystem.exists(checkoutJournalPath)
     {
@@ -107,7 +109,8 @@ public final class Store: Sendable {
   /// - Parameter mergeDriver: the `folio` program git should run as the
   ///   merge driver (registered in `.git/config` as `merge.folio.driver`).
   @discardableResult
-  public static func create(at url: URL, config: Config? = nil, mergeDriver: String = "folio") throws -> Store {
+  public static func create(at url: URL, config: Config? = nil, mergeDriver: String = "folio") throws -> Store
+  {
     let start = url.standardizedFileURL.path
     let rootPath = findRoot(from: start) ?? start
     try FileSystem.makeDirectories(rootPath)

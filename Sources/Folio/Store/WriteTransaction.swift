@@ -183,8 +183,9 @@ public final class WriteTransaction {
 
   /// Logs `mutation` as an op without touching the document file: the file
   /// already holds the change (an edit made outside Folio).
-  func log(_ mutation: Mutation, table: TableConfig, pk: String) {
-    ops.append(Op(hlc: stamp(defaultWrite: false), table: table.name, pk: pk, mutation: mutation))
+  func log(_ mutation: Mutation, table: TableConfig, pk: String, fromTree: Bool = false) {
+    ops.append(
+      Op(hlc: stamp(defaultWrite: false), table: table.name, pk: pk, mutation: mutation, fromTree: fromTree))
   }
 
   /// Applies `mutation` to the staged document and logs it as an op.

@@ -119,6 +119,63 @@ struct OrderIndexTests {
     #expect(try pks(changed) { try $0.limitToFirst(2) } == ["d0", "d1"])
   }
 
+  @Test func theBaseListsItsRacyRecords() throws {
+    let now = FileStat.now()
+    func entry(_ changed: Int64, checked: Int64) -> IndexEntry {
+      IndexEntry(
+        stat: FileStat(inode: changed, size: 10, mtime: changed, ctime: changed), checkedAt: checked,
+        values: [.integer(changed)])
+    }
+    // Racy: read within the margin of the file's change (either side).
+    let entries: [(pk: String, entry: IndexEntry)] = [
+      ("a", entry(now - 5 * FileStat.racyMargin, checked: now)),
+      ("b", entry(now - FileStat.racyMargin / 2, checked: now)),
+      ("c", entry(now - 3 * FileStat.racyMargin, checked: now - 3 * FileStat.racyMargin)),
+      ("d", entry(now - 9 * FileStat.racyMargin, checked: now - FileStat.racyMargin)),
+    ]
+    let bytes = IndexBase.encode(
+      signature: "s", generation: 7, directory: FileStat(inode: 1, size: 2, mtime: 3, ctime: 4),
+      directoryCheckedAt: 5, keyCount: 1, entries: entries)
+    let base = try #require(IndexBase(bytes: bytes))
+    #expect(base.racyCount == 2)
+    #expect((0..<base.racyCount).map { base.pk(base.racyDocument($0)) } == ["b", "c"])
+    #expect(entries.filter { $0.entry.isRacy }.map(\.pk) == ["b", "c"])
+    #expect((0..<base.count).map { base.pk($0) } == ["a", "b", "c", "d"])
+    #expect(base.value(3, key: 0) == .integer(now - 9 * FileStat.racyMargin))
+    #expect(base.signature == "s" && base.generation == 7 && base.directoryCheckedAt == 5)
+    // A base of the previous layout is not read: it is rebuilt.
+    var old = bytes
+    old.replaceSubrange(0..<8, with: Array("FOLIOIX1".utf8))
+    #expect(IndexBase(bytes: old) == nil)
+    #expect(IndexBase(bytes: Array(bytes.prefix(79))) == nil)
+  }
+
+  @Test func theGitFolderIsFoundWithoutLibgit2AsLibgit2FindsIt() throws {
+    let (store, scratch) = try makeTable(1)
+    defer { scratch.remove() }
+    #expect(try GitRepository.gitDirectory(workTree: scratch.path) == scratch.path + "/.git")
+    #expect(
+      try GitRepository.gitDirectory(workTree: scratch.path)
+        == GitRepository.open(workTree: scratch.path)?.gitDirectory)
+    #expect(store.gitDirectory == scratch.path + "/.git")
+    // A linked worktree has a `.git` file: libgit2 reads it.
+    try git(["add", "-A"], in: scratch.path)
+    try git(["commit", "-q", "-m", "one"], in: scratch.path)
+    let linked = scratch.path + "-linked"
+    defer { try? FileManager.default.removeItem(atPath: linked) }
+    try git(["worktree", "add", "-q", linked], in: scratch.path)
+    #expect(FileSystem.isRegularFile(linked + "/.git"))
+    let found = try GitRepository.gitDirectory(workTree: linked)
+    #expect(found == scratch.path + "/.git/worktrees/" + FileSystem.split(linked).name)
+    #expect(try Store(at: URL(fileURLWithPath: linked)).gitDirectory == found)
+    // Not a repository: nil, as from libgit2.
+    try FileManager.default.removeItem(atPath: scratch.path + "/.git/HEAD")
+    #expect(try GitRepository.gitDirectory(workTree: scratch.path) == nil)
+    let empty = Scratch()
+    defer { empty.remove() }
+    #expect(try GitRepository.gitDirectory(workTree: empty.path) == nil)
+  }
+
   @Test func aBrokenDocumentIsReportedWithItsPosition() throws {
     let (store, scratch) = try makeTable(3)
     defer { scratch.remove() }
