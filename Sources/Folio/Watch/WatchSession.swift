@@ -410,7 +410,14 @@ final class WatchSession {
       guard !synthetic.isEmpty else { return }
       let ops = try store.writeLocked { transaction in
         for document in synthetic {
-          transaction.log(document.synthetic!, table: document.table, pk: document.pk)
+          // A new file gets its whole body in the op, not the compact
+          // insert a commit logs (whose body is in the commit): until a
+          // commit, the watcher diffs later saves against what ops say.
+          var mutation = document.synthetic!
+          if document.syntheticFromTree, let body = document.document {
+            mutation = Mutation.diff(from: nil, to: body, kinds: document.table.kind(of:))
+          }
+          transaction.log(mutation, table: document.table, pk: document.pk)
         }
         return transaction.ops
       }
