@@ -4,14 +4,18 @@ import Synchronization
 
 /// `folio-bench watch`: the watcher on a large table. Measures startup and
 /// catch-up on unchanged documents, the latency from a save to its op (the
-/// debounce included), and CPU use while idle.
+/// debounce included) and to the event an app's `observeLocal` in another
+/// process gets, and CPU use while idle.
 enum WatchBench {
   struct Settings {
     var docs = 100_000
     var saves = 1_000
     var idleSeconds = 60.0
+    var starts = 3
     var debounce = Duration.milliseconds(50)
     var work: String?
+    /// Set in the observer process: the store to observe.
+    var observe: String?
 
     init(_ arguments: [String]) {
       var i = 0
@@ -25,18 +29,28 @@ enum WatchBench {
         case "--docs": docs = Int(next()) ?? docs
         case "--saves": saves = Int(next()) ?? saves
         case "--idle": idleSeconds = Double(next()) ?? idleSeconds
+        case "--starts": starts = max(1, Int(next()) ?? starts)
         case "--debounce": debounce = (try? Duration(parsing: next())) ?? debounce
         case "--work": work = next()
+        case "--observe": observe = next()
         case "-h", "--help":
           print(
             """
-            USAGE: folio-bench watch [--docs N] [--saves N] [--idle SECONDS] [--debounce DURATION]
+            USAGE: folio-bench watch [--docs N] [--saves N] [--idle SECONDS] [--starts N] [--debounce DURATION]
+                                     [--work DIR]
               --docs N        documents in the table (default 100000)
               --saves N       scripted saves, mixed patterns (default 1000)
               --idle SECONDS  idle period whose CPU time is measured (default 60)
+              --starts N      times the watcher is started on the unchanged table (default 3)
               --debounce D    the watcher's debounce (default 50ms)
               --work DIR      build the store in DIR and keep it; a later run with the
                               same DIR and --docs reuses it (setup takes minutes)
+
+            The saves cycle through four patterns: in place (truncate and write), a temp
+            file renamed over the original, vim's (4913, rename the original away, write
+            anew, delete the backup) and sed -i's (write sedXXXXXX, rename it over).
+            Another process (this program with --observe DIR) holds observeLocal on every
+            saved document and reports when each save reaches it.
             """)
           exit(0)
         default: fatalError("unknown option \(arguments[i]); see --help")
@@ -50,6 +64,18 @@ enum WatchBench {
   final class Arrivals: Sendable {
     let ops = Mutex<[String: Double]>([:])
     let ready = Mutex<Double?>(nil)
+    /// Per pk, the `views` values the observer process saw, with the time.
+    let observed = Mutex<[String: [(views: Int, time: Double)]]>([:])
+    /// Events where the observer saw the document missing (a save's middle).
+    let observedMissing = Mutex(0)
+    /// The observer process said it observes every document.
+    let observerReady = Mutex(false)
+    /// The observer process's output ended (it exited).
+    let observerDone = Mutex(false)
+    /// Signalled on every op and observer event, so the saving thread
+    /// sleeps instead of polling (polling would compete for the CPU with
+    /// the watcher it times).
+    let arrived = DispatchSemaphore(value: 0)
   }
 
   static func cpuSeconds() -> Double {
@@ -60,13 +86,32 @@ enum WatchBench {
       + Double(usage.ru_stime.tv_usec) / 1e6
   }
 
+  /// CPU seconds another process has used (utime + stime from /proc).
+  static func cpuSeconds(ofProcess pid: Int32) -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = text.lastIndex(of: ")")
+    else { return .nan }
+    // Fields after the command name; utime and stime are fields 14 and 15.
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+      return .nan
+    }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+  }
+
   static func percentile(_ values: [Double], _ p: Double) -> Double {
     let sorted = values.sorted()
     return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
   }
 
+  static func loadAverage() -> String {
+    ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?").split(separator: " ").prefix(3)
+      .joined(separator: " ")
+  }
+
   static func main(_ arguments: [String]) throws {
     let settings = Settings(arguments)
+    if let root = settings.observe { try observer(root: root) }
     let root = settings.work ?? (NSTemporaryDirectory() + "/folio-watch-bench-" + UUID().uuidString)
     defer { if settings.work == nil { try? FileManager.default.removeItem(atPath: root) } }
     let marker = root + "/.git/folio-bench-docs"
@@ -76,7 +121,7 @@ enum WatchBench {
       try store.status().tables.allSatisfy({ $0.changedDocuments.isEmpty && $0.pendingOps == 0 })
     {
       print("watch: reusing \(settings.docs) documents in \(root)")
-      try measure(store, root: root, settings: settings)
+      try measure(root: root, settings: settings)
       return
     }
     try? FileManager.default.removeItem(atPath: root)
@@ -90,100 +135,285 @@ enum WatchBench {
     for i in 0..<settings.docs {
       let text =
         "{\n  \"id\": \"d\(i)\",\n  \"tags\": [\n    \"a\"\n  ],\n  \"title\": \"item \(i)\",\n  \"views\": 0\n}\n"
-      try text.write(toFile: root + "/items/d\(i).json", atomically: false, encoding: .utf8)
+      try writeInPlace(root + "/items/d\(i).json", text)
     }
     // git's own add and commit write the index with stat data, as Folio's
-    // commit does, and are faster at a first commit of many loose files.
-    for command in [["add", "-A"], ["commit", "-q", "-m", "bench"]] {
-      let git = Process()
-      git.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-      git.arguments = ["-C", root] + command
-      try git.run()
-      git.waitUntilExit()
-      guard git.terminationStatus == 0 else { fatalError("git \(command[0]) failed") }
+    // commit does, and are faster at a first commit of many loose files;
+    // gc packs the objects, as an import through Folio would. (Spawned and
+    // reaped directly: Foundation's Process once missed git's exit here.)
+    for command in [["add", "-A"], ["-c", "gc.auto=0", "commit", "-q", "-m", "bench"], ["gc", "-q"]] {
+      let argv = (["/usr/bin/git", "-C", root] + command).map { strdup($0) } + [nil]
+      defer { for pointer in argv { free(pointer) } }
+      var pid: pid_t = 0
+      guard posix_spawn(&pid, "/usr/bin/git", nil, nil, argv, environ) == 0 else {
+        fatalError("cannot run git")
+      }
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+      guard status == 0 else { fatalError("git \(command.joined(separator: " ")) failed") }
     }
     let status = try store.status()
     guard status.tables.allSatisfy({ $0.changedDocuments.isEmpty }) else { fatalError("setup left changes") }
     print(String(format: "  setup %.1f s", now() - start))
     try String(settings.docs).write(toFile: marker, atomically: true, encoding: .utf8)
-    try measure(store, root: root, settings: settings)
+    try measure(root: root, settings: settings)
   }
 
-  static func measure(_ store: Store, root: String, settings: Settings) throws {
-    var start = now()
-
-    let arrivals = Arrivals()
+  /// Starts a watcher on the store at `root` and waits until it is ready.
+  /// - Returns: the watcher, its thread, and the seconds from opening the
+  ///   store to the watcher's `ready` (catch-up included).
+  static func startWatcher(root: String, settings: Settings, arrivals: Arrivals) throws -> (
+    Watcher, Thread, Double
+  ) {
+    arrivals.ready.withLock { $0 = nil }
+    let start = now()
+    let store = try Store(at: URL(fileURLWithPath: root))
     let watcher = try Watcher(store: store, options: Watcher.Options(debounce: settings.debounce)) { event in
       switch event {
       case .recorded(_, let file):
         let time = now()
         arrivals.ops.withLock { $0[file] = time }
+        arrivals.arrived.signal()
       case .ready:
         let time = now()
         arrivals.ready.withLock { $0 = time }
+      case .problem(let error):
+        print("  watcher problem: \(error)")
       default: break
       }
     }
-    start = now()
     let thread = Thread { try? watcher.run() }
     thread.start()
-    while arrivals.ready.withLock({ $0 }) == nil { usleep(1_000) }
-    let startup = arrivals.ready.withLock { $0! } - start
-
-    // Saves, one at a time; each waits for its op before the next.
-    var latencies: [Double] = []
-    var generator = SystemRandomNumberGenerator()
-    for n in 0..<settings.saves {
-      let i = Int.random(in: 0..<settings.docs, using: &generator)
-      let file = "items/d\(i).json"
-      let path = root + "/" + file
-      let text =
-        "{\"id\": \"d\(i)\", \"tags\": [\"a\", \"s\(n)\"], \"title\": \"item \(i) save \(n)\", \"views\": \(n + 1)}\n"
-      arrivals.ops.withLock { $0[file] = nil }
-      switch n % 3 {
-      case 0:  // in place
-        try text.write(toFile: path, atomically: false, encoding: .utf8)
-      case 1:  // temp then rename (sed -i, most editors)
-        try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
-        rename(path + ".tmp", path)
-      default:  // vim: rename the original away, write anew
-        rename(path, path + "~")
-        try text.write(toFile: path, atomically: false, encoding: .utf8)
-        unlink(path + "~")
-      }
-      let saved = now()
-      while arrivals.ops.withLock({ $0[file] }) == nil {
-        if now() - saved > 10 { fatalError("no op for \(file) after 10 s") }
-        usleep(200)
-      }
-      latencies.append(arrivals.ops.withLock { $0[file]! } - saved)
+    while arrivals.ready.withLock({ $0 }) == nil {
+      if !thread.isExecuting && thread.isFinished { fatalError("the watcher stopped before it was ready") }
+      usleep(500)
     }
+    return (watcher, thread, arrivals.ready.withLock { $0! } - start)
+  }
+
+  static func stopWatcher(_ watcher: Watcher, _ thread: Thread) {
+    watcher.stop()
+    while !thread.isFinished { usleep(1_000) }
+  }
+
+  static func measure(root: String, settings: Settings) throws {
+    let arrivals = Arrivals()
+    print("  load average at start: \(loadAverage())")
+
+    // Startup on the unchanged table, a few times: the first may find
+    // colder caches than the rest.
+    var startups: [Double] = []
+    for _ in 0..<settings.starts - 1 {
+      let (watcher, thread, seconds) = try startWatcher(root: root, settings: settings, arrivals: arrivals)
+      startups.append(seconds)
+      stopWatcher(watcher, thread)
+    }
+    let (watcher, thread, seconds) = try startWatcher(root: root, settings: settings, arrivals: arrivals)
+    startups.append(seconds)
+    print(
+      "  startup and catch-up, \(settings.docs) unchanged documents: "
+        + startups.map { String(format: "%.2f s", $0) }.joined(separator: ", ") + " (target < 2 s; load "
+        + loadAverage() + ")")
+
+    // The saves, planned up front so the observer process can watch each
+    // document before it is saved.
+    var generator = SystemRandomNumberGenerator()
+    let plan = (0..<settings.saves).map { _ in Int.random(in: 0..<settings.docs, using: &generator) }
+    let observer = try startObserver(root: root, pks: Set(plan.map { "d\($0)" }).sorted(), arrivals: arrivals)
+
+    let patterns = ["in place", "temp+rename", "vim", "sed -i"]
+    var opLatencies: [Double] = []
+    var observerLatencies: [Double] = []
+    var byPattern = [[Double]](repeating: [], count: patterns.count)
+    for (n, i) in plan.enumerated() {
+      let pk = "d\(i)"
+      let file = "items/\(pk).json"
+      let path = root + "/" + file
+      let views = n + 1
+      let text =
+        "{\"id\": \"\(pk)\", \"tags\": [\"a\", \"s\(n)\"], \"title\": \"item \(i) save \(n)\", \"views\": \(views)}\n"
+      arrivals.ops.withLock { $0[file] = nil }
+      // Latencies count from the moment the saved content is in place.
+      var saved = 0.0
+      switch n % patterns.count {
+      case 0:
+        try writeInPlace(path, text)
+        saved = now()
+      case 1:
+        try writeInPlace(path + ".tmp", text)
+        rename(path + ".tmp", path)
+        saved = now()
+      case 2:
+        try writeInPlace(root + "/items/4913", "")
+        unlink(root + "/items/4913")
+        rename(path, path + "~")
+        try writeInPlace(path, text)
+        saved = now()
+        unlink(path + "~")
+      default:
+        var template = Array((root + "/items/sedXXXXXX").utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { fatalError("mkstemp failed") }
+        let temp = String(cString: template)
+        let bytes = Array(text.utf8)
+        guard write(fd, bytes, bytes.count) == bytes.count else { fatalError("write failed") }
+        fchmod(fd, 0o644)
+        close(fd)
+        rename(temp, path)
+        saved = now()
+      }
+      var opTime: Double?
+      var observedTime: Double?
+      while true {
+        opTime = opTime ?? arrivals.ops.withLock { $0[file] }
+        observedTime =
+          observedTime ?? arrivals.observed.withLock { $0[pk]?.first(where: { $0.views == views })?.time }
+        if opTime != nil && observedTime != nil { break }
+        if now() - saved > 10 { fatalError("save \(n) of \(file): no op or no observer event after 10 s") }
+        _ = arrivals.arrived.wait(timeout: .now() + .milliseconds(100))
+      }
+      opLatencies.append(opTime! - saved)
+      byPattern[n % patterns.count].append(opTime! - saved)
+      // The observer may note the event before this thread reads the
+      // clock after its last syscall: that is no latency at all.
+      observerLatencies.append(max(0, observedTime! - saved))
+    }
+    let savesLoad = loadAverage()
 
     let cpuBefore = cpuSeconds()
+    let observerCPUBefore = cpuSeconds(ofProcess: observer.processIdentifier)
     let idleStart = now()
     Thread.sleep(forTimeInterval: settings.idleSeconds)
     let idleCPU = cpuSeconds() - cpuBefore
+    let observerIdleCPU = cpuSeconds(ofProcess: observer.processIdentifier) - observerCPUBefore
     let idleWall = now() - idleStart
-    watcher.stop()
+    stopWatcher(watcher, thread)
+    // The observer exits when its stdin ends; its stdout then ends too.
+    // (Not waitUntilExit: Foundation's Process may miss the exit here.)
+    (observer.standardInput as? Pipe)?.fileHandleForWriting.closeFile()
+    let exitWait = now()
+    while !arrivals.observerDone.withLock({ $0 }) && now() - exitWait < 10 { usleep(1_000) }
     // Untimed: leaves the store clean, so `--work` can reuse it.
-    while thread.isExecuting { usleep(1_000) }
-    _ = try store.commit(message: "bench saves")
+    _ = try Store(at: URL(fileURLWithPath: root)).commit(message: "bench saves")
 
+    func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
+    guard !opLatencies.isEmpty else {
+      print("  no saves (--saves 0)")
+      return
+    }
+    let debounceMS =
+      Double(settings.debounce.components.seconds) * 1000 + Double(settings.debounce.components.attoseconds)
+      / 1e15
+    print(
+      String(format: "  save to op, %d saves (debounce %.0f ms): ", opLatencies.count, debounceMS)
+        + "p50 \(ms(percentile(opLatencies, 0.5))), p99 \(ms(percentile(opLatencies, 0.99))), "
+        + "max \(ms(opLatencies.max()!)) (target p99 < 100 ms; load \(savesLoad))")
+    for (name, values) in zip(patterns, byPattern) where !values.isEmpty {
+      print("    \(name): p50 \(ms(percentile(values, 0.5))), p99 \(ms(percentile(values, 0.99)))")
+    }
+    print(
+      "  save to observeLocal event in another process: p50 \(ms(percentile(observerLatencies, 0.5))), "
+        + "p99 \(ms(percentile(observerLatencies, 0.99))), max \(ms(observerLatencies.max()!))")
+    let missing = arrivals.observedMissing.withLock { $0 }
+    if missing > 0 {
+      print("    (\(missing) events showed a document missing mid-save, before the saved one)")
+    }
     print(
       String(
-        format: "  startup and catch-up, %d unchanged documents: %.2f s (target < 2 s)", settings.docs,
-        startup))
+        format:
+          "  idle CPU over %.0f s: watcher %.3f s, %.3f%% of one core (target < 1%%); observer process %.3f s",
+        idleWall, idleCPU, idleCPU / idleWall * 100, observerIdleCPU))
+  }
+
+  /// Open, truncate, write, close: what `echo > file` and many editors do.
+  static func writeInPlace(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard fd >= 0 else { fatalError("open \(path): \(String(cString: strerror(errno)))") }
+    let bytes = Array(text.utf8)
+    guard write(fd, bytes, bytes.count) == bytes.count else { fatalError("write \(path) failed") }
+    close(fd)
+  }
+
+  /// Starts the observer process and waits until it observes every pk.
+  static func startObserver(root: String, pks: [String], arrivals: Arrivals) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    process.arguments = ["watch", "--observe", root]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    input.fileHandleForWriting.write(Data((pks.joined(separator: "\n") + "\n\n").utf8))
+    let reader = Thread {
+      var pending = Data()
+      while true {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty {
+          arrivals.observerDone.withLock { $0 = true }
+          return
+        }
+        pending.append(chunk)
+        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+          let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+          pending.removeSubrange(pending.startIndex...newline)
+          let parts = line.split(separator: " ")
+          if line == "ready" {
+            arrivals.observerReady.withLock { $0 = true }
+          } else if parts.count == 3, let time = Double(parts[2]) {
+            if let views = Int(parts[1]) {
+              arrivals.observed.withLock { $0[String(parts[0]), default: []].append((views, time)) }
+              arrivals.arrived.signal()
+            } else {
+              arrivals.observedMissing.withLock { $0 += 1 }
+            }
+          }
+        }
+      }
+    }
+    reader.start()
+    let start = now()
+    while !arrivals.observerReady.withLock({ $0 }) {
+      if now() - start > 120 { fatalError("the observer process did not start") }
+      usleep(1_000)
+    }
     print(
-      String(
-        format: "  save to op, %d saves (debounce %.0f ms): p50 %.1f ms, p99 %.1f ms (target p99 < 100 ms)",
-        latencies.count,
-        Double(settings.debounce.components.seconds) * 1000 + Double(settings.debounce.components.attoseconds)
-          / 1e15,
-        percentile(latencies, 0.5) * 1000, percentile(latencies, 0.99) * 1000))
-    print(
-      String(
-        format: "  idle CPU over %.0f s: %.3f s, %.3f%% of one core (target < 1%%)", idleWall, idleCPU,
-        idleCPU / idleWall * 100))
-    print("  save to observer event: not measured (live queries, issue 4, are not merged yet)")
+      String(format: "  observer process: observeLocal on %d documents in %.2f s", pks.count, now() - start))
+    return process
+  }
+
+  /// Writes a line to stdout at once (unbuffered).
+  static func emitLine(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    var done = 0
+    while done < bytes.count {
+      let n = bytes[done...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+      if n <= 0 { return }
+      done += n
+    }
+  }
+
+  /// The observer process: reads pks from stdin up to an empty line, holds
+  /// `observeLocal` on each, and prints `pk views time` for every event
+  /// after the initial ones (`-` for a missing document), until stdin ends.
+  static func observer(root: String) throws -> Never {
+    let store = try Store(at: URL(fileURLWithPath: root))
+    let items = store.collection("items")
+    let out = Mutex(())
+    var live: [LiveQuery] = []
+    while let line = readLine(), !line.isEmpty {
+      let pk = line
+      live.append(
+        try items.findByID(pk).observeLocal { document, event in
+          guard !event.isInitial else { return }
+          let time = now()
+          let views = document?["views"]?.intValue.map(String.init) ?? "-"
+          out.withLock { _ in emitLine("\(pk) \(views) \(time)") }
+        })
+    }
+    emitLine("ready")
+    while readLine() != nil {}
+    for query in live { query.stop() }
+    exit(0)
   }
 }

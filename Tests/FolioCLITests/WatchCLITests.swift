@@ -215,6 +215,60 @@ struct WatchCLITests {
     #expect(shown.contains("synced"))
   }
 
+  /// Issue 6, "done means": a person edits a counter and a set with vim
+  /// while `folio watch --sync-every` runs; a peer raised the same counter
+  /// meanwhile. Both replicas end with the sum and the union.
+  @Test func aVimEditUnderWatchIsSyncedAndMergedWithAPeer() throws {
+    let box = try GitPullTests.Sandbox()
+    defer { box.root.remove() }
+    #expect(try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path) == 0)
+    try box.root.write("a/folio.yaml", CLIScratch.yaml)
+    try box.folio(["init"], in: "a")
+    try box.folio(["put", "todos", "t", "-"], in: "a", input: #"{"views": 1, "tags": ["p"], "title": "x"}"#)
+    #expect(try box.git("remote add origin \(box.remote)", in: "a") == 0)
+    try box.folio(["sync"], in: "a")
+    try box.folio(["clone", box.remote, "b"], in: "")
+    try box.folio(
+      [
+        "apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 10}}"#,
+      ],
+      in: "b")
+    try box.folio(["sync"], in: "b")
+
+    let watch = try WatchProcess(in: box.root.path + "/a", ["--sync-every", "300ms"])
+    let vim = try Save.run(
+      "/usr/bin/vim",
+      [
+        "-u", "NONE", "-i", "NONE", "-N", "-e", "-s", "-c", #"%s/"views": 1/"views": 5/"#, "-c",
+        #"%s/"p"/"p", "q"/"#, "-c", "wq", "data/todos/t.json",
+      ],
+      in: box.root.path + "/a")
+    #expect(vim == 0)
+    #expect(watch.waitFor(1, "op"))
+    // A sync that pushed after the op (an earlier one may have merged b's).
+    let synced = watch.waitForLine { _ in
+      let records = watch.records
+      guard let opIndex = records.firstIndex(where: { $0["event"] as? String == "op" }) else { return false }
+      return records[(opIndex + 1)...].contains {
+        $0["event"] as? String == "sync" && $0["pushed"] as? Bool == true
+      }
+    }
+    #expect(watch.stop() == 0)
+    #expect(synced != nil, "\(watch.outputText)\n\(watch.errorText)")
+    let op = try #require(watch.ops.first)
+    #expect(watch.ops.count == 1, "\(watch.outputText)")
+    #expect(op["op"] as? String == "update")
+    #expect("\(op)".contains("increment"), "the counter edit is an increment: \(op)")
+
+    try box.folio(["sync"], in: "b")
+    for replica in ["a", "b"] {
+      let document = try box.folio(["get", "todos", "t"], in: replica).stdout
+      #expect(
+        document.contains(#""views":15"#) || document.contains(#""views": 15"#), "\(replica): \(document)")
+      #expect(document.contains("\"q\""), "\(replica): \(document)")
+    }
+  }
+
   @Test(arguments: [
     ["--commit-every", "soon"], ["--debounce", "5"], ["--remote", "origin"], ["--sync-every"], ["extra"],
   ])

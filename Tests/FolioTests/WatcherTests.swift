@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 @testable import Folio
@@ -288,6 +289,77 @@ struct WatcherTests {
     try watch.stop()
     #expect(watch.recorded.map(\.op.pk) == ["n"])
     #expect(watch.problems.isEmpty)
+  }
+
+  /// The race behind a flaky run of `folioOwnWritesAreNotEchoed`: an
+  /// in-place save truncates (`IN_MODIFY`), and a writer descheduled under
+  /// load leaves the file empty for longer than the debounce. The pauses
+  /// here stand in for the scheduler; the file is whole only at the close.
+  @Test func anInPlaceSaveThatPausesAfterTheTruncateIsReadOnlyWhenClosed() throws {
+    let (store, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let path = scratch.path + "/data/todos/a.json"
+    let fd = open(path, O_WRONLY | O_TRUNC)
+    try #require(fd >= 0)
+    usleep(300_000)  // ten debounce periods with an empty file
+    try FileSystem.writeAll(fd, Array(#"{"id": "a", "title": "y","#.utf8), path: path)
+    usleep(300_000)  // and as long with half a document
+    try FileSystem.writeAll(fd, Array(#" "views": 1, "tags": ["p"]}"#.utf8), path: path)
+    #expect(watch.problems.isEmpty, "a file still being written is not a save: \(watch.problems)")
+    #expect(watch.recorded.isEmpty)
+    close(fd)
+    #expect(watch.waitForOps(1))
+    usleep(150_000)
+    try watch.stop()
+    #expect(watch.problems.isEmpty)
+    #expect(watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" } == ["update a"])
+    #expect(try store.collection("todos").findByID("a").exec()?["title"] == "y")
+  }
+
+  /// A program that keeps a file open: a whole document in it is recorded
+  /// once the file has been quiet for a while, but half a document is not
+  /// reported until the writer closes the file.
+  @Test func aFileHeldOpenIsRecordedWhenQuietAndReportedOnlyWhenClosed() throws {
+    let (_, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let path = scratch.path + "/data/todos/a.json"
+    let fd = open(path, O_WRONLY | O_TRUNC)
+    try #require(fd >= 0)
+    try FileSystem.writeAll(
+      fd, Array(#"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#.utf8), path: path)
+    #expect(watch.waitForOps(1, timeout: 1 + WatchSession.writerPatience * 3))
+    // Now half a document, and the writer stays.
+    _ = ftruncate(fd, 0)
+    _ = lseek(fd, 0, SEEK_SET)
+    try FileSystem.writeAll(fd, Array(#"{"id": "a", "ti"#.utf8), path: path)
+    usleep(UInt32(WatchSession.writerPatience * 1_500_000))
+    #expect(watch.problems.isEmpty)
+    close(fd)
+    #expect(watch.waitForProblems(1))
+    usleep(150_000)
+    try watch.stop()
+    #expect(watch.problems.count == 1)
+    #expect(watch.problems.first?.location?.file == "data/todos/a.json")
+    #expect(watch.recorded.count == 1)
+  }
+
+  /// Issue 6 §2 with the watcher in the app's own process: the op the
+  /// watcher records reaches the app's observer.
+  @Test func anObserverInTheWatchersProcessSeesTheSave() throws {
+    let (store, scratch, watch) = try Self.watched()
+    defer { scratch.remove() }
+    let views = Mutex<[String]>([])
+    let live = try store.collection("todos").findByID("a").observeLocal { document, _ in
+      views.withLock { $0.append(document?.value["views"]?.compactString ?? "missing") }
+    }
+    defer { live.stop() }
+    try EditorSave.tempThenRename(
+      scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "x", "views": 4, "tags": ["p"]}"#)
+    #expect(watch.waitForOps(1))
+    #expect(watch.wait { _ in views.withLock { $0.last } == "4" }, "\(views.withLock { $0 })")
+    try watch.stop()
+    #expect(views.withLock { $0.first } == "1")
+    #expect(!views.withLock { $0.contains("missing") })
   }
 
   @Test func aTableFolderMadeLaterIsWatched() throws {

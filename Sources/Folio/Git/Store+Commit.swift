@@ -240,11 +240,21 @@ extension Store {
     }
 
     for table in config.tables {
-      let headBlobs = Dictionary(
-        (try headTree?.blobs(in: table.path, repository: repository) ?? []).map { ($0.name, $0.id) },
-        uniquingKeysWith: { a, _ in a })
+      // Most folders are as committed: that is decided cheaply, and only
+      // documents Folio wrote since HEAD are left to look at.
+      let unchanged = try folderMatchesHead(
+        table, headTree: headTree, index: index, repository: repository,
+        evicted: scan.evictedByTable[table.name] ?? [])
+      var headBlobs: [String: GitOID] = [:]
+      var names: [String] = []
+      if !unchanged {
+        headBlobs = Dictionary(
+          (try headTree?.blobs(in: table.path, repository: repository) ?? []).map { ($0.name, $0.id) },
+          uniquingKeysWith: { a, _ in a })
+        names = try FileSystem.list(directory(of: table)) ?? []
+      }
       var present = Set<String>()
-      for name in try FileSystem.list(directory(of: table)) ?? [] {
+      for name in names {
         guard name.hasSuffix(".json"), !name.hasPrefix("."), let pk = PrimaryKey.pk(fromFileName: name) else {
           continue
         }
@@ -293,8 +303,10 @@ extension Store {
       }
       // Made through Folio since HEAD, then deleted by hand: a remove.
       for key in scan.ownOps.keys where key.table == table.name {
-        guard let name = try? PrimaryKey.fileName(for: key.pk), !present.contains(name),
-          headBlobs[name] == nil,
+        guard let name = try? PrimaryKey.fileName(for: key.pk),
+          unchanged
+            ? index.entry(at: table.path + "/" + name) == nil
+            : !present.contains(name) && headBlobs[name] == nil,
           scan.evictedByTable[table.name]?.contains(key.pk) != true
         else { continue }
         let path = table.path + "/" + name

@@ -35,6 +35,13 @@ struct Debouncer<Key: Hashable> {
     if deadlines[key] == nil { deadlines[key] = now + seconds }
   }
 
+  /// Makes `key` due at `deadline` at the earliest, whatever its quiet
+  /// period says (a writer still holds the file open).
+  mutating func postpone(_ key: Key, until deadline: Double) {
+    if firstTouches[key] == nil { firstTouches[key] = deadline }
+    deadlines[key] = max(deadlines[key] ?? deadline, deadline)
+  }
+
   /// The earliest deadline, if any key is waiting.
   var nextDeadline: Double? { deadlines.values.min() }
 

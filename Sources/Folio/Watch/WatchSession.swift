@@ -26,6 +26,12 @@ final class WatchSession {
   private var targets: [Int32: Target] = [:]
   private var tableWatches: [String: Int32] = [:]
   private var debouncer: Debouncer<FileKey>
+  /// Files written to in place (`IN_MODIFY`) and not closed since
+  /// (`IN_CLOSE_WRITE`), with the time of the last write: a writer still
+  /// has them open, so what they hold may be half a save (an in-place save
+  /// truncates first, and a writer descheduled under load leaves the file
+  /// empty for as long as it likes).
+  private var writers: [FileKey: Double] = [:]
   private var known: KnownDocuments?
   /// Per file, the last problem reported and the bytes it was about, so a
   /// problem is reported once per save and not again on a rescan.
@@ -47,6 +53,10 @@ final class WatchSession {
   /// How long a file waits before it is tried again after a failure that
   /// may pass (the store is locked, a read failed).
   static let retryDelay = 1.0
+  /// How long a file that a writer holds open must stay quiet before it is
+  /// read anyway: a save normally ends with `IN_CLOSE_WRITE`, but a program
+  /// may keep a file open after writing a whole document.
+  static let writerPatience = 1.0
 
   init(store: Store, options: Watcher.Options, emit: @escaping (WatchEvent) -> Void) throws {
     self.store = store
@@ -132,6 +142,8 @@ final class WatchSession {
       if event.has(IN_Q_OVERFLOW) {
         rescanAt = now
         overflowed = true
+        // Closes may be among the lost events: no file counts as open.
+        writers.removeAll()
         continue
       }
       guard let target = targets[event.watch] else { continue }
@@ -160,7 +172,15 @@ final class WatchSession {
         guard event.has(IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE),
           EditorFiles.documentPK(fileName: event.name) != nil
         else { continue }
-        debouncer.touch(FileKey(table: table, name: event.name), now: now)
+        let key = FileKey(table: table, name: event.name)
+        if event.has(IN_MODIFY) {
+          writers[key] = now
+        } else {
+          // Closed, or the name now stands for another file (or none): a
+          // writer of the old one no longer writes what the name holds.
+          writers[key] = nil
+        }
+        debouncer.touch(key, now: now)
       }
     }
     if foldersChanged {
@@ -196,7 +216,16 @@ final class WatchSession {
     if debouncer.nextDeadline.map({ $0 <= now }) == true {
       // Events that arrived since poll returned may restart a quiet period.
       drainEvents()
-      let due = debouncer.takeDue(now: Clock.monotonicSeconds())
+      let now = Clock.monotonicSeconds()
+      var due: [FileKey] = []
+      for key in debouncer.takeDue(now: now) {
+        // Quiet is not done: wait for the writer to close the file.
+        if let lastWrite = writers[key], now < lastWrite + Self.writerPatience {
+          debouncer.postpone(key, until: lastWrite + Self.writerPatience)
+        } else {
+          due.append(key)
+        }
+      }
       if !due.isEmpty { record(due) }
     }
     if let deadline = nextCommit, deadline <= now, let every = options.commitEvery {
@@ -265,6 +294,7 @@ final class WatchSession {
     var events: [WatchEvent] = []
     do {
       try store.lock.withLock {
+        var problems: [(key: FileKey, path: String, error: FolioError, signature: String)] = []
         try store.recover()
         if known == nil { known = try KnownDocuments(store: store) }
         try known!.refresh()
@@ -282,23 +312,21 @@ final class WatchSession {
             reported[path] = nil
             mutations.append((key, table, pk, mutation))
           case .problem(let error, let signature):
-            if reported[path] != signature {
-              reported[path] = signature
-              events.append(.problem(error))
-            }
+            problems.append((key, path, error, signature))
           }
         }
         // A file written to while it was read was caught half way: it is
-        // read again once quiet, and only then is a problem reported.
+        // read again once quiet, and only then is a problem reported. A
+        // file a writer still holds open is not a save yet: its close
+        // brings it back.
         drainEvents()
-        events.removeAll { event in
-          guard case .problem(let error) = event, let file = error.location?.file else { return false }
-          let name = FileSystem.split(file).name
-          guard let table = store.config.tables.first(where: { $0.path + "/" + name == file }),
-            debouncer.isPending(FileKey(table: table.name, name: name))
-          else { return false }
-          reported[file] = nil
-          return true
+        for problem in problems {
+          if debouncer.isPending(problem.key) || writers[problem.key] != nil {
+            reported[problem.path] = nil
+          } else if reported[problem.path] != problem.signature {
+            reported[problem.path] = problem.signature
+            events.append(.problem(problem.error))
+          }
         }
         guard !mutations.isEmpty else { return }
         let ops = try store.writeLocked { transaction in
@@ -362,8 +390,13 @@ final class WatchSession {
         try index.write()
       }
       var seen = Set<String>()
+      // A file a writer holds open is reported, if need be, once closed.
+      let open = Set(
+        writers.keys.compactMap { key in store.config.table(named: key.table).map { $0.path + "/" + key.name }
+        })
       for problem in scan.problems {
         let path = problem.location?.file ?? problem.path ?? ""
+        if open.contains(path) { continue }
         seen.insert(path)
         let bytes = (try? FileSystem.read(store.rootPath + "/" + path)) ?? nil
         let signature = FNV.hex(bytes ?? []) + "\n" + problem.description
@@ -377,7 +410,14 @@ final class WatchSession {
       guard !synthetic.isEmpty else { return }
       let ops = try store.writeLocked { transaction in
         for document in synthetic {
-          transaction.log(document.synthetic!, table: document.table, pk: document.pk)
+          // A new file gets its whole body in the op, not the compact
+          // insert a commit logs (whose body is in the commit): until a
+          // commit, the watcher diffs later saves against what ops say.
+          var mutation = document.synthetic!
+          if document.syntheticFromTree, let body = document.document {
+            mutation = Mutation.diff(from: nil, to: body, kinds: document.table.kind(of:))
+          }
+          transaction.log(mutation, table: document.table, pk: document.pk)
         }
         return transaction.ops
       }

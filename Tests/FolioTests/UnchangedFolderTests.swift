@@ -1,0 +1,111 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import Folio
+
+/// `Store.folderMatchesHead`, the quick answer the catch-up of `folio watch`
+/// and `folio commit` use for a folder nobody touched: true only when every
+/// document file is as committed; any change sends the scan the full way.
+struct UnchangedFolderTests {
+  static func matches(_ store: Store) throws -> Bool {
+    let repository = try store.openRepository()
+    let index = try repository.index()
+    let table = try #require(store.config.table(named: "todos"))
+    return try store.folderMatchesHead(
+      table, headTree: try repository.headCommit()?.tree(), index: index, repository: repository,
+      evicted: try store.loadEvictions()["todos"] ?? [])
+  }
+
+  static func committed() throws -> (Store, Scratch) {
+    let (store, scratch) = try makeStore()
+    try store.write { transaction in
+      for pk in ["a", "b", "c"] {
+        _ = try transaction.put(table: "todos", pk: pk, document: ["title": .string(pk)])
+      }
+    }
+    try store.commit(message: "start")
+    return (store, scratch)
+  }
+
+  @Test func aCommittedFolderMatchesWhateverElseLiesInIt() throws {
+    let (store, scratch) = try Self.committed()
+    defer { scratch.remove() }
+    #expect(try Self.matches(store))
+    // Files the scan never looks at do not count.
+    let folder = scratch.path + "/data/todos/"
+    try EditorSave.inPlace(folder + ".a.json.swp", "x")
+    try EditorSave.inPlace(folder + "notes.txt", "x")
+    #expect(try Self.matches(store))
+  }
+
+  @Test func noStoreWithoutACommitMatches() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.write { _ = try $0.put(table: "todos", pk: "a", document: [:]) }
+    #expect(try !Self.matches(store))
+  }
+
+  enum Change: String, CaseIterable {
+    case editSameSize, touch, newFile, delete, writeThroughFolio, replaceByRename
+  }
+
+  @Test(arguments: Change.allCases)
+  func everyChangeIsNoticed(_ change: Change) throws {
+    let (store, scratch) = try Self.committed()
+    defer { scratch.remove() }
+    let folder = scratch.path + "/data/todos/"
+    let before = try #require(try FileSystem.read(folder + "b.json"))
+    switch change {
+    case .editSameSize:
+      // Same length, same inode: only the modification time tells.
+      try EditorSave.inPlace(
+        folder + "b.json",
+        String(decoding: before, as: UTF8.self).replacing(#""title": "b""#, with: #""title": "z""#))
+    case .touch:
+      var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
+      #expect(utimensat(AT_FDCWD, folder + "b.json", &times, 0) == 0)
+    case .newFile: try EditorSave.inPlace(folder + "d.json", #"{"id": "d"}"#)
+    case .delete: #expect(unlink(folder + "b.json") == 0)
+    case .writeThroughFolio: try store.write { _ = try $0.put(table: "todos", pk: "b", document: ["n": 1]) }
+    case .replaceByRename:
+      // The same bytes in a new file: a new inode.
+      try EditorSave.tempThenRename(folder + "b.json", String(decoding: before, as: UTF8.self))
+    }
+    #expect(try !Self.matches(store))
+    // The full scan then commits (or refreshes stat data), and the folder
+    // matches again.
+    try store.commit(message: "after \(change)")
+    #expect(try Self.matches(store))
+  }
+
+  @Test func anEvictedDocumentCountsAsCommitted() throws {
+    let (store, scratch) = try Self.committed()
+    defer { scratch.remove() }
+    #expect(try store.collection("todos").findByID("a").evict())
+    try store.commit(message: "evicted")
+    #expect(!FileSystem.exists(scratch.path + "/data/todos/a.json"))
+    #expect(try Self.matches(store))
+    // A file back under an evicted name is not as committed.
+    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "back"}"#)
+    #expect(try !Self.matches(store))
+  }
+
+  /// The catch-up on an unchanged folder finds what the full scan finds:
+  /// here, a document written through Folio after the commit and then
+  /// deleted by hand is still a remove.
+  @Test func theQuickPathStillFindsFolioWritesDeletedByHand() throws {
+    let (store, scratch) = try Self.committed()
+    defer { scratch.remove() }
+    try store.write { _ = try $0.put(table: "todos", pk: "n", document: ["title": "new"]) }
+    #expect(unlink(scratch.path + "/data/todos/n.json") == 0)
+    #expect(try Self.matches(store))
+    var events: [WatchEvent] = []
+    let session = try WatchSession(store: store, options: Watcher.Options()) { events.append($0) }
+    try session.catchUp()
+    let ops = events.compactMap {
+      if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }
+    }
+    #expect(ops == ["remove n"])
+  }
+}
