@@ -100,13 +100,16 @@ final class ObservationWatcher: Sendable {
     var changes: [String: Set<String>?] = [:]
     var sawOps = false
     var waitingSince: Double?
+    // Set when changes are left over from a refresh: look again at once.
+    var again = false
     while true {
       var fds = [
         pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
         pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
       ]
       // A timeout only while waiting out a journal that a crash left behind.
-      let timeout: Int32 = waitingSince == nil ? -1 : 100
+      let timeout: Int32 = again ? 0 : waitingSince == nil ? -1 : 100
+      again = false
       let n = poll(&fds, 2, timeout)
       if n < 0 && errno != EINTR { return }
       if fds[1].revents != 0 { return }
@@ -122,24 +125,57 @@ final class ObservationWatcher: Sendable {
         if now - waitingSince! < 1 { continue }
       }
       waitingSince = nil
+      center.afterJournalCheck.withLock { $0 }?()
       for table in (try? watches.update(inotify)) ?? [] { changes[table] = .some(nil) }
-      center.refresh(store: store, changes: changes)
-      changes = [:]
+      var batch: [String: Set<String>?] = [:]
+      swap(&batch, &changes)
       sawOps = false
+      // A transaction that began after the journal check may be half done
+      // in what the refresh reads. It writes the journal before any
+      // document, so by the time the reads are done its event is queued:
+      // then the refresh delivers nothing, and is done again, with what
+      // that transaction changed, once it has ended.
+      let whole = center.refresh(store: store, changes: batch) {
+        !collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
+      }
+      if !whole {
+        for (table, pks) in batch { merge(pks, into: &changes, table: table) }
+      }
+      again = !changes.isEmpty || sawOps
     }
   }
 
+  private static func merge(_ pks: Set<String>?, into changes: inout [String: Set<String>?], table: String) {
+    guard let pks else {
+      changes[table] = .some(nil)
+      return
+    }
+    if case .some(.some) = changes[table] {
+      changes[table]!!.formUnion(pks)
+    } else if changes[table] == nil {
+      changes[table] = .some(pks)
+    }
+  }
+
+  /// Drains the queued events into `changes`.
+  /// - Returns: whether a Folio transaction began: its journal was written.
+  @discardableResult
   private static func collect(
     inotify: Inotify, watches: inout Watches, into changes: inout [String: Set<String>?], sawOps: inout Bool
-  ) {
-    guard let events = try? inotify.readEvents() else { return }
+  ) -> Bool {
+    guard let events = try? inotify.readEvents() else { return false }
+    var began = false
     for event in events {
       if event.has(IN_Q_OVERFLOW) {
         for table in watches.store.config.tables { changes[table.name] = .some(nil) }
+        began = true  // unknown: assume the worst
         continue
       }
       if event.watch == watches.journal {
-        continue  // only a wake-up: the loop checks the journal
+        // Emptying the journal (`truncate`) does not close it; writing a
+        // new one does, before the transaction touches any document.
+        if event.name == "journal" && event.has(IN_CLOSE_WRITE) { began = true }
+        continue  // also a wake-up: the loop checks the journal
       }
       if event.watch == watches.ops || watches.ancestors.contains(event.watch) {
         // A transaction, or a folder made: add the watches now possible.
@@ -156,11 +192,8 @@ final class ObservationWatcher: Sendable {
         continue
       }
       guard let pk = PrimaryKey.pk(fromFileName: event.name) else { continue }
-      if case .some(.some) = changes[table] {
-        changes[table]!!.insert(pk)
-      } else if changes[table] == nil {
-        changes[table] = .some([pk])
-      }
+      merge([pk], into: &changes, table: table)
     }
+    return began
   }
 }

@@ -34,7 +34,7 @@ final class QueryObserver: StoreObserver {
     self.core = core
   }
 
-  func refresh(store: Store, changed: Set<String>?, cache: DocumentCache) throws {
+  func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)? {
     let config = try store.table(named: table)
     var state: Known
     if let changed, let previous = known.withLock({ $0 }),
@@ -44,9 +44,12 @@ final class QueryObserver: StoreObserver {
     } else {
       state = try run()
     }
-    if state.unchanged { return }
-    known.withLock { $0 = state }
-    core.update(window(state.documents))
+    if state.unchanged { return nil }
+    let documents = window(state.documents)
+    return {
+      self.known.withLock { $0 = state }
+      self.core.update(documents)
+    }
   }
 
   /// Runs the query with the read-ahead.
