@@ -119,7 +119,8 @@ struct LiveQueryRaceTests {
     let finished = EventRecorder<String>()
     let calls = EventRecorder<String>()
     for (pk, peer) in [("a", "b"), ("b", "a")] {
-      let live = try todos.findByID(pk).observeLocal(deliverOn: DispatchQueue(label: "test.\(pk)")) { _, event in
+      let live = try todos.findByID(pk).observeLocal(deliverOn: DispatchQueue(label: "test.\(pk)")) {
+        _, event in
         calls.append(pk)
         guard !event.isInitial else { return }
         // Both handlers run at once, then each stops the other.
