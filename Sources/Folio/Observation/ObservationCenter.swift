@@ -92,10 +92,11 @@ final class ObservationCenter: Sendable {
   /// table to its changed pks, or to nil when anything may have changed.
   ///
   /// Everything is read first and delivered after. `isConsistent` is asked
-  /// in between: when it says no (a transaction began while the files were
-  /// read, so they may hold half of it), nothing is delivered and nothing
-  /// is remembered, and the caller tries again once that transaction is
-  /// done. One committed transaction thus never shows as two events.
+  /// in between, with the documents read (nil: a whole table): when it says
+  /// no (a transaction wrote one of them meanwhile, so they may hold half
+  /// of it), nothing is delivered and nothing is remembered, and the caller
+  /// tries again once that transaction is done. One committed transaction
+  /// thus never shows as two events.
   ///
   /// A document whose content is what the last refresh saw is dropped
   /// first: the watcher also hears of this process's own commits, after the
@@ -105,7 +106,8 @@ final class ObservationCenter: Sendable {
   /// - Returns: false when `isConsistent` said no.
   @discardableResult
   func refresh(
-    store: Store, changes: [String: Set<String>?], isConsistent: () -> Bool = { true }
+    store: Store, changes: [String: Set<String>?],
+    isConsistent: (_ read: [String: Set<String>?]) -> Bool = { _ in true }
   ) -> Bool {
     if changes.isEmpty { return true }
     let observers = state.withLock { Array($0.observers.values) }
@@ -143,7 +145,7 @@ final class ObservationCenter: Sendable {
           deliveries.append(delivery)
         }
       }
-      guard isConsistent() else { return false }
+      guard isConsistent(cache.read) else { return false }
       if seen.count + hashes.count > 100_000 { seen.removeAll() }
       seen.merge(hashes) { _, new in new }
       for delivery in deliveries { delivery() }
@@ -169,15 +171,27 @@ protocol StoreObserver: AnyObject, Sendable {
 /// read its file once. Used only under the center's refresh lock.
 final class DocumentCache {
   private var documents: [String: [String: Document?]] = [:]
+  /// What was read from disk: pks by table, nil for a whole table.
+  private(set) var read: [String: Set<String>?] = [:]
 
   func prime(table: String, pk: String, document: Document?) {
     documents[table, default: [:]][pk] = .some(document)
+    noteRead(table: table, pk: pk)
   }
 
   func document(store: Store, table: String, pk: String) throws -> Document? {
     if let cached = documents[table]?[pk] { return cached }
     let document = try PendingIDSpecificOperation(collection: store.collection(table), pk: pk).exec()
     documents[table, default: [:]][pk] = .some(document)
+    noteRead(table: table, pk: pk)
     return document
+  }
+
+  /// A query ran over the table.
+  func noteReadAll(table: String) { read[table] = .some(nil) }
+
+  private func noteRead(table: String, pk: String) {
+    if case .some(.none) = read[table] { return }
+    read[table, default: Set<String>()]?.insert(pk)
   }
 }
