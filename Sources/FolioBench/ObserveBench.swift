@@ -197,8 +197,19 @@ func runObserveBenchmark(_ arguments: [String]) throws {
     let parts = line.split(separator: " ")
     if parts.count == 2, let seq = Int(parts[0]), let end = Int(parts[1]) { childEnds[seq] = end }
   }
+  let writes = childEnds.values.sorted()
+  if writes.count > 1 {
+    let seconds = Double(writes.last! - writes.first!) / 1e9
+    print(String(format: "  mutations/s, observed, another process  %.0f", Double(writes.count - 1) / seconds))
+  }
   report("another process", ends: childEnds, seen: seen.withLock { $0 })
   for query in live { query.stop() }
+  // This machine's speed drifts: a second run without observers, after
+  // them, shows how much.
+  var afterEnds: [Int: Int] = [:]
+  let afterPlan = mutationPlan(docs: options.docs, count: options.mutations, watched: singles, seed: 4)
+  let afterRate = try applyPlan(afterPlan, seqBase: 2_000_000, ends: &afterEnds)
+  print(String(format: "  mutations/s, no observers, again  %.0f", afterRate))
   if options.keep { print("  store: \(root)") }
 }
 
