@@ -200,7 +200,8 @@ func runObserveBenchmark(_ arguments: [String]) throws {
   let writes = childEnds.values.sorted()
   if writes.count > 1 {
     let seconds = Double(writes.last! - writes.first!) / 1e9
-    print(String(format: "  mutations/s, observed, another process  %.0f", Double(writes.count - 1) / seconds))
+    print(
+      String(format: "  mutations/s, observed, another process  %.0f", Double(writes.count - 1) / seconds))
   }
   report("another process", ends: childEnds, seen: seen.withLock { $0 })
   for query in live { query.stop() }

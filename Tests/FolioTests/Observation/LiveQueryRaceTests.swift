@@ -145,3 +145,26 @@ struct LiveQueryRaceTests {
     #expect(store.observation.isEmpty)
   }
 }
+
+/// When the watcher drops what it read: only for a transaction that may
+/// show in part in it.
+struct WatcherOverlapTests {
+  typealias Drained = ObservationWatcher.Drained
+
+  @Test func aTransactionOverlapsOnlyIfItWroteADocumentThatWasRead() {
+    let read: [String: Set<String>?] = ["todos": ["a", "b"]]
+    #expect(!Drained().touches(read))
+    // Began after the check, wrote other documents: the reads hold none of it.
+    #expect(!Drained(segments: [[:], ["todos": ["c"]], ["notes": ["a"]]]).touches(read))
+    // Wrote one that was read.
+    #expect(Drained(segments: [[:], ["todos": ["c"]], ["todos": ["b"]]]).touches(read))
+    // A whole table changed, or a query read a whole table.
+    #expect(Drained(segments: [[:], ["todos": nil]]).touches(read))
+    #expect(Drained(segments: [[:], ["todos": ["z"]]]).touches(["todos": nil]))
+    // The end of a transaction that finished just before the check: the
+    // reads may hold its other documents, whatever it wrote last.
+    #expect(Drained(segments: [["todos": ["z"]]]).touches(read))
+    // The queue overflowed: anything may have happened.
+    #expect(Drained(segments: [[:]], overflowed: true).touches(read))
+  }
+}
