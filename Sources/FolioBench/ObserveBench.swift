@@ -4,11 +4,14 @@ import Synchronization
 
 // folio-bench observe: live-query cost and latency. A table of --docs
 // documents, --observers live queries (half single-document, half limited
-// windows of 10 over an order index), --mutations single-document
-// transactions: mutations per second with and without the observers, and
-// the time from a commit's return to the handler (p50, p99), for commits in
-// this process and in another (this binary, `observe-writer`). A handler
-// that runs before the commit call returns counts as 0.
+// windows of 10 over an order index, alternately limitToFirst from a random
+// startAt and limitToLast up to a random endAt), --mutations
+// single-document transactions: mutations per second with and without the
+// observers, and the time from a commit's return to the handler (p50, p99),
+// for commits in this process and in another (this binary,
+// `observe-writer`). A handler that runs before the commit call returns
+// counts as 0; so in process, the time from the commit call's start is
+// reported too, as a bound from above.
 
 private struct ObserveOptions {
   var docs = 100_000
@@ -126,9 +129,11 @@ func runObserveBenchmark(_ arguments: [String]) throws {
   var random = BenchRandom(state: 42)
   let singles = (0..<options.observers / 2).map { _ in "d\(random.next(options.docs))" }
 
+  var starts: [Int: Int] = [:]
   func applyPlan(_ plan: [(String, Int)], seqBase: Int, ends: inout [Int: Int]) throws -> Double {
     let begin = Date()
     for (seq, (pk, rank)) in plan.enumerated() {
+      starts[seqBase + seq] = wallNanos()
       try store.apply(
         table: "items", pk: pk, op: .upsert,
         columns: ["rank": .integer(rank), "seq": .integer(seqBase + seq)])
@@ -155,9 +160,11 @@ func runObserveBenchmark(_ arguments: [String]) throws {
   for pk in singles {
     live.append(try items.findByID(pk).observeLocal { document, _ in note(document) })
   }
-  for _ in 0..<(options.observers - singles.count) {
-    let query = try items.query().orderBy(child: "rank").startAt(.integer(random.next(options.docs)))
-      .limitToFirst(10)
+  for n in 0..<(options.observers - singles.count) {
+    let ordered = try items.query().orderBy(child: "rank")
+    let bound = JSONValue.integer(random.next(options.docs))
+    let query =
+      n % 2 == 0 ? try ordered.startAt(bound).limitToFirst(10) : try ordered.endAt(bound).limitToLast(10)
     live.append(
       try query.observeLocal { _, event in
         guard case .update(let update) = event else { return }
@@ -171,6 +178,7 @@ func runObserveBenchmark(_ arguments: [String]) throws {
   print(String(format: "  mutations/s, observed      %.0f", observedRate))
   Thread.sleep(forTimeInterval: 1)
   report("in process", ends: ends, seen: seen.withLock { $0 })
+  report("in process, from commit start", ends: starts, seen: seen.withLock { $0 })
 
   // Another process writes.
   seen.withLock { $0 = [:] }
@@ -189,8 +197,20 @@ func runObserveBenchmark(_ arguments: [String]) throws {
     let parts = line.split(separator: " ")
     if parts.count == 2, let seq = Int(parts[0]), let end = Int(parts[1]) { childEnds[seq] = end }
   }
+  let writes = childEnds.values.sorted()
+  if writes.count > 1 {
+    let seconds = Double(writes.last! - writes.first!) / 1e9
+    print(
+      String(format: "  mutations/s, observed, another process  %.0f", Double(writes.count - 1) / seconds))
+  }
   report("another process", ends: childEnds, seen: seen.withLock { $0 })
   for query in live { query.stop() }
+  // This machine's speed drifts: a second run without observers, after
+  // them, shows how much.
+  var afterEnds: [Int: Int] = [:]
+  let afterPlan = mutationPlan(docs: options.docs, count: options.mutations, watched: singles, seed: 4)
+  let afterRate = try applyPlan(afterPlan, seqBase: 2_000_000, ends: &afterEnds)
+  print(String(format: "  mutations/s, no observers, again  %.0f", afterRate))
   if options.keep { print("  store: \(root)") }
 }
 
@@ -206,6 +226,6 @@ private func report(_ name: String, ends: [Int: Int], seen: [Int: Int]) {
   print(
     String(
       format: "  latency, %@ p50 %.2f ms, p99 %.2f ms (%d events)",
-      name.padding(toLength: 16, withPad: " ", startingAt: 0),
+      name.padding(toLength: 30, withPad: " ", startingAt: 0),
       percentile(0.5), percentile(0.99), latencies.count))
 }

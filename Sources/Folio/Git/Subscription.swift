@@ -12,13 +12,20 @@ import Synchronization
 /// try store.sync()      // 3f2a is back in the working tree if it was evicted
 /// sub.cancel()
 /// ```
-/// Cancel is safe to call twice, and runs on deinit.
+/// Cancel is safe to call twice, and runs on deinit. The store lists the
+/// live ones in ``Store/activeSubscriptions``.
+///
+/// Evicting a covered document is allowed (`evict()` does not check), but
+/// while the subscription lives, the next `sync` brings the document back.
 public final class Subscription: Sendable {
   private let registry: SubscriptionRegistry
   private let id: Int
+  /// What it keeps on this replica.
+  public let target: SubscriptionTarget
 
-  init(registry: SubscriptionRegistry, target: SubscriptionRegistry.Target) {
+  init(registry: SubscriptionRegistry, target: SubscriptionTarget) {
     self.registry = registry
+    self.target = target
     self.id = registry.add(target)
   }
 
@@ -30,12 +37,8 @@ public final class Subscription: Sendable {
 
 /// The live subscriptions of one store, guarded by a mutex.
 final class SubscriptionRegistry: Sendable {
-  enum Target: Sendable {
-    case document(table: String, pk: String)
-    case query(Query)
-  }
+  private let state = Mutex<(next: Int, targets: [Int: SubscriptionTarget])>((0, [:]))
 
-  private let state = Mutex<(next: Int, targets: [Int: Target])>((0, [:]))
   /// Told when the first subscription arrives (true) and when the last one
   /// ends (false); the store starts and stops pulling on it.
   private let activity = Mutex<(@Sendable (Bool) -> Void)?>(nil)
@@ -44,7 +47,7 @@ final class SubscriptionRegistry: Sendable {
     activity.withLock { $0 = handler }
   }
 
-  func add(_ target: Target) -> Int {
+  func add(_ target: SubscriptionTarget) -> Int {
     let (id, first) = state.withLock { state in
       state.next += 1
       state.targets[state.next] = target
@@ -61,7 +64,10 @@ final class SubscriptionRegistry: Sendable {
     if last { activity.withLock { $0 }?(false) }
   }
 
-  var targets: [Target] { state.withLock { Array($0.targets.values) } }
+  /// The live targets, oldest first.
+  var targets: [SubscriptionTarget] {
+    state.withLock { state in state.targets.sorted { $0.key < $1.key }.map(\.value) }
+  }
 
   /// Whether any live subscription covers the document.
   func covers(table: TableConfig, pk: String, document: JSONObject) -> Bool {
@@ -93,6 +99,16 @@ extension Query {
 }
 
 extension Store {
+  /// What the live subscriptions keep on this replica, oldest first: `sync`
+  /// brings back any evicted document they cover. A subscription leaves
+  /// this list when it is cancelled or released.
+  ///
+  /// ```swift
+  /// let sub = todos.findByID("3f2a").subscribe()
+  /// store.activeSubscriptions.count   // 1
+  /// ```
+  public var activeSubscriptions: [SubscriptionTarget] { subscriptions.targets }
+
   /// Brings back evicted documents that a live subscription covers: the
   /// file is restored from HEAD, skip-worktree is cleared, and the eviction
   /// is forgotten. Call with the lock held.

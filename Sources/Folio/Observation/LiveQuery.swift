@@ -4,8 +4,11 @@ import Synchronization
 ///
 /// Keep it for as long as you want events. ``stop()``, or releasing the
 /// last reference, ends delivery for good: once `stop()` returns, the
-/// handler is not running (unless `stop()` was called from inside it) and
-/// will not be called again.
+/// handler will not be called again, and is not running. Two exceptions to
+/// the second part, both to avoid a deadlock: when `stop()` is called from
+/// inside a live query's handler, or inside `store.write`, a handler call
+/// already running on another thread (which may be waiting for this
+/// thread's write or handler to end) is left to finish.
 ///
 /// ```swift
 /// let live = try todos.findByID("3f2a").observeLocal { document, event in
@@ -51,9 +54,10 @@ final class SingleDocumentObserver: StoreObserver {
     self.core = core
   }
 
-  func refresh(store: Store, changed: Set<String>?, cache: DocumentCache) throws {
-    if let changed, !changed.contains(pk) { return }
-    core.update(try cache.document(store: store, table: table, pk: pk))
+  func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)? {
+    if let changed, !changed.contains(pk) { return nil }
+    let document = try cache.document(store: store, table: table, pk: pk)
+    return { self.core.update(document) }
   }
 
   func stop() { core.stop() }

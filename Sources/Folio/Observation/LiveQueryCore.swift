@@ -116,7 +116,7 @@ final class LiveQueryCore<Value: Sendable, Event: Sendable>: Sendable {
     guard beginDelivery() else { return }
     var signal: (@Sendable () -> Void)?
     if nextSignal { signal = { @Sendable in self.signal(number) } }
-    handler(value, event, signal)
+    WaitGuard.marking { handler(value, event, signal) }
     endDelivery()
   }
 
@@ -132,8 +132,11 @@ final class LiveQueryCore<Value: Sendable, Event: Sendable>: Sendable {
     state.withLock { (s: inout State) -> Void in s.deliveringThread = nil }
   }
 
-  /// Ends delivery for good; when it returns, no handler call is running
-  /// (unless called from inside the handler) and none will start.
+  /// Ends delivery for good; when it returns, no handler call will start,
+  /// and none is running unless `stop()` was called from inside a handler
+  /// or while holding the store lock: there a call already under way on
+  /// another thread may be waiting for this one, so it is left to finish
+  /// (see `WaitGuard`).
   func stop() {
     let mustWait = state.withLock { s in
       s.stopped = true
@@ -141,7 +144,7 @@ final class LiveQueryCore<Value: Sendable, Event: Sendable>: Sendable {
       guard let thread = s.deliveringThread else { return false }
       return pthread_equal(thread, pthread_self()) == 0
     }
-    if mustWait {
+    if mustWait && !WaitGuard.currentThreadIsMarked {
       gate.lock()
       gate.unlock()
     }

@@ -23,6 +23,9 @@ final class ObservationCenter: Sendable {
   /// Serializes refreshes, so each observer sees states in order; holds
   /// the content hash (nil: no file) of each document as last refreshed.
   private let refreshLock = Mutex<[String: String?]>([:])
+  /// Tests only: runs on the watcher thread between its journal check and
+  /// its reads, the moment where another process's transaction can begin.
+  let afterJournalCheck = Mutex<(@Sendable () -> Void)?>(nil)
   /// Where handlers run when the caller names no queue.
   static let defaultQueue = DispatchQueue(label: "folio.observation.delivery")
 
@@ -39,7 +42,8 @@ final class ObservationCenter: Sendable {
       // Watching before the first read, so no change in between is missed;
       // under the refresh lock, so the initial event comes first.
       try startWatcherIfNeeded(store: store)
-      try refreshLock.withLock { _ in try observer.refresh(store: store, changed: nil, cache: DocumentCache())
+      try refreshLock.withLock { _ in
+        try observer.prepare(store: store, changed: nil, cache: DocumentCache())?()
       }
     } catch {
       remove(id)
@@ -87,17 +91,30 @@ final class ObservationCenter: Sendable {
   /// Brings every observer of a changed table up to date. `changes` maps a
   /// table to its changed pks, or to nil when anything may have changed.
   ///
+  /// Everything is read first and delivered after. `isConsistent` is asked
+  /// in between, with the documents read (nil: a whole table): when it says
+  /// no (a transaction wrote one of them meanwhile, so they may hold half
+  /// of it), nothing is delivered and nothing is remembered, and the caller
+  /// tries again once that transaction is done. One committed transaction
+  /// thus never shows as two events.
+  ///
   /// A document whose content is what the last refresh saw is dropped
   /// first: the watcher also hears of this process's own commits, after the
   /// commit hook has handled them, and re-running queries for them would
   /// double the cost. Content, not stat data, decides, because a file can
   /// be replaced twice within one timestamp tick by a file of the same size.
-  func refresh(store: Store, changes: [String: Set<String>?]) {
-    if changes.isEmpty { return }
+  /// - Returns: false when `isConsistent` said no.
+  @discardableResult
+  func refresh(
+    store: Store, changes: [String: Set<String>?],
+    isConsistent: (_ read: [String: Set<String>?]) -> Bool = { _ in true }
+  ) -> Bool {
+    if changes.isEmpty { return true }
     let observers = state.withLock { Array($0.observers.values) }
-    refreshLock.withLock { seen in
+    return refreshLock.withLock { seen in
       let cache = DocumentCache()
       var fresh: [String: Set<String>?] = [:]
+      var hashes: [String: String?] = [:]
       for (table, pks) in changes {
         guard let pks else {
           fresh[table] = .some(nil)
@@ -114,18 +131,25 @@ final class ObservationCenter: Sendable {
           let key = table + "\u{0}" + pk
           let hash = read.map { FNV.hex($0.bytes) }
           if let previous = seen[key], previous == hash { continue }
-          if seen.count > 100_000 { seen.removeAll() }
-          seen[key] = .some(hash)
+          hashes[key] = .some(hash)
           cache.prime(
             table: table, pk: pk, document: read.map { Document(pk: pk, table: table, value: $0.object) })
           kept.insert(pk)
         }
         if !kept.isEmpty { fresh[table] = .some(kept) }
       }
+      var deliveries: [() -> Void] = []
       for observer in observers {
         guard let changed = fresh[observer.table] else { continue }
-        try? observer.refresh(store: store, changed: changed, cache: cache)
+        if let delivery = try? observer.prepare(store: store, changed: changed, cache: cache) {
+          deliveries.append(delivery)
+        }
       }
+      guard isConsistent(cache.read) else { return false }
+      if seen.count + hashes.count > 100_000 { seen.removeAll() }
+      seen.merge(hashes) { _, new in new }
+      for delivery in deliveries { delivery() }
+      return true
     }
   }
 }
@@ -134,9 +158,11 @@ final class ObservationCenter: Sendable {
 protocol StoreObserver: AnyObject, Sendable {
   /// The table it watches.
   var table: String { get }
-  /// Reads what changed and hands a new state to its core if it differs.
+  /// Reads what changed, and returns what hands the new state to its core,
+  /// or nil when nothing it shows has changed. It changes nothing itself:
+  /// the center may drop the result (``ObservationCenter/refresh``).
   /// `changed` nil means anything in the table may have changed.
-  func refresh(store: Store, changed: Set<String>?, cache: DocumentCache) throws
+  func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)?
   /// Ends delivery.
   func stop()
 }
@@ -145,15 +171,27 @@ protocol StoreObserver: AnyObject, Sendable {
 /// read its file once. Used only under the center's refresh lock.
 final class DocumentCache {
   private var documents: [String: [String: Document?]] = [:]
+  /// What was read from disk: pks by table, nil for a whole table.
+  private(set) var read: [String: Set<String>?] = [:]
 
   func prime(table: String, pk: String, document: Document?) {
     documents[table, default: [:]][pk] = .some(document)
+    noteRead(table: table, pk: pk)
   }
 
   func document(store: Store, table: String, pk: String) throws -> Document? {
     if let cached = documents[table]?[pk] { return cached }
     let document = try PendingIDSpecificOperation(collection: store.collection(table), pk: pk).exec()
     documents[table, default: [:]][pk] = .some(document)
+    noteRead(table: table, pk: pk)
     return document
+  }
+
+  /// A query ran over the table.
+  func noteReadAll(table: String) { read[table] = .some(nil) }
+
+  private func noteRead(table: String, pk: String) {
+    if case .some(.none) = read[table] { return }
+    read[table, default: Set<String>()]?.insert(pk)
   }
 }

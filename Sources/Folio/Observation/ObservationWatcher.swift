@@ -100,13 +100,18 @@ final class ObservationWatcher: Sendable {
     var changes: [String: Set<String>?] = [:]
     var sawOps = false
     var waitingSince: Double?
+    // Set when changes are left over from a refresh: look again at once.
+    var again = false
+    // Refreshes in a row that a transaction overlapped.
+    var conflicts = 0
     while true {
       var fds = [
         pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
         pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
       ]
       // A timeout only while waiting out a journal that a crash left behind.
-      let timeout: Int32 = waitingSince == nil ? -1 : 100
+      let timeout: Int32 = again ? 0 : waitingSince == nil ? -1 : 100
+      again = false
       let n = poll(&fds, 2, timeout)
       if n < 0 && errno != EINTR { return }
       if fds[1].revents != 0 { return }
@@ -122,24 +127,96 @@ final class ObservationWatcher: Sendable {
         if now - waitingSince! < 1 { continue }
       }
       waitingSince = nil
+      center.afterJournalCheck.withLock { $0 }?()
       for table in (try? watches.update(inotify)) ?? [] { changes[table] = .some(nil) }
-      center.refresh(store: store, changes: changes)
-      changes = [:]
+      var batch: [String: Set<String>?] = [:]
+      swap(&batch, &changes)
       sawOps = false
+      // A transaction that began after the journal check may be half done
+      // in what the refresh reads. What it wrote is queued by the time the
+      // reads are done: if that touches what was read, the refresh delivers
+      // nothing, and is done again (with what the transaction changed) once
+      // it has ended. A busy writer can make that happen again and again;
+      // after a few times the refresh runs under the store lock instead.
+      var whole = false
+      if conflicts >= 3 {
+        whole = (try? store.lock.withLock { center.refresh(store: store, changes: batch) }) ?? false
+      }
+      if !whole {
+        whole = center.refresh(store: store, changes: batch) { read in
+          !collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps).touches(read)
+        }
+      }
+      if whole {
+        conflicts = 0
+      } else {
+        conflicts += 1
+        for (table, pks) in batch { merge(pks, into: &changes, table: table) }
+      }
+      again = !changes.isEmpty || sawOps
     }
   }
 
+  /// What one drain of the event queue saw, in order: the documents changed
+  /// before the first Folio transaction that began in it (its journal was
+  /// written), then those of each such transaction.
+  struct Drained {
+    /// Table to pks; nil pks: anything in the table.
+    var segments: [[String: Set<String>?]] = [[:]]
+    var overflowed = false
+
+    /// Whether a transaction seen here may show in part in reads of `read`
+    /// made since the previous drain, and the journal then was empty.
+    ///
+    /// A transaction that began after the journal check matters only if it
+    /// wrote a document that was read (before or after it did: either way
+    /// the reads may hold part of it). What came before the first new
+    /// transaction is the end of one that finished between that drain and
+    /// the journal check: the reads may hold its other documents, so any of
+    /// it counts.
+    func touches(_ read: [String: Set<String>?]) -> Bool {
+      if overflowed || segments[0].values.contains(where: { $0?.isEmpty != true }) { return true }
+      for segment in segments.dropFirst() {
+        for (table, written) in segment {
+          guard let seen = read[table] else { continue }
+          guard let written, let seen else { return true }
+          if !written.isDisjoint(with: seen) { return true }
+        }
+      }
+      return false
+    }
+  }
+
+  private static func merge(_ pks: Set<String>?, into changes: inout [String: Set<String>?], table: String) {
+    guard let pks else {
+      changes[table] = .some(nil)
+      return
+    }
+    if case .some(.some) = changes[table] {
+      changes[table]!!.formUnion(pks)
+    } else if changes[table] == nil {
+      changes[table] = .some(pks)
+    }
+  }
+
+  /// Drains the queued events into `changes`, and says what they were.
+  @discardableResult
   private static func collect(
     inotify: Inotify, watches: inout Watches, into changes: inout [String: Set<String>?], sawOps: inout Bool
-  ) {
-    guard let events = try? inotify.readEvents() else { return }
+  ) -> Drained {
+    var drained = Drained()
+    guard let events = try? inotify.readEvents() else { return drained }
     for event in events {
       if event.has(IN_Q_OVERFLOW) {
         for table in watches.store.config.tables { changes[table.name] = .some(nil) }
+        drained.overflowed = true
         continue
       }
       if event.watch == watches.journal {
-        continue  // only a wake-up: the loop checks the journal
+        // Emptying the journal (`truncate`) does not close it; writing a
+        // new one does, before the transaction touches any document.
+        if event.name == "journal" && event.has(IN_CLOSE_WRITE) { drained.segments.append([:]) }
+        continue  // also a wake-up: the loop checks the journal
       }
       if event.watch == watches.ops || watches.ancestors.contains(event.watch) {
         // A transaction, or a folder made: add the watches now possible.
@@ -153,14 +230,13 @@ final class ObservationWatcher: Sendable {
         watches.tables[event.watch] = nil
         if !event.has(IN_IGNORED) { inotify.removeWatch(event.watch) }
         changes[table] = .some(nil)
+        drained.segments[drained.segments.count - 1][table] = .some(nil)
         continue
       }
       guard let pk = PrimaryKey.pk(fromFileName: event.name) else { continue }
-      if case .some(.some) = changes[table] {
-        changes[table]!!.insert(pk)
-      } else if changes[table] == nil {
-        changes[table] = .some([pk])
-      }
+      merge([pk], into: &changes, table: table)
+      merge([pk], into: &drained.segments[drained.segments.count - 1], table: table)
     }
+    return drained
   }
 }

@@ -34,7 +34,7 @@ final class QueryObserver: StoreObserver {
     self.core = core
   }
 
-  func refresh(store: Store, changed: Set<String>?, cache: DocumentCache) throws {
+  func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)? {
     let config = try store.table(named: table)
     var state: Known
     if let changed, let previous = known.withLock({ $0 }),
@@ -42,11 +42,15 @@ final class QueryObserver: StoreObserver {
     {
       state = folded
     } else {
+      cache.noteReadAll(table: table)
       state = try run()
     }
-    if state.unchanged { return }
-    known.withLock { $0 = state }
-    core.update(window(state.documents))
+    if state.unchanged { return nil }
+    let documents = window(state.documents)
+    return {
+      self.known.withLock { $0 = state }
+      self.core.update(documents)
+    }
   }
 
   /// Runs the query with the read-ahead.
@@ -77,8 +81,13 @@ final class QueryObserver: StoreObserver {
   private func fold(
     _ changed: Set<String>, into previous: Known, config: TableConfig, store: Store, cache: DocumentCache
   ) throws -> Known? {
-    var kept = previous.documents.filter { !changed.contains($0.pk) }
-    var touched = kept.count != previous.documents.count
+    // Most changes miss most queries: find that out without copying.
+    let dropped =
+      changed.count <= 4
+      ? changed.contains { pk in previous.documents.contains { $0.pk == pk } }
+      : previous.documents.contains { changed.contains($0.pk) }
+    var kept = dropped ? previous.documents.filter { !changed.contains($0.pk) } : previous.documents
+    var touched = dropped
     for pk in changed {
       guard let document = try cache.document(store: store, table: table, pk: pk),
         query.covers(pk: pk, document: document.value, table: config)
@@ -90,7 +99,7 @@ final class QueryObserver: StoreObserver {
       kept.append(document)
       touched = true
     }
-    // Most changes miss most queries: nothing to sort, compare or deliver.
+    // Nothing to sort, compare or deliver.
     if !touched {
       var same = previous
       same.unchanged = true

@@ -66,7 +66,9 @@ final class StoreLock: Sendable {
     let pid = Array("\(getpid())\n".utf8)
     _ = ftruncate(fd, 0)
     _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-    return try body()
+    // A live query stopped inside the body must not wait for a handler that
+    // may be waiting for this lock (Internal/WaitGuard.swift).
+    return try WaitGuard.marking(body)
   }
 }
 

@@ -49,6 +49,8 @@ struct QueryLiveQueryTests {
       try tx.apply(table: "todos", pk: "d", op: .update, columns: ["lastUpdate": -1])
       try tx.apply(table: "todos", pk: "f", op: .remove)
     }
+    try store.collection("todos").findByID("c").remove()  // outside the window: no event
+    try set(store, "a", ["title": "y"])
     let expected = [
       "initial [a,b,c]",
       "[a,c,d] del[1] ins[2] upd[] mov[] | removed b<a, added d<c",
@@ -56,6 +58,7 @@ struct QueryLiveQueryTests {
       "[f,a,d] del[2] ins[0] upd[] mov[] | removed e<d, added f<-",
       "[f,a,d] del[] ins[] upd[1] mov[] | changed a<f",
       "[d,a,e] del[0] ins[2] upd[0] mov[2>0] | removed f<-, added e<a, moved d<-, changed d<-",
+      "[d,a,e] del[] ins[] upd[1] mov[] | changed a<d",
     ]
     recorder.wait(for: expected.count)
     Thread.sleep(forTimeInterval: 0.1)
@@ -75,11 +78,19 @@ struct QueryLiveQueryTests {
     try set(store, "a", ["lastUpdate": 0])  // outside the window
     try set(store, "b", ["lastUpdate": 9])
     try set(store, "d", ["title": "x"])
+    try set(store, "g", ["lastUpdate": 20])  // inserted last: d drops out
+    try store.collection("todos").findByID("c").remove()  // outside the window: no event
+    try store.write { tx in  // one transaction, one event
+      try tx.apply(table: "todos", pk: "a", op: .update, columns: ["lastUpdate": 30])
+      try tx.apply(table: "todos", pk: "g", op: .remove)
+    }
     let expected = [
       "initial [d,e]",
       "[c,d] del[1] ins[0] upd[] mov[] | removed e<d, added c<-",
       "[d,b] del[0] ins[1] upd[] mov[] | removed c<-, added b<d",
       "[d,b] del[] ins[] upd[0] mov[] | changed d<-",
+      "[b,g] del[0] ins[1] upd[] mov[] | removed d<-, added g<b",
+      "[b,a] del[1] ins[1] upd[] mov[] | removed g<b, added a<b",
     ]
     recorder.wait(for: expected.count)
     Thread.sleep(forTimeInterval: 0.1)
@@ -137,5 +148,68 @@ struct QueryLiveQueryTests {
     #expect(
       Self.describe(events[2])
         == "[d,e] del[0, 1] ins[0, 1] upd[] mov[] | removed b<-, removed c<b, added d<-, added e<d")
+  }
+
+  @Test func everyVariantDeliversOnItsQueue() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try seed(store)
+    let queue = DispatchQueue(label: "test.query.delivery")
+    let key = DispatchSpecificKey<Int>()
+    queue.setSpecific(key: key, value: 7)
+    let todos = store.collection("todos")
+    let query = try todos.query().orderBy(child: "lastUpdate").limitToFirst(2)
+    let plain = EventRecorder<(Int?, [String])>()
+    let signalled = EventRecorder<(Int?, [String])>()
+    let single = EventRecorder<(Int?, JSONValue?)>()
+    let lives = [
+      try query.observeLocal(deliverOn: queue) { documents, _ in
+        plain.append((DispatchQueue.getSpecific(key: key), documents.map(\.pk)))
+      },
+      try query.observeLocalWithNextSignal(deliverOn: queue) { documents, _, signalNext in
+        signalled.append((DispatchQueue.getSpecific(key: key), documents.map(\.pk)))
+        signalNext()
+      },
+      try todos.findByID("a").observeLocalWithNextSignal(deliverOn: queue) { document, _, signalNext in
+        single.append((DispatchQueue.getSpecific(key: key), document?["lastUpdate"]))
+        signalNext()
+      },
+    ]
+    defer { for live in lives { live.stop() } }
+    for recorder in [plain, signalled] { recorder.wait(for: 1) }
+    single.wait(for: 1)
+    try set(store, "a", ["lastUpdate": 9])
+    for recorder in [plain, signalled] {
+      let events = recorder.wait(for: 2)
+      #expect(events.map(\.0) == [7, 7])
+      #expect(events.map(\.1) == [["a", "b"], ["b", "c"]])
+    }
+    let events = single.wait(for: 2)
+    #expect(events.map(\.0) == [7, 7])
+    #expect(events.map(\.1) == [1, 9])
+  }
+
+  @Test func changesStreamsQueryResultsUntilTheLoopEnds() async throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try seed(store)
+    let stream = try store.collection("todos").query().orderBy(child: "lastUpdate").limitToLast(1).changes()
+    let writer = Task.detached {
+      try await Task.sleep(nanoseconds: 20_000_000)
+      try store.apply(table: "todos", pk: "f", op: .insert, columns: ["lastUpdate": 6])
+    }
+    var seen: [String] = []
+    for await (documents, event) in stream {
+      #expect(event.isInitial == seen.isEmpty)
+      if case .update(let update) = event {
+        #expect(update.childEvents.map(\.kind) == [.removed, .added])
+      }
+      seen += documents.map(\.pk)
+      if seen.count == 2 { break }
+    }
+    try await writer.value
+    #expect(seen == ["e", "f"])
+    for _ in 0..<100 where !store.observation.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+    #expect(store.observation.isEmpty)
   }
 }

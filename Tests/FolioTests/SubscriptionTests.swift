@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+@testable import Folio
+
+/// The store's list of live subscriptions (seed `000_*` `subscribe`).
+struct SubscriptionTests {
+  static func describe(_ target: SubscriptionTarget) -> String {
+    switch target {
+    case .document(let table, let pk): "\(table)/\(pk)"
+    case .query(let query): "query on \(query.collection.name)"
+    }
+  }
+
+  @Test func storeListsLiveSubscriptionsUntilCancelledOrReleased() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    #expect(store.activeSubscriptions.isEmpty)
+    let todos = store.collection("todos")
+    let one = todos.findByID("a").subscribe()
+    var query: Subscription? = todos.query().where(try Predicate(parsing: "done == false")).subscribe()
+    let note = store.collection("notes").findByID("n").subscribe()
+    #expect(store.activeSubscriptions.map(Self.describe) == ["todos/a", "query on todos", "notes/n"])
+    #expect(store.activeSubscriptions.map(\.table) == ["todos", "todos", "notes"])
+    #expect(Self.describe(one.target) == "todos/a")
+    one.cancel()
+    one.cancel()  // twice is fine
+    #expect(store.activeSubscriptions.map(Self.describe) == ["query on todos", "notes/n"])
+    #expect(query != nil)
+    query = nil  // releasing ends it too
+    #expect(store.activeSubscriptions.map(Self.describe) == ["notes/n"])
+    withExtendedLifetime(note) {}
+  }
+}
