@@ -1,0 +1,227 @@
+internal import CZlib
+internal import Clibgit2
+import Glibc
+
+/// A pack built in a plain file while its objects are still being decided,
+/// then handed to the repository in one go.
+///
+/// A bulk import hashes and deflates each document as it stages it, while
+/// the bytes are in hand, instead of reading 300k files back for the
+/// commit. How many objects the pack will hold is known only at the end,
+/// so the header's count is written last; ``store(in:)`` then streams the
+/// file through libgit2's indexer (`git_odb_write_pack`), which builds the
+/// `.idx`. Memory stays at one buffer whatever the number of objects.
+final class GitPackFile {
+  let path: String
+  private let fd: Int32
+  private var buffer: [UInt8] = []
+  private var stream = z_stream()
+  private(set) var count = 0
+  private var closed = false
+
+  /// Starts an empty pack at `path` (replacing any file there).
+  init(path: String) throws {
+    self.path = path
+    fd = try FileSystem.syscall("open", path: path) {
+      open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+    // Level 1: a pack of JSON documents deflates almost as well, and much
+    // faster, than at git's default level.
+    let rc = deflateInit_(&stream, 1, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+    guard rc == Z_OK else {
+      close(fd)
+      throw FolioError(.io, "zlib deflateInit failed (\(rc))", function: "deflateInit")
+    }
+    buffer.reserveCapacity(1 << 20)
+    // The count (bytes 8..<12) is patched in by `store(in:)`.
+    buffer += Array("PACK".utf8) + [0, 0, 0, 2] + [0, 0, 0, 0]
+  }
+
+  deinit {
+    deflateEnd(&stream)
+    if !closed { close(fd) }
+  }
+
+  /// Appends a blob; writes its 20-byte id to `id`.
+  func addBlob(_ bytes: UnsafeRawBufferPointer, id: UnsafeMutableRawBufferPointer) throws {
+    try add(bytes, type: 3, gitType: GIT_OBJECT_BLOB, id: id)
+  }
+
+  /// Appends a tree object (its raw entries) and returns its id.
+  func addTree(_ bytes: [UInt8]) throws -> GitOID {
+    var id = [UInt8](repeating: 0, count: 20)
+    try bytes.withUnsafeBytes { raw in
+      try id.withUnsafeMutableBytes { try add(raw, type: 2, gitType: GIT_OBJECT_TREE, id: $0) }
+    }
+    return GitOID(bytes: id)
+  }
+
+  /// Appends a blob and returns its id.
+  func addBlob(_ bytes: [UInt8]) throws -> GitOID {
+    var id = [UInt8](repeating: 0, count: 20)
+    try bytes.withUnsafeBytes { raw in try id.withUnsafeMutableBytes { try addBlob(raw, id: $0) } }
+    return GitOID(bytes: id)
+  }
+
+  private func add(
+    _ bytes: UnsafeRawBufferPointer, type: UInt8, gitType: git_object_t, id: UnsafeMutableRawBufferPointer
+  ) throws {
+    precondition(!closed, "object added to a stored pack")
+    var oid = git_oid()
+    try LibGit2.check(git_odb_hash(&oid, bytes.baseAddress, bytes.count, gitType), "git_odb_hash")
+    withUnsafeBytes(of: &oid.id) { id.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+    // Object header: the type and the size, 4 bits then 7 per byte.
+    var size = bytes.count
+    var first = (type << 4) | UInt8(size & 0x0F)
+    size >>= 4
+    while size > 0 {
+      buffer.append(first | 0x80)
+      first = UInt8(size & 0x7F)
+      size >>= 7
+    }
+    buffer.append(first)
+    try deflate(bytes)
+    count += 1
+    if buffer.count >= 1 << 20 { try flush() }
+  }
+
+  private func deflate(_ input: UnsafeRawBufferPointer) throws {
+    deflateReset(&stream)
+    let bound = Int(deflateBound(&stream, UInt(input.count)))
+    let start = buffer.count
+    buffer.append(contentsOf: repeatElement(0, count: bound))
+    let produced: Int = try buffer.withUnsafeMutableBytes { out in
+      stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
+      stream.avail_in = UInt32(input.count)
+      stream.next_out = out.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self)
+      stream.avail_out = UInt32(bound)
+      let rc = CZlib.deflate(&stream, Z_FINISH)
+      guard rc == Z_STREAM_END else {
+        throw FolioError(.io, "zlib deflate failed (\(rc))", function: "deflate")
+      }
+      return bound - Int(stream.avail_out)
+    }
+    buffer.removeLast(bound - produced)
+  }
+
+  private func flush() throws {
+    guard !buffer.isEmpty else { return }
+    try FileSystem.writeAll(fd, buffer, path: path)
+    buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// Drops the pack (an import that failed or changed nothing).
+  func discard() {
+    guard !closed else { return }
+    closed = true
+    close(fd)
+    unlink(path)
+  }
+
+  /// Appends the file at `filePath` as a blob, streamed, and returns its id.
+  func addBlob(file filePath: String) throws -> GitOID {
+    precondition(!closed, "object added to a stored pack")
+    let input = try FileSystem.syscall("open", path: filePath) { open(filePath, O_RDONLY | O_CLOEXEC) }
+    defer { close(input) }
+    var st = stat()
+    try FileSystem.syscall("fstat", path: filePath) { fstat(input, &st) }
+    var size = Int(st.st_size)
+    var hash = SHA1()
+    hash.update(Array("blob \(size)\0".utf8))
+    var first = UInt8(3 << 4) | UInt8(size & 0x0F)
+    size >>= 4
+    while size > 0 {
+      buffer.append(first | 0x80)
+      first = UInt8(size & 0x7F)
+      size >>= 7
+    }
+    buffer.append(first)
+    deflateReset(&stream)
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    var out = [UInt8](repeating: 0, count: 1 << 20)
+    var remaining = Int(st.st_size)
+    while true {
+      let n =
+        remaining == 0
+        ? 0
+        : try chunk.withUnsafeMutableBytes { raw in
+          try FileSystem.syscall("read", path: filePath) { read(input, raw.baseAddress, min(raw.count, remaining)) }
+        }
+      if remaining > 0 && n == 0 {
+        throw FolioError(.io, "the file shrank while it was being packed", path: filePath)
+      }
+      remaining -= n
+      chunk.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+      let flush = remaining == 0 ? Z_FINISH : Z_NO_FLUSH
+      var rc: Int32 = Z_OK
+      try chunk.withUnsafeMutableBytes { inRaw in
+        stream.next_in = inRaw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        stream.avail_in = UInt32(n)
+        repeat {
+          let produced: Int = out.withUnsafeMutableBytes { outRaw in
+            stream.next_out = outRaw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            stream.avail_out = UInt32(outRaw.count)
+            rc = CZlib.deflate(&stream, flush)
+            return outRaw.count - Int(stream.avail_out)
+          }
+          guard rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR else {
+            throw FolioError(.io, "zlib deflate failed (\(rc))", function: "deflate")
+          }
+          buffer += out[0..<produced]
+          if buffer.count >= 1 << 20 { try self.flush() }
+        } while stream.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END)
+      }
+      if remaining == 0 { break }
+    }
+    count += 1
+    return GitOID(bytes: hash.finish())
+  }
+
+  /// Writes the count, then streams the pack into `repository`'s object
+  /// database with its checksum trailer, and removes the file. The objects
+  /// can be read at once afterwards.
+  func store(in repository: GitRepository) throws {
+    precondition(!closed, "pack stored twice")
+    try flush()
+    closed = true
+    defer {
+      close(fd)
+      unlink(path)
+    }
+    var header: [UInt8] = [
+      UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16),
+      UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count),
+    ]
+    _ = try FileSystem.syscall("pwrite", path: path) { pwrite(fd, &header, 4, 8) }
+
+    var odb: OpaquePointer?
+    try LibGit2.check(git_repository_odb(&odb, repository.handle), "git_repository_odb")
+    defer { git_odb_free(odb) }
+    var writepack: UnsafeMutablePointer<git_odb_writepack>?
+    try LibGit2.check(git_odb_write_pack(&writepack, odb, nil, nil), "git_odb_write_pack")
+    let pack = writepack!
+    defer { pack.pointee.free(pack) }
+    var stats = git_indexer_progress()
+    var hash = SHA1()
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    var offset: off_t = 0
+    while true {
+      let n = try chunk.withUnsafeMutableBytes { raw in
+        try FileSystem.syscall("pread", path: path) { pread(fd, raw.baseAddress, raw.count, offset) }
+      }
+      if n == 0 { break }
+      offset += off_t(n)
+      try chunk.withUnsafeBytes { raw in
+        let part = UnsafeRawBufferPointer(rebasing: raw[0..<n])
+        hash.update(part)
+        try LibGit2.check(pack.pointee.append(pack, part.baseAddress, n, &stats), "git_odb_writepack append")
+      }
+    }
+    let trailer = hash.finish()
+    try trailer.withUnsafeBytes { raw in
+      try LibGit2.check(
+        pack.pointee.append(pack, raw.baseAddress, raw.count, &stats), "git_odb_writepack append")
+    }
+    try LibGit2.check(pack.pointee.commit(pack, &stats), "git_odb_writepack commit")
+  }
+}
