@@ -27,7 +27,10 @@ final class GitPackFile {
     }
     // Level 1: a pack of JSON documents deflates almost as well, and much
     // faster, than at git's default level.
-    let rc = deflateInit_(&stream, 1, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+    // A 4 KB window and a small hash table: documents are a few hundred
+    // bytes, and deflateReset clears the hash table for every object.
+    let rc = deflateInit2_(
+      &stream, 1, Z_DEFLATED, 12, 4, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
     guard rc == Z_OK else {
       close(fd)
       throw FolioError(.io, "zlib deflateInit failed (\(rc))", function: "deflateInit")

@@ -137,6 +137,9 @@ extension Store {
     var last = try lastHLC()
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = max(1, options.batchSize)
+    let writer = StagingWriter()
+    var writerFinished = false
+    defer { if !writerFinished { try? writer.finish() } }
 
     func bad(_ error: FolioError) throws {
       guard options.continueOnError else { throw error }
@@ -207,7 +210,10 @@ extension Store {
       }
       let stagedPath = staging.documentsDirectory + "/" + fileName
       let stagedIndex = staged.index[fileName]
-      let stagedBefore = try stagedIndex.flatMap { _ in try FileSystem.read(stagedPath) }
+      let stagedBefore = try stagedIndex.flatMap { _ in
+        try writer.drain()
+        return try FileSystem.read(stagedPath)
+      }
       // In a table that was empty there is nothing to look up (the store
       // lock keeps other writers out).
       let inTable = { (name: String) throws -> JSONObject? in
@@ -259,16 +265,7 @@ extension Store {
         continue
       }
       let bytes = JSONValue.object(result).canonicalBytes()
-      let fd = try FileSystem.syscall("open", path: stagedPath) {
-        open(stagedPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-      }
-      do {
-        try FileSystem.writeAll(fd, bytes, path: stagedPath)
-        close(fd)
-      } catch {
-        close(fd)
-        throw error
-      }
+      try writer.write(bytes, to: stagedPath)
       try staged.add(fileName, bytes: bytes, at: stagedIndex)
       if stagedBefore == nil {
         if current == nil { summary.created += 1 } else { summary.updated += 1 }
@@ -279,6 +276,8 @@ extension Store {
       opBytes.append(UInt8(ascii: "\n"))
     }
     try FileSystem.writeAll(ops, opBytes, path: opsPath)
+    writerFinished = true
+    try writer.finish()
     let (done, total) = reader.progress
     onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: "reading"))
     return summary
