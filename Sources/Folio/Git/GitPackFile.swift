@@ -8,9 +8,12 @@ import Glibc
 /// A bulk import hashes and deflates each document as it stages it, while
 /// the bytes are in hand, instead of reading 300k files back for the
 /// commit. How many objects the pack will hold is known only at the end,
-/// so the header's count is written last; ``store(in:)`` then streams the
-/// file through libgit2's indexer (`git_odb_write_pack`), which builds the
-/// `.idx`. Memory stays at one buffer whatever the number of objects.
+/// so the header's count is written last. ``store(in:)`` then writes the
+/// checksum trailer and the pack's `.idx` (version 2) from what it noted
+/// for each object (id, offset, CRC-32), and moves both into
+/// `objects/pack`. libgit2's indexer would inflate and hash every object
+/// again and copy the pack, mapping it into memory as it goes; this keeps
+/// 32 bytes per object.
 final class GitPackFile {
   let path: String
   private let fd: Int32
@@ -18,6 +21,11 @@ final class GitPackFile {
   private var stream = z_stream()
   private(set) var count = 0
   private var closed = false
+  /// Bytes written to the file so far (the next object's offset, once the
+  /// buffer is counted in).
+  private var fileOffset = 0
+  /// Per object: 20-byte id, 8-byte offset, 4-byte CRC-32 of its packed bytes.
+  private var entries: [UInt8] = []
 
   /// Starts an empty pack at `path` (replacing any file there).
   init(path: String) throws {
@@ -73,6 +81,7 @@ final class GitPackFile {
     var oid = git_oid()
     try LibGit2.check(git_odb_hash(&oid, bytes.baseAddress, bytes.count, gitType), "git_odb_hash")
     withUnsafeBytes(of: &oid.id) { id.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+    let start = buffer.count
     // Object header: the type and the size, 4 bits then 7 per byte.
     var size = bytes.count
     var first = (type << 4) | UInt8(size & 0x0F)
@@ -84,8 +93,21 @@ final class GitPackFile {
     }
     buffer.append(first)
     try deflate(bytes)
+    note(id: UnsafeRawBufferPointer(id), start: start)
     count += 1
     if buffer.count >= 1 << 20 { try flush() }
+  }
+
+  /// Records the object that begins at `start` in the buffer and runs to
+  /// its end.
+  private func note(id: UnsafeRawBufferPointer, start: Int) {
+    entries += id.prefix(20)
+    let offset = UInt64(fileOffset + start)
+    for shift in stride(from: 56, through: 0, by: -8) { entries.append(UInt8(truncatingIfNeeded: offset >> UInt64(shift))) }
+    let crc = buffer.withUnsafeBytes { raw in
+      UInt32(crc32(0, raw.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self), UInt32(raw.count - start)))
+    }
+    for shift in stride(from: 24, through: 0, by: -8) { entries.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
   }
 
   private func deflate(_ input: UnsafeRawBufferPointer) throws {
@@ -110,6 +132,7 @@ final class GitPackFile {
   private func flush() throws {
     guard !buffer.isEmpty else { return }
     try FileSystem.writeAll(fd, buffer, path: path)
+    fileOffset += buffer.count
     buffer.removeAll(keepingCapacity: true)
   }
 
@@ -131,6 +154,11 @@ final class GitPackFile {
     var size = Int(st.st_size)
     var hash = SHA1()
     hash.update(Array("blob \(size)\0".utf8))
+    // This object may span several flushes: note its offset and CRC as the
+    // bytes go by.
+    try flush()
+    let objectOffset = fileOffset
+    var crc = crc32(0, nil, 0)
     var first = UInt8(3 << 4) | UInt8(size & 0x0F)
     size >>= 4
     while size > 0 {
@@ -171,40 +199,51 @@ final class GitPackFile {
             throw FolioError(.io, "zlib deflate failed (\(rc))", function: "deflate")
           }
           buffer += out[0..<produced]
-          if buffer.count >= 1 << 20 { try self.flush() }
+          if buffer.count >= 1 << 20 {
+            crc = buffer.withUnsafeBytes {
+              crc32(crc, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32($0.count))
+            }
+            try self.flush()
+          }
         } while stream.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END)
       }
       if remaining == 0 { break }
     }
+    crc = buffer.withUnsafeBytes {
+      crc32(crc, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32($0.count))
+    }
+    let id = hash.finish()
+    entries += id
+    for shift in stride(from: 56, through: 0, by: -8) {
+      entries.append(UInt8(truncatingIfNeeded: UInt64(objectOffset) >> UInt64(shift)))
+    }
+    let crc32Value = UInt32(crc)
+    for shift in stride(from: 24, through: 0, by: -8) {
+      entries.append(UInt8(truncatingIfNeeded: crc32Value >> UInt32(shift)))
+    }
+    try flush()
     count += 1
-    return GitOID(bytes: hash.finish())
+    return GitOID(bytes: id)
   }
 
-  /// Writes the count, then streams the pack into `repository`'s object
-  /// database with its checksum trailer, and removes the file. The objects
-  /// can be read at once afterwards.
+  /// Writes the count and the checksum trailer, writes the `.idx`, and
+  /// moves both into the repository's `objects/pack` (the `.idx` last: its
+  /// arrival is what makes the pack visible). The objects can be read at
+  /// once afterwards.
   func store(in repository: GitRepository) throws {
     precondition(!closed, "pack stored twice")
     try flush()
     closed = true
+    var moved = false
     defer {
       close(fd)
-      unlink(path)
+      if !moved { unlink(path) }
     }
     var header: [UInt8] = [
       UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16),
       UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count),
     ]
     _ = try FileSystem.syscall("pwrite", path: path) { pwrite(fd, &header, 4, 8) }
-
-    var odb: OpaquePointer?
-    try LibGit2.check(git_repository_odb(&odb, repository.handle), "git_repository_odb")
-    defer { git_odb_free(odb) }
-    var writepack: UnsafeMutablePointer<git_odb_writepack>?
-    try LibGit2.check(git_odb_write_pack(&writepack, odb, nil, nil), "git_odb_write_pack")
-    let pack = writepack!
-    defer { pack.pointee.free(pack) }
-    var stats = git_indexer_progress()
     var hash = SHA1()
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
     var offset: off_t = 0
@@ -214,17 +253,75 @@ final class GitPackFile {
       }
       if n == 0 { break }
       offset += off_t(n)
-      try chunk.withUnsafeBytes { raw in
-        let part = UnsafeRawBufferPointer(rebasing: raw[0..<n])
-        hash.update(part)
-        try LibGit2.check(pack.pointee.append(pack, part.baseAddress, n, &stats), "git_odb_writepack append")
+      chunk.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+    }
+    let packID = hash.finish()
+    try FileSystem.writeAll(fd, packID, path: path)
+    try FileSystem.syscall("fsync", path: path) { fsync(fd) }
+
+    let idx = indexBytes(packID: packID)
+    let folder = repository.gitDirectory + "/objects/pack"
+    let name = folder + "/pack-" + GitOID(bytes: packID).description
+    let temporary = folder + "/tmp_idx_" + String(getpid())
+    try FileSystem.writeAtomically(temporary, idx, sync: true)
+    try FileSystem.syscall("rename", path: name + ".pack") { rename(path, name + ".pack") }
+    moved = true
+    try FileSystem.syscall("rename", path: name + ".idx") { rename(temporary, name + ".idx") }
+    try FileSystem.syncDirectory(folder)
+    var odb: OpaquePointer?
+    try LibGit2.check(git_repository_odb(&odb, repository.handle), "git_repository_odb")
+    defer { git_odb_free(odb) }
+    try LibGit2.check(git_odb_refresh(odb), "git_odb_refresh")
+  }
+
+  /// The pack index, version 2: a fan-out table by first byte, the sorted
+  /// ids, their CRC-32s, their offsets (31 bits, or a pointer into a table
+  /// of 64-bit ones), the pack's checksum and the index's own.
+  private func indexBytes(packID: [UInt8]) -> [UInt8] {
+    let n = count
+    let stride = 32
+    return entries.withUnsafeBytes { raw -> [UInt8] in
+      func id(_ i: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: raw[(i * stride)..<(i * stride + 20)])
       }
+      var order = Array(0..<n)
+      order.sort { a, b in memcmp(id(a).baseAddress!, id(b).baseAddress!, 20) < 0 }
+      var out: [UInt8] = [0xFF, 0x74, 0x4F, 0x63, 0, 0, 0, 2]
+      out.reserveCapacity(8 + 1024 + n * 28 + 40)
+      func append32(_ value: UInt32) {
+        for shift in Swift.stride(from: 24, through: 0, by: -8) {
+          out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
+        }
+      }
+      var fanout = [UInt32](repeating: 0, count: 256)
+      for i in 0..<n { fanout[Int(raw[i * stride])] += 1 }
+      var running: UInt32 = 0
+      for byte in 0..<256 {
+        running += fanout[byte]
+        append32(running)
+      }
+      for i in order { out += id(i) }
+      for i in order { out += raw[(i * stride + 28)..<(i * stride + 32)] }
+      var large: [UInt64] = []
+      for i in order {
+        var offset: UInt64 = 0
+        for byte in raw[(i * stride + 20)..<(i * stride + 28)] { offset = offset << 8 | UInt64(byte) }
+        if offset < 0x8000_0000 {
+          append32(UInt32(offset))
+        } else {
+          append32(0x8000_0000 | UInt32(large.count))
+          large.append(offset)
+        }
+      }
+      for offset in large {
+        append32(UInt32(truncatingIfNeeded: offset >> 32))
+        append32(UInt32(truncatingIfNeeded: offset))
+      }
+      out += packID
+      var hash = SHA1()
+      hash.update(out)
+      out += hash.finish()
+      return out
     }
-    let trailer = hash.finish()
-    try trailer.withUnsafeBytes { raw in
-      try LibGit2.check(
-        pack.pointee.append(pack, raw.baseAddress, raw.count, &stats), "git_odb_writepack append")
-    }
-    try LibGit2.check(pack.pointee.commit(pack, &stats), "git_odb_writepack commit")
   }
 }

@@ -13,6 +13,11 @@ final class StagedImport {
   private(set) var ids: [UInt8] = []
   /// A name's position in `names`.
   private(set) var index: [String: Int] = [:]
+  /// Names staged more than once (upsert modes), with the id of the bytes
+  /// packed the first time. Only the first version is packed while
+  /// staging, so the pack never holds one object twice; the commit packs
+  /// the final bytes if they differ.
+  private(set) var restaged: [Int: GitOID] = [:]
 
   init(tableWasEmpty: Bool, pack: GitPackFile?) {
     self.tableWasEmpty = tableWasEmpty
@@ -32,6 +37,12 @@ final class StagedImport {
       if pack != nil { ids.append(contentsOf: repeatElement(0, count: 20)) }
     }
     guard let pack else { return }
+    if existing != nil {
+      let id = try GitRepository.hashBlob(bytes)
+      if restaged[k] == nil { restaged[k] = GitOID(bytes: Array(ids[(k * 20)..<(k * 20 + 20)])) }
+      ids.replaceSubrange((k * 20)..<(k * 20 + 20), with: id.bytes)
+      return
+    }
     try bytes.withUnsafeBytes { raw in
       try ids.withUnsafeMutableBytes { all in
         try pack.addBlob(raw, id: UnsafeMutableRawBufferPointer(rebasing: all[(k * 20)..<(k * 20 + 20)]))

@@ -24,6 +24,16 @@ extension Store {
     // String order is byte order, which is git's.
     let order = names.indices.sorted { names[$0] < names[$1] }
 
+    for (k, packed) in staged.restaged.sorted(by: { $0.key < $1.key }) {
+      let final = GitOID(bytes: Array(staged.ids[(k * 20)..<(k * 20 + 20)]))
+      guard final != packed else { continue }
+      guard let bytes = try FileSystem.read(tableDirectory + "/" + names[k]),
+        try pack.addBlob(bytes) == final
+      else {
+        throw FolioError(
+          .io, "an imported document changed before the commit", path: table.path + "/" + names[k])
+      }
+    }
     let logID = try pack.addBlob(file: opLogPath)
     let folderTree = try staged.ids.withUnsafeBytes { ids in
       let bytes = GitTree.mergedBytes(try headTree?.subtree(at: table.path, repository: repository), adding: order.count) {
