@@ -212,7 +212,6 @@ func runImportBench(_ arguments: [String]) {
     print(
       "  " + label.padding(toLength: 44, withPad: " ", startingAt: 0)
         + String(format: " %8.2f s   peak RSS %7.1f MB", result.seconds, result.peakMB) + "   load \(load)")
-    fflush(stdout)
     return result
   }
 
