@@ -207,7 +207,8 @@ func runImportBench(_ arguments: [String]) {
     let sorted = runs.sorted { $0.seconds < $1.seconds }
     let result = RunResult(seconds: sorted[sorted.count / 2].seconds, peakMB: runs.map(\.peakMB).max()!)
     results.append((label, result))
-    let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
+    let load =
+      (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
       .joined(separator: " ") ?? "?"
     print(
       "  " + label.padding(toLength: 44, withPad: " ", startingAt: 0)

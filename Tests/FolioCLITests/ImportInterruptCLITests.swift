@@ -19,7 +19,9 @@ struct ImportInterruptCLITests {
     #expect(try scratch.folio("put", "items", "keep", input: #"{"v":-1}"#).status == 0)
     var text = ""
     for i in 0..<Self.count {
-      text += #"{"id":"r\#(i)","v":\#(i),"s":"\#(String(repeating: "y", count: 40))","n":{"k":[\#(i),null]}}"# + "\n"
+      text +=
+        #"{"id":"r\#(i)","v":\#(i),"s":"\#(String(repeating: "y", count: 40))","n":{"k":[\#(i),null]}}"#
+        + "\n"
     }
     try scratch.write("big.ndjson", text)
     return scratch
@@ -56,7 +58,8 @@ struct ImportInterruptCLITests {
     #expect(fsck.status == 0, "\(context): \(fsck.stdout) \(fsck.stderr)")
     let status = try scratch.folio("status", "--json")
     #expect(
-      status.status == 0 && status.stdout.contains(#""changed":[]"#) && status.stdout.contains(#""pendingOps":0"#)
+      status.status == 0 && status.stdout.contains(#""changed":[]"#)
+        && status.stdout.contains(#""pendingOps":0"#)
         && !status.stdout.contains("problem"), "\(context): \(status.stdout)")
     #expect(try git("status --porcelain --untracked-files=no", in: scratch).isEmpty, "\(context)")
     #expect(!FileManager.default.fileExists(atPath: scratch.path + "/.git/folio/import"), "\(context)")
@@ -113,7 +116,8 @@ struct ImportInterruptCLITests {
       process.waitUntilExit()
       let stderr = scratch.read("stderr.txt") ?? ""
       let present = try rows(scratch)
-      let context = "seed \(seed), round \(round): status \(process.terminationStatus), \(present) rows; \(stderr)"
+      let context =
+        "seed \(seed), round \(round): status \(process.terminationStatus), \(present) rows; \(stderr)"
       if process.terminationReason == .exit && process.terminationStatus == 130 {
         #expect(present == 1, "\(context)")
       } else if process.terminationReason == .exit && process.terminationStatus == 0 {

@@ -105,7 +105,8 @@ extension GitIndex {
   }
 
   /// The extended flags that go to disk (skip-worktree, intent-to-add).
-  static let extendedMask = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue | GIT_INDEX_ENTRY_INTENT_TO_ADD.rawValue)
+  static let extendedMask = UInt16(
+    GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue | GIT_INDEX_ENTRY_INTENT_TO_ADD.rawValue)
 
   /// Git's index order for paths: bytes, then the shorter first.
   private static func comparePaths(_ a: UnsafePointer<CChar>, _ b: String) -> Int {
@@ -157,7 +158,9 @@ private struct IndexFileWriter {
     let length = strlen(e.path)
     let extendedFlags = e.flags_extended & GitIndex.extendedMask
     var flags = e.flags & UInt16(GIT_INDEX_ENTRY_STAGEMASK) | UInt16(min(length, 0xFFF))
-    if e.flags & UInt16(GIT_INDEX_ENTRY_VALID.rawValue) != 0 { flags |= UInt16(GIT_INDEX_ENTRY_VALID.rawValue) }
+    if e.flags & UInt16(GIT_INDEX_ENTRY_VALID.rawValue) != 0 {
+      flags |= UInt16(GIT_INDEX_ENTRY_VALID.rawValue)
+    }
     if extendedFlags != 0 { flags |= UInt16(GIT_INDEX_ENTRY_EXTENDED.rawValue) }
     append16(flags)
     var size = 62

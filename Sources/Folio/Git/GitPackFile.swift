@@ -103,11 +103,18 @@ final class GitPackFile {
   private func note(id: UnsafeRawBufferPointer, start: Int) {
     entries += id.prefix(20)
     let offset = UInt64(fileOffset + start)
-    for shift in stride(from: 56, through: 0, by: -8) { entries.append(UInt8(truncatingIfNeeded: offset >> UInt64(shift))) }
-    let crc = buffer.withUnsafeBytes { raw in
-      UInt32(crc32(0, raw.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self), UInt32(raw.count - start)))
+    for shift in stride(from: 56, through: 0, by: -8) {
+      entries.append(UInt8(truncatingIfNeeded: offset >> UInt64(shift)))
     }
-    for shift in stride(from: 24, through: 0, by: -8) { entries.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
+    let crc = buffer.withUnsafeBytes { raw in
+      UInt32(
+        crc32(
+          0, raw.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self),
+          UInt32(raw.count - start)))
+    }
+    for shift in stride(from: 24, through: 0, by: -8) {
+      entries.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift)))
+    }
   }
 
   private func deflate(_ input: UnsafeRawBufferPointer) throws {
@@ -176,7 +183,9 @@ final class GitPackFile {
         remaining == 0
         ? 0
         : try chunk.withUnsafeMutableBytes { raw in
-          try FileSystem.syscall("read", path: filePath) { read(input, raw.baseAddress, min(raw.count, remaining)) }
+          try FileSystem.syscall("read", path: filePath) {
+            read(input, raw.baseAddress, min(raw.count, remaining))
+          }
         }
       if remaining > 0 && n == 0 {
         throw FolioError(.io, "the file shrank while it was being packed", path: filePath)

@@ -154,7 +154,8 @@ extension Store {
       if let shouldStop = options.shouldStop, shouldStop() {
         throw FolioError(
           .interrupted,
-          "interrupted after \(summary.rows) row(s): nothing was imported; table '\(table.name)' is as it was")
+          "interrupted after \(summary.rows) row(s): nothing was imported; table '\(table.name)' is as it was"
+        )
       }
       summary.rows += 1
       if summary.rows % 512 == 0 {

@@ -36,7 +36,9 @@ extension Store {
     }
     let logID = try pack.addBlob(file: opLogPath)
     let folderTree = try staged.ids.withUnsafeBytes { ids in
-      let bytes = GitTree.mergedBytes(try headTree?.subtree(at: table.path, repository: repository), adding: order.count) {
+      let bytes = GitTree.mergedBytes(
+        try headTree?.subtree(at: table.path, repository: repository), adding: order.count
+      ) {
         let k = order[$0]
         return (names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]))
       }
@@ -53,7 +55,8 @@ extension Store {
     let logBytes = logID.bytes
     try logBytes.withUnsafeBytes { logRaw in
       try staged.ids.withUnsafeBytes { ids in
-        try repository.index().writeMerged(to: repository.gitDirectory + "/index", count: names.count + 1) { i in
+        try repository.index().writeMerged(to: repository.gitDirectory + "/index", count: names.count + 1) {
+          i in
           if logFirst ? i == 0 : i == names.count {
             return (logPath, logRaw, opLogPath)
           }
