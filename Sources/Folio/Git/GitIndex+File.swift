@@ -100,8 +100,9 @@ extension GitIndex {
     try FileSystem.syscall("rename", path: path) {
       rename(lockPath, path)
     }
-    // The in-memory index is now older than the file.
-    try readFromDisk()
+    // This in-memory index is now older than the file. It is not reloaded
+    // here (300k entries would double the import's memory at its peak):
+    // callers drop it, and the next `repository.index()` reads the file.
   }
 
   /// The extended flags that go to disk (skip-worktree, intent-to-add).
