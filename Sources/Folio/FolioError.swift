@@ -57,6 +57,8 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     public static let wouldOverwrite = Code(rawValue: "WOULD_OVERWRITE")
     /// A file outside the tables that git's three-way merge could not resolve.
     public static let conflict = Code(rawValue: "CONFLICT")
+    /// The user stopped a long operation (Ctrl-C) before it could change anything.
+    public static let interrupted = Code(rawValue: "INTERRUPTED")
   }
 
   /// A 1-based position in a named file.

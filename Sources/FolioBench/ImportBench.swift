@@ -207,28 +207,22 @@ func runImportBench(_ arguments: [String]) {
     let sorted = runs.sorted { $0.seconds < $1.seconds }
     let result = RunResult(seconds: sorted[sorted.count / 2].seconds, peakMB: runs.map(\.peakMB).max()!)
     results.append((label, result))
+    let load =
+      (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
+      .joined(separator: " ") ?? "?"
     print(
       "  " + label.padding(toLength: 44, withPad: " ", startingAt: 0)
-        + String(format: " %8.2f s   peak RSS %7.1f MB", result.seconds, result.peakMB))
+        + String(format: " %8.2f s   peak RSS %7.1f MB", result.seconds, result.peakMB) + "   load \(load)")
     return result
   }
 
+  // Each Folio step is followed by its peer, so both see about the same
+  // load from whatever else runs on the machine.
   print("timing (median of \(options.runs)):")
   let folioNDJSON = record(
     "folio import (NDJSON, with commit)",
     (0..<options.runs).map { _ in
       runMeasured("'\(folio)' import flights '\(ndjson)'", in: freshStore("folio-ndjson"))
-    })
-  let folioCSV = record(
-    "folio import (CSV, with commit)",
-    (0..<options.runs).map { _ in
-      runMeasured("'\(folio)' import flights '\(csv)'", in: freshStore("folio-csv"))
-    })
-  let exportStore = work + "/folio-ndjson"
-  let folioExport = record(
-    "folio export --format ndjson",
-    (0..<options.runs).map { _ in
-      runMeasured("'\(folio)' export flights --format ndjson -o '\(work)/export.ndjson'", in: exportStore)
     })
   let sqliteNDJSON = record(
     "sqlite-utils insert --nl",
@@ -236,11 +230,22 @@ func runImportBench(_ arguments: [String]) {
       shell("rm -f '\(work)/su.db'")
       return runMeasured("'\(sqliteUtils)' insert su.db flights '\(ndjson)' --nl --pk id", in: work)
     })
+  let folioCSV = record(
+    "folio import (CSV, with commit)",
+    (0..<options.runs).map { _ in
+      runMeasured("'\(folio)' import flights '\(csv)'", in: freshStore("folio-csv"))
+    })
   let sqliteCSV = record(
     "sqlite-utils insert --csv",
     (0..<options.runs).map { _ in
       shell("rm -f '\(work)/su-csv.db'")
       return runMeasured("'\(sqliteUtils)' insert su-csv.db flights '\(csv)' --csv --pk id", in: work)
+    })
+  let exportStore = work + "/folio-ndjson"
+  let folioExport = record(
+    "folio export --format ndjson",
+    (0..<options.runs).map { _ in
+      runMeasured("'\(folio)' export flights --format ndjson -o '\(work)/export.ndjson'", in: exportStore)
     })
   let sqliteExport = record(
     "sqlite-utils rows --nl",

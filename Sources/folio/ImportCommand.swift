@@ -41,10 +41,11 @@ struct ImportCommand: Command {
     a ragged CSV row, a non-object, an unsafe pk, an existing or repeated pk in insert mode)
     is reported as FILE:LINE:COL: error: ... Without --continue the import then stops and
     the table is left exactly as it was. An interrupted import (Ctrl-C, kill -9) also leaves
-    the table as it was, or, past its last step, is finished when the store is next opened;
-    running it again completes it. Each imported row is logged as a compact op, without its
-    body. Unless --no-commit, the import ends with one git commit, written as one pack, and
-    git's index is updated so 'git status' is clean. A progress bar is shown on a terminal.
+    the table as it was, or, past its durability point, is finished (Ctrl-C) or finished
+    when the store is next opened (kill -9); running it again completes it. An import stopped
+    by Ctrl-C exits 130. Each imported row is logged as a compact op, without its body.
+    Unless --no-commit, the import ends with one git commit, written as one pack, and git's
+    index is updated so 'git status' is clean. A progress bar is shown on a terminal.
     """
 
   var table: String
@@ -93,6 +94,18 @@ struct ImportCommand: Command {
       options.displayName = options.path
       options.path = URL(fileURLWithPath: options.path, relativeTo: context.directory).path
     }
+    // Ctrl-C stops the import at the next row while nothing has landed; past
+    // the durability point the import finishes. A second Ctrl-C ends the
+    // process at once, which is as safe as kill -9: the next open finishes
+    // or discards what was under way.
+    let interrupted = InterruptFlag()
+    try StopSignals.install {
+      interrupted.set()
+      signal(SIGINT, SIG_DFL)
+      signal(SIGTERM, SIG_DFL)
+      Output.error("interrupted: stopping the import (Ctrl-C again to stop at once)")
+    }
+    options.shouldStop = { interrupted.isSet }
     let bar = ProgressBar(unit: "rows")
     let summary: ImportSummary
     do {
@@ -107,11 +120,18 @@ struct ImportCommand: Command {
             count: progress.rows, done: progress.done, total: progress.total, phase: progress.phase,
             force: progress.phase != "reading")
         })
+    } catch let error as FolioError where error.code == .interrupted {
+      bar.finish()
+      Output.error(error.description)
+      return 130
     } catch {
       bar.finish()
       throw error
     }
     bar.finish()
+    if interrupted.isSet {
+      Output.error("warning: the interrupt came after the import's durability point, so it was finished")
+    }
     let seconds = bar.elapsed
     if json {
       let object: JSONObject = [

@@ -14,26 +14,9 @@ struct QueryCommand: Command {
     ARGUMENTS:
       TABLE                   The table.
 
-    ORDERING (one; default: the table's first 'order' key in folio.yaml, else the key):
-      --order-by-child PATH   By the value at PATH (dotted: meta.updated).
-      --order-by-key          By pk.
-      --order-by-value        By the whole document.
-
-    RANGE (V is JSON; text that is not valid JSON is taken as a string):
-      --start-at V            From V, inclusive.        --start-after V   After V.
-      --end-at V              Up to V, inclusive.       --end-before V    Before V.
-      --equal-to V            Only V.
-      --start-key K           With a start: begin at pk K among the documents equal to V.
-      --end-key K             With an end: stop at pk K among the documents equal to V.
+    \(QueryArguments.details)
       To page, pass the last document's value and pk:
         folio query flights --start-after 12 --start-key f77 --limit-to-first 20
-
-    LIMIT AND FILTER:
-      --limit-to-first N      The first N documents (after the range and the filter).
-      --limit-to-last N       The last N, still printed in ascending order.
-      --where EXPR            A filter: == != < <= > >=, in [..], contains, exists(path),
-                              && || ! and parentheses, dotted paths and JSON literals,
-                              e.g. 'AIRLINE == "AA" && DEPARTURE_DELAY > 60'.
 
     OUTPUT:
       --format F              ndjson (default, one document per line), json (an array),
@@ -47,67 +30,18 @@ struct QueryCommand: Command {
     """
 
   var table: String
-  var ordering: String?
-  var orderingCount = 0
-  var bounds: [(option: String, value: JSONValue)] = []
-  var startKey: String?
-  var endKey: String?
-  var limits: [(option: String, n: Int)] = []
-  var filter: String?
+  var query: QueryArguments
   var format: String
   var count: Bool
   var follow: Bool
 
   init(arguments: [String]) throws {
-    let options: Set<String> = [
-      "--order-by-child", "--start-at", "--start-after", "--end-at", "--end-before", "--equal-to",
-      "--start-key", "--end-key", "--limit-to-first", "--limit-to-last", "--where", "--format",
-    ]
     let parsed = try CommandLineArguments(
-      arguments, options: options, flags: ["--order-by-key", "--order-by-value", "--count", "--follow"])
+      arguments, options: QueryArguments.options.union(["--format"]),
+      flags: QueryArguments.flags.union(["--count", "--follow"]))
     try parsed.expectPositionals(1...1)
     table = parsed.positionals[0]
-    if let path = parsed.value("--order-by-child") {
-      ordering = "child:" + path
-      orderingCount += 1
-    }
-    for flag in ["--order-by-key", "--order-by-value"] where parsed.flag(flag) {
-      ordering = flag
-      orderingCount += 1
-    }
-    if orderingCount > 1 {
-      throw UsageError(
-        "give one of --order-by-child, --order-by-key and --order-by-value: a query has one ordering")
-    }
-    for option in ["--start-at", "--start-after", "--equal-to", "--end-at", "--end-before"] {
-      if let text = parsed.value(option) { bounds.append((option, Self.value(text))) }
-    }
-    startKey = parsed.value("--start-key")
-    endKey = parsed.value("--end-key")
-    let starts = bounds.filter { ["--start-at", "--start-after", "--equal-to"].contains($0.option) }
-    let ends = bounds.filter { ["--end-at", "--end-before", "--equal-to"].contains($0.option) }
-    if starts.count > 1 {
-      throw UsageError("\(starts.map(\.option).joined(separator: " and ")): a query has one start")
-    }
-    if ends.count > 1 {
-      throw UsageError("\(ends.map(\.option).joined(separator: " and ")): a query has one end")
-    }
-    if startKey != nil && starts.isEmpty {
-      throw UsageError("--start-key needs --start-at, --start-after or --equal-to")
-    }
-    if endKey != nil && ends.isEmpty {
-      throw UsageError("--end-key needs --end-at, --end-before or --equal-to")
-    }
-    if let startKey, let endKey, starts.first?.option == "--equal-to", startKey != endKey {
-      throw UsageError("--equal-to takes one key: --start-key and --end-key differ")
-    }
-    for option in ["--limit-to-first", "--limit-to-last"] {
-      guard let text = parsed.value(option) else { continue }
-      guard let n = Int(text) else { throw UsageError("\(option) needs a whole number, not '\(text)'") }
-      limits.append((option, n))
-    }
-    if limits.count > 1 { throw UsageError("--limit-to-first and --limit-to-last: a query has one limit") }
-    filter = parsed.value("--where")
+    query = try QueryArguments(parsed)
     format = parsed.value("--format") ?? "ndjson"
     guard ["ndjson", "json", "csv", "table"].contains(format) else {
       throw UsageError("unknown format '\(format)'; use ndjson, json, csv or table")
@@ -119,47 +53,8 @@ struct QueryCommand: Command {
     }
   }
 
-  /// A range value: JSON if it parses, else the text as a string.
-  static func value(_ text: String) -> JSONValue {
-    (try? JSONValue(parsing: text)) ?? .string(text)
-  }
-
   func makeQuery(_ store: Store) throws -> Query {
-    var query = store.collection(table).query()
-    do {
-      switch ordering {
-      case "--order-by-key"?: query = try query.orderByKey()
-      case "--order-by-value"?: query = try query.orderByValue()
-      case let child? where child.hasPrefix("child:"):
-        query = try query.orderBy(child: String(child.dropFirst(6)))
-      default: break
-      }
-      for (option, value) in bounds {
-        switch option {
-        case "--start-at": query = try query.startAt(value, key: startKey)
-        case "--start-after": query = try query.startAfter(value, key: startKey)
-        case "--equal-to": query = try query.equalTo(value, key: startKey ?? endKey)
-        case "--end-at": query = try query.endAt(value, key: endKey)
-        default: query = try query.endBefore(value, key: endKey)
-        }
-      }
-      for (option, n) in limits {
-        query = try option == "--limit-to-first" ? query.limitToFirst(n) : query.limitToLast(n)
-      }
-      if let filter { query = try query.where(Predicate(parsing: filter, source: "--where")) }
-    } catch let error as FolioError where error.code == .invalidQuery {
-      throw UsageError(Self.explain(error, expression: filter))
-    }
-    return query
-  }
-
-  /// The message of a query mistake, with the expression and a caret under
-  /// the column for a filter that does not parse.
-  static func explain(_ error: FolioError, expression: String?) -> String {
-    guard let location = error.location, let expression else { return error.message }
-    let line = expression.split(separator: "\n", omittingEmptySubsequences: false)[location.line - 1]
-    let caret = String(repeating: " ", count: max(0, location.column - 1)) + "^"
-    return "--where:\(location.line):\(location.column): \(error.message)\n  \(line)\n  \(caret)"
+    try query.makeQuery(store, table: table)
   }
 
   func run(in context: CommandContext) throws -> Int32 {

@@ -9,6 +9,12 @@ struct GitOID: Hashable, Sendable, CustomStringConvertible {
     bytes = withUnsafeBytes(of: &copy.id) { Array($0) }
   }
 
+  /// An id from its 20 raw bytes.
+  init(bytes: [UInt8]) {
+    precondition(bytes.count == 20, "a git object id has 20 bytes")
+    self.bytes = bytes
+  }
+
   init?(hex: String) {
     var oid = git_oid()
     guard git_oid_fromstr(&oid, hex) == 0 else { return nil }

@@ -1,4 +1,5 @@
 internal import Clibgit2
+import Glibc
 
 extension GitRepository {
   /// Opens a separate handle on the repository at `workTree` whose new
@@ -21,11 +22,16 @@ extension GitRepository {
       try LibGit2.check(git_odb_add_backend(odb, backend, 1000), "git_odb_add_backend")
       let result = try body(repository)
       guard !collector.objects.isEmpty else { return result }
-      let pack = try GitPackWriter(repository: repository, count: collector.objects.count)
-      for (_, object) in collector.objects {
-        try object.bytes.withUnsafeBytes { _ = try pack.add($0, type: object.type) }
+      let folder = repository.gitDirectory + "/objects/pack"
+      try FileSystem.makeDirectories(folder)
+      let pack = try GitPackFile(path: folder + "/tmp_folio_\(getpid()).pack")
+      do {
+        for (_, object) in collector.objects { _ = try pack.add(object.bytes, type: object.type) }
+        try pack.store(in: repository)
+      } catch {
+        pack.discard()
+        throw error
       }
-      try pack.finish()
       return result
     }
   }

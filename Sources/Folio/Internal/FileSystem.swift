@@ -120,6 +120,31 @@ enum FileSystem {
     try syscall("fsync", path: path) { fsync(fd) }
   }
 
+  /// Flushes one file's data and size.
+  static func syncFile(_ path: String) throws {
+    let fd = try syscall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    defer { close(fd) }
+    try syscall("fsync", path: path) { fsync(fd) }
+  }
+
+  /// Whether the folder at `path` holds no entries; true if it does not
+  /// exist (without reading a large folder to the end).
+  static func isEmptyDirectory(_ path: String) throws -> Bool {
+    guard let dir = opendir(path) else {
+      let code = errno
+      if code == ENOENT { return true }
+      throw error(code, "opendir", path: path)
+    }
+    defer { closedir(dir) }
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { return false }
+    }
+    return true
+  }
+
   /// Flushes the whole file system that holds `path` (one call for a batch).
   static func syncFileSystem(containing path: String) throws {
     let fd = try syscall("open", path: path) { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }

@@ -167,3 +167,15 @@ public struct QueryCursor {
     return n
   }
 }
+
+extension Query {
+  /// Whether the query runs on a persistent index (its ordering is the key,
+  /// the value, or a path listed under `order`), so that it can count and
+  /// page without reading every document.
+  func isIndexed(_ table: TableConfig) -> Bool {
+    switch effectiveOrdering(table) {
+    case .key, .value: true
+    case .child(let path): table.order.contains { FieldPath($0) == path }
+    }
+  }
+}

@@ -80,6 +80,11 @@ public struct ImportOptions: Sendable {
   public var message: String?
   /// The name used for the input in messages (default: the path).
   public var displayName: String?
+  /// Asked between rows whether to stop (for Ctrl-C). Before the import's
+  /// durability point a `true` stops it with `INTERRUPTED`, leaving the
+  /// table as it was; after that point the import is finished regardless,
+  /// so the store never holds half an import.
+  public var shouldStop: (@Sendable () -> Bool)?
 
   /// Options to import `path`.
   public init(path: String) { self.path = path }

@@ -15,6 +15,10 @@ import Glibc
 /// the journal and staging folder go. A crash after the durability point is
 /// finished by the next process that opens the store: appending at the
 /// recorded offset and renaming what is left are both safe to repeat.
+///
+/// When the table folder is empty or missing (a first import), the staged
+/// folder itself is renamed into place: one rename instead of one per
+/// document, and the files keep the stat data they were written with.
 struct ImportStaging {
   let directory: String
 
@@ -37,7 +41,13 @@ struct ImportStaging {
     var logPath: String
     var logOffset: Int
     var opsSize: Int
+    /// Land by renaming the staged folder over the (empty) table folder.
+    var wholeFolder = false
   }
+
+  /// Where an import builds its pack (outside the staging folder, which
+  /// landing removes before the commit).
+  var packPath: String { directory + ".pack" }
 
   /// Removes a staging folder that never reached its durability point.
   func discard() throws {
@@ -53,6 +63,7 @@ struct ImportStaging {
   /// Creates an empty staging folder.
   func prepare() throws {
     try discard()
+    unlink(packPath)
     try FileSystem.makeDirectories(documentsDirectory)
   }
 
@@ -65,6 +76,7 @@ struct ImportStaging {
       "log": .string(Store.relative(record.logPath, to: root)),
       "offset": .integer(record.logOffset),
       "ops": .integer(record.opsSize),
+      "whole": .bool(record.wholeFolder),
     ]
     var bytes = body.compactBytes()
     bytes.append(UInt8(ascii: "\n"))
@@ -92,22 +104,35 @@ struct ImportStaging {
       let offset = json["offset"]?.intValue, let ops = json["ops"]?.intValue
     else { return nil }
     return Record(
-      tableDirectory: root + "/" + table, logPath: root + "/" + log, logOffset: offset, opsSize: ops)
+      tableDirectory: root + "/" + table, logPath: root + "/" + log, logOffset: offset, opsSize: ops,
+      wholeFolder: json["whole"] == .bool(true))
   }
 
   /// Lands a sealed import: ops into the log, documents into the table.
   /// Safe to run again after a crash part way.
-  /// - Parameter renamed: called with each document file name as it lands.
-  func land(_ record: Record, root: String, renamed: (String) throws -> Void = { _ in }) throws {
+  func land(_ record: Record, root: String) throws {
     try appendOps(record)
-    try FileSystem.makeDirectories(record.tableDirectory)
-    for name in try FileSystem.list(documentsDirectory) ?? [] {
-      let from = documentsDirectory + "/" + name
-      let to = record.tableDirectory + "/" + name
-      try FileSystem.syscall("rename", path: to) { rename(from, to) }
-      try renamed(name)
+    let parent = FileSystem.split(record.tableDirectory).directory
+    if record.wholeFolder, FileSystem.isDirectory(documentsDirectory) {
+      try FileSystem.makeDirectories(parent)
+      // Only an empty folder can be replaced by a rename; if something
+      // appeared in it since the seal, land file by file instead.
+      if rmdir(record.tableDirectory) == 0 || errno == ENOENT,
+        rename(documentsDirectory, record.tableDirectory) == 0
+      {
+        try FileSystem.syncDirectory(parent)
+      }
     }
-    try FileSystem.syncFileSystem(containing: root)
+    if FileSystem.isDirectory(documentsDirectory) {
+      try FileSystem.makeDirectories(record.tableDirectory)
+      for name in try FileSystem.list(documentsDirectory) ?? [] {
+        let from = documentsDirectory + "/" + name
+        let to = record.tableDirectory + "/" + name
+        try FileSystem.syscall("rename", path: to) { rename(from, to) }
+      }
+      try FileSystem.syncDirectory(record.tableDirectory)
+    }
+    try FileSystem.syncFile(record.logPath)
     try Journal.clear(at: journalPath)
     try discard()
   }

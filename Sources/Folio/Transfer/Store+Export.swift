@@ -1,6 +1,7 @@
 import Glibc
 
-/// Options for ``Store/exportRows(from:options:onProgress:)``.
+/// Options for ``Store/exportRows(_:options:onProgress:)``: the format and
+/// the destination. Which rows, and in what order, is the query's business.
 public struct ExportOptions: Sendable {
   /// The format (default NDJSON).
   public var format: TransferFormat = .ndjson
@@ -8,18 +9,6 @@ public struct ExportOptions: Sendable {
   public var outputPath: String?
   /// For SQLite: the table to create or replace (default: the Folio table's name).
   public var sqliteTable: String?
-  /// Order by pk instead of the table's first order key.
-  public var orderByKey = false
-  /// Order by this column.
-  public var orderByChild: String?
-  /// Only rows whose order value is at least this (inclusive).
-  public var startAt: JSONValue?
-  /// Only rows whose order value is at most this (inclusive).
-  public var endAt: JSONValue?
-  /// The first N rows of the ordered range.
-  public var limitToFirst: Int?
-  /// The last N rows of the ordered range.
-  public var limitToLast: Int?
   /// The columns, in order (CSV/TSV/SQLite; for NDJSON/JSON, a projection).
   public var columns: [String]?
 
@@ -35,43 +24,49 @@ public struct ExportSummary: Sendable {
 
 extension Store {
   /// Writes a table's documents out, streamed, in order: by the table's
-  /// first order key unless told otherwise, else by pk.
+  /// first order key, else by pk. Shorthand for ``exportRows(_:options:onProgress:)``
+  /// with the table's plain query.
+  @discardableResult
+  public func exportRows(
+    from tableName: String, options: ExportOptions, onProgress: (Int, Int?) -> Void = { _, _ in }
+  ) throws -> ExportSummary {
+    try exportRows(collection(tableName).query(), options: options, onProgress: onProgress)
+  }
+
+  /// Writes the documents `query` returns, streamed, in the query's order
+  /// (by default the table's first order key, else the pk), with its range,
+  /// limit and filter applied.
   ///
   /// ```swift
   /// var options = ExportOptions()
   /// options.format = .csv
-  /// options.outputPath = "flights.csv"
-  /// try store.exportRows(from: "flights", options: options)
+  /// options.outputPath = "late.csv"
+  /// let late = try store.collection("flights").query()
+  ///     .orderBy(child: "dep_delay").startAt(60).where("carrier == \"AA\"")
+  /// try store.exportRows(late, options: options)
   /// ```
   ///
-  /// CSV/TSV take their columns from `columns`, or from the union of the
-  /// columns seen (key column first, then by name), which costs one more
-  /// read of the table. SQLite output also reads the table once more, to
-  /// give each column a type. Types that change on a round trip: CSV/TSV
-  /// bring nested values back as JSON-text strings; SQLite turns booleans
-  /// into 0/1, nested values into JSON text and decimals into REALs.
+  /// Documents are read one at a time through the query's cursor, so memory
+  /// stays flat however large the table. CSV/TSV take their columns from
+  /// `columns`, or from the union of the columns seen (key column first,
+  /// then by name), which costs one more pass of the query. SQLite output
+  /// also takes one more pass, to give each column a type. Types that change
+  /// on a round trip: CSV/TSV bring nested values back as JSON-text strings;
+  /// SQLite turns booleans into 0/1, nested values into JSON text and
+  /// decimals into REALs.
+  /// - Parameter onProgress: rows written, and the total when it is known
+  ///   without reading documents.
+  /// - Throws: `UNKNOWN_TABLE`, `INVALID_JSON` for a document that does not
+  ///   parse, I/O and SQLite errors. A failed export leaves no file behind.
   @discardableResult
   public func exportRows(
-    from tableName: String, options: ExportOptions, onProgress: (Int, Int) -> Void = { _, _ in }
+    _ query: Query, options: ExportOptions, onProgress: (Int, Int?) -> Void = { _, _ in }
   ) throws -> ExportSummary {
-    let table = try self.table(named: tableName)
-    var order: TableScan.Order = .key
-    if let child = options.orderByChild {
-      order = .child(child)
-    } else if !options.orderByKey, let first = table.order.first {
-      order = .child(first)
-    }
-    let scan = TableScan(
-      store: self, table: table, order: order, startAt: options.startAt, endAt: options.endAt,
-      limitToFirst: options.limitToFirst, limitToLast: options.limitToLast)
-    let pks = try scan.orderedPKs()
+    let table = try self.table(named: query.collection.name)
 
     func documents(_ body: (JSONObject) throws -> Void) throws {
-      for pk in pks {
-        // A document removed since the listing is skipped.
-        guard let document = try readDocument(at: try documentPath(table: table, pk: pk)) else { continue }
-        try body(document.object)
-      }
+      var cursor = try query.documents()
+      while let document = try cursor.next() { try body(document.value) }
     }
 
     var columns = options.columns
@@ -118,6 +113,8 @@ extension Store {
       case .sqlite: fatalError("handled above")
       }
     }
+    // Known without reading a document only on an index and without a filter.
+    let total = query.isIndexed(table) && query.filter == nil ? try query.count() : nil
     var summary = ExportSummary()
     do {
       let projection = (options.format == .ndjson || options.format == .json) ? options.columns : nil
@@ -130,7 +127,7 @@ extension Store {
           try writer.write(document)
         }
         summary.rows += 1
-        if summary.rows % 512 == 0 { onProgress(summary.rows, pks.count) }
+        if summary.rows % 512 == 0 { onProgress(summary.rows, total) }
       }
       try writer.finish()
       if let temporary, let path = options.outputPath {
@@ -145,7 +142,7 @@ extension Store {
       }
       throw error
     }
-    onProgress(summary.rows, pks.count)
+    onProgress(summary.rows, summary.rows)
     return summary
   }
 }

@@ -46,36 +46,43 @@ extension Store {
         _ = try commitLocked(message: "folio: pending changes before import")
       }
       try staging.prepare()
+      let tableDirectory = directory(of: table)
+      let staged = StagedImport(
+        tableWasEmpty: try FileSystem.isEmptyDirectory(tableDirectory),
+        pack: options.commit ? try GitPackFile(path: staging.packPath) : nil)
       var summary: ImportSummary
       do {
         summary = try stage(
-          reader, into: table, staging: staging, options: options, onBadRow: onBadRow, onProgress: onProgress)
+          reader, into: table, staging: staging, staged: staged, options: options, onBadRow: onBadRow,
+          onProgress: onProgress)
       } catch {
+        staged.pack?.discard()
         try? staging.discard()
         throw error
       }
       summary.format = format
       if summary.created + summary.updated == 0 {
+        staged.pack?.discard()
         try staging.discard()
         return summary
       }
       onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "landing"))
+      let stillEmpty = staged.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
       let record = ImportStaging.Record(
-        tableDirectory: directory(of: table), logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
-        opsSize: try Store.fileSize(staging.opsPath))
+        tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
+        opsSize: try Store.fileSize(staging.opsPath),
+        wholeFolder: stillEmpty)
       try staging.seal(record, root: rootPath)
-      var names: [String] = []
-      names.reserveCapacity(summary.created + summary.updated)
-      try staging.land(record, root: rootPath) { names.append($0) }
+      try staging.land(record, root: rootPath)
       resetClockCache()
       try forgetEvictions(table: table)
-      if options.commit {
+      if let pack = staged.pack {
         onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "committing"))
-        names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         let message =
           options.message
           ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
-        summary.commit = try commitImport(table: table, names: names, message: message)?.description
+        summary.commit = try commitImport(table: table, staged: staged, pack: pack, message: message)?
+          .description
       }
       return summary
     }
@@ -114,8 +121,8 @@ extension Store {
   /// Reads every row and writes each resulting document into the staging
   /// folder, with its op line. The table is not touched.
   private func stage(
-    _ reader: any RowReader, into table: TableConfig, staging: ImportStaging, options: ImportOptions,
-    onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
+    _ reader: any RowReader, into table: TableConfig, staging: ImportStaging, staged: StagedImport,
+    options: ImportOptions, onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
   ) throws -> ImportSummary {
     var summary = ImportSummary()
     let keyColumn = options.pkColumn ?? table.key
@@ -130,6 +137,9 @@ extension Store {
     var last = try lastHLC()
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = max(1, options.batchSize)
+    let writer = StagingWriter()
+    var writerFinished = false
+    defer { if !writerFinished { try? writer.finish() } }
 
     func bad(_ error: FolioError) throws {
       guard options.continueOnError else { throw error }
@@ -141,6 +151,12 @@ extension Store {
     }
 
     while let event = try reader.next() {
+      if let shouldStop = options.shouldStop, shouldStop() {
+        throw FolioError(
+          .interrupted,
+          "interrupted after \(summary.rows) row(s): nothing was imported; table '\(table.name)' is as it was"
+        )
+      }
       summary.rows += 1
       if summary.rows % 512 == 0 {
         let (done, total) = reader.progress
@@ -194,14 +210,23 @@ extension Store {
         }
       }
       let stagedPath = staging.documentsDirectory + "/" + fileName
-      let stagedBefore = try FileSystem.read(stagedPath)
+      let stagedIndex = staged.index[fileName]
+      let stagedBefore = try stagedIndex.flatMap { _ in
+        try writer.drain()
+        return try FileSystem.read(stagedPath)
+      }
+      // In a table that was empty there is nothing to look up (the store
+      // lock keeps other writers out).
+      let inTable = { (name: String) throws -> JSONObject? in
+        staged.tableWasEmpty ? nil : try self.readDocument(at: tableDirectory + "/" + name)?.object
+      }
       let current: JSONObject?
       if options.mode == .insert {
         // Inserting a document exactly as it already is changes nothing, so
         // rerunning an import that was interrupted after it landed is safe.
         let existing =
           try stagedBefore.flatMap { try JSONValue(parsing: $0, file: stagedPath).objectValue }
-          ?? (try? readDocument(at: tableDirectory + "/" + fileName))??.object
+          ?? (try? inTable(fileName)) ?? nil
         if let existing, JSONValue.object(existing) == JSONValue.object(row) {
           summary.unchanged += 1
           continue
@@ -212,7 +237,7 @@ extension Store {
               .localConstraint, "pk '\(pk)' appears more than once in the input (mode insert)", line: line))
           continue
         }
-        if FileSystem.exists(tableDirectory + "/" + fileName) {
+        if !staged.tableWasEmpty && FileSystem.exists(tableDirectory + "/" + fileName) {
           try bad(
             rowError(
               .localConstraint,
@@ -224,7 +249,7 @@ extension Store {
       } else if let stagedBefore {
         current = try JSONValue(parsing: stagedBefore, file: stagedPath).objectValue
       } else {
-        current = try readDocument(at: tableDirectory + "/" + fileName)?.object
+        current = try inTable(fileName)
       }
       let result: JSONObject
       switch options.mode {
@@ -241,16 +266,8 @@ extension Store {
         continue
       }
       let bytes = JSONValue.object(result).canonicalBytes()
-      let fd = try FileSystem.syscall("open", path: stagedPath) {
-        open(stagedPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-      }
-      do {
-        try FileSystem.writeAll(fd, bytes, path: stagedPath)
-        close(fd)
-      } catch {
-        close(fd)
-        throw error
-      }
+      try writer.write(bytes, to: stagedPath)
+      try staged.add(fileName, bytes: bytes, at: stagedIndex)
       if stagedBefore == nil {
         if current == nil { summary.created += 1 } else { summary.updated += 1 }
       }
@@ -260,6 +277,8 @@ extension Store {
       opBytes.append(UInt8(ascii: "\n"))
     }
     try FileSystem.writeAll(ops, opBytes, path: opsPath)
+    writerFinished = true
+    try writer.finish()
     let (done, total) = reader.progress
     onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: "reading"))
     return summary

@@ -1,45 +1,74 @@
+internal import Clibgit2
+
 extension Store {
   /// Commits a landed import: the imported documents and this replica's op
-  /// log, as one commit whose blobs go into one pack (streamed through
-  /// ``GitPackWriter``), with git's index updated in one ordered pass and
-  /// carrying each file's stat data, so `git status` is clean at once.
+  /// log, as one commit. The documents' blobs are already in the import's
+  /// pack (``StagedImport``); the op log and the table's folder tree join
+  /// them, and the pack goes into the object database in one stream. The
+  /// root tree is HEAD's with two entries replaced, and git's index file
+  /// is written merged in one ordered pass, carrying each file's stat data,
+  /// so `git status` is clean at once. Nothing here holds more than one
+  /// entry per document (a name and a 20-byte id).
   /// Call with the lock held, after anything else pending was committed.
-  /// - Parameter names: the imported file names, sorted by bytes.
   /// - Returns: the commit, or nil if the tree did not change.
-  func commitImport(table: TableConfig, names: [String], message: String) throws -> GitOID? {
+  func commitImport(table: TableConfig, staged: StagedImport, pack: GitPackFile, message: String) throws
+    -> GitOID?
+  {
     let repository = try openRepository()
     let head = try repository.headCommit()
+    let headTree = try head?.tree()
     let tableDirectory = directory(of: table)
     let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
-    let pack = try GitPackWriter(repository: repository, count: names.count + 1)
-    var ids: [GitOID] = []
-    ids.reserveCapacity(names.count)
-    for name in names {
-      guard let bytes = try FileSystem.read(tableDirectory + "/" + name) else {
-        throw FolioError(
-          .io, "an imported document vanished before the commit", path: table.path + "/" + name)
-      }
-      ids.append(try pack.addBlob(bytes))
-    }
-    let logID = try pack.addBlob(try FileSystem.read(opLogPath) ?? [])
-    try pack.finish()
+    let names = staged.names
+    // File names are ASCII (PrimaryKey percent-encodes the rest), so
+    // String order is byte order, which is git's.
+    let order = names.indices.sorted { names[$0] < names[$1] }
 
-    let index = try repository.index()
+    for (k, packed) in staged.restaged.sorted(by: { $0.key < $1.key }) {
+      let final = GitOID(bytes: Array(staged.ids[(k * 20)..<(k * 20 + 20)]))
+      guard final != packed else { continue }
+      guard let bytes = try FileSystem.read(tableDirectory + "/" + names[k]),
+        try pack.addBlob(bytes) == final
+      else {
+        throw FolioError(
+          .io, "an imported document changed before the commit", path: table.path + "/" + names[k])
+      }
+    }
+    let logID = try pack.addBlob(file: opLogPath)
+    let folderTree = try staged.ids.withUnsafeBytes { ids in
+      let bytes = GitTree.mergedBytes(
+        try headTree?.subtree(at: table.path, repository: repository), adding: order.count
+      ) {
+        let k = order[$0]
+        return (names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]))
+      }
+      return try pack.addTree(bytes)
+    }
+    try pack.store(in: repository)
+    let tree = try repository.updatedTree(
+      headTree, [(table.path, folderTree, isFolder: true), (logPath, logID, isFolder: false)])
+
     let prefix = table.path + "/"
     // The op log sorts either before or after the table's files; slot it
     // into the ordered stream where it belongs.
     let logFirst = logPath.utf8.lexicographicallyPrecedes(prefix.utf8)
-    let total = names.count + 1
-    try index.bulkUpdate(count: total) { i in
-      if logFirst ? i == 0 : i == names.count {
-        return (logPath, logID, opLogPath)
+    let logBytes = logID.bytes
+    try logBytes.withUnsafeBytes { logRaw in
+      try staged.ids.withUnsafeBytes { ids in
+        try repository.index().writeMerged(to: repository.gitDirectory + "/index", count: names.count + 1) {
+          i in
+          if logFirst ? i == 0 : i == names.count {
+            return (logPath, logRaw, opLogPath)
+          }
+          let k = order[logFirst ? i - 1 : i]
+          return (
+            prefix + names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]),
+            tableDirectory + "/" + names[k]
+          )
+        }
       }
-      let k = logFirst ? i - 1 : i
-      return (prefix + names[k], ids[k], tableDirectory + "/" + names[k])
     }
-    let tree = try index.writeTree(to: repository)
-    try index.write()
-    if let headTree = try head?.tree(), headTree.id == tree { return nil }
+    if let headTree, headTree.id == tree { return nil }
     let commit = try repository.createCommit(
       tree: tree, parents: head.map { [$0.id] } ?? [], message: message)
     try repository.setReference(try repository.headBranch(), to: commit, message: "folio import")
