@@ -128,28 +128,6 @@ extension GitRepository {
     return GitOID(oid)
   }
 
-  /// Writes the tree that is `base` with each path set to its blob id and
-  /// mode, or removed where the id is nil, without reading the rest of the
-  /// tree.
-  /// A mode of 0 means a plain file.
-  func updatedTree(_ base: GitTree, setting changes: [(path: String, id: GitOID?, mode: UInt32)]) throws -> GitOID {
-    // The path strings must outlive the call.
-    let paths = changes.map { strdup($0.path) }
-    defer { paths.forEach { free($0) } }
-    var updates = zip(changes, paths).map { change, path in
-      var update = git_tree_update()
-      update.action = change.id == nil ? GIT_TREE_UPDATE_REMOVE : GIT_TREE_UPDATE_UPSERT
-      if let id = change.id { update.id = id.raw }
-      update.filemode = change.mode == 0 ? GIT_FILEMODE_BLOB : git_filemode_t(rawValue: change.mode)
-      update.path = UnsafePointer(path)
-      return update
-    }
-    var oid = git_oid()
-    try LibGit2.check(
-      git_tree_create_updated(&oid, handle, base.handle, updates.count, &updates), "git_tree_create_updated")
-    return GitOID(oid)
-  }
-
   /// Every best common ancestor of `one` and `two` (several for criss-cross
   /// histories), sorted by id so every replica picks the same order.
   func mergeBases(_ one: GitOID, _ two: GitOID) throws -> [GitOID] {

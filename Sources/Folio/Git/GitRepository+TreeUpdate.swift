@@ -3,23 +3,27 @@ import Glibc
 
 extension GitRepository {
   /// A new root tree: `base` (nil for none) with each path set to an
-  /// object, a folder's tree or a file's blob, creating folders on the way.
-  /// Only the trees along the paths are read and rewritten; a replaced
-  /// folder's old tree is never loaded.
-  func updatedTree(_ base: GitTree?, _ updates: [(path: String, id: GitOID, isFolder: Bool)]) throws
+  /// object and mode (0 for a plain file, `0o040000` for a folder's tree),
+  /// or removed where the id is nil, creating folders on the way. Only the
+  /// trees along the paths are read and rewritten.
+  func updatedTree(_ base: GitTree?, setting changes: [(path: String, id: GitOID?, mode: UInt32)]) throws
     -> GitOID
   {
     let baseline = try base ?? emptyTree()
-    var out = git_oid()
-    let paths = updates.map { strdup($0.path) }
-    defer { for path in paths { free(path) } }
-    var list = updates.indices.map { i in
-      git_tree_update(
-        action: GIT_TREE_UPDATE_UPSERT, id: updates[i].id.raw,
-        filemode: updates[i].isFolder ? GIT_FILEMODE_TREE : GIT_FILEMODE_BLOB, path: paths[i])
+    // The path strings must outlive the call.
+    let paths = changes.map { strdup($0.path) }
+    defer { paths.forEach { free($0) } }
+    var updates = zip(changes, paths).map { change, path in
+      var update = git_tree_update()
+      update.action = change.id == nil ? GIT_TREE_UPDATE_REMOVE : GIT_TREE_UPDATE_UPSERT
+      if let id = change.id { update.id = id.raw }
+      update.filemode = change.mode == 0 ? GIT_FILEMODE_BLOB : git_filemode_t(rawValue: change.mode)
+      update.path = UnsafePointer(path)
+      return update
     }
+    var out = git_oid()
     try LibGit2.check(
-      git_tree_create_updated(&out, handle, baseline.handle, list.count, &list), "git_tree_create_updated")
+      git_tree_create_updated(&out, handle, baseline.handle, updates.count, &updates), "git_tree_create_updated")
     return GitOID(out)
   }
 

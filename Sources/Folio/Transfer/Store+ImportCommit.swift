@@ -46,7 +46,7 @@ extension Store {
     }
     try pack.store(in: repository)
     let tree = try repository.updatedTree(
-      headTree, [(table.path, folderTree, isFolder: true), (logPath, logID, isFolder: false)])
+      headTree, setting: [(table.path, folderTree, GIT_FILEMODE_TREE.rawValue), (logPath, logID, 0)])
 
     let prefix = table.path + "/"
     // The op log sorts either before or after the table's files; slot it
