@@ -5,7 +5,8 @@ import Glibc
 struct ObserveCommand: Command {
   static let name = "observe"
   static let abstract = "Print a document, or a query's results, and then every change, as NDJSON."
-  static let usage = "folio observe TABLE PK [--subscribe] | folio observe TABLE [QUERY OPTIONS] [--subscribe]"
+  static let usage =
+    "folio observe TABLE PK [--subscribe] | folio observe TABLE [QUERY OPTIONS] [--subscribe]"
   static let details = """
     ARGUMENTS:
       TABLE            The table.

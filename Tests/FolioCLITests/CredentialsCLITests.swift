@@ -105,7 +105,8 @@ struct CredentialsCLITests {
     defer { scratch.remove() }
     try scratch.write("server.py", Self.server)
     #expect(try FolioRunner.shell("git init -q --bare remote.git", in: scratch.path) == 0)
-    let server = try Server(root: scratch.path, user: "alice", token: "s3cret-token", script: scratch.path + "/server.py")
+    let server = try Server(
+      root: scratch.path, user: "alice", token: "s3cret-token", script: scratch.path + "/server.py")
     defer { server.stop() }
     let url = "http://127.0.0.1:\(server.port)/remote.git"
 
@@ -116,7 +117,9 @@ struct CredentialsCLITests {
     #expect(try FolioRunner.run(["put", "todos", "t", "-"], in: a, input: #"{"views": 1}"#).status == 0)
 
     // No credentials: a clear error that says what to set.
-    let empty = ["FOLIO_GIT_USERNAME": "", "FOLIO_GIT_TOKEN": "", "FOLIO_GIT_PASSWORD": "", "SSH_AUTH_SOCK": ""]
+    let empty = [
+      "FOLIO_GIT_USERNAME": "", "FOLIO_GIT_TOKEN": "", "FOLIO_GIT_PASSWORD": "", "SSH_AUTH_SOCK": "",
+    ]
     let refused = try FolioRunner.run(["sync"], in: a, environment: empty)
     #expect(refused.status != 0)
     #expect(refused.stderr.contains("CREDENTIALS"), "\(refused.stderr)")

@@ -96,7 +96,10 @@ struct ObserveCLITests {
     // a changes the document and pushes; b's observer sees it without a sync in b.
     #expect(
       try FolioRunner.run(
-        ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 41}}"#],
+        [
+          "apply", "todos", "t", "--op", "update", "--transforms",
+          #"{"views": {"op": "increment", "by": 41}}"#,
+        ],
         in: a
       ).status == 0)
     #expect(try FolioRunner.run(["sync"], in: a).status == 0)

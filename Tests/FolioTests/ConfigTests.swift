@@ -417,7 +417,8 @@ struct ConfigParsingTests {
       location: "folio.yaml:2:7", fragment: "'sync' must be a mapping"),
     InvalidCase(
       name: "sync unknown key", yaml: "version: 1\nsync:\n  remte: origin\n",
-      location: "folio.yaml:3:3", fragment: "unknown key 'remte' in 'sync'; expected one of: remote, pull-every"),
+      location: "folio.yaml:3:3",
+      fragment: "unknown key 'remte' in 'sync'; expected one of: remote, pull-every"),
     InvalidCase(
       name: "sync bad duration", yaml: "version: 1\nsync:\n  pull-every: 5 minutes\n",
       location: "folio.yaml:3:15", fragment: "'pull-every' in 'sync': invalid duration '5 minutes'"),

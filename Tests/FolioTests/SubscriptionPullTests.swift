@@ -7,18 +7,7 @@ import Testing
 /// changes, so the store pulls on its own while one is alive, and stops when
 /// the last one ends.
 struct SubscriptionPullTests {
-  static func yaml(sync: String) -> String {
-    """
-    version: 1
-    tables:
-      todos:
-        path: todos
-        columns:
-          views: counter
-    sync:
-    \(sync)
-    """
-  }
+  static func yaml(sync: String) -> String { SyncTests.yaml + "\nsync:\n" + sync }
 
   func views(_ store: Store, _ pk: String) throws -> JSONValue? {
     try store.collection("todos").findByID(pk).exec()?.value["views"]

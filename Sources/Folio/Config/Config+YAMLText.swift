@@ -47,7 +47,8 @@ extension Config {
 
   /// A duration in the units `Duration(parsing:)` reads back exactly.
   static func durationText(_ duration: Duration) -> String {
-    let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    let milliseconds =
+      duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
     return "\(milliseconds / 1000)s"
   }

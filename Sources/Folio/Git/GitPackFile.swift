@@ -93,8 +93,16 @@ final class GitPackFile {
     try LibGit2.check(git_odb_hash(&oid, bytes.baseAddress, bytes.count, gitType), "git_odb_hash")
     withUnsafeBytes(of: &oid.id) { id.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
     let start = buffer.count
-    // Object header: the type and the size, 4 bits then 7 per byte.
-    var size = bytes.count
+    appendHeader(type: type, size: bytes.count)
+    try deflate(bytes)
+    note(id: UnsafeRawBufferPointer(id), start: start)
+    count += 1
+    if buffer.count >= 1 << 20 { try flush() }
+  }
+
+  /// An object's header: the type and the size, 4 bits then 7 per byte.
+  private func appendHeader(type: UInt8, size: Int) {
+    var size = size
     var first = (type << 4) | UInt8(size & 0x0F)
     size >>= 4
     while size > 0 {
@@ -103,10 +111,6 @@ final class GitPackFile {
       size >>= 7
     }
     buffer.append(first)
-    try deflate(bytes)
-    note(id: UnsafeRawBufferPointer(id), start: start)
-    count += 1
-    if buffer.count >= 1 << 20 { try flush() }
   }
 
   /// Records the object that begins at `start` in the buffer and runs to
@@ -169,7 +173,7 @@ final class GitPackFile {
     defer { close(input) }
     var st = stat()
     try FileSystem.syscall("fstat", path: filePath) { fstat(input, &st) }
-    var size = Int(st.st_size)
+    let size = Int(st.st_size)
     var hash = SHA1()
     hash.update(Array("blob \(size)\0".utf8))
     // This object may span several flushes: note its offset and CRC as the
@@ -177,14 +181,7 @@ final class GitPackFile {
     try flush()
     let objectOffset = fileOffset
     var crc = crc32(0, nil, 0)
-    var first = UInt8(3 << 4) | UInt8(size & 0x0F)
-    size >>= 4
-    while size > 0 {
-      buffer.append(first | 0x80)
-      first = UInt8(size & 0x7F)
-      size >>= 7
-    }
-    buffer.append(first)
+    appendHeader(type: 3, size: size)
     deflateReset(&stream)
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
     var out = [UInt8](repeating: 0, count: 1 << 20)

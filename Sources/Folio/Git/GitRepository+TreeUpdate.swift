@@ -23,7 +23,8 @@ extension GitRepository {
     }
     var out = git_oid()
     try LibGit2.check(
-      git_tree_create_updated(&out, handle, baseline.handle, updates.count, &updates), "git_tree_create_updated")
+      git_tree_create_updated(&out, handle, baseline.handle, updates.count, &updates),
+      "git_tree_create_updated")
     return GitOID(out)
   }
 

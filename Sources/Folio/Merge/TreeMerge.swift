@@ -82,7 +82,8 @@ struct TreeMerge {
     // build an index of every file (100k entries for a 100k-document
     // table), for what is a set of changes.
     let ourChanges = Dictionary(
-      try repository.fileChanges(from: base, to: ours.tree).map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+      try repository.fileChanges(from: base, to: ours.tree).map { ($0.path, $0) },
+      uniquingKeysWith: { a, _ in a })
     let theirChanges = try repository.fileChanges(from: base, to: theirs.tree)
     let context = try MergeContext(
       merge: self, base: base, baseCommit: baseCommit, ours: ours, theirs: theirs)
