@@ -57,6 +57,27 @@ struct FolioRunner {
     process.waitUntilExit()
     return process.terminationStatus
   }
+
+  /// Runs a shell command and returns its status and what it printed
+  /// (stdout and stderr together).
+  static func shellOutput(_ command: String, in directory: String) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command + " 2>&1"]
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    var env = ProcessInfo.processInfo.environment
+    for key in ["GIT_AUTHOR", "GIT_COMMITTER"] {
+      env[key + "_NAME"] = "t"
+      env[key + "_EMAIL"] = "t@t"
+    }
+    process.environment = env
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+  }
 }
 
 /// A value handed from a reader thread, guarded by a lock.

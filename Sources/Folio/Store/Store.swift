@@ -274,6 +274,7 @@ public final class Store: Sendable {
     try journal.write(to: journalPath, root: rootPath)
     do {
       try apply(journal, redo: false)
+      markEvictionsInIndexIfPossible(journal.writes)
       try Journal.clear(at: journalPath)
     } catch var error as FolioError {
       // Past the durability point the transaction has happened: finish it
@@ -284,7 +285,8 @@ public final class Store: Sendable {
         throw error
       }
     }
-    try transaction.commitEvictions(evicted: false)
+    let restored = try transaction.commitEvictions(evicted: false)
+    if !restored.isEmpty { markEvictionsInIndexIfPossible([], restored: restored) }
     indexDocumentsWritten(writes)  // order indexes (Query/Store+OrderIndex.swift)
     observation.didCommit(store: self, paths: writes.map(\.path))  // live queries (Observation/)
     var st = stat()
@@ -349,6 +351,7 @@ public final class Store: Sendable {
     }
     for write in journal.writes { try FileSystem.remove(FileSystem.temporaryPath(for: write.path)) }
     try apply(journal, redo: true)
+    markEvictionsInIndexIfPossible(journal.writes)
     try Journal.clear(at: journalPath)
     clock.withLock { $0 = ClockState() }
   }
