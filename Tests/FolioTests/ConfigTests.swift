@@ -418,13 +418,28 @@ struct ConfigParsingTests {
     InvalidCase(
       name: "sync unknown key", yaml: "version: 1\nsync:\n  remte: origin\n",
       location: "folio.yaml:3:3",
-      fragment: "unknown key 'remte' in 'sync'; expected one of: remote, pull-every"),
+      fragment: "unknown key 'remte' in 'sync'; expected one of: remote, pull-every, ssh-key"),
     InvalidCase(
       name: "sync bad duration", yaml: "version: 1\nsync:\n  pull-every: 5 minutes\n",
       location: "folio.yaml:3:15", fragment: "'pull-every' in 'sync': invalid duration '5 minutes'"),
     InvalidCase(
       name: "sync empty remote", yaml: "version: 1\nsync:\n  remote: ''\n",
       location: "folio.yaml:3:11", fragment: "'remote' in 'sync' must name a git remote"),
+    InvalidCase(
+      name: "sync ssh-key not a string", yaml: "version: 1\nsync:\n  ssh-key: [a, b]\n",
+      location: "folio.yaml:3:12", fragment: "'ssh-key' in 'sync' must be the path of an ssh private key file"),
+    InvalidCase(
+      name: "sync ssh-key empty", yaml: "version: 1\nsync:\n  remote: origin\n  ssh-key: ''\n",
+      location: "folio.yaml:4:12", fragment: "'ssh-key' in 'sync' must be the path"),
+    InvalidCase(
+      name: "sync ssh-key null", yaml: "version: 1\nsync:\n  ssh-key:\n",
+      location: "folio.yaml:3:11", fragment: "found nothing"),
+    InvalidCase(
+      name: "sync ssh-key other user's home", yaml: "version: 1\nsync:\n  ssh-key: ~bob/.ssh/id\n",
+      location: "folio.yaml:3:12", fragment: "only '~/' is expanded (to your home folder), not '~bob'"),
+    InvalidCase(
+      name: "sync ssh-key misspelt", yaml: "version: 1\nsync:\n  ssh_key: id\n",
+      location: "folio.yaml:3:3", fragment: "expected one of: remote, pull-every, ssh-key"),
     InvalidCase(
       name: "over 1 MiB",
       yaml: "version: 1\n" + String(repeating: "#", count: 1 << 20) + "\n",
@@ -580,6 +595,8 @@ struct ConfigYAMLTextTests {
     ]),
     Config(tables: [TableConfig(name: "t")], sync: SyncConfig(remote: "no", pullEvery: .milliseconds(250))),
     Config(sync: SyncConfig(remote: "up stream", pullEvery: nil)),
+    Config(sync: SyncConfig(sshKey: "~/.ssh/id_ed25519")),
+    Config(sync: SyncConfig(remote: "o", pullEvery: nil, sshKey: "keys/a key")),
   ]
 
   @Test func readsTheSyncSection() throws {
@@ -592,6 +609,23 @@ struct ConfigYAMLTextTests {
     let defaults = try Config(yaml: "version: 1\n")
     #expect(defaults.sync == SyncConfig() && !defaults.sync.isExplicit)
     #expect(defaults.sync.pullEvery == .seconds(30))
+  }
+
+  @Test func readsTheSSHKey() throws {
+    let config = try Config(yaml: "version: 1\nsync:\n  ssh-key: ~/.ssh/id_ed25519\n")
+    #expect(config.sync.sshKey == "~/.ssh/id_ed25519")
+    #expect(config.sync.isExplicit && config.sync.remote == "origin")
+    let home = ["HOME": "/home/ann"]
+    #expect(config.sync.sshKeyPath(root: "/s", environment: home) == "/home/ann/.ssh/id_ed25519")
+    #expect(SyncConfig(sshKey: "~").sshKeyPath(root: "/s", environment: home) == "/home/ann")
+    // Relative to the store root, not the working directory.
+    #expect(SyncConfig(sshKey: "keys/deploy").sshKeyPath(root: "/srv/store", environment: [:]) == "/srv/store/keys/deploy")
+    #expect(SyncConfig(sshKey: "/etc/key").sshKeyPath(root: "/s", environment: [:]) == "/etc/key")
+    // The environment overrides the file; an empty variable does not.
+    #expect(config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "/env/key"]) == "/env/key")
+    #expect(config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "", "HOME": "/h"]) == "/h/.ssh/id_ed25519")
+    #expect(SyncConfig().sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "/env/key"]) == "/env/key")
+    #expect(SyncConfig().sshKeyPath(root: "/s", environment: [:]) == nil)
   }
 
   @Test(arguments: roundTripConfigs)

@@ -42,7 +42,8 @@ extension Config {
   private func syncText() -> String {
     guard sync.isExplicit else { return "" }
     let every = sync.pullEvery.map { Self.durationText($0) } ?? "off"
-    return "sync:\n  remote: \(Self.yamlString(sync.remote))\n  pull-every: \(every)\n"
+    let key = sync.sshKey.map { "  ssh-key: \(Self.yamlString($0))\n" } ?? ""
+    return "sync:\n  remote: \(Self.yamlString(sync.remote))\n  pull-every: \(every)\n" + key
   }
 
   /// A duration in the units `Duration(parsing:)` reads back exactly.

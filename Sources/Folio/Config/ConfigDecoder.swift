@@ -9,7 +9,7 @@ struct ConfigDecoder {
   let file: String
 
   static let topLevelKeys = ["version", "tables", "sync"]
-  static let syncKeys = ["remote", "pull-every"]
+  static let syncKeys = ["remote", "pull-every", "ssh-key"]
   static let tableKeys = ["path", "key", "order", "columns"]
   static let supportedVersion = 1
 
@@ -86,6 +86,8 @@ struct ConfigDecoder {
             throw error("'pull-every' in 'sync': \(failure.message)", at: value)
           }
         }
+      case "ssh-key":
+        sync.sshKey = try decodeSSHKey(value)
       default:
         throw error(
           "unknown key '\(pair.key.keyText)' in 'sync'; expected one of: \(Self.syncKeys.joined(separator: ", "))",
@@ -94,6 +96,25 @@ struct ConfigDecoder {
     }
     sync.isExplicit = true
     return sync
+  }
+
+  /// `ssh-key`: a path to a private key file. Only the path's shape is
+  /// checked here; a missing file is reported when a remote asks for it.
+  private func decodeSSHKey(_ value: YAMLNode) throws -> String {
+    guard let text = value.text, !text.isEmpty else {
+      throw error(
+        "'ssh-key' in 'sync' must be the path of an ssh private key file, such as ~/.ssh/id_ed25519; "
+          + "found \(value.isNull ? "nothing" : value.typeDescription)", at: value)
+    }
+    if text.hasPrefix("~") && text != "~" && !text.hasPrefix("~/") {
+      throw error(
+        "'ssh-key' in 'sync': only '~/' is expanded (to your home folder), not '\(text.prefix { $0 != "/" })'; "
+          + "write the full path", at: value)
+    }
+    if text.utf8.contains(0) || text.contains("\n") {
+      throw error("'ssh-key' in 'sync' must be a path on one line", at: value)
+    }
+    return text
   }
 
   // MARK: - Version
