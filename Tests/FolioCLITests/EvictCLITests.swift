@@ -36,6 +36,37 @@ import Testing
     #expect(try FolioRunner.shellOutput("git ls-files -v todos/a.json", in: store).output.hasPrefix("H "))
   }
 
+  /// `kill -9` at random moments of `folio evict`: once the store is next
+  /// opened, git never sees an evicted document as deleted.
+  @Test func killNineDuringEvictNeverLeavesADeletionForGit() throws {
+    let box = try GitPullTests.Sandbox()
+    defer { box.root.remove() }
+    var generator = SystemRandomNumberGenerator()
+    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
+    var random = SplitMix(seed: seed)
+    try box.root.write("s/folio.yaml", GitPullTests.yaml)
+    try box.folio(["init"], in: "s")
+    let store = box.root.path + "/s"
+    for round in 0..<8 {
+      let pk = "k\(round % 3)"
+      try box.folio(["put", "todos", pk, "-"], in: "s", input: #"{"views": \#(round)}"#)
+      try box.folio(["commit"], in: "s")
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: FolioRunner.binary)
+      process.arguments = ["evict", "todos", pk]
+      process.currentDirectoryURL = URL(fileURLWithPath: store)
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      usleep(UInt32(random.next() % 40_000))
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      try box.folio(["status"], in: "s")  // opens the store: finishes what was cut off
+      let status = try FolioRunner.shellOutput("git status --porcelain todos", in: store)
+      #expect(!status.output.contains(" D "), "seed \(seed) round \(round): git sees a deletion: \(status.output)")
+    }
+  }
+
   /// An eviction of a document git does not track (never committed) leaves
   /// the index alone.
   @Test func evictOfUntrackedDocumentLeavesIndexAlone() throws {
