@@ -206,7 +206,8 @@ func countConflicts(in worktree: String, table: String) -> ConflictCount {
   }
   let folder = worktree + "/" + table
   let markers = ["<<<<<<<", "=======", ">>>>>>>", "|||||||"].map { Array($0.utf8) }
-  for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasSuffix(".json") {
+  for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+  where name.hasSuffix(".json") {
     guard let data = FileManager.default.contents(atPath: folder + "/" + name) else { continue }
     let bytes = [UInt8](data)
     var lineStart = true

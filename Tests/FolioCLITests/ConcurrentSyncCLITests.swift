@@ -32,9 +32,13 @@ import Testing
     for round in 0..<3 {
       // a publishes a change to every document, so b's sync has a merge to do.
       let all = pks.map { "\"\(FolioRunner.binary)\" apply todos \($0) --op update --transforms \(raise(1))" }
-      #expect(try FolioRunner.shell(all.joined(separator: " && ") + " >/dev/null", in: box.root.path + "/a") == 0)
+      #expect(
+        try FolioRunner.shell(all.joined(separator: " && ") + " >/dev/null", in: box.root.path + "/a") == 0)
       expected += pks.count
-      try box.folio(["apply", "todos", "d0", "--op", "update", "--transforms", #"{"views":{"op":"increment","by":100}}"#], in: "b")
+      try box.folio(
+        [
+          "apply", "todos", "d0", "--op", "update", "--transforms", #"{"views":{"op":"increment","by":100}}"#,
+        ], in: "b")
       expected += 100
       // b: a sync and a loop of apply processes, started together.
       let perRound = 15

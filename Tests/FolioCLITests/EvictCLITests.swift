@@ -63,7 +63,8 @@ import Testing
       process.waitUntilExit()
       try box.folio(["status"], in: "s")  // opens the store: finishes what was cut off
       let status = try FolioRunner.shellOutput("git status --porcelain todos", in: store)
-      #expect(!status.output.contains(" D "), "seed \(seed) round \(round): git sees a deletion: \(status.output)")
+      #expect(
+        !status.output.contains(" D "), "seed \(seed) round \(round): git sees a deletion: \(status.output)")
     }
   }
 

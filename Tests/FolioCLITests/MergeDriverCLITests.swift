@@ -75,19 +75,24 @@ import Testing
     try box.folio(["init"], in: "r1")
 
     try box.root.write(
-      "r0/folio.yaml", GitPullTests.yaml + "\n  notes:\n    path: notes\n    columns:\n      likes: counter\n")
+      "r0/folio.yaml", GitPullTests.yaml + "\n  notes:\n    path: notes\n    columns:\n      likes: counter\n"
+    )
     #expect(box.file("r0/.gitattributes")?.contains("notes/") == false)
     try box.folio(["put", "notes", "n", "-"], in: "r0", input: #"{"likes": 1}"#)
     try box.folio(["commit", "-m", "notes"], in: "r0")
     #expect(box.file("r0/.gitattributes")?.contains("notes/*.json merge=folio") == true)
-    let routed = try FolioRunner.shellOutput("git check-attr merge -- notes/n.json", in: box.root.path + "/r0")
+    let routed = try FolioRunner.shellOutput(
+      "git check-attr merge -- notes/n.json", in: box.root.path + "/r0")
     #expect(routed.output.contains("merge: folio"), "\(routed.output)")
     #expect(try box.git("diff --quiet HEAD", in: "r0") == 0, ".gitattributes was left uncommitted")
     #expect(try box.git("push -q origin main", in: "r0") == 0)
     #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") == 0)
 
     let raise = { (by: Int) in
-      ["apply", "notes", "n", "--op", "update", "--transforms", #"{"likes": {"op": "increment", "by": \#(by)}}"#]
+      [
+        "apply", "notes", "n", "--op", "update", "--transforms",
+        #"{"likes": {"op": "increment", "by": \#(by)}}"#,
+      ]
     }
     try box.folio(raise(2), in: "r0")
     try box.folio(["commit"], in: "r0")

@@ -94,7 +94,8 @@ import Testing
     #expect(failed.stderr.contains("CONFLICT") && failed.stderr.contains("README.txt"), "\(failed.stderr)")
     #expect(box.file("r1/README.txt") == ours, "the conflicting file was changed")
     #expect(try head(box, "r1") == before)
-    let grep = try FolioRunner.shellOutput("grep -rl '<<<<<<<\\|>>>>>>>' todos README.txt", in: box.root.path + "/r1")
+    let grep = try FolioRunner.shellOutput(
+      "grep -rl '<<<<<<<\\|>>>>>>>' todos README.txt", in: box.root.path + "/r1")
     #expect(grep.output.isEmpty, "conflict markers in: \(grep.output)")
     // The store still works: reads, writes and fsck.
     let document = try box.folio(["get", "todos", "t"], in: "r1")
@@ -105,6 +106,9 @@ import Testing
   }
 
   func increment(_ by: Int) -> [String] {
-    ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": \#(by)}}"#]
+    [
+      "apply", "todos", "t", "--op", "update", "--transforms",
+      #"{"views": {"op": "increment", "by": \#(by)}}"#,
+    ]
   }
 }

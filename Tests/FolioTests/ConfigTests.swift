@@ -427,7 +427,8 @@ struct ConfigParsingTests {
       location: "folio.yaml:3:11", fragment: "'remote' in 'sync' must name a git remote"),
     InvalidCase(
       name: "sync ssh-key not a string", yaml: "version: 1\nsync:\n  ssh-key: [a, b]\n",
-      location: "folio.yaml:3:12", fragment: "'ssh-key' in 'sync' must be the path of an ssh private key file"),
+      location: "folio.yaml:3:12", fragment: "'ssh-key' in 'sync' must be the path of an ssh private key file"
+    ),
     InvalidCase(
       name: "sync ssh-key empty", yaml: "version: 1\nsync:\n  remote: origin\n  ssh-key: ''\n",
       location: "folio.yaml:4:12", fragment: "'ssh-key' in 'sync' must be the path"),
@@ -619,11 +620,15 @@ struct ConfigYAMLTextTests {
     #expect(config.sync.sshKeyPath(root: "/s", environment: home) == "/home/ann/.ssh/id_ed25519")
     #expect(SyncConfig(sshKey: "~").sshKeyPath(root: "/s", environment: home) == "/home/ann")
     // Relative to the store root, not the working directory.
-    #expect(SyncConfig(sshKey: "keys/deploy").sshKeyPath(root: "/srv/store", environment: [:]) == "/srv/store/keys/deploy")
+    #expect(
+      SyncConfig(sshKey: "keys/deploy").sshKeyPath(root: "/srv/store", environment: [:])
+        == "/srv/store/keys/deploy")
     #expect(SyncConfig(sshKey: "/etc/key").sshKeyPath(root: "/s", environment: [:]) == "/etc/key")
     // The environment overrides the file; an empty variable does not.
     #expect(config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "/env/key"]) == "/env/key")
-    #expect(config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "", "HOME": "/h"]) == "/h/.ssh/id_ed25519")
+    #expect(
+      config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "", "HOME": "/h"])
+        == "/h/.ssh/id_ed25519")
     #expect(SyncConfig().sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "/env/key"]) == "/env/key")
     #expect(SyncConfig().sshKeyPath(root: "/s", environment: [:]) == nil)
   }
