@@ -75,9 +75,13 @@ final class GitDaemon {
   let process = Process()
   let port: Int
 
-  /// Starts the daemon on `port`, or on a random one.
-  init(base: String, port: Int? = nil) throws {
+  /// Starts the daemon on `port`, or on a random one, with `environment`
+  /// added to this process's for it and the git commands it runs.
+  init(base: String, port: Int? = nil, environment: [String: String] = [:]) throws {
     self.port = port ?? 20000 + Int.random(in: 0..<20000)
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     // The daemon itself, not the `git` wrapper, so stopping it stops it.
     process.executableURL = URL(fileURLWithPath: "/usr/lib/git-core/git-daemon")
     process.arguments = [
