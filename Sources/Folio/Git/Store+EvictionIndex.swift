@@ -22,14 +22,14 @@ extension Store {
     var changed = false
     for path in skip {
       guard let entry = index.entry(at: path), !entry.skipWorktree else { continue }
-      try index.add(path: path, id: entry.id, filePath: nil, skipWorktree: true)
+      try index.add(path: path, id: entry.id, filePath: nil, skipWorktree: true, mode: entry.mode)
       changed = true
     }
     for path in restored where !evicted.contains(path) {
       // No stat data: the file may differ from the entry's blob, and git
       // must rehash it to see that.
       guard let entry = index.entry(at: path), entry.skipWorktree else { continue }
-      try index.add(path: path, id: entry.id, filePath: nil)
+      try index.add(path: path, id: entry.id, filePath: nil, mode: entry.mode)
       changed = true
     }
     if changed { try index.write() }

@@ -120,7 +120,8 @@ public final class WriteTransaction {
 
   /// Removes the local copy only. Nothing is recorded, and Folio remembers
   /// that the document was evicted, not deleted, so a commit will not record
-  /// a delete.
+  /// a delete; when the transaction commits, git's index entry (if git
+  /// tracks the file) is marked skip-worktree, so plain git agrees.
   /// - Returns: whether there was a document to evict.
   @discardableResult
   public func evict(table: String, pk: String) throws -> Bool {
