@@ -1,0 +1,24 @@
+import Synchronization
+
+/// How a ``Watcher``'s changed files were settled: by content hash alone, or
+/// by parsing and diffing. Lets tests (and benchmarks) check that Folio's own
+/// writes are recognised without being parsed.
+// @unchecked: all state is guarded by `lock`.
+final class WatchCounters: @unchecked Sendable {
+  /// The counts at one moment.
+  struct Snapshot: Equatable {
+    /// Files dropped because their bytes hash equal to the known state.
+    var matchedByHash = 0
+    /// Files parsed and compared with the known state.
+    var parsed = 0
+  }
+
+  private let lock = Mutex(Snapshot())
+
+  /// The counts so far.
+  var snapshot: Snapshot { lock.withLock { $0 } }
+
+  func countHashMatch() { lock.withLock { $0.matchedByHash += 1 } }
+
+  func countParse() { lock.withLock { $0.parsed += 1 } }
+}
