@@ -348,7 +348,8 @@ enum WatchBench {
     for i in edited {
       try writeInPlace(
         root + "/items/d\(i).json",
-        "{\"id\": \"d\(i)\", \"tags\": [\"a\", \"offline\"], \"title\": \"item \(i) offline\", \"views\": 7}\n")
+        "{\"id\": \"d\(i)\", \"tags\": [\"a\", \"offline\"], \"title\": \"item \(i) offline\", \"views\": 7}\n"
+      )
     }
     for k in 0..<(settings.offline - 2 * third) {
       try writeInPlace(root + "/items/x\(k).json", "{\"id\": \"x\(k)\", \"title\": \"added offline\"}\n")
@@ -363,12 +364,14 @@ enum WatchBench {
     for i in chosen {
       try writeInPlace(
         root + "/items/d\(i).json",
-        "{\n  \"id\": \"d\(i)\",\n  \"tags\": [\n    \"a\"\n  ],\n  \"title\": \"item \(i)\",\n  \"views\": 0\n}\n")
+        "{\n  \"id\": \"d\(i)\",\n  \"tags\": [\n    \"a\"\n  ],\n  \"title\": \"item \(i)\",\n  \"views\": 0\n}\n"
+      )
     }
     for k in 0..<(settings.offline - 2 * third) { unlink(root + "/items/x\(k).json") }
     _ = try Store(at: URL(fileURLWithPath: root)).commit(message: "bench catch-up undone")
     return String(
-      format: "  startup with catch-up of %d offline changes (%d edits, %d adds, %d deletes) on %d documents: "
+      format:
+        "  startup with catch-up of %d offline changes (%d edits, %d adds, %d deletes) on %d documents: "
         + "%.2f s, %d ops recorded before ready",
       changes, edited.count, settings.offline - 2 * third, deleted.count, settings.docs, seconds, recorded)
       + " (load \(loadAverage()))"

@@ -64,7 +64,8 @@ struct ImportOptionsCLITests {
     var text = ""
     for i in 0..<300 {
       // Repeated pks (upsert), so staged documents are read back mid-import.
-      text += #"{"id":"r\#(i % 120)","v\#(i % 7)":\#(i),"body":"\#(String(repeating: "é", count: i % 50))"}"# + "\n"
+      text +=
+        #"{"id":"r\#(i % 120)","v\#(i % 7)":\#(i),"body":"\#(String(repeating: "é", count: i % 50))"}"# + "\n"
     }
     try scratch.write("in.ndjson", text)
     let small = try scratch.folio(
@@ -110,7 +111,8 @@ struct ImportOptionsCLITests {
     for i in 0..<500 { text += #"{"id":"r\#(i)","v":\#(i)}"# + "\n" }
     try scratch.write("in.ndjson", text)
     let before = try looseObjects(in: scratch)
-    let result = try scratch.folio("import", "small", "in.ndjson", "-m", "Load the small table\n\nFrom in.ndjson.")
+    let result = try scratch.folio(
+      "import", "small", "in.ndjson", "-m", "Load the small table\n\nFrom in.ndjson.")
     #expect(result.status == 0, "\(result.stderr)")
     #expect(try git("log -1 --format=%B", in: scratch) == "Load the small table\n\nFrom in.ndjson.\n")
     #expect(try git("log -1 --format=%s", in: scratch) == "Load the small table\n")

@@ -42,7 +42,9 @@ struct TransferRoundTripCLITests {
   private func exported(_ table: String, in scratch: CLIScratch) throws -> [JSONObject] {
     let result = try scratch.folio("export", table)
     #expect(result.status == 0, "\(result.stderr)")
-    return try result.stdout.split(separator: "\n").map { try #require(JSONValue(parsing: String($0)).objectValue) }
+    return try result.stdout.split(separator: "\n").map {
+      try #require(JSONValue(parsing: String($0)).objectValue)
+    }
   }
 
   /// What a row becomes after a trip through `format`, as documented: CSV
@@ -59,7 +61,11 @@ struct TransferRoundTripCLITests {
       case (_, .object), (_, .array): result[column] = .string(value.compactString)
       case ("sqlite", .bool(let flag)): result[column] = .number(flag ? "1" : "0")
       case ("sqlite", .number(let text)) where Int64(text) == nil:
-        if text.contains(".") { result[column] = .number("\(Double(text)!)") } else { result[column] = .string(text) }
+        if text.contains(".") {
+          result[column] = .number("\(Double(text)!)")
+        } else {
+          result[column] = .string(text)
+        }
       default: result[column] = value
       }
     }
@@ -85,7 +91,9 @@ struct TransferRoundTripCLITests {
     let expected = source.map { Self.expected($0, after: format) }
     #expect(rows.count == expected.count)
     for (row, want) in zip(rows, expected) {
-      #expect(row == want, "\(format): \(JSONValue.object(row).compactString) != \(JSONValue.object(want).compactString)")
+      #expect(
+        row == want,
+        "\(format): \(JSONValue.object(row).compactString) != \(JSONValue.object(want).compactString)")
     }
     // A second trip changes nothing more: the changes above are the whole
     // story. (CSV bytes may differ in quoting only: a nested `[]` is quoted,
@@ -93,7 +101,8 @@ struct TransferRoundTripCLITests {
     let again = "again." + (format == "sqlite" ? "db" : format)
     #expect(
       try scratch.folio("export", "back", "--format", format, "-o", again, "--sqlite-table", "t").status == 0)
-    #expect(try scratch.folio("import", "third", again, "--format", format, "--sqlite-table", "t").status == 0)
+    #expect(
+      try scratch.folio("import", "third", again, "--format", format, "--sqlite-table", "t").status == 0)
     #expect(try exported("third", in: scratch) == rows)
     if format == "ndjson" || format == "json" {
       #expect(scratch.read(again) == scratch.read(file))

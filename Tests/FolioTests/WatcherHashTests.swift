@@ -25,7 +25,8 @@ struct WatcherHashTests {
     #expect(watch.wait { _ in counters.snapshot.parsed == 1 })
     // The same bytes saved again are settled by hash.
     let matched = counters.snapshot.matchedByHash
-    try EditorSave.tempThenRename(path, "{\"tags\" : [ \"p\" ],\n\"views\":3,   \"title\":\"x\",\"id\":\"a\"}\n")
+    try EditorSave.tempThenRename(
+      path, "{\"tags\" : [ \"p\" ],\n\"views\":3,   \"title\":\"x\",\"id\":\"a\"}\n")
     #expect(watch.wait { _ in counters.snapshot.matchedByHash == matched + 1 })
     // `folio fmt` rewrites the file in canonical form: known by hash.
     #expect(try store.format().rewritten == ["data/todos/a.json"])

@@ -3,10 +3,9 @@ import Synchronization
 /// How a ``Watcher``'s changed files were settled: by content hash alone, or
 /// by parsing and diffing. Lets tests (and benchmarks) check that Folio's own
 /// writes are recognised without being parsed.
-// @unchecked: all state is guarded by `lock`.
-final class WatchCounters: @unchecked Sendable {
+final class WatchCounters: Sendable {
   /// The counts at one moment.
-  struct Snapshot: Equatable {
+  struct Snapshot: Equatable, Sendable {
     /// Files dropped because their bytes hash equal to the known state.
     var matchedByHash = 0
     /// Files parsed and compared with the known state.
@@ -18,7 +17,9 @@ final class WatchCounters: @unchecked Sendable {
   /// The counts so far.
   var snapshot: Snapshot { lock.withLock { $0 } }
 
+  /// Counts a file dropped by its hash.
   func countHashMatch() { lock.withLock { $0.matchedByHash += 1 } }
 
+  /// Counts a file parsed and compared.
   func countParse() { lock.withLock { $0.parsed += 1 } }
 }
