@@ -80,3 +80,30 @@ struct WatcherHashTests {
     #expect(counters.snapshot.parsed == 0)
   }
 }
+
+extension WatcherHashTests {
+  /// An import without a commit logs compact ops with no body; its files
+  /// are its content until the commit, so the watcher records nothing for
+  /// them (as `folio commit` adds nothing for them), and a later save of
+  /// another document is still recorded.
+  @Test func anUncommittedImportIsNotEchoed() throws {
+    let (store, scratch, watch) = try WatcherTests.watched()
+    defer { scratch.remove() }
+    let counters = watch.watcher.counters
+    try scratch.write("in.ndjson", #"{"id":"i1","v":1}"# + "\n" + #"{"id":"i2","v":2}"# + "\n")
+    var options = ImportOptions(path: scratch.path + "/in.ndjson")
+    options.commit = false
+    #expect(try store.importRows(into: "todos", options: options).created == 2)
+    #expect(watch.wait { _ in counters.snapshot.imported >= 2 })
+    try EditorSave.inPlace(
+      scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "z", "views": 1, "tags": ["p"]}"#)
+    #expect(watch.waitForOps(1))
+    usleep(150_000)
+    try watch.stop()
+    #expect(watch.recorded.map(\.op.pk) == ["a"])
+    #expect(counters.snapshot.parsed == 1)
+    let summary = try store.commit(message: "import")
+    #expect(summary.commit != nil)
+    #expect(try store.status().tables.allSatisfy { $0.externalEdits.isEmpty && $0.pendingOps == 0 })
+  }
+}

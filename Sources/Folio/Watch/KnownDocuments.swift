@@ -128,6 +128,13 @@ final class KnownDocuments {
     return try GitRepository.hashBlob(bytes) == blob
   }
 
+  /// Whether an import since HEAD wrote the document (a compact op,
+  /// ``Op/fromTree``): until the next commit its file is its content, as
+  /// `folio commit` reads it, so no change to it is an edit to record.
+  func isImported(table: TableConfig, pk: String) -> Bool {
+    ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)]?.contains(where: \.fromTree) ?? false
+  }
+
   /// Whether `hash` is that of the canonical bytes of `known`, the known
   /// state, as every write of Folio's produces them.
   func isCanonical(_ hash: UInt64, of known: JSONObject, table: TableConfig, pk: String) -> Bool {

@@ -10,6 +10,8 @@ final class WatchCounters: Sendable {
     var matchedByHash = 0
     /// Files parsed and compared with the known state.
     var parsed = 0
+    /// Files an uncommitted import wrote, taken as they are.
+    var imported = 0
   }
 
   private let lock = Mutex(Snapshot())
@@ -19,6 +21,9 @@ final class WatchCounters: Sendable {
 
   /// Counts a file dropped by its hash.
   func countHashMatch() { lock.withLock { $0.matchedByHash += 1 } }
+
+  /// Counts a file an uncommitted import wrote.
+  func countImported() { lock.withLock { $0.imported += 1 } }
 
   /// Counts a file parsed and compared.
   func countParse() { lock.withLock { $0.parsed += 1 } }

@@ -382,6 +382,12 @@ final class WatchSession {
       counters.countHashMatch()
       return .unchanged(hash: hash)
     }
+    if known!.isImported(table: table, pk: pk) {
+      // An uncommitted import's document: the file is the content (the
+      // op carries no body to diff against), as `folio commit` takes it.
+      counters.countImported()
+      return .unchanged(hash: hash)
+    }
     let current = try known!.document(table: table, pk: pk, path: path)
     if let current, known!.isCanonical(hash, of: current, table: table, pk: pk) {
       counters.countHashMatch()
