@@ -59,6 +59,8 @@ struct QueryCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    // A full stat check here starts a daemon for the next query (see IndexDaemon).
+    store.startIndexDaemonOnDemand(executable: Executable.path)
     let query = try makeQuery(store)
     if follow { return try ObserveCommand.follow(query) }
     if count {
