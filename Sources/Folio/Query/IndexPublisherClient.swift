@@ -50,6 +50,12 @@ enum IndexPublisherClient {
 
   /// The publisher's answer for `table`, or nil when there is no publisher,
   /// it does not answer in time, or it cannot vouch for the table.
+  static func ask(indexDirectory: String, table: String, signature: String) -> Reply? {
+    var reached = false
+    return ask(indexDirectory: indexDirectory, table: table, signature: signature, reached: &reached)
+  }
+
+  /// The same, and `reached` says whether a publisher took the connection.
   /// - Parameter reached: set to whether a publisher took the connection
   ///   (false: none runs, so an ``IndexDaemon`` may be started).
   static func ask(indexDirectory: String, table: String, signature: String, reached: inout Bool) -> Reply? {
