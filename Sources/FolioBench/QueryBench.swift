@@ -189,7 +189,9 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     usleep(10_000)
     waited += 1
   }
-  guard case .daemon = store.indexDaemonStatus() else { fatalError("the first query started no index daemon") }
+  guard case .daemon = store.indexDaemonStatus() else {
+    fatalError("the first query started no index daemon")
+  }
   let withDaemon = try [("first page (limit 20)", firstCLI), ("middle page by cursor", middleCLI)].map {
     name, arguments in
     // The warm-up run also waits for the daemon's own first check.

@@ -40,7 +40,8 @@ var allCommands: [any Command.Type] {
     PutCommand.self, ApplyCommand.self,
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
     CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
-    CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, WatchCommand.self, IndexDaemonCommand.self,
+    CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, WatchCommand.self,
+    IndexDaemonCommand.self,
   ]
 }
 

@@ -39,7 +39,9 @@ struct IndexDaemonCommand: Command {
     action = parsed.flag("--stop") ? .stop : parsed.flag("--status") ? .status : .run
     onDemand = parsed.flag("--on-demand")
     if let text = parsed.value("--idle") {
-      guard action == .run else { throw UsageError("'--idle' goes with running the daemon, not --stop or --status") }
+      guard action == .run else {
+        throw UsageError("'--idle' goes with running the daemon, not --stop or --status")
+      }
       do {
         idle = try Duration(parsing: text)
       } catch let error as FolioError {
@@ -66,7 +68,8 @@ struct IndexDaemonCommand: Command {
       try StopSignals.install { daemon.stop() }
       if !onDemand {
         Output.error(
-          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(daemon.idle) without a query")
+          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(daemon.idle) without a query"
+        )
       }
       let reason = try daemon.run()
       if !onDemand { Output.error("index daemon stopped: \(reason.rawValue)") }

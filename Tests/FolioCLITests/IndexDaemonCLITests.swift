@@ -96,7 +96,8 @@ struct IndexDaemonCLITests {
       scratch.remove()
     }
     let off = try FolioRunner.run(
-      ["query", "todos"], in: scratch.path, environment: ["FOLIO_INDEX_DAEMON": "off", "FOLIO_DEBUG_INDEX": "1"])
+      ["query", "todos"], in: scratch.path,
+      environment: ["FOLIO_INDEX_DAEMON": "off", "FOLIO_DEBUG_INDEX": "1"])
     #expect(pks(off.stdout) == ["b", "c", "a"])
     #expect(off.stderr.contains("full stat check (no publisher)") && !off.stderr.contains("started"))
 
@@ -182,7 +183,9 @@ struct IndexDaemonCLITests {
     let scratch = try makeStore()
     defer { scratch.remove() }
     let help = try scratch.folio("index-daemon", "--help")
-    #expect(help.status == 0 && help.stdout.contains("--idle DURATION") && help.stdout.contains("FOLIO_INDEX_DAEMON"))
+    #expect(
+      help.status == 0 && help.stdout.contains("--idle DURATION")
+        && help.stdout.contains("FOLIO_INDEX_DAEMON"))
     #expect(try scratch.folio("index-daemon", "--stop", "--status").status == 64)
     let bad = try scratch.folio("index-daemon", "--idle", "soon")
     #expect(bad.status == 64 && bad.stderr.contains("invalid duration 'soon'"), "\(bad.stderr)")

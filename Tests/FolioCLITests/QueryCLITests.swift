@@ -110,9 +110,12 @@ struct QueryCLITests {
   static func columns(_ line: Substring) -> Int {
     line.reduce(0) { total, character in
       let scalars = character.unicodeScalars
-      if scalars.contains(where: { $0.properties.isEmojiPresentation || $0.value == 0xFE0F }) { return total + 2 }
+      if scalars.contains(where: { $0.properties.isEmojiPresentation || $0.value == 0xFE0F }) {
+        return total + 2
+      }
       let first = scalars.first!.value
-      let wide = (0x1100...0x115F).contains(first) || (0x2E80...0xA4CF).contains(first)
+      let wide =
+        (0x1100...0x115F).contains(first) || (0x2E80...0xA4CF).contains(first)
         || (0xAC00...0xD7A3).contains(first) || (0xFF00...0xFF60).contains(first)
       return total + (wide ? 2 : 1)
     }
@@ -127,7 +130,8 @@ struct QueryCLITests {
       ("e", "한국어 텍스트"), ("f", "👩‍👩‍👧 family"), ("g", "ｆｕｌｌ"),
     ]
     for (rank, (pk, title)) in titles.enumerated() {
-      let result = try scratch.folio("put", "todos", pk, "-", input: #"{"rank": \#(rank), "title": "\#(title)"}"#)
+      let result = try scratch.folio(
+        "put", "todos", pk, "-", input: #"{"rank": \#(rank), "title": "\#(title)"}"#)
       #expect(result.status == 0, "\(result.stderr)")
     }
     // Wide enough for every cell: the columns line up, measured on screen.

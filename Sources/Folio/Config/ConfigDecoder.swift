@@ -125,7 +125,8 @@ struct ConfigDecoder {
       case "idle":
         guard let text = value.text else {
           throw error(
-            "'idle' in 'index' must be a duration such as 30m or 1h; found \(value.typeDescription)", at: value)
+            "'idle' in 'index' must be a duration such as 30m or 1h; found \(value.typeDescription)",
+            at: value)
         }
         do {
           index.idle = try Duration(parsing: text)

@@ -183,7 +183,9 @@ extension IndexDaemon {
     guard let executable = onDemand.withLock({ $0[store.privateDirectory] }),
       started.withLock({ $0.insert(store.privateDirectory).inserted })
     else { return }
-    if let pid = spawn(executable: executable, arguments: ["-C", store.rootPath, "index-daemon", "--on-demand"]) {
+    if let pid = spawn(
+      executable: executable, arguments: ["-C", store.rootPath, "index-daemon", "--on-demand"])
+    {
       IndexDebug.log("started an index daemon (pid \(pid))")
     } else {
       IndexDebug.log("could not start an index daemon: \(String(cString: strerror(errno)))")

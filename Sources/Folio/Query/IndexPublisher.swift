@@ -102,9 +102,11 @@ public final class IndexPublisher: Sendable {
         let holder = (try? FileSystem.read(lockPath)).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let words = holder.split(whereSeparator: \.isWhitespace)
         let who =
-          words.isEmpty ? "" : " (pid \(words[0])\(words.count > 1 && words[1] == "daemon" ? ", an index daemon" : ""))"
+          words.isEmpty
+          ? "" : " (pid \(words[0])\(words.count > 1 && words[1] == "daemon" ? ", an index daemon" : ""))"
         throw FolioError(
-          .locked, "another process\(who) already publishes this store's index state; one publisher is enough",
+          .locked,
+          "another process\(who) already publishes this store's index state; one publisher is enough",
           path: lockPath)
       }
       throw FileSystem.error(code, "flock", path: lockPath)

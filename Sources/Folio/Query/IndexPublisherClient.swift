@@ -76,7 +76,9 @@ enum IndexPublisherClient {
   /// to stop (`{"stop": true}`, which only a daemon obeys): its pid,
   /// whether it is a daemon, and whether it is stopping. Nil when none
   /// answers.
-  static func aboutPublisher(indexDirectory: String, stop: Bool) -> (pid: Int32, daemon: Bool, stopping: Bool)? {
+  static func aboutPublisher(indexDirectory: String, stop: Bool) -> (
+    pid: Int32, daemon: Bool, stopping: Bool
+  )? {
     guard let socket = connect(indexDirectory: indexDirectory) else { return nil }
     defer { close(socket) }
     let request: JSONValue = stop ? ["stop": true] : ["status": true]

@@ -77,7 +77,10 @@ enum OrderIndexCache {
     let ask = askPublisher && !IndexPublisher.isPublishing(indexDirectory: indexDirectory)
     var reached: Bool?
     let folder = store.directory(of: table)
-    let before = IndexDebug.isOn ? (QueryStatistics.checks(.full, folder: folder), QueryStatistics.checks(.trusted, folder: folder)) : (0, 0)
+    let before =
+      IndexDebug.isOn
+      ? (QueryStatistics.checks(.full, folder: folder), QueryStatistics.checks(.trusted, folder: folder))
+      : (0, 0)
     try index.verify(
       contents: contents, watcher: state.watcher, key: key, drain: { drain(&state) },
       publisher: ask

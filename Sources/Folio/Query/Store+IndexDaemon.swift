@@ -84,9 +84,11 @@ extension Store {
       return nil
     case .publisher(let pid):
       throw FolioError(
-        .locked, "the index state is published by pid \(pid), which is not an index daemon; stop that process instead")
+        .locked,
+        "the index state is published by pid \(pid), which is not an index daemon; stop that process instead")
     case .daemon(let pid):
-      let answer = IndexPublisherClient.aboutPublisher(indexDirectory: privateDirectory + "/index", stop: true)
+      let answer = IndexPublisherClient.aboutPublisher(
+        indexDirectory: privateDirectory + "/index", stop: true)
       // No answer: still on its first check, or stuck. The lock holder is
       // alive and named itself a daemon, so a SIGTERM is what it expects.
       if answer?.stopping != true { kill(pid, SIGTERM) }

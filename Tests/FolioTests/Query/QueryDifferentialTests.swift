@@ -251,10 +251,14 @@ struct QueryDifferentialTests {
       }
     }
     for kind in ["dotted", "string contains", "array contains", "exists"] {
-      #expect(discriminating[kind, default: 0] >= 5, "seed \(seed): \(kind) filtered only \(discriminating[kind, default: 0]) times")
+      #expect(
+        discriminating[kind, default: 0] >= 5,
+        "seed \(seed): \(kind) filtered only \(discriminating[kind, default: 0]) times")
     }
     for choice in 0...6 {
-      #expect(ordered[choice, default: 0] >= 20, "seed \(seed): ordering \(choice) returned documents \(ordered[choice, default: 0]) times")
+      #expect(
+        ordered[choice, default: 0] >= 20,
+        "seed \(seed): ordering \(choice) returned documents \(ordered[choice, default: 0]) times")
     }
   }
 }

@@ -30,14 +30,20 @@ struct QueryPaginationTests {
         ("n < 5", { ($0["n"]?.intValue ?? 0) < 5 }),
         (#"tags contains "x""#, { $0["tags"]?.arrayValue?.contains(.string("x")) ?? false }),
         ("exists(o.a.b)", { QueryDifferentialTests.at($0, "o.a.b") != nil }),
-        (#"s contains "a""#, { doc in
-          guard case .string(let text)? = doc["s"] else { return false }
-          return QueryDifferentialTests.bytesContain(text, "a")
-        }),
+        (
+          #"s contains "a""#,
+          { doc in
+            guard case .string(let text)? = doc["s"] else { return false }
+            return QueryDifferentialTests.bytesContain(text, "a")
+          }
+        ),
       ]
       let (filterText, filterTest) = filters[fuzz.int(0...filters.count - 1)]
       let values = sorted.map { docs[$0]![path] ?? .null }
-      var (low, high) = values.isEmpty ? (fuzz.scalar(), fuzz.scalar()) : (values.randomElement(using: &fuzz.rng)!, values.randomElement(using: &fuzz.rng)!)
+      var (low, high) =
+        values.isEmpty
+        ? (fuzz.scalar(), fuzz.scalar())
+        : (values.randomElement(using: &fuzz.rng)!, values.randomElement(using: &fuzz.rng)!)
       if Reference.compare(low, high) > 0 { swap(&low, &high) }
       func inRange(_ doc: JSONObject) -> Bool {
         Reference.compare(doc[path], low) >= 0 && Reference.compare(doc[path], high) <= 0
@@ -77,7 +83,8 @@ struct QueryPaginationTests {
             forward += page.map(\.pk)
             #expect(page.count <= size)
             let last = page.last!
-            page = try variant.end(variant.query.startAfter(cursor(last), key: last.pk)).limitToFirst(size).get()
+            page = try variant.end(variant.query.startAfter(cursor(last), key: last.pk)).limitToFirst(size)
+              .get()
             if forward.count > docs.count { break }
           }
           // Every matching document exactly once, in order.
@@ -90,7 +97,8 @@ struct QueryPaginationTests {
             backward = page.map(\.pk) + backward
             #expect(page.count <= size)
             let first = page.first!
-            page = try variant.start(variant.query.endBefore(cursor(first), key: first.pk)).limitToLast(size).get()
+            page = try variant.start(variant.query.endBefore(cursor(first), key: first.pk)).limitToLast(size)
+              .get()
             if backward.count > docs.count { break }
           }
           #expect(Set(backward).count == backward.count, "\(context) size \(size) backward: a document twice")

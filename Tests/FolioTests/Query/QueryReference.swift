@@ -158,7 +158,9 @@ struct QueryFuzz {
         case 1: break
         default: o["a"] = .object(["b": chance(sharedShare) ? shared : scalar()])
         }
-        if chance(0.6) { o["c"] = chance(0.8) ? .string(Self.words[int(0...Self.words.count - 1)]) : scalar() }
+        if chance(0.6) {
+          o["c"] = chance(0.8) ? .string(Self.words[int(0...Self.words.count - 1)]) : scalar()
+        }
         doc["o"] = .object(o)
       }
       if chance(0.8) {
