@@ -15,8 +15,9 @@ struct IndexDaemonCommand: Command {
     In the foreground, the daemon answers fresh 'folio query' and 'folio export' processes,
     on .git/folio/index/publisher.sock, whether the order indexes describe the files now,
     so they need not take a stat of every document file. It exits after the idle timeout,
-    on Ctrl-C (SIGINT) or SIGTERM, on '--stop', when folio.yaml changes, or when the store
-    goes away (its .git/folio folder deleted or moved). One publisher runs per store.
+    on Ctrl-C (SIGINT) or SIGTERM, on '--stop', when folio.yaml or the folio binary changes,
+    or when the store goes away (its .git/folio folder deleted or moved). One publisher runs
+    per store.
 
     A query that finds no daemon (or 'folio watch') starts one in the background by itself,
     unless FOLIO_INDEX_DAEMON=off is in the environment or folio.yaml says
@@ -68,12 +69,23 @@ struct IndexDaemonCommand: Command {
       try StopSignals.install { daemon.stop() }
       if !onDemand {
         Output.error(
-          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(daemon.idle) without a query"
+          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(Self.text(daemon.idle)) without a query"
         )
       }
       let reason = try daemon.run()
       if !onDemand { Output.error("index daemon stopped: \(reason.rawValue)") }
       return 0
     }
+  }
+
+  /// `30m`, `1h30m`, `1.5s`: a duration as `--idle` takes it.
+  static func text(_ duration: Duration) -> String {
+    let seconds = duration.components.seconds
+    guard duration.components.attoseconds == 0 else {
+      return "\(Double(seconds) + Double(duration.components.attoseconds) / 1e18)s"
+    }
+    let (h, m, s) = (seconds / 3600, seconds % 3600 / 60, seconds % 60)
+    let text = (h > 0 ? "\(h)h" : "") + (m > 0 ? "\(m)m" : "") + (s > 0 ? "\(s)s" : "")
+    return text.isEmpty ? "0s" : text
   }
 }

@@ -25,7 +25,8 @@ import Synchronization
 /// - the store went away: its `.git/folio` folder, its git folder or its
 ///   root was deleted or moved (seen by inotify, not by polling);
 /// - `folio.yaml` changed: the next query starts a daemon with the new
-///   tables.
+///   tables;
+/// - its own executable was replaced (an upgrade or a rebuild).
 ///
 /// At most one publisher runs per store (`publisher.lock`), so a second
 /// daemon fails to start with `LOCKED`.
@@ -45,6 +46,10 @@ public final class IndexDaemon: Sendable {
     case storeGone = "store gone"
     /// `folio.yaml` was written, replaced or removed.
     case configChanged = "config changed"
+    /// This program's executable was replaced, removed or changed (an
+    /// upgrade or a rebuild): the next query starts the new one, whose
+    /// index version may differ.
+    case executableReplaced = "executable replaced"
   }
 
   /// How long the daemon waits for a question before it exits.
@@ -111,6 +116,14 @@ public final class IndexDaemon: Sendable {
       guard let watch = try inotify.addWatch(path, mask: mask | UInt32(IN_ONLYDIR)) else { return .storeGone }
       paths[watch] = path
     }
+    // Replacing a binary unlinks the old one (its link count changes:
+    // IN_ATTRIB) or writes over it; the old one's IN_DELETE_SELF would wait
+    // for this process to exit.
+    let executable =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).flatMap {
+        try? inotify.addWatch(
+          $0, mask: UInt32(IN_ATTRIB) | UInt32(IN_MODIFY) | UInt32(IN_MOVE_SELF) | UInt32(IN_DELETE_SELF))
+      }
     // Gone between opening the store and the watches: no event will come.
     if !FileSystem.isDirectory(store.privateDirectory) { return .storeGone }
     IndexDebug.log("daemon \(getpid()) publishing for \(store.rootPath) (idle \(idle))")
@@ -136,6 +149,7 @@ public final class IndexDaemon: Sendable {
           if !FileSystem.isDirectory(store.privateDirectory) { return .storeGone }
           continue
         }
+        if let executable, event.watch == executable { return .executableReplaced }
         guard let path = paths[event.watch] else { continue }
         if event.has(gone) || event.has(IN_IGNORED) || event.has(IN_UNMOUNT) { return .storeGone }
         if event.has(removed)
