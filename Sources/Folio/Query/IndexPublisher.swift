@@ -38,6 +38,10 @@ import Synchronization
 /// hard link outside the table folder raise no event either; stay with the
 /// stat check (don't run a publisher) if something edits documents that way.
 ///
+/// Besides `{"check": table, …}` a publisher answers `{"status": true}`
+/// with its pid and whether it is an ``IndexDaemon``, and `{"stop": true}`,
+/// which only a daemon obeys (`folio index-daemon --status`, `--stop`).
+///
 /// ```swift
 /// let publisher = try store.publishIndexes()   // keep it while the app runs
 /// // … other processes' queries now skip the stat sweep …
