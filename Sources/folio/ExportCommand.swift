@@ -68,6 +68,8 @@ struct ExportCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    // A full stat check here starts a daemon for the next query (see IndexDaemon).
+    store.startIndexDaemonOnDemand(executable: Executable.path)
     let query = try self.query.makeQuery(store, table: table)
     let bar = ProgressBar(unit: "rows")
     let summary: ExportSummary

@@ -425,6 +425,25 @@ struct ConfigParsingTests {
     InvalidCase(
       name: "sync empty remote", yaml: "version: 1\nsync:\n  remote: ''\n",
       location: "folio.yaml:3:11", fragment: "'remote' in 'sync' must name a git remote"),
+    // The index section.
+    InvalidCase(
+      name: "index not a mapping", yaml: "version: 1\nindex: auto\n",
+      location: "folio.yaml:2:8", fragment: "'index' must be a mapping with daemon and idle"),
+    InvalidCase(
+      name: "index unknown key", yaml: "version: 1\nindex:\n  deamon: off\n",
+      location: "folio.yaml:3:3", fragment: "unknown key 'deamon' in 'index'; expected one of: daemon, idle"),
+    InvalidCase(
+      name: "index bad daemon", yaml: "version: 1\nindex:\n  daemon: sometimes\n",
+      location: "folio.yaml:3:11", fragment: "'daemon' in 'index' must be auto or off; found 'sometimes'"),
+    InvalidCase(
+      name: "index daemon list", yaml: "version: 1\nindex:\n  daemon: [auto]\n",
+      location: "folio.yaml:3:11", fragment: "'daemon' in 'index' must be auto or off"),
+    InvalidCase(
+      name: "index bad idle", yaml: "version: 1\nindex:\n  idle: 30 minutes\n",
+      location: "folio.yaml:3:9", fragment: "'idle' in 'index': invalid duration '30 minutes'"),
+    InvalidCase(
+      name: "index empty idle", yaml: "version: 1\nindex:\n  idle:\n",
+      location: "folio.yaml:3:8", fragment: "'idle' in 'index' must be a duration"),
     InvalidCase(
       name: "sync ssh-key not a string", yaml: "version: 1\nsync:\n  ssh-key: [a, b]\n",
       location: "folio.yaml:3:12", fragment: "'ssh-key' in 'sync' must be the path of an ssh private key file"
@@ -598,7 +617,18 @@ struct ConfigYAMLTextTests {
     Config(sync: SyncConfig(remote: "up stream", pullEvery: nil)),
     Config(sync: SyncConfig(sshKey: "~/.ssh/id_ed25519")),
     Config(sync: SyncConfig(remote: "o", pullEvery: nil, sshKey: "keys/a key")),
+    Config(index: IndexConfig(daemon: .off, idle: .seconds(90))),
+    Config(tables: [TableConfig(name: "t")], index: IndexConfig(daemon: .auto, idle: .milliseconds(1500))),
   ]
+
+  @Test func readsTheIndexSection() throws {
+    let config = try Config(yaml: "version: 1\nindex:\n  daemon: off\n  idle: 1h30m\n")
+    #expect(config.index == IndexConfig(daemon: .off, idle: .seconds(5400)))
+    let auto = try Config(yaml: "version: 1\nindex:\n  daemon: AUTO\n")
+    #expect(auto.index == IndexConfig(daemon: .auto, idle: .seconds(1800)))
+    #expect(try Config(yaml: "version: 1\nindex:\n").index == IndexConfig())
+    #expect(try Config(yaml: "version: 1\n").index == IndexConfig())
+  }
 
   @Test func readsTheSyncSection() throws {
     let config = try Config(yaml: "version: 1\nsync:\n  remote: upstream\n  pull-every: 1m30s\n")
