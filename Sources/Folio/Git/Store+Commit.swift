@@ -81,10 +81,15 @@ extension Store {
   /// ```swift
   /// let summary = try store.commit(message: "Nightly edits")
   /// ```
+  ///
+  /// A plain `git pull` that stopped with conflicts (a document removed on
+  /// one side and changed on the other, which git never hands to the merge
+  /// driver) is concluded first, as `folio sync` would have merged it.
   @discardableResult
   public func commit(message: String? = nil) throws -> CommitSummary {
     try lock.withLock {
       try recover()
+      _ = try finishGitMergeLocked()
       return try commitLocked(message: message)
     }
   }
