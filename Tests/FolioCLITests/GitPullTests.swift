@@ -243,4 +243,56 @@ import Testing
     #expect(box.file("r2/.githooks/post-merge.user") == userHook)
     #expect(box.file("r2/.git/hooks/post-merge") == nil)
   }
+
+  /// A document removed on one side and changed on the other: git runs no
+  /// driver and `git pull` stops with `CONFLICT (modify/delete)`; `folio
+  /// commit` concludes the merge with the bytes `folio sync` gives.
+  @Test(arguments: [true, false]) func modifyDeleteStoppedPullIsConcludedByFolioCommit(removeLocally: Bool) throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
+    try box.root.write("r0/folio.yaml", Self.yaml)
+    try box.folio(["init"], in: "r0")
+    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1, "tags": ["a"]}"#)
+    try box.folio(["put", "todos", "u", "-"], in: "r0", input: #"{"views": 1}"#)
+    try box.folio(["commit", "-m", "seed"], in: "r0")
+    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    try box.folio(["init"], in: "r1")
+
+    let (remover, updater) = removeLocally ? ("r0", "r1") : ("r1", "r0")
+    try box.folio(["rm", "todos", "t"], in: remover)
+    try box.folio(increment(3, tag: "b"), in: updater)
+    try box.folio(
+      ["apply", "todos", "u", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 2}}"#],
+      in: "r0")
+    try box.folio(
+      ["apply", "todos", "u", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 5}}"#],
+      in: "r1")
+    try box.folio(["commit"], in: "r0")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    try box.folio(["commit"], in: "r1")
+    #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
+    let pull = try FolioRunner.shellOutput("git pull --no-rebase --no-edit origin main", in: box.root.path + "/r1")
+    #expect(pull.status != 0 && pull.output.contains("CONFLICT (modify/delete)"), "\(pull.output)")
+    let concluded = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
+    #expect(concluded.status == 0, "\(concluded.stderr)")
+    try box.folio(["sync", "--no-push"], in: "twin")
+
+    // A remove beats the concurrent update; the other document still sums.
+    #expect(box.file("r1/todos/t.json") == nil)
+    #expect(box.file("twin/todos/t.json") == nil)
+    let u = try #require(box.file("r1/todos/u.json"))
+    #expect(u.contains(#""views": 8"#), "\(u)")
+    #expect(u == box.file("twin/todos/u.json"))
+    #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") != 0, "the git merge is still open")
+    #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0)
+    let tree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/r1").output
+    let twinTree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/twin").output
+    #expect(tree == twinTree, "the merge commit holds what folio sync commits")
+    let status = try FolioRunner.shellOutput("git status --porcelain", in: box.root.path + "/r1")
+    #expect(status.output.isEmpty, "\(status.output)")
+    #expect(try box.git("push -q origin main", in: "r1") == 0)
+  }
 }
