@@ -269,10 +269,12 @@ import Testing
         throw StepFailure(description: "\(replica): \(command) exited \(status): \(output)")
       }
       try folio(["commit"], in: replica)
-      let state = try FolioRunner.shellOutput("git rev-parse -q --verify MERGE_HEAD", in: root.path + "/" + replica)
+      let state = try FolioRunner.shellOutput(
+        "git rev-parse -q --verify MERGE_HEAD", in: root.path + "/" + replica)
       #expect(state.status != 0, "\(context): \(replica): folio commit left the git merge open")
       #expect(
-        try FolioRunner.shellOutput("git rev-parse -q --verify HEAD^2", in: root.path + "/" + replica).status == 0,
+        try FolioRunner.shellOutput("git rev-parse -q --verify HEAD^2", in: root.path + "/" + replica).status
+          == 0,
         "\(context): \(replica): the merge commit has no second parent")
     }
 
@@ -338,7 +340,8 @@ import Testing
         }
         let actualTags = Set((document["tags"]?.arrayValue ?? []).compactMap(\.stringValue))
         #expect(
-          actualTags == tags, "\(context): \(pk).tags is \(actualTags.sorted()), the ops say \(tags.sorted())")
+          actualTags == tags, "\(context): \(pk).tags is \(actualTags.sorted()), the ops say \(tags.sorted())"
+        )
         #expect(document["title"] == title, "\(context): \(pk).title: the latest assignment must win")
       }
     }

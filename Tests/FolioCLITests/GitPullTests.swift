@@ -150,7 +150,10 @@ import Testing
     #expect(try FolioRunner.shell("rm .git/hooks/post-merge", in: box.root.path + "/r1") == 0)
 
     let raise = { (by: Int) in
-      ["apply", "todos", "t", "--op", "update", "--transforms", #"{"hits": {"op": "increment", "by": \#(by)}}"#]
+      [
+        "apply", "todos", "t", "--op", "update", "--transforms",
+        #"{"hits": {"op": "increment", "by": \#(by)}}"#,
+      ]
     }
     try box.folio(raise(5), in: "r0")
     try box.folio(["commit"], in: "r0")
@@ -162,7 +165,8 @@ import Testing
     // The fallback, for contrast: the three versions alone, no op logs.
     for (name, revision) in [("base", "HEAD~1"), ("ours", "HEAD"), ("theirs", "origin/main")] {
       #expect(
-        try FolioRunner.shell("git show \(revision):todos/t.json > ../\(name).json", in: box.root.path + "/r1") == 0)
+        try FolioRunner.shell(
+          "git show \(revision):todos/t.json > ../\(name).json", in: box.root.path + "/r1") == 0)
     }
     let fallback = try FolioRunner.run(
       ["merge-driver", "../base.json", "../ours.json", "../theirs.json", "todos/t.json"],
@@ -247,7 +251,9 @@ import Testing
   /// A document removed on one side and changed on the other: git runs no
   /// driver and `git pull` stops with `CONFLICT (modify/delete)`; `folio
   /// commit` concludes the merge with the bytes `folio sync` gives.
-  @Test(arguments: [true, false]) func modifyDeleteStoppedPullIsConcludedByFolioCommit(removeLocally: Bool) throws {
+  @Test(arguments: [true, false]) func modifyDeleteStoppedPullIsConcludedByFolioCommit(removeLocally: Bool)
+    throws
+  {
     let box = try Sandbox()
     defer { box.root.remove() }
     try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
@@ -274,7 +280,8 @@ import Testing
     #expect(try box.git("push -q origin main", in: "r0") == 0)
     try box.folio(["commit"], in: "r1")
     #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
-    let pull = try FolioRunner.shellOutput("git pull --no-rebase --no-edit origin main", in: box.root.path + "/r1")
+    let pull = try FolioRunner.shellOutput(
+      "git pull --no-rebase --no-edit origin main", in: box.root.path + "/r1")
     #expect(pull.status != 0 && pull.output.contains("CONFLICT (modify/delete)"), "\(pull.output)")
     let concluded = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
     #expect(concluded.status == 0, "\(concluded.stderr)")
@@ -289,7 +296,8 @@ import Testing
     #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") != 0, "the git merge is still open")
     #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0)
     let tree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/r1").output
-    let twinTree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/twin").output
+    let twinTree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/twin")
+      .output
     #expect(tree == twinTree, "the merge commit holds what folio sync commits")
     let status = try FolioRunner.shellOutput("git status --porcelain", in: box.root.path + "/r1")
     #expect(status.output.isEmpty, "\(status.output)")

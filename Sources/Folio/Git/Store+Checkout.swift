@@ -55,6 +55,7 @@ extension Store {
       } else {
         _ = try FileSystem.remove(path)
       }
+      testPause(at: .checkout)
     }
     try FileSystem.syncFileSystem(containing: rootPath)
     for change in changes {

@@ -46,7 +46,7 @@ extension Store {
       // the result already; anything else is someone's edit.
       allowed[change.path] = [change.old, change.new, index.entry(at: change.path)?.id]
     }
-    for path in conflicted where writes[path] == nil { writes[path] = .some(try targetTree.blobID(at: path)) }
+    for path in conflicted where writes[path] == nil { writes[path] = .some(targetTree.blobID(at: path)) }
     let evicted = try evictedPaths()
     var blocked: [String] = []
     for (path, accepted) in allowed where !conflicted.contains(path) && !evicted.contains(path) {
@@ -61,8 +61,10 @@ extension Store {
     }
     var message = "folio: merge \(theirs.description.prefix(12))\n"
     if let bytes = try FileSystem.read(gitDirectory + "/MERGE_MSG") {
-      let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        .filter { !$0.hasPrefix("#") }
+      let lines = String(decoding: bytes, as: UTF8.self).split(
+        separator: "\n", omittingEmptySubsequences: false
+      )
+      .filter { !$0.hasPrefix("#") }
       let text = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
       if !text.isEmpty { message = text + "\n" }
     }

@@ -80,11 +80,7 @@ extension Store {
         _ = try FileSystem.remove(path)
         return
       }
-      guard rename(path, name) == 0 else {
-        throw FolioError(
-          .io, "cannot move the existing post-merge hook to \(name): \(String(cString: strerror(errno)))",
-          path: path)
-      }
+      _ = try FileSystem.syscall("rename", path: path) { rename(path, name) }
       return
     }
     throw FolioError(.io, "too many \(Store.userPostMergeHook)* hooks in \(hooks)", path: path)
