@@ -303,4 +303,38 @@ import Testing
     #expect(status.output.isEmpty, "\(status.output)")
     #expect(try box.git("push -q origin main", in: "r1") == 0)
   }
+
+  /// When a file outside the tables conflicts too, `folio commit` names it,
+  /// says how to go on, and leaves git's merge as it was.
+  @Test func stoppedPullWithConflictOutsideTablesIsLeftToGit() throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
+    try box.root.write("r0/folio.yaml", Self.yaml)
+    try box.root.write("r0/notes.txt", "one\n")
+    try box.folio(["init"], in: "r0")
+    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1}"#)
+    try box.folio(["commit", "-m", "seed"], in: "r0")
+    #expect(try box.git("add notes.txt", in: "r0") == 0)
+    #expect(try box.git("commit -q -m notes", in: "r0") == 0)
+    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    try box.folio(["init"], in: "r1")
+    for (replica, text) in [("r0", "two\n"), ("r1", "three\n")] {
+      try box.root.write("\(replica)/notes.txt", text)
+      #expect(try box.git("commit -q -a -m notes", in: replica) == 0)
+    }
+    try box.folio(["rm", "todos", "t"], in: "r0")
+    try box.folio(increment(2, tag: "x"), in: "r1")
+    try box.folio(["commit"], in: "r0")
+    try box.folio(["commit"], in: "r1")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") != 0)
+    let result = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("notes.txt still conflict"), "\(result.stderr)")
+    #expect(result.stderr.contains("git commit"), "\(result.stderr)")
+    #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") == 0, "git's merge state was dropped")
+  }
 }

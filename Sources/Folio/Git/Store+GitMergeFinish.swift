@@ -33,10 +33,21 @@ extension Store {
       try dropGitMergeState()
       return nil
     }
-    let result = try TreeMerge(repository: repository, config: config).merge(ours: head.id, theirs: theirs)
     let index = try repository.index()
     try index.readFromDisk()
     let conflicted = Set(index.entries.filter { $0.stage != 0 }.map(\.path))
+    let merge = TreeMerge(repository: repository, config: config)
+    let result: TreeMerge.Result
+    do {
+      result = try merge.merge(ours: head.id, theirs: theirs)
+    } catch let error as FolioError where error.code == .conflict {
+      let files = conflicted.filter { merge.documentAddress($0) == nil && TreeMerge.opLogName($0) == nil }
+      throw FolioError(
+        .conflict,
+        "a git merge of \(theirs.description.prefix(12)) is waiting to be concluded, and "
+          + (files.isEmpty ? "files outside Folio's tables" : files.sorted().joined(separator: ", "))
+          + " still conflict; resolve them, 'git add' them and run 'git commit' (or 'git merge --abort')")
+    }
     let targetTree = try repository.tree(result.tree)
     var writes: [String: GitOID?] = [:]
     var allowed: [String: Set<GitOID?>] = [:]

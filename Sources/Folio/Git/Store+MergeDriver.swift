@@ -39,7 +39,13 @@ extension Store {
   private func installPostMergeHook(program: String, repository: GitRepository) throws {
     var hooks = gitDirectory + "/hooks"
     if let configured = repository.config("core.hooksPath") {
-      hooks = configured.hasPrefix("/") ? configured : rootPath + "/" + configured
+      // As git reads it: `~/` is the home folder, a relative path is
+      // relative to the work tree, where hooks run.
+      if configured.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] {
+        hooks = home + configured.dropFirst()
+      } else {
+        hooks = configured.hasPrefix("/") ? configured : rootPath + "/" + configured
+      }
     }
     let path = hooks + "/post-merge"
     try FileSystem.makeDirectories(hooks)
