@@ -11,6 +11,10 @@ extension Store {
     case checkout
   }
 
+  /// `FOLIO_TEST_PAUSE_AT`, read once: a checkout calls ``testPause(at:)``
+  /// for every file it writes.
+  private static let testPausePoint: String? = getenv("FOLIO_TEST_PAUSE_AT").map { String(cString: $0) }
+
   /// The file a paused process writes (holding the point's name) once it
   /// has stopped.
   var testPauseMarkerPath: String { privateDirectory + "/test-paused" }
@@ -19,7 +23,7 @@ extension Store {
   /// ``testPauseMarkerPath`` and sleeps a minute, so a test can kill the
   /// process at exactly this point. No user sets the variable.
   func testPause(at point: TestPausePoint) {
-    guard let value = getenv("FOLIO_TEST_PAUSE_AT"), String(cString: value) == point.rawValue else { return }
+    guard Store.testPausePoint == point.rawValue else { return }
     try? FileSystem.writeAtomically(testPauseMarkerPath, Array(point.rawValue.utf8), sync: false)
     sleep(60)
   }
