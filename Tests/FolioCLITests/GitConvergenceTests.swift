@@ -313,6 +313,8 @@ import Testing
         }
         let status = try FolioRunner.shellOutput("git status --porcelain", in: root.path + "/r\(r)")
         #expect(status.output.isEmpty, "\(context): r\(r) is not clean: \(status.output)")
+        let fsck = try FolioRunner.run(["fsck"], in: root.path + "/r\(r)")
+        #expect(fsck.status == 0, "\(context): r\(r): folio fsck: \(fsck.stderr)")
       }
       try checkInvariants()
     }

@@ -72,6 +72,12 @@ import Testing
         #expect(
           FileManager.default.fileExists(atPath: marker),
           "seed \(seed) round \(round): sync never reached \(pause)")
+        if pause == "checkout" {
+          // Half way: a document already holds the merge, but git's index
+          // and HEAD do not.
+          let status = try FolioRunner.shellOutput("git status --porcelain todos", in: box.root.path + "/b")
+          #expect(!status.output.isEmpty, "seed \(seed) round \(round): nothing written before the pause")
+        }
       } else {
         usleep(UInt32(random.next() % 150_000))
       }

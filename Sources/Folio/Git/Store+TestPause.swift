@@ -6,8 +6,8 @@ extension Store {
   enum TestPausePoint: String {
     /// The merge commit and its objects are written; no ref has moved.
     case merge
-    /// The checkout journal is written and the first changed file landed;
-    /// the other files, the index and the ref are not written yet.
+    /// The checkout journal is written and the first half of the changed
+    /// files landed; the rest, the index and the ref are not written yet.
     case checkout
   }
 
