@@ -283,6 +283,15 @@ import Testing
     let pull = try FolioRunner.shellOutput(
       "git pull --no-rebase --no-edit origin main", in: box.root.path + "/r1")
     #expect(pull.status != 0 && pull.output.contains("CONFLICT (modify/delete)"), "\(pull.output)")
+    if removeLocally {
+      // An edit made since the pull is never overwritten.
+      let merged = try #require(box.file("r1/todos/u.json"))
+      try box.root.write("r1/todos/u.json", #"{"id": "u", "views": 100}"#)
+      let refused = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
+      #expect(refused.status == 1 && refused.stderr.contains("todos/u.json"), "\(refused.stderr)")
+      #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") == 0)
+      try box.root.write("r1/todos/u.json", merged)
+    }
     let concluded = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
     #expect(concluded.status == 0, "\(concluded.stderr)")
     try box.folio(["sync", "--no-push"], in: "twin")
