@@ -294,6 +294,7 @@ import Testing
     }
     let concluded = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
     #expect(concluded.status == 0, "\(concluded.stderr)")
+    #expect(concluded.stdout.contains("concluded the stopped git merge"), "\(concluded.stdout)")
     try box.folio(["sync", "--no-push"], in: "twin")
 
     // A remove beats the concurrent update; the other document still sums.

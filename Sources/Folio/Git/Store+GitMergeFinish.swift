@@ -11,7 +11,8 @@ extension Store {
   }
 
   /// Concludes a plain `git merge` or `git pull` that stopped with
-  /// conflicts, writing the merge commit `folio sync` would have written.
+  /// conflicts (or ran with `--no-commit`), writing the merge commit
+  /// `folio sync` would have written.
   /// ``commit(message:)`` (and so `folio commit` and `folio sync`) calls it
   /// first.
   ///
