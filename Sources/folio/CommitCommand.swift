@@ -13,6 +13,10 @@ struct CommitCommand: Command {
     edited outside Folio (no 'folio watch' running) is recorded as an op from its diff,
     read through the column kinds, so it merges like any other change. Evicted documents
     stay in git. Invalid documents are left out and reported as file:line:col.
+
+    A 'git pull' or 'git merge' that stopped with conflicts git gives no driver (a
+    document removed on one side and changed on the other) is concluded first: the
+    merge is replayed as 'folio sync' would, and committed with both parents.
     """
 
   var message: String?
@@ -29,12 +33,16 @@ struct CommitCommand: Command {
     let store = try context.openStore()
     let summary = try store.commit(message: message)
     for problem in summary.problems { Output.error("warning: left out: \(problem.description)") }
+    if let merge = summary.concludedMerge, !json {
+      Output.print("concluded the stopped git merge by replay: \(merge.prefix(12))")
+    }
     if json {
       let object: JSONObject = [
         "commit": summary.commit.map(JSONValue.string) ?? .null,
         "documents": .number(String(summary.documents)),
         "syntheticOps": .number(String(summary.syntheticOps)),
         "problems": .number(String(summary.problems.count)),
+        "concludedMerge": summary.concludedMerge.map(JSONValue.string) ?? .null,
       ]
       Output.print(JSONValue.object(object).compactString)
     } else if let commit = summary.commit {

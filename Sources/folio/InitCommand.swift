@@ -10,7 +10,9 @@ struct InitCommand: Command {
       DIR    The directory to make a store (default: the current one, or -C DIR).
 
     Creates the git repository if there is none, a minimal folio.yaml, .gitattributes,
-    .folio/ops/ and this checkout's replica id in .git/folio/. Running it again changes
+    .folio/ops/ and this checkout's replica id in .git/folio/. Registers the merge
+    driver and a post-merge hook (in core.hooksPath if set); a post-merge hook of your
+    own is kept as post-merge.user and runs after Folio's. Running it again changes
     nothing that exists, and brings .gitattributes in step with folio.yaml.
     """
 

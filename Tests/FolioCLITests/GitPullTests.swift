@@ -129,4 +129,222 @@ import Testing
     #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0)
     #expect(try FolioRunner.run(["status"], in: box.root.path + "/r1").stdout.contains("nothing to commit"))
   }
+
+  /// The driver on its own (no post-merge hook): during `git pull` it finds
+  /// HEAD and the commit being merged and replays their op logs. `hits` is
+  /// not a counter in folio.yaml, so synthetic ops from the three versions
+  /// would read both edits as assignments and keep one; the logged
+  /// increments add up.
+  @Test func driverReplaysOpLogsOfHeadAndMergeHead() throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
+    try box.root.write("r0/folio.yaml", Self.yaml)
+    try box.folio(["init"], in: "r0")
+    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"hits": 1}"#)
+    try box.folio(["commit", "-m", "seed"], in: "r0")
+    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    try box.folio(["init"], in: "r1")
+    #expect(try FolioRunner.shell("rm .git/hooks/post-merge", in: box.root.path + "/r1") == 0)
+
+    let raise = { (by: Int) in
+      [
+        "apply", "todos", "t", "--op", "update", "--transforms",
+        #"{"hits": {"op": "increment", "by": \#(by)}}"#,
+      ]
+    }
+    try box.folio(raise(5), in: "r0")
+    try box.folio(["commit"], in: "r0")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    try box.folio(raise(7), in: "r1")
+    try box.folio(["commit"], in: "r1")
+    #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
+    #expect(try box.git("fetch -q origin", in: "r1") == 0)
+    // The fallback, for contrast: the three versions alone, no op logs.
+    for (name, revision) in [("base", "HEAD~1"), ("ours", "HEAD"), ("theirs", "origin/main")] {
+      #expect(
+        try FolioRunner.shell(
+          "git show \(revision):todos/t.json > ../\(name).json", in: box.root.path + "/r1") == 0)
+    }
+    let fallback = try FolioRunner.run(
+      ["merge-driver", "../base.json", "../ours.json", "../theirs.json", "todos/t.json"],
+      in: box.root.path + "/r1")
+    #expect(fallback.status == 0, "\(fallback.stderr)")
+    let synthetic = try #require(box.file("ours.json"))
+    #expect(!synthetic.contains(#""hits": 13"#), "the fallback should read hits as a register: \(synthetic)")
+
+    #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") == 0)
+    try box.folio(["sync", "--no-push"], in: "twin")
+    let pulled = try #require(box.file("r1/todos/t.json"))
+    #expect(pulled.contains(#""hits": 13"#), "the driver replays both logs: \(pulled)")
+    #expect(pulled == box.file("twin/todos/t.json"), "git pull and folio sync must give the same bytes")
+    #expect(try box.git("diff --quiet HEAD", in: "r1") == 0)
+    #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0)
+  }
+
+  /// A `post-merge` hook the user had before `folio init` keeps running,
+  /// after Folio's; rerunning `folio init` changes nothing, and a
+  /// `core.hooksPath` folder is used instead of `.git/hooks`.
+  @Test func existingPostMergeHookRunsAfterFolios() throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
+    try box.root.write("r0/folio.yaml", Self.yaml)
+    try box.folio(["init"], in: "r0")
+    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1, "tags": ["a", "b"]}"#)
+    try box.folio(["commit", "-m", "seed"], in: "r0")
+    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    // The user's hook sees what git passes and what Folio already did.
+    let userHook = """
+      #!/bin/sh
+      echo "user hook $1 $(grep -c '"a"' todos/t.json)" >> ../hook.log
+
+      """
+    try box.root.write("r1/.git/hooks/post-merge", userHook)
+    #expect(try FolioRunner.shell("chmod +x .git/hooks/post-merge", in: box.root.path + "/r1") == 0)
+    try box.folio(["init"], in: "r1")
+    let installed = try #require(box.file("r1/.git/hooks/post-merge"))
+    #expect(installed.contains("merge-driver --post-merge"))
+    #expect(box.file("r1/.git/hooks/post-merge.user") == userHook)
+    try box.folio(["init"], in: "r1")
+    #expect(box.file("r1/.git/hooks/post-merge") == installed, "a rerun of folio init changed the hook")
+    #expect(box.file("r1/.git/hooks/post-merge.user") == userHook)
+    #expect(box.file("r1/.git/hooks/post-merge.user.2") == nil)
+    // A tool that writes its hook again: still kept, not duplicated.
+    try box.root.write("r1/.git/hooks/post-merge", userHook)
+    try box.folio(["init"], in: "r1")
+    #expect(box.file("r1/.git/hooks/post-merge") == installed)
+    #expect(box.file("r1/.git/hooks/post-merge.user.2") == nil)
+
+    // As plainGitPullReplaysDocumentsChangedOnOneSideWithOpsOnBoth: only
+    // Folio's hook makes the later union win.
+    let remove = #"{"tags": {"op": "arrayRemove", "values": ["a"]}}"#
+    try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", remove], in: "r0")
+    try box.folio(["commit"], in: "r0")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    usleep(20_000)
+    let union = #"{"tags": {"op": "arrayUnion", "values": ["a"]}}"#
+    try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", union], in: "r1")
+    try box.folio(["commit"], in: "r1")
+    #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
+    #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") == 0)
+    try box.folio(["sync", "--no-push"], in: "twin")
+    let synced = try #require(box.file("twin/todos/t.json"))
+    #expect(synced.contains("\"a\""))
+    #expect(box.file("r1/todos/t.json") == synced, "git pull and folio sync must give the same bytes")
+    #expect(box.file("hook.log") == "user hook 0 1\n", "the user's hook runs once, after Folio's")
+
+    // core.hooksPath: the hook goes there, and the user's one there is kept.
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r2", in: box.root.path) == 0)
+    #expect(try box.git("config core.hooksPath .githooks", in: "r2") == 0)
+    try box.root.write("r2/.githooks/post-merge", userHook)
+    try box.folio(["init"], in: "r2")
+    #expect(box.file("r2/.githooks/post-merge")?.contains("merge-driver --post-merge") == true)
+    #expect(box.file("r2/.githooks/post-merge.user") == userHook)
+    #expect(box.file("r2/.git/hooks/post-merge") == nil)
+  }
+
+  /// A document removed on one side and changed on the other: git runs no
+  /// driver and `git pull` stops with `CONFLICT (modify/delete)`; `folio
+  /// commit` concludes the merge with the bytes `folio sync` gives.
+  @Test(arguments: [true, false]) func modifyDeleteStoppedPullIsConcludedByFolioCommit(removeLocally: Bool)
+    throws
+  {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
+    try box.root.write("r0/folio.yaml", Self.yaml)
+    try box.folio(["init"], in: "r0")
+    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1, "tags": ["a"]}"#)
+    try box.folio(["put", "todos", "u", "-"], in: "r0", input: #"{"views": 1}"#)
+    try box.folio(["commit", "-m", "seed"], in: "r0")
+    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    try box.folio(["init"], in: "r1")
+
+    let (remover, updater) = removeLocally ? ("r0", "r1") : ("r1", "r0")
+    try box.folio(["rm", "todos", "t"], in: remover)
+    try box.folio(increment(3, tag: "b"), in: updater)
+    try box.folio(
+      ["apply", "todos", "u", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 2}}"#],
+      in: "r0")
+    try box.folio(
+      ["apply", "todos", "u", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 5}}"#],
+      in: "r1")
+    try box.folio(["commit"], in: "r0")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    try box.folio(["commit"], in: "r1")
+    #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
+    let pull = try FolioRunner.shellOutput(
+      "git pull --no-rebase --no-edit origin main", in: box.root.path + "/r1")
+    #expect(pull.status != 0 && pull.output.contains("CONFLICT (modify/delete)"), "\(pull.output)")
+    if removeLocally {
+      // An edit made since the pull is never overwritten.
+      let merged = try #require(box.file("r1/todos/u.json"))
+      try box.root.write("r1/todos/u.json", #"{"id": "u", "views": 100}"#)
+      let refused = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
+      #expect(refused.status == 1 && refused.stderr.contains("todos/u.json"), "\(refused.stderr)")
+      #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") == 0)
+      try box.root.write("r1/todos/u.json", merged)
+    }
+    let concluded = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
+    #expect(concluded.status == 0, "\(concluded.stderr)")
+    #expect(concluded.stdout.contains("concluded the stopped git merge"), "\(concluded.stdout)")
+    try box.folio(["sync", "--no-push"], in: "twin")
+
+    // A remove beats the concurrent update; the other document still sums.
+    #expect(box.file("r1/todos/t.json") == nil)
+    #expect(box.file("twin/todos/t.json") == nil)
+    let u = try #require(box.file("r1/todos/u.json"))
+    #expect(u.contains(#""views": 8"#), "\(u)")
+    #expect(u == box.file("twin/todos/u.json"))
+    #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") != 0, "the git merge is still open")
+    #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0)
+    let tree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/r1").output
+    let twinTree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/twin")
+      .output
+    #expect(tree == twinTree, "the merge commit holds what folio sync commits")
+    let status = try FolioRunner.shellOutput("git status --porcelain", in: box.root.path + "/r1")
+    #expect(status.output.isEmpty, "\(status.output)")
+    #expect(try box.git("push -q origin main", in: "r1") == 0)
+  }
+
+  /// When a file outside the tables conflicts too, `folio commit` names it,
+  /// says how to go on, and leaves git's merge as it was.
+  @Test func stoppedPullWithConflictOutsideTablesIsLeftToGit() throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
+    try box.root.write("r0/folio.yaml", Self.yaml)
+    try box.root.write("r0/notes.txt", "one\n")
+    try box.folio(["init"], in: "r0")
+    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1}"#)
+    try box.folio(["commit", "-m", "seed"], in: "r0")
+    #expect(try box.git("add notes.txt", in: "r0") == 0)
+    #expect(try box.git("commit -q -m notes", in: "r0") == 0)
+    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    try box.folio(["init"], in: "r1")
+    for (replica, text) in [("r0", "two\n"), ("r1", "three\n")] {
+      try box.root.write("\(replica)/notes.txt", text)
+      #expect(try box.git("commit -q -a -m notes", in: replica) == 0)
+    }
+    try box.folio(["rm", "todos", "t"], in: "r0")
+    try box.folio(increment(2, tag: "x"), in: "r1")
+    try box.folio(["commit"], in: "r0")
+    try box.folio(["commit"], in: "r1")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") != 0)
+    let result = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("notes.txt still conflict"), "\(result.stderr)")
+    #expect(result.stderr.contains("git commit"), "\(result.stderr)")
+    #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") == 0, "git's merge state was dropped")
+  }
 }

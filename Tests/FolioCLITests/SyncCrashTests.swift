@@ -1,9 +1,11 @@
 import Foundation
 import Testing
 
-/// `kill -9` at random moments of `folio sync` while it merges: afterwards
-/// every file is whole, rerunning `sync` finishes the job, and no increment
-/// is lost or counted twice.
+/// `kill -9` of `folio sync` while it merges: at a random moment, and (with
+/// the library's test-only `FOLIO_TEST_PAUSE_AT` stop) for certain right
+/// after the merge commit is written and half way through the checkout.
+/// Afterwards every file is whole, rerunning `sync` finishes the job, and no
+/// increment is lost or counted twice.
 @Suite struct SyncCrashTests {
   static let yaml = """
     version: 1
@@ -43,16 +45,52 @@ import Testing
         }
       }
       try box.folio(["sync"], in: "a")
+      // Two rounds each: a random moment, right after the merge commit,
+      // half way through the checkout.
+      let pause: String? = [nil, "merge", "checkout"][round % 3]
+      let marker = box.root.path + "/b/.git/folio/test-paused"
+      let journal = box.root.path + "/b/.git/folio/checkout"
+      try? FileManager.default.removeItem(atPath: marker)
       let process = Process()
       process.executableURL = URL(fileURLWithPath: FolioRunner.binary)
       process.arguments = ["sync"]
       process.currentDirectoryURL = URL(fileURLWithPath: box.root.path + "/b")
+      if let pause {
+        process.environment = ProcessInfo.processInfo.environment.merging(["FOLIO_TEST_PAUSE_AT": pause]) {
+          $1
+        }
+      }
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()
-      usleep(UInt32(random.next() % 150_000))
+      if let pause {
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: marker) && waited < 30_000 && process.isRunning {
+          usleep(10_000)
+          waited += 10
+        }
+        #expect(
+          FileManager.default.fileExists(atPath: marker),
+          "seed \(seed) round \(round): sync never reached \(pause)")
+        if pause == "checkout" {
+          // Half way: a document already holds the merge, but git's index
+          // and HEAD do not.
+          let status = try FolioRunner.shellOutput("git status --porcelain todos", in: box.root.path + "/b")
+          #expect(!status.output.isEmpty, "seed \(seed) round \(round): nothing written before the pause")
+        }
+      } else {
+        usleep(UInt32(random.next() % 150_000))
+      }
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
+      if let pause {
+        // Killed mid-merge: the merge commit exists but HEAD is b's own
+        // commit; mid-checkout, the journal is there to finish from.
+        #expect(try box.git("rev-parse -q --verify HEAD^2", in: "b") != 0, "seed \(seed): HEAD moved")
+        #expect(
+          FileManager.default.fileExists(atPath: journal) == (pause == "checkout"),
+          "seed \(seed) round \(round): the checkout journal, killed at \(pause)")
+      }
       // Every document is whole, even before anything is repaired.
       for pk in pks {
         let text = try #require(box.file("b/todos/\(pk).json"), "seed \(seed) round \(round): \(pk) missing")
@@ -61,6 +99,8 @@ import Testing
       }
       let rerun = try FolioRunner.run(["sync"], in: box.root.path + "/b")
       #expect(rerun.status == 0, "seed \(seed) round \(round): rerun failed: \(rerun.stderr)")
+      #expect(
+        !FileManager.default.fileExists(atPath: journal), "seed \(seed): the checkout was never finished")
     }
     try box.folio(["sync"], in: "a")
     var total = 0

@@ -41,6 +41,7 @@ extension Store {
     var leftAlone = Set<String>()
     let index = try repository.index()
     try index.readFromDisk()
+    var written = 0
     for change in changes where !evicted.contains(change.path) {
       let path = rootPath + "/" + change.path
       let currentID = try blobID(ofFile: change.path, index: index)
@@ -55,6 +56,8 @@ extension Store {
       } else {
         _ = try FileSystem.remove(path)
       }
+      written += 1
+      if written == max(1, changes.count / 2) { testPause(at: .checkout) }
     }
     try FileSystem.syncFileSystem(containing: rootPath)
     for change in changes {

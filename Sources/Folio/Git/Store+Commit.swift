@@ -10,6 +10,9 @@ public struct CommitSummary: Sendable {
   public var syntheticOps: Int
   /// Documents left out because they are not valid (each with `file:line:col`).
   public var problems: [FolioError]
+  /// The merge commit that concluded a stopped `git merge` or `git pull`
+  /// first, if there was one (see ``Store/commit(message:)``).
+  public var concludedMerge: String? = nil
 }
 
 /// What is waiting to be committed (`folio status`).
@@ -81,11 +84,18 @@ extension Store {
   /// ```swift
   /// let summary = try store.commit(message: "Nightly edits")
   /// ```
+  ///
+  /// A plain `git pull` that stopped with conflicts (a document removed on
+  /// one side and changed on the other, which git never hands to the merge
+  /// driver) is concluded first, as `folio sync` would have merged it.
   @discardableResult
   public func commit(message: String? = nil) throws -> CommitSummary {
     try lock.withLock {
       try recover()
-      return try commitLocked(message: message)
+      let concluded = try finishGitMergeLocked() != nil ? try openRepository().headCommit()?.id : nil
+      var summary = try commitLocked(message: message)
+      summary.concludedMerge = concluded?.description
+      return summary
     }
   }
 

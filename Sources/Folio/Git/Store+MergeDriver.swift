@@ -12,8 +12,12 @@ extension Store {
   /// Registers Folio's merge driver in `.git/config`, so `git merge` and
   /// `git pull` resolve table documents by replay, and a `post-merge` hook
   /// that finishes the merges the driver never sees (see
-  /// ``reconcileGitMerge()``). A `post-merge` hook of the user's own is left
-  /// as it is.
+  /// ``reconcileGitMerge()``).
+  ///
+  /// A `post-merge` hook of the user's own (in `core.hooksPath` if set) is
+  /// kept: it moves to `post-merge.user` (`post-merge.user.2`, … if that is
+  /// taken by another one), and Folio's hook runs each of them after its own
+  /// work, with the same arguments. Running it again changes nothing.
   /// - Parameter program: the `folio` executable (default: `folio` on PATH).
   public func registerMergeDriver(program: String = "folio") throws {
     let repository = try openRepository()
@@ -29,29 +33,63 @@ extension Store {
   /// again.
   static let postMergeHookMarker = "# folio: post-merge hook"
 
+  /// The name a user's own `post-merge` hook moves to.
+  static let userPostMergeHook = "post-merge.user"
+
   private func installPostMergeHook(program: String, repository: GitRepository) throws {
     var hooks = gitDirectory + "/hooks"
     if let configured = repository.config("core.hooksPath") {
-      hooks = configured.hasPrefix("/") ? configured : rootPath + "/" + configured
+      // As git reads it: `~/` is the home folder, a relative path is
+      // relative to the work tree, where hooks run.
+      if configured.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] {
+        hooks = home + configured.dropFirst()
+      } else {
+        hooks = configured.hasPrefix("/") ? configured : rootPath + "/" + configured
+      }
     }
     let path = hooks + "/post-merge"
+    try FileSystem.makeDirectories(hooks)
     if let existing = try FileSystem.read(path),
       !String(decoding: existing, as: UTF8.self).contains(Store.postMergeHookMarker)
     {
-      return
+      try keepUserHook(at: path, bytes: existing, hooks: hooks)
     }
     let quoted = "'" + program.replacingOccurrences(of: "'", with: "'\\''") + "'"
     let script = """
       #!/bin/sh
       \(Store.postMergeHookMarker) (written by 'folio init'; delete this file to stop it).
       # Resolves documents that both sides changed through Folio when git's
-      # merge saw a change on one side only, as 'folio sync' would.
-      exec \(quoted) merge-driver --post-merge "$@"
+      # merge saw a change on one side only, as 'folio sync' would; then runs
+      # the hooks that were here before ('folio init' moved them to
+      # \(Store.userPostMergeHook)*).
+      \(quoted) merge-driver --post-merge "$@"
+      status=$?
+      for hook in "$(dirname "$0")"/\(Store.userPostMergeHook) "$(dirname "$0")"/\(Store.userPostMergeHook).*; do
+        if [ -f "$hook" ] && [ -x "$hook" ]; then "$hook" "$@" || status=$?; fi
+      done
+      exit $status
 
       """
-    try FileSystem.makeDirectories(hooks)
-    try FileSystem.writeAtomically(path, Array(script.utf8), sync: false)
+    if try FileSystem.read(path) != Array(script.utf8) {
+      try FileSystem.writeAtomically(path, Array(script.utf8), sync: false)
+    }
     chmod(path, 0o755)
+  }
+
+  /// Moves a user's own hook at `path` out of the way, to the first free
+  /// `post-merge.user*` name; a copy of one already moved is just dropped.
+  private func keepUserHook(at path: String, bytes: [UInt8], hooks: String) throws {
+    for n in 1...100 {
+      let name = hooks + "/" + Store.userPostMergeHook + (n == 1 ? "" : ".\(n)")
+      if let kept = try FileSystem.read(name) {
+        guard kept == bytes else { continue }
+        _ = try FileSystem.remove(path)
+        return
+      }
+      _ = try FileSystem.syscall("rename", path: path) { rename(path, name) }
+      return
+    }
+    throw FolioError(.io, "too many \(Store.userPostMergeHook)* hooks in \(hooks)", path: path)
   }
 
   /// Finishes a merge made by plain `git merge` or `git pull`, so that it

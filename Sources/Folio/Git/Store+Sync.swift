@@ -112,6 +112,7 @@ extension Store {
           return (result, commit)
         }
         target = merge.1
+        testPause(at: .merge)
         action = .merged
         resolved = merge.0.resolved.count
         latest = merge.0.latestStamp
