@@ -171,6 +171,14 @@ protocol StoreObserver: AnyObject, Sendable {
 /// read its file once. Used only under the center's refresh lock.
 final class DocumentCache {
   private var documents: [String: [String: Document?]] = [:]
+  /// Order values of changed documents, computed once per ordering and
+  /// shared by every window of the table.
+  private var orderValues: [OrderValueKey: OrderValue] = [:]
+  private struct OrderValueKey: Hashable {
+    let table: String
+    let pk: String
+    let ordering: Query.Ordering
+  }
   /// What was read from disk: pks by table, nil for a whole table.
   private(set) var read: [String: Set<String>?] = [:]
 
@@ -185,6 +193,16 @@ final class DocumentCache {
     documents[table, default: [:]][pk] = .some(document)
     noteRead(table: table, pk: pk)
     return document
+  }
+
+  /// The order value of `document` (the document `pk` of `table` as this
+  /// cache holds it) under `ordering`.
+  func orderValue(table: String, pk: String, document: JSONObject, ordering: Query.Ordering) -> OrderValue {
+    let key = OrderValueKey(table: table, pk: pk, ordering: ordering)
+    if let value = orderValues[key] { return value }
+    let value = QueryPlan.orderValue(of: document, ordering: ordering)
+    orderValues[key] = value
+    return value
   }
 
   /// A query ran over the table.

@@ -40,6 +40,9 @@ public final class Store: Sendable {
   /// Live queries (Observation/), told of every commit.
   let observation = ObservationCenter()
   private let clock = Mutex<ClockState>(ClockState())
+  /// When the last transaction committed here became visible
+  /// (Store+Benchmark.swift).
+  let lastCommitInstant = Mutex<Int>(0)
 
   /// The latest HLC this process has seen in the op log, and the log size it
   /// saw it at, so a new stamp needs no read when no one else wrote.
@@ -274,6 +277,8 @@ public final class Store: Sendable {
     try journal.write(to: journalPath, root: rootPath)
     do {
       try apply(journal, redo: false)
+      // Every document is in place: what a reader sees from now on.
+      lastCommitInstant.withLock { $0 = Store.wallNanos() }
       try Journal.clear(at: journalPath)
     } catch var error as FolioError {
       // Past the durability point the transaction has happened: finish it

@@ -200,7 +200,7 @@ struct SingleDocumentLiveQueryTests {
       }
     }
     var seen: [JSONValue?] = []
-    for await (document, event) in stream {
+    for try await (document, event) in stream {
       #expect(event.isInitial == seen.isEmpty)
       seen.append(document?["n"])
       if seen.count == 3 { break }
