@@ -16,7 +16,7 @@ import Synchronization
 /// parses nothing: the range's bounds are parsed once, at start
 /// (``QueryPlan``), each known match keeps its order value, and the changed
 /// document's order value is computed once per ordering per refresh and
-/// shared by every window (``DocumentCache/orderValue(table:pk:document:ordering:)``).
+/// shared by every window (``DocumentCache/Change/orderValue(_:)``).
 /// A window that neither holds the changed pk nor spans its new position
 /// costs a set lookup and two or three comparisons.
 final class QueryObserver: StoreObserver {
@@ -38,8 +38,6 @@ final class QueryObserver: StoreObserver {
     /// The pks of `entries`.
     var pks: Set<String>
     var boundary: Entry?
-    /// Set by a fold that found nothing to change.
-    var unchanged = false
 
     init(entries: [Entry], boundary: Entry?) {
       self.entries = entries
@@ -58,17 +56,30 @@ final class QueryObserver: StoreObserver {
     self.plan = QueryPlan(query, table: config)
   }
 
+  /// What a fold makes of a refresh.
+  private enum Fold {
+    /// Nothing this query shows changed.
+    case unchanged
+    /// The read-ahead is used up (or nothing is known yet): run the query.
+    case rerun
+    case folded(Known)
+  }
+
   func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)? {
-    var state: Known
-    if let changed, let previous = known.withLock({ $0 }),
-      let folded = try fold(changed, into: previous, store: store, cache: cache)
-    {
-      state = folded
-    } else {
+    var outcome = Fold.rerun
+    if let changed {
+      let changes = try cache.changes(store: store, table: table, pks: changed)
+      // Folded in place: most windows miss, and copy nothing.
+      outcome = known.withLock { known in known.map { fold(changes, changed, into: $0) } ?? .rerun }
+    }
+    let state: Known
+    switch outcome {
+    case .unchanged: return nil
+    case .folded(let folded): state = folded
+    case .rerun:
       cache.noteReadAll(table: table)
       state = try run()
     }
-    if state.unchanged { return nil }
     let documents = window(state.entries)
     return {
       self.known.withLock { $0 = state }
@@ -109,35 +120,25 @@ final class QueryObserver: StoreObserver {
     return c != 0 ? c : ValueOrdering.comparePKs(a.document.pk, b.document.pk)
   }
 
-  /// What is known after the changes, or nil when the query must run again.
-  private func fold(_ changed: Set<String>, into previous: Known, store: Store, cache: DocumentCache) throws
-    -> Known?
-  {
-    // Most changes miss most queries: find that out without copying.
-    let dropped =
-      changed.count <= previous.pks.count
-      ? changed.contains { previous.pks.contains($0) }
-      : previous.pks.contains { changed.contains($0) }
+  /// What is known after the changes.
+  private func fold(_ changes: [DocumentCache.Change], _ changed: Set<String>, into previous: Known) -> Fold {
+    var dropped = false
     var added: [Entry] = []
-    for pk in changed {
-      guard let document = try cache.document(store: store, table: table, pk: pk) else { continue }
-      let value = cache.orderValue(table: table, pk: pk, document: document.value, ordering: plan.ordering)
+    for change in changes {
+      if previous.pks.contains(change.pk) { dropped = true }
+      guard let document = change.document else { continue }
       // Past the boundary (or outside the range): never seen, and not
       // needed, so the cheap comparisons go before the filter.
-      let candidate = Entry(document: document, value: value)
+      let candidate = Entry(document: document, value: change.orderValue(plan.ordering))
       if let boundary = previous.boundary {
         let c = compare(candidate, boundary)
         if case .last = query.limit { if c < 0 { continue } } else if c > 0 { continue }
       }
-      guard plan.covers(pk: pk, value: value, document: document.value) else { continue }
+      guard plan.covers(pk: change.pk, value: candidate.value, document: document.value) else { continue }
       added.append(candidate)
     }
     // Nothing to sort, compare or deliver.
-    if !dropped && added.isEmpty {
-      var same = previous
-      same.unchanged = true
-      return same
-    }
+    if !dropped && added.isEmpty { return .unchanged }
     var kept = dropped ? previous.entries.filter { !changed.contains($0.document.pk) } : previous.entries
     for entry in added {
       // Sorted insertion: the kept entries are sorted already.
@@ -151,10 +152,10 @@ final class QueryObserver: StoreObserver {
     }
     switch query.limit {
     case .first(let n), .last(let n):
-      if previous.boundary != nil && kept.count < n { return nil }
+      if previous.boundary != nil && kept.count < n { return .rerun }
     case nil: break
     }
-    return Known(entries: kept, boundary: previous.boundary)
+    return .folded(Known(entries: kept, boundary: previous.boundary))
   }
 
   func stop() { core.stop() }

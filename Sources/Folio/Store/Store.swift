@@ -275,10 +275,16 @@ public final class Store: Sendable {
       writes: writes)
     try transaction.commitEvictions(evicted: true)
     try journal.write(to: journalPath, root: rootPath)
+    var told = false
     do {
       try apply(journal, redo: false)
-      // Every document is in place: what a reader sees from now on.
+      // Every document is in place and flushed: the commit instant.
       lastCommitInstant.withLock { $0 = Store.wallNanos() }
+      // Indexes and live queries hear of it before the journal is cleared:
+      // nothing they do needs it cleared, and the truncate may wait behind
+      // other writers' flushes in the file system's own journal.
+      tellCommitted(writes)
+      told = true
       try Journal.clear(at: journalPath)
     } catch var error as FolioError {
       // Past the durability point the transaction has happened: finish it
@@ -289,9 +295,8 @@ public final class Store: Sendable {
         throw error
       }
     }
+    if !told { tellCommitted(writes) }
     try transaction.commitEvictions(evicted: false)
-    indexDocumentsWritten(writes)  // order indexes (Query/Store+OrderIndex.swift)
-    observation.didCommit(store: self, paths: writes.map(\.path))  // live queries (Observation/)
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let last = ops.map(\.hlc).max() {
@@ -300,6 +305,12 @@ public final class Store: Sendable {
         state.logSize = size
       }
     }
+  }
+
+  /// Tells the order indexes and the live queries of a transaction's writes.
+  private func tellCommitted(_ writes: [Journal.Write]) {
+    indexDocumentsWritten(writes)  // order indexes (Query/Store+OrderIndex.swift)
+    observation.didCommit(store: self, paths: writes.map(\.path))  // live queries (Observation/)
   }
 
   /// Carries out a journal: the op log first, then the documents, then
