@@ -158,5 +158,18 @@ final class QueryObserver: StoreObserver {
     return .folded(Known(entries: kept, boundary: previous.boundary))
   }
 
+  /// The pks known, and the stretch where a document would join them: the
+  /// range, cut at the read-ahead boundary on the limited side.
+  var footprint: ObserverIndex.Footprint {
+    guard let known = known.withLock({ $0 }) else { return .everything }
+    var range = ObserverIndex.Stretch(
+      ordering: plan.ordering, lower: plan.lower?.point, upper: plan.upper?.point)
+    if let boundary = known.boundary {
+      let point = OrderPoint(value: boundary.value, key: .pk(boundary.document.pk))
+      if case .last = query.limit { range.lower = point } else { range.upper = point }
+    }
+    return .known(pks: known.pks, range: range)
+  }
+
   func stop() { core.stop() }
 }
