@@ -24,6 +24,22 @@ final class ObserverIndex {
     var ordering: Query.Ordering
     var lower: OrderPoint?
     var upper: OrderPoint?
+
+    /// Whether two stretches (or their absence) are the same.
+    static func same(_ a: Stretch?, _ b: Stretch?) -> Bool {
+      func same(_ x: OrderPoint?, _ y: OrderPoint?) -> Bool {
+        switch (x, y) {
+        case (nil, nil): true
+        case (let x?, let y?): StretchList.compare(x, y) == 0
+        default: false
+        }
+      }
+      switch (a, b) {
+      case (nil, nil): return true
+      case (let a?, let b?): return a.ordering == b.ordering && same(a.lower, b.lower) && same(a.upper, b.upper)
+      default: return false
+      }
+    }
   }
 
   private struct Registered {
@@ -39,9 +55,31 @@ final class ObserverIndex {
   /// By table, then ordering: the stretches, sorted when first asked.
   private var stretches: [String: [Query.Ordering: StretchList]] = [:]
 
-  /// Records `id`'s footprint, replacing what it left before.
+  /// Records `id`'s footprint, replacing what it left before. Only what
+  /// differs is touched: a window's stretch changes only when it runs its
+  /// query again, so the stretch list is seldom re-sorted.
   func set(_ id: Int, table: String, footprint: Footprint) {
-    remove(id)
+    guard let old = registered[id], old.table == table,
+      case .known(let oldPKs, let oldRange) = old.footprint,
+      case .known(let pks, let range) = footprint
+    else {
+      remove(id)
+      add(id, table: table, footprint: footprint)
+      return
+    }
+    registered[id] = Registered(table: table, footprint: footprint)
+    for pk in oldPKs where !pks.contains(pk) {
+      holders[table]?[pk]?.remove(id)
+      if holders[table]?[pk]?.isEmpty == true { holders[table]?[pk] = nil }
+    }
+    for pk in pks where !oldPKs.contains(pk) { holders[table, default: [:]][pk, default: []].insert(id) }
+    if !Stretch.same(oldRange, range) {
+      if let oldRange { stretches[table]?[oldRange.ordering]?.remove(id) }
+      if let range { stretches[table, default: [:]][range.ordering, default: StretchList()].insert(id, range) }
+    }
+  }
+
+  private func add(_ id: Int, table: String, footprint: Footprint) {
     registered[id] = Registered(table: table, footprint: footprint)
     switch footprint {
     case .everything:
