@@ -184,7 +184,8 @@ func runObserveBenchmark(_ arguments: [String]) throws {
     print(
       String(
         format: "  commit -> call returns, observed p50 %.2f ms, p99 %.2f ms",
-        Double(returns[returns.count / 2]) / 1e6, Double(returns[min(returns.count - 1, returns.count * 99 / 100)]) / 1e6))
+        Double(returns[returns.count / 2]) / 1e6,
+        Double(returns[min(returns.count - 1, returns.count * 99 / 100)]) / 1e6))
   }
 
   // Another process writes.

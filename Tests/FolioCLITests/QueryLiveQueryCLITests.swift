@@ -33,7 +33,9 @@ struct QueryLiveQueryCLITests {
   static func describe(_ documents: [Document], _ event: LiveQueryEvent) -> String {
     let pks = documents.map(\.pk).joined(separator: ",")
     guard case .update(let update) = event else { return "initial [\(pks)]" }
-    let children = update.childEvents.map { "\($0.kind.rawValue.dropFirst(6)) \($0.key)<\($0.prevKey ?? "-")" }
+    let children = update.childEvents.map {
+      "\($0.kind.rawValue.dropFirst(6)) \($0.key)<\($0.prevKey ?? "-")"
+    }
     return "[\(pks)] | " + children.joined(separator: ", ")
   }
 

@@ -171,7 +171,9 @@ final class ObservationCenter: Sendable {
             if let observer = observers[id] { concerned.append((id, observer, changed)) }
           }
         } else {
-          for (id, observer) in observers where observer.table == table { concerned.append((id, observer, changed)) }
+          for (id, observer) in observers where observer.table == table {
+            concerned.append((id, observer, changed))
+          }
         }
       }
       var deliveries: [(id: Int, observer: any StoreObserver, deliver: () -> Void)] = []

@@ -36,7 +36,8 @@ final class ObserverIndex {
       }
       switch (a, b) {
       case (nil, nil): return true
-      case (let a?, let b?): return a.ordering == b.ordering && same(a.lower, b.lower) && same(a.upper, b.upper)
+      case (let a?, let b?):
+        return a.ordering == b.ordering && same(a.lower, b.lower) && same(a.upper, b.upper)
       default: return false
       }
     }
@@ -75,7 +76,9 @@ final class ObserverIndex {
     for pk in pks where !oldPKs.contains(pk) { holders[table, default: [:]][pk, default: []].insert(id) }
     if !Stretch.same(oldRange, range) {
       if let oldRange { stretches[table]?[oldRange.ordering]?.remove(id) }
-      if let range { stretches[table, default: [:]][range.ordering, default: StretchList()].insert(id, range) }
+      if let range {
+        stretches[table, default: [:]][range.ordering, default: StretchList()].insert(id, range)
+      }
     }
   }
 
@@ -86,7 +89,9 @@ final class ObserverIndex {
       everything[table, default: []].insert(id)
     case .known(let pks, let range):
       for pk in pks { holders[table, default: [:]][pk, default: []].insert(id) }
-      if let range { stretches[table, default: [:]][range.ordering, default: StretchList()].insert(id, range) }
+      if let range {
+        stretches[table, default: [:]][range.ordering, default: StretchList()].insert(id, range)
+      }
     }
   }
 

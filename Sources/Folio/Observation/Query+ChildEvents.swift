@@ -54,7 +54,9 @@ extension Query {
         guard eventType == .added else { return }
         for (i, document) in documents.enumerated() { handler(document, i > 0 ? documents[i - 1].pk : nil) }
       case .update(let update):
-        for child in update.childEvents where child.kind == eventType { handler(child.document, child.prevKey) }
+        for child in update.childEvents where child.kind == eventType {
+          handler(child.document, child.prevKey)
+        }
       }
     }
   }

@@ -95,7 +95,9 @@ struct LiveQueryRandomTests {
         case 3: try base.endBefore(bound, key: "p\(random(30))").limitToLast(k)
         case 4: try base.equalTo(bound)
         case 5: try base.where("flag == true").startAt(bound).limitToFirst(k)
-        case 6: try store.collection("items").query().orderByKey().startAt(.string("p\(random(30))")).limitToFirst(k)
+        case 6:
+          try store.collection("items").query().orderByKey().startAt(.string("p\(random(30))")).limitToFirst(
+            k)
         default: try base.startAt(bound).endAt(.integer(random(12))).limitToLast(k)
         }
       queries.append(query)
