@@ -9,6 +9,9 @@ folio="$PWD/.build/${FOLIO_BUILD:-release}/folio"
 samples="$PWD/samples"
 work=$(mktemp -d "${TMPDIR:-/tmp}/folio-demo-XXXXXX")
 peers=$(mktemp -d "${TMPDIR:-/tmp}/folio-demo-peers-XXXXXX")
+# The demo's queries would start an index daemon per store (see README,
+# "Queries"); it would exit once the temp folders go, but leave none at all.
+export FOLIO_INDEX_DAEMON=off
 trap 'rm -rf "$work" "$peers"' EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }

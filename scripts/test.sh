@@ -5,5 +5,7 @@ cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
 git config --global user.email >/dev/null 2>&1 || git config --global user.email "folio-tests@localhost"
 git config --global user.name >/dev/null 2>&1 || git config --global user.name "Folio Tests"
+# The tests that want an index daemon turn it on themselves and stop it.
+export FOLIO_INDEX_DAEMON=off
 swift build --build-tests
 swift test --skip-build

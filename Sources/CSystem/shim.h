@@ -3,3 +3,6 @@
 int syncfs(int fd);
 int pipe2(int fds[2], int flags);
 int accept4(int fd, void *address, unsigned int *length, int flags);
+#include <spawn.h>
+int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);

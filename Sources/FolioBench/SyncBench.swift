@@ -163,18 +163,67 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   let folioSync = try seconds { sync = try storeB.sync(push: false) }
   var gitStatus: Int32 = 0
   let gitMerge = seconds { gitStatus = shell("git merge -q --no-edit origin/main", in: plain).status }
-  let conflicts = shell("git diff --name-only --diff-filter=U | wc -l", in: plain).output
-    .trimmingCharacters(in: .whitespacesAndNewlines)
+  let folioConflicts = countConflicts(in: root + "/b", table: "items")
+  let gitConflicts = countConflicts(in: plain, table: "items")
   // Check the merge: overlapping documents got both increments.
   let sample = try storeB.collection("items").findByID("d\(half)").exec()
   let expectedViews = half % 1000 + 11
   print(
     String(
       format:
-        "merge of %d + %d changed documents (%d on both sides): folio sync %.2f s (%d resolved by replay, 0 conflicts), git merge %.2f s (exit %d, %@ conflicts): folio/git %.2fx",
-      options.changes, options.changes, half, folioSync, sync?.resolvedDocuments ?? 0, gitMerge, gitStatus,
-      conflicts, folioSync / gitMerge))
+        "merge of %d + %d changed documents (%d on both sides): folio sync %.2f s (%d resolved by replay, %@), git merge %.2f s (exit %d, %@): folio/git %.2fx",
+      options.changes, options.changes, half, folioSync, sync?.resolvedDocuments ?? 0,
+      folioConflicts.description, gitMerge, gitStatus, gitConflicts.description, folioSync / gitMerge))
   print(
     "check: d\(half).views = \(sample?.value["views"]?.compactString ?? "missing") (expected \(expectedViews))"
   )
+}
+
+/// What a merge left unresolved in one working tree, counted the same way
+/// for Folio and for git.
+struct ConflictCount: CustomStringConvertible {
+  /// Paths with unmerged index entries (stages 1 to 3).
+  var unmerged: Set<String> = []
+  /// Table files holding conflict markers or text that is not valid JSON.
+  var broken: Set<String> = []
+
+  /// Files in either set, each counted once.
+  var total: Int { unmerged.union(broken).count }
+
+  var description: String {
+    "\(total) conflicts: \(unmerged.count) unmerged in the index, \(broken.count) table files with markers or invalid JSON"
+  }
+}
+
+/// Counts the conflicts a merge left in `worktree`: unmerged index entries
+/// (`git ls-files -u`), and every file of the table folder that holds a
+/// conflict marker line or does not parse as JSON.
+func countConflicts(in worktree: String, table: String) -> ConflictCount {
+  var count = ConflictCount()
+  for line in shell("git ls-files -u -z", in: worktree).output.split(separator: "\0") {
+    // "mode id stage\tpath"
+    if let tab = line.firstIndex(of: "\t") { count.unmerged.insert(String(line[line.index(after: tab)...])) }
+  }
+  let folder = worktree + "/" + table
+  let markers = ["<<<<<<<", "=======", ">>>>>>>", "|||||||"].map { Array($0.utf8) }
+  for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+  where name.hasSuffix(".json") {
+    guard let data = FileManager.default.contents(atPath: folder + "/" + name) else { continue }
+    let bytes = [UInt8](data)
+    var lineStart = true
+    var marked = false
+    for i in bytes.indices where lineStart || bytes[i] == UInt8(ascii: "\n") {
+      if bytes[i] == UInt8(ascii: "\n") {
+        lineStart = true
+        continue
+      }
+      lineStart = false
+      if markers.contains(where: { bytes[i...].starts(with: $0) }) {
+        marked = true
+        break
+      }
+    }
+    if marked || (try? JSONValue(parsing: bytes)) == nil { count.broken.insert(table + "/" + name) }
+  }
+  return count
 }

@@ -12,6 +12,8 @@ enum WatchBench {
     var saves = 1_000
     var idleSeconds = 60.0
     var starts = 3
+    /// Changes made while no watcher runs, before the timed catch-up start.
+    var offline = 1_000
     var debounce = Duration.milliseconds(50)
     var work: String?
     /// Set in the observer process: the store to observe.
@@ -30,6 +32,7 @@ enum WatchBench {
         case "--saves": saves = Int(next()) ?? saves
         case "--idle": idleSeconds = Double(next()) ?? idleSeconds
         case "--starts": starts = max(1, Int(next()) ?? starts)
+        case "--offline": offline = max(0, Int(next()) ?? offline)
         case "--debounce": debounce = (try? Duration(parsing: next())) ?? debounce
         case "--work": work = next()
         case "--observe": observe = next()
@@ -37,12 +40,14 @@ enum WatchBench {
           print(
             """
             USAGE: folio-bench watch [--docs N] [--saves N] [--idle SECONDS] [--starts N] [--debounce DURATION]
-                                     [--work DIR]
+                                     [--offline N] [--work DIR]
               --docs N        documents in the table (default 100000)
               --saves N       scripted saves, mixed patterns (default 1000)
               --idle SECONDS  idle period whose CPU time is measured (default 60)
               --starts N      times the watcher is started on the unchanged table (default 3)
               --debounce D    the watcher's debounce (default 50ms)
+              --offline N     changes made while stopped before the timed catch-up start:
+                              a third edits, a third adds, a third deletes (default 1000)
               --work DIR      build the store in DIR and keep it; a later run with the
                               same DIR and --docs reuses it (setup takes minutes)
 
@@ -295,6 +300,7 @@ enum WatchBench {
     while !arrivals.observerDone.withLock({ $0 }) && now() - exitWait < 10 { usleep(1_000) }
     // Untimed: leaves the store clean, so `--work` can reuse it.
     _ = try Store(at: URL(fileURLWithPath: root)).commit(message: "bench saves")
+    let catchUp = try measureCatchUp(root: root, settings: settings, arrivals: arrivals)
 
     func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
     guard !opLatencies.isEmpty else {
@@ -323,6 +329,52 @@ enum WatchBench {
         format:
           "  idle CPU over %.0f s: watcher %.3f s, %.3f%% of one core (target < 1%%); observer process %.3f s",
         idleWall, idleCPU, idleCPU / idleWall * 100, observerIdleCPU))
+    if let catchUp { print(catchUp) }
+  }
+
+  /// Stops nothing (no watcher runs), makes `settings.offline` changes to
+  /// the table (edits, adds and deletes in equal parts), then times a start:
+  /// its catch-up records every change before `ready`. Afterwards (untimed)
+  /// it puts the table back as it was and commits, so `--work` can reuse it.
+  /// - Returns: the line to report, or nil with `--offline 0`.
+  static func measureCatchUp(root: String, settings: Settings, arrivals: Arrivals) throws -> String? {
+    guard settings.offline > 0 else { return nil }
+    let third = max(1, settings.offline / 3)
+    var generator = SystemRandomNumberGenerator()
+    let chosen = Array(
+      (0..<settings.docs).shuffled(using: &generator).prefix(min(settings.docs, 2 * third)))
+    let edited = chosen.prefix(third)
+    let deleted = chosen.dropFirst(third)
+    for i in edited {
+      try writeInPlace(
+        root + "/items/d\(i).json",
+        "{\"id\": \"d\(i)\", \"tags\": [\"a\", \"offline\"], \"title\": \"item \(i) offline\", \"views\": 7}\n"
+      )
+    }
+    for k in 0..<(settings.offline - 2 * third) {
+      try writeInPlace(root + "/items/x\(k).json", "{\"id\": \"x\(k)\", \"title\": \"added offline\"}\n")
+    }
+    for i in deleted { unlink(root + "/items/d\(i).json") }
+    let changes = edited.count + deleted.count + (settings.offline - 2 * third)
+    arrivals.ops.withLock { $0 = [:] }
+    let (watcher, thread, seconds) = try startWatcher(root: root, settings: settings, arrivals: arrivals)
+    let recorded = arrivals.ops.withLock { $0.count }
+    stopWatcher(watcher, thread)
+    // Untimed: back to the original documents.
+    for i in chosen {
+      try writeInPlace(
+        root + "/items/d\(i).json",
+        "{\n  \"id\": \"d\(i)\",\n  \"tags\": [\n    \"a\"\n  ],\n  \"title\": \"item \(i)\",\n  \"views\": 0\n}\n"
+      )
+    }
+    for k in 0..<(settings.offline - 2 * third) { unlink(root + "/items/x\(k).json") }
+    _ = try Store(at: URL(fileURLWithPath: root)).commit(message: "bench catch-up undone")
+    return String(
+      format:
+        "  startup with catch-up of %d offline changes (%d edits, %d adds, %d deletes) on %d documents: "
+        + "%.2f s, %d ops recorded before ready",
+      changes, edited.count, settings.offline - 2 * third, deleted.count, settings.docs, seconds, recorded)
+      + " (load \(loadAverage()))"
   }
 
   /// Open, truncate, write, close: what `echo > file` and many editors do.

@@ -21,7 +21,8 @@ struct ExportCommand: Command {
       -o, --output FILE       Write to FILE (default: stdout; SQLite needs a file).
       --sqlite-table NAME     The SQLite table to create or replace (default: TABLE).
       --columns a,b,c         The columns and their order (CSV/TSV/SQLite); for NDJSON and
-                              JSON, keep only these.
+                              JSON, keep only these. SQLite always gets the key column
+                              (added first if left out), as its primary key.
 
     The query options are those of 'folio query':
 
@@ -67,6 +68,8 @@ struct ExportCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    // A full stat check here starts a daemon for the next query (see IndexDaemon).
+    store.startIndexDaemonOnDemand(executable: Executable.path)
     let query = try self.query.makeQuery(store, table: table)
     let bar = ProgressBar(unit: "rows")
     let summary: ExportSummary

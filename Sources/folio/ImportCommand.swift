@@ -31,7 +31,10 @@ struct ImportCommand: Command {
                             field that is an integer or decimal becomes a number (its text
                             kept exactly), true/false a boolean, and an empty one null;
                             quoted fields always stay strings.
-      --batch-size N        Rows between flushes of the staged op log (default: 5000).
+      --batch-size N        Rows in flight (default: 2048): at most N parsed rows wait for
+                            the thread that writes the staged files, so memory stays
+                            under about N times the row size, and the staged op log is
+                            flushed every N rows. Changes memory and speed, not the result.
       --continue            Skip bad rows (reported and counted) instead of stopping.
       --no-commit           Leave the import uncommitted (commit later with 'folio commit').
       -m, --message MSG     The commit message.

@@ -59,6 +59,8 @@ struct QueryCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    // A full stat check here starts a daemon for the next query (see IndexDaemon).
+    store.startIndexDaemonOnDemand(executable: Executable.path)
     let query = try makeQuery(store)
     if follow { return try ObserveCommand.follow(query) }
     if count {
@@ -151,7 +153,9 @@ struct TableLayout {
 
   func lines() -> [String] {
     let cleaned = rows.map { $0.map { $0.replacingLineBreaks() } }
-    var widths = (0..<cleaned[0].count).map { column in cleaned.map { $0[column].count }.max() ?? 0 }
+    // In terminal columns, not Characters: a CJK character or an emoji
+    // takes two, a combining mark none.
+    var widths = (0..<cleaned[0].count).map { column in cleaned.map { $0[column].displayWidth }.max() ?? 0 }
     let minimum = 4
     func total() -> Int { widths.reduce(0, +) + 2 * max(0, widths.count - 1) }
     while total() > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }),
@@ -163,8 +167,8 @@ struct TableLayout {
     return cleaned.map { row in
       widths.indices.map { column in
         let text = row[column]
-        let cell = text.count > widths[column] ? String(text.prefix(widths[column] - 1)) + "…" : text
-        return cell.padding(toLength: widths[column])
+        let cell = text.displayWidth > widths[column] ? text.prefix(columns: widths[column] - 1) + "…" : text
+        return cell.padding(columns: widths[column])
       }.joined(separator: "  ").trimmingTrailingSpaces()
     }
   }

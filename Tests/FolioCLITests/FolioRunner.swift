@@ -10,6 +10,10 @@ struct FolioRunner {
 
   /// The `folio` binary that SwiftPM built next to this test bundle.
   static let binary: String = {
+    // Every test that starts the binary comes here first; processes started
+    // without `run` (a Process of their own) inherit this, so none of them
+    // leaves an index daemon behind either.
+    setenv("FOLIO_INDEX_DAEMON", "off", 1)
     let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     return exe.deletingLastPathComponent().appendingPathComponent("folio").path
   }()
@@ -24,6 +28,8 @@ struct FolioRunner {
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     var env = ProcessInfo.processInfo.environment
+    // No test leaves an index daemon behind: those that want one say so.
+    env["FOLIO_INDEX_DAEMON"] = "off"
     for (key, value) in environment { env[key] = value }
     process.environment = env
     let stdout = Pipe()
@@ -56,6 +62,27 @@ struct FolioRunner {
     try process.run()
     process.waitUntilExit()
     return process.terminationStatus
+  }
+
+  /// Runs a shell command and returns its status and what it printed
+  /// (stdout and stderr together).
+  static func shellOutput(_ command: String, in directory: String) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command + " 2>&1"]
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    var env = ProcessInfo.processInfo.environment
+    for key in ["GIT_AUTHOR", "GIT_COMMITTER"] {
+      env[key + "_NAME"] = "t"
+      env[key + "_EMAIL"] = "t@t"
+    }
+    process.environment = env
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
   }
 }
 

@@ -106,6 +106,58 @@ struct QueryCLITests {
       "\(result.stderr)")
   }
 
+  /// Terminal columns: CJK and emoji take two, combining marks none.
+  static func columns(_ line: Substring) -> Int {
+    line.reduce(0) { total, character in
+      let scalars = character.unicodeScalars
+      if scalars.contains(where: { $0.properties.isEmojiPresentation || $0.value == 0xFE0F }) {
+        return total + 2
+      }
+      let first = scalars.first!.value
+      let wide =
+        (0x1100...0x115F).contains(first) || (0x2E80...0xA4CF).contains(first)
+        || (0xAC00...0xD7A3).contains(first) || (0xFF00...0xFF60).contains(first)
+      return total + (wide ? 2 : 1)
+    }
+  }
+
+  @Test func tableColumnsCountDisplayWidth() throws {
+    let scratch = try CLIScratch(yaml: Self.yaml)
+    defer { scratch.remove() }
+    #expect(try scratch.folio("init").status == 0)
+    let titles: [(String, String)] = [
+      ("a", "東京都渋谷区の会議"), ("b", "🎉🎉 party"), ("c", "cafe\u{301} noir"), ("d", "plain"),
+      ("e", "한국어 텍스트"), ("f", "👩‍👩‍👧 family"), ("g", "ｆｕｌｌ"),
+    ]
+    for (rank, (pk, title)) in titles.enumerated() {
+      let result = try scratch.folio(
+        "put", "todos", pk, "-", input: #"{"rank": \#(rank), "title": "\#(title)"}"#)
+      #expect(result.status == 0, "\(result.stderr)")
+    }
+    // Wide enough for every cell: the columns line up, measured on screen.
+    let wide = try FolioRunner.run(
+      ["query", "todos", "--format", "table"], in: scratch.path, environment: ["COLUMNS": "80"])
+    let lines = wide.stdout.split(separator: "\n")
+    #expect(lines.count == 8, "\(wide.stdout)")
+    #expect(!wide.stdout.contains("…"))
+    // "title" starts at the same screen column on every line.
+    let titleColumn = Self.columns(lines[0].prefix(upTo: lines[0].range(of: "title")!.lowerBound))
+    for (line, (_, title)) in zip(lines.dropFirst(), titles) {
+      let at = try #require(line.range(of: title)?.lowerBound, "\(line)")
+      #expect(Self.columns(line[..<at]) == titleColumn, "\(line)")
+    }
+    // Narrow: every line fits the terminal, on screen.
+    for width in [12, 15, 17, 20] {
+      let narrow = try FolioRunner.run(
+        ["query", "todos", "--format", "table"], in: scratch.path, environment: ["COLUMNS": "\(width)"])
+      let narrowLines = narrow.stdout.split(separator: "\n")
+      #expect(narrowLines.count == 8)
+      for line in narrowLines { #expect(Self.columns(line) <= width, "\(width): \(line)") }
+      // At 12 the title column no longer fits at all and is dropped.
+      #expect(narrow.stdout.contains("…") == (width > 12), "\(width): \(narrow.stdout)")
+    }
+  }
+
   @Test func anEditBehindFoliosBackShowsInTheNextQuery() throws {
     let scratch = try makeTable()
     defer { scratch.remove() }

@@ -106,7 +106,9 @@ struct TransferCLITests {
     #expect(try git("fsck", in: scratch).isEmpty)
     #expect(try git("log --format=%s", in: scratch).contains("folio import: 3 created, 0 updated in items"))
     let packs = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/.git/objects/pack")
-    #expect(packs.filter { $0.hasSuffix(".pack") }.count == 4)
+    // Per import, its documents' pack and a small one with the trees above
+    // the table's folder and the commit.
+    #expect(packs.filter { $0.hasSuffix(".pack") }.count == 8)
     #expect(try git("ls-files items", in: scratch) == "items/a.json\nitems/b.json\nitems/c.json\n")
     // The op log holds one compact line per row, no bodies.
     let log = try scratch.folio("log", "items").stdout
@@ -233,11 +235,20 @@ struct TransferCLITests {
   }
 
   /// `kill -9` at random moments of an import: the table is either as
-  /// before or complete, never half, and rerunning completes it.
+  /// before or complete, never half, and rerunning completes it. Each kill
+  /// waits until this run is staging rows (its staged op file is newer than
+  /// its start), then a random pause, and must find the import still
+  /// running, so it lands mid-import (staging, landing or committing).
   @Test func interruptedImportReruns() throws {
     let scratch = try store()
     defer { scratch.remove() }
-    let count = 3000
+    let count = 6000
+    let stagedOps = scratch.path + "/.git/folio/import/ops.ndjson"
+    func now() -> timespec {
+      var time = timespec()
+      clock_gettime(CLOCK_REALTIME, &time)
+      return time
+    }
     var text = ""
     for i in 0..<count {
       text += #"{"id":"r\#(i)","v":\#(i),"s":"\#(String(repeating: "x", count: 50))"}"# + "\n"
@@ -253,9 +264,25 @@ struct TransferCLITests {
       process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
+      let started = now()
       try process.run()
+      // Staging has begun when this run's op file exists: a leftover from
+      // the run before is older than `started` (or was cleared).
+      var staging = false
+      for _ in 0..<2000 where process.isRunning {
+        var st = stat()
+        if stat(stagedOps, &st) == 0,
+          (st.st_mtim.tv_sec, st.st_mtim.tv_nsec) >= (started.tv_sec, started.tv_nsec)
+        {
+          staging = true
+          break
+        }
+        usleep(2_000)
+      }
+      #expect(staging, "seed \(seed): the import never began staging before it ended")
       state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      usleep(UInt32((state >> 33) % 1_500_000))
+      usleep(UInt32((state >> 33) % 700_000))
+      #expect(process.isRunning, "seed \(seed): the import ended before the kill; give it more rows")
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
       let files = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/items"))?.filter {

@@ -153,13 +153,24 @@ struct WatchCLITests {
     let scratch = try Self.store(
       #"{"id": "a", "views": "2147483647", "tags": ["p", "q"], "meta": {"size": 1}}"#)
     defer { scratch.remove() }
+    #expect(try scratch.folio("put", "todos", "c", "-", input: #"{"title": "to delete"}"#).status == 0)
+    #expect(try scratch.folio("put", "todos", "d", "-", input: #"{"title": "to rename"}"#).status == 0)
+    #expect(try scratch.folio("commit", "-m", "more").status == 0)
     try scratch.write(
       "data/todos/a.json", #"{"id": "a", "views": "2147483657", "tags": ["q", "r"], "meta": {"size": 2}}"#)
     try scratch.write("data/todos/new.json", #"{"title": "made offline"}"#)
+    #expect(unlink(scratch.path + "/data/todos/c.json") == 0)
+    // A rename between pks, with the key column following the file name.
+    #expect(rename(scratch.path + "/data/todos/d.json", scratch.path + "/data/todos/e.json") == 0)
+    try scratch.write("data/todos/e.json", #"{"id": "e", "title": "to rename"}"#)
     let watch = try WatchProcess(in: scratch.path)
     #expect(watch.stop(signal: SIGTERM) == 0)
     let events = watch.records.map { $0["event"] as? String ?? "" }
-    #expect(events == ["op", "op", "ready"])
+    #expect(events == ["op", "op", "op", "op", "op", "ready"])
+    let kinds = watch.ops.map { "\($0["op"] as? String ?? "") \($0["pk"] as? String ?? "")" }
+    #expect(kinds.sorted() == ["insert e", "insert new", "remove c", "remove d", "update a"])
+    #expect(try scratch.folio("get", "todos", "d").status != 0)
+    #expect(try scratch.folio("get", "todos", "e").stdout.contains("to rename"))
     let log = try scratch.folio("log", "todos", "a")
     let last = try #require(log.stdout.split(separator: "\n").last)
     let op = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])

@@ -118,6 +118,7 @@ enum Save {
     process.standardError = FileHandle.nullDevice
     var environment = ProcessInfo.processInfo.environment
     environment["TERM"] = "dumb"
+    environment["FOLIO_INDEX_DAEMON"] = "off"
     process.environment = environment
     try process.run()
     process.waitUntilExit()

@@ -418,13 +418,48 @@ struct ConfigParsingTests {
     InvalidCase(
       name: "sync unknown key", yaml: "version: 1\nsync:\n  remte: origin\n",
       location: "folio.yaml:3:3",
-      fragment: "unknown key 'remte' in 'sync'; expected one of: remote, pull-every"),
+      fragment: "unknown key 'remte' in 'sync'; expected one of: remote, pull-every, ssh-key"),
     InvalidCase(
       name: "sync bad duration", yaml: "version: 1\nsync:\n  pull-every: 5 minutes\n",
       location: "folio.yaml:3:15", fragment: "'pull-every' in 'sync': invalid duration '5 minutes'"),
     InvalidCase(
       name: "sync empty remote", yaml: "version: 1\nsync:\n  remote: ''\n",
       location: "folio.yaml:3:11", fragment: "'remote' in 'sync' must name a git remote"),
+    // The index section.
+    InvalidCase(
+      name: "index not a mapping", yaml: "version: 1\nindex: auto\n",
+      location: "folio.yaml:2:8", fragment: "'index' must be a mapping with daemon and idle"),
+    InvalidCase(
+      name: "index unknown key", yaml: "version: 1\nindex:\n  deamon: off\n",
+      location: "folio.yaml:3:3", fragment: "unknown key 'deamon' in 'index'; expected one of: daemon, idle"),
+    InvalidCase(
+      name: "index bad daemon", yaml: "version: 1\nindex:\n  daemon: sometimes\n",
+      location: "folio.yaml:3:11", fragment: "'daemon' in 'index' must be auto or off; found 'sometimes'"),
+    InvalidCase(
+      name: "index daemon list", yaml: "version: 1\nindex:\n  daemon: [auto]\n",
+      location: "folio.yaml:3:11", fragment: "'daemon' in 'index' must be auto or off"),
+    InvalidCase(
+      name: "index bad idle", yaml: "version: 1\nindex:\n  idle: 30 minutes\n",
+      location: "folio.yaml:3:9", fragment: "'idle' in 'index': invalid duration '30 minutes'"),
+    InvalidCase(
+      name: "index empty idle", yaml: "version: 1\nindex:\n  idle:\n",
+      location: "folio.yaml:3:8", fragment: "'idle' in 'index' must be a duration"),
+    InvalidCase(
+      name: "sync ssh-key not a string", yaml: "version: 1\nsync:\n  ssh-key: [a, b]\n",
+      location: "folio.yaml:3:12", fragment: "'ssh-key' in 'sync' must be the path of an ssh private key file"
+    ),
+    InvalidCase(
+      name: "sync ssh-key empty", yaml: "version: 1\nsync:\n  remote: origin\n  ssh-key: ''\n",
+      location: "folio.yaml:4:12", fragment: "'ssh-key' in 'sync' must be the path"),
+    InvalidCase(
+      name: "sync ssh-key null", yaml: "version: 1\nsync:\n  ssh-key:\n",
+      location: "folio.yaml:3:11", fragment: "found nothing"),
+    InvalidCase(
+      name: "sync ssh-key other user's home", yaml: "version: 1\nsync:\n  ssh-key: ~bob/.ssh/id\n",
+      location: "folio.yaml:3:12", fragment: "only '~/' is expanded (to your home folder), not '~bob'"),
+    InvalidCase(
+      name: "sync ssh-key misspelt", yaml: "version: 1\nsync:\n  ssh_key: id\n",
+      location: "folio.yaml:3:3", fragment: "expected one of: remote, pull-every, ssh-key"),
     InvalidCase(
       name: "over 1 MiB",
       yaml: "version: 1\n" + String(repeating: "#", count: 1 << 20) + "\n",
@@ -580,7 +615,20 @@ struct ConfigYAMLTextTests {
     ]),
     Config(tables: [TableConfig(name: "t")], sync: SyncConfig(remote: "no", pullEvery: .milliseconds(250))),
     Config(sync: SyncConfig(remote: "up stream", pullEvery: nil)),
+    Config(sync: SyncConfig(sshKey: "~/.ssh/id_ed25519")),
+    Config(sync: SyncConfig(remote: "o", pullEvery: nil, sshKey: "keys/a key")),
+    Config(index: IndexConfig(daemon: .off, idle: .seconds(90))),
+    Config(tables: [TableConfig(name: "t")], index: IndexConfig(daemon: .auto, idle: .milliseconds(1500))),
   ]
+
+  @Test func readsTheIndexSection() throws {
+    let config = try Config(yaml: "version: 1\nindex:\n  daemon: off\n  idle: 1h30m\n")
+    #expect(config.index == IndexConfig(daemon: .off, idle: .seconds(5400)))
+    let auto = try Config(yaml: "version: 1\nindex:\n  daemon: AUTO\n")
+    #expect(auto.index == IndexConfig(daemon: .auto, idle: .seconds(1800)))
+    #expect(try Config(yaml: "version: 1\nindex:\n").index == IndexConfig())
+    #expect(try Config(yaml: "version: 1\n").index == IndexConfig())
+  }
 
   @Test func readsTheSyncSection() throws {
     let config = try Config(yaml: "version: 1\nsync:\n  remote: upstream\n  pull-every: 1m30s\n")
@@ -592,6 +640,27 @@ struct ConfigYAMLTextTests {
     let defaults = try Config(yaml: "version: 1\n")
     #expect(defaults.sync == SyncConfig() && !defaults.sync.isExplicit)
     #expect(defaults.sync.pullEvery == .seconds(30))
+  }
+
+  @Test func readsTheSSHKey() throws {
+    let config = try Config(yaml: "version: 1\nsync:\n  ssh-key: ~/.ssh/id_ed25519\n")
+    #expect(config.sync.sshKey == "~/.ssh/id_ed25519")
+    #expect(config.sync.isExplicit && config.sync.remote == "origin")
+    let home = ["HOME": "/home/ann"]
+    #expect(config.sync.sshKeyPath(root: "/s", environment: home) == "/home/ann/.ssh/id_ed25519")
+    #expect(SyncConfig(sshKey: "~").sshKeyPath(root: "/s", environment: home) == "/home/ann")
+    // Relative to the store root, not the working directory.
+    #expect(
+      SyncConfig(sshKey: "keys/deploy").sshKeyPath(root: "/srv/store", environment: [:])
+        == "/srv/store/keys/deploy")
+    #expect(SyncConfig(sshKey: "/etc/key").sshKeyPath(root: "/s", environment: [:]) == "/etc/key")
+    // The environment overrides the file; an empty variable does not.
+    #expect(config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "/env/key"]) == "/env/key")
+    #expect(
+      config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "", "HOME": "/h"])
+        == "/h/.ssh/id_ed25519")
+    #expect(SyncConfig().sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "/env/key"]) == "/env/key")
+    #expect(SyncConfig().sshKeyPath(root: "/s", environment: [:]) == nil)
   }
 
   @Test(arguments: roundTripConfigs)

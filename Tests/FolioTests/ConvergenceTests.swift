@@ -102,9 +102,15 @@ import Testing
     let tables = try replicas.map(tableFiles)
     #expect(tables[0] == tables[1], "seed \(seed): r0 and r1 differ")
     #expect(tables[0] == tables[2], "seed \(seed): r0 and r2 differ")
-    // Every file is valid canonical-or-not JSON with no markers.
-    for (path, bytes) in tables[0] {
-      #expect(throws: Never.self, "seed \(seed): \(path) is not valid JSON") { try JSONValue(parsing: bytes) }
+    // Every file on every replica is valid JSON in canonical form (the
+    // canonical writer's bytes of what it parses to), with no markers.
+    for (r, files) in tables.enumerated() {
+      for (path, bytes) in files {
+        #expect(!Self.hasConflictMarker(bytes), "seed \(seed): r\(r) \(path) holds conflict markers")
+        let value = try #require(
+          try? JSONValue(parsing: bytes), "seed \(seed): r\(r) \(path) is not valid JSON")
+        #expect(value.canonicalBytes() == bytes, "seed \(seed): r\(r) \(path) is not canonical")
+      }
     }
     try checkInvariants(replicas[0], increments: increments, seed: seed)
     // And the ordinary path still ends in one history.
@@ -112,6 +118,14 @@ import Testing
     #expect(
       try replicas.map(tableFiles).allSatisfy { $0 == tables[0] }, "seed \(seed): final sync changed tables")
     replicas.removeAll()
+  }
+
+  /// Whether a line starts with one of git's conflict markers.
+  static func hasConflictMarker(_ bytes: [UInt8]) -> Bool {
+    let text = String(decoding: bytes, as: UTF8.self)
+    return text.split(separator: "\n").contains { line in
+      ["<<<<<<<", "=======", ">>>>>>>", "|||||||"].contains { line.hasPrefix($0) }
+    }
   }
 
   func mutate(_ store: Store, random: inout JSONRandom, increments: inout [String: DecimalInteger]) throws {

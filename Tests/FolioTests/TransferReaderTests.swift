@@ -266,4 +266,19 @@ struct ImportOpTests {
     #expect(explained.count == 2)
     #expect(resolver.replay(explained, onto: base, pk: "a") == ["id": "a", "views": 4])
   }
+
+  /// `batchSize` bounds memory, so a size below 1 is refused before
+  /// anything is read; 1 itself works.
+  @Test(arguments: [0, -1])
+  func aBatchSizeBelowOneIsAUsageError(_ size: Int) throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try scratch.write("in.ndjson", #"{"id":"a"}"# + "\n" + #"{"id":"b"}"# + "\n")
+    var options = ImportOptions(path: scratch.path + "/in.ndjson")
+    options.batchSize = size
+    let error = #expect(throws: FolioError.self) { try store.importRows(into: "notes", options: options) }
+    #expect(error?.code == .usage)
+    options.batchSize = 1
+    #expect(try store.importRows(into: "notes", options: options).created == 2)
+  }
 }

@@ -185,12 +185,24 @@ struct WatcherTests {
   }
 
   @Test func catchUpRecordsChangesMadeWhileStopped() throws {
-    let (store, scratch, first) = try Self.watched()
+    let (store, scratch) = try makeStore()
     defer { scratch.remove() }
+    try store.write { transaction in
+      _ = try transaction.put(
+        table: "todos", pk: "a", document: ["id": "a", "title": "x", "views": 1, "tags": ["p"]])
+      _ = try transaction.put(table: "todos", pk: "c", document: ["title": "to delete"])
+      _ = try transaction.put(table: "todos", pk: "d", document: ["title": "to rename"])
+    }
+    try store.commit(message: "start")
+    let first = try WatchHarness(store: store)
     try first.stop()
     let folder = scratch.path + "/data/todos/"
     try EditorSave.inPlace(folder + "a.json", #"{"id": "a", "title": "x", "views": 5, "tags": ["p"]}"#)
     try EditorSave.inPlace(folder + "b.json", #"{"id": "b"}"#)
+    #expect(unlink(folder + "c.json") == 0)
+    // A rename between pks: d goes, e comes with d's body (no key column).
+    #expect(rename(folder + "d.json", folder + "e.json") == 0)
+    try EditorSave.inPlace(folder + "e.json", #"{"id": "e", "title": "to rename"}"#)
     try FileSystem.makeDirectories(scratch.path + "/notes")
     try EditorSave.inPlace(scratch.path + "/notes/n.json", "[1")
     let second = try WatchHarness(store: store)
@@ -198,7 +210,13 @@ struct WatcherTests {
     let beforeReady = second.all.prefix { if case .ready = $0 { false } else { true } }
     try second.stop()
     let ops = beforeReady.compactMap { if case .recorded(let op, _) = $0 { op } else { nil } }
-    #expect(ops.map { "\($0.mutation.kind) \($0.pk)" }.sorted() == ["insert b", "update a"])
+    #expect(
+      ops.map { "\($0.mutation.kind) \($0.pk)" }.sorted() == [
+        "insert b", "insert e", "remove c", "remove d", "update a",
+      ])
+    #expect(try store.collection("todos").findByID("e").exec()?["title"] == "to rename")
+    #expect(try store.collection("todos").findByID("d").exec() == nil)
+    #expect(try store.collection("todos").findByID("c").exec() == nil)
     #expect(
       ops.first { $0.pk == "a" }?.mutation.transforms.first?.transform == .increment(DecimalInteger("4")!))
     let problems = beforeReady.compactMap { if case .problem(let e) = $0 { e } else { nil } }

@@ -21,7 +21,7 @@ extension Config {
   /// fails to parse back.
   public func yamlText() -> String {
     var text = "version: \(version)\n"
-    guard !tables.isEmpty else { return text + "tables: {}\n" + syncText() }
+    guard !tables.isEmpty else { return text + "tables: {}\n" + syncText() + indexText() }
     text += "tables:\n"
     for table in tables {
       text += "  \(Self.yamlString(table.name)):\n"
@@ -35,14 +35,21 @@ extension Config {
         }
       }
     }
-    return text + syncText()
+    return text + syncText() + indexText()
+  }
+
+  /// The `index:` section, written only when it differs from the defaults.
+  private func indexText() -> String {
+    guard index != IndexConfig() else { return "" }
+    return "index:\n  daemon: \(index.daemon.rawValue)\n  idle: \(Self.durationText(index.idle))\n"
   }
 
   /// The `sync:` section, written only when it differs from the defaults.
   private func syncText() -> String {
     guard sync.isExplicit else { return "" }
     let every = sync.pullEvery.map { Self.durationText($0) } ?? "off"
-    return "sync:\n  remote: \(Self.yamlString(sync.remote))\n  pull-every: \(every)\n"
+    let key = sync.sshKey.map { "  ssh-key: \(Self.yamlString($0))\n" } ?? ""
+    return "sync:\n  remote: \(Self.yamlString(sync.remote))\n  pull-every: \(every)\n" + key
   }
 
   /// A duration in the units `Duration(parsing:)` reads back exactly.

@@ -23,6 +23,9 @@
 /// sync:                       # optional, see ``SyncConfig``
 ///   remote: origin
 ///   pull-every: 30s
+/// index:                      # optional, see ``IndexConfig``
+///   daemon: auto
+///   idle: 30m
 /// ```
 public struct Config: Sendable, Hashable {
   /// The name of the config file at the root of every store.
@@ -34,12 +37,18 @@ public struct Config: Sendable, Hashable {
   public var tables: [TableConfig]
   /// How the store pulls on its own while subscriptions are alive.
   public var sync: SyncConfig
+  /// Whether queries start an index daemon on demand, and its idle timeout.
+  public var index: IndexConfig
 
   /// Creates a config from its parts, without validating them.
-  public init(version: Int = 1, tables: [TableConfig] = [], sync: SyncConfig = SyncConfig()) {
+  public init(
+    version: Int = 1, tables: [TableConfig] = [], sync: SyncConfig = SyncConfig(),
+    index: IndexConfig = IndexConfig()
+  ) {
     self.version = version
     self.tables = tables
     self.sync = sync
+    self.index = index
   }
 
   /// The table called `name`, if the config defines one.

@@ -8,8 +8,9 @@ struct ConfigDecoder {
   /// The file name that errors report.
   let file: String
 
-  static let topLevelKeys = ["version", "tables", "sync"]
-  static let syncKeys = ["remote", "pull-every"]
+  static let topLevelKeys = ["version", "tables", "sync", "index"]
+  static let syncKeys = ["remote", "pull-every", "ssh-key"]
+  static let indexKeys = ["daemon", "idle"]
   static let tableKeys = ["path", "key", "order", "columns"]
   static let supportedVersion = 1
 
@@ -38,6 +39,7 @@ struct ConfigDecoder {
 
     var tables: [TableConfig] = []
     var sync = SyncConfig()
+    var index = IndexConfig()
     for pair in pairs {
       switch pair.key.keyText {
       case "version":
@@ -46,11 +48,13 @@ struct ConfigDecoder {
         tables = try decodeTables(pair.value)
       case "sync":
         sync = try decodeSync(pair.value)
+      case "index":
+        index = try decodeIndex(pair.value)
       default:
         throw unknownKey(pair.key, expected: Self.topLevelKeys)
       }
     }
-    return Config(version: Self.supportedVersion, tables: tables, sync: sync)
+    return Config(version: Self.supportedVersion, tables: tables, sync: sync, index: index)
   }
 
   // MARK: - Sync
@@ -86,6 +90,8 @@ struct ConfigDecoder {
             throw error("'pull-every' in 'sync': \(failure.message)", at: value)
           }
         }
+      case "ssh-key":
+        sync.sshKey = try decodeSSHKey(value)
       default:
         throw error(
           "unknown key '\(pair.key.keyText)' in 'sync'; expected one of: \(Self.syncKeys.joined(separator: ", "))",
@@ -94,6 +100,67 @@ struct ConfigDecoder {
     }
     sync.isExplicit = true
     return sync
+  }
+
+  /// `ssh-key`: a path to a private key file. Only the path's shape is
+  /// checked here; a missing file is reported when a remote asks for it.
+  private func decodeSSHKey(_ value: YAMLNode) throws -> String {
+    guard let text = value.text, !text.isEmpty else {
+      throw error(
+        "'ssh-key' in 'sync' must be the path of an ssh private key file, such as ~/.ssh/id_ed25519; "
+          + "found \(value.isNull ? "nothing" : value.typeDescription)", at: value)
+    }
+    if text.hasPrefix("~") && text != "~" && !text.hasPrefix("~/") {
+      throw error(
+        "'ssh-key' in 'sync': only '~/' is expanded (to your home folder), not '\(text.prefix { $0 != "/" })'; "
+          + "write the full path", at: value)
+    }
+    if text.utf8.contains(0) || text.contains("\n") {
+      throw error("'ssh-key' in 'sync' must be a path on one line", at: value)
+    }
+    return text
+  }
+
+  // MARK: - Index
+
+  private func decodeIndex(_ node: YAMLNode) throws -> IndexConfig {
+    var index = IndexConfig()
+    if node.isNull { return index }
+    guard case .mapping(let pairs) = node.content else {
+      throw error(
+        "'index' must be a mapping with \(Self.indexKeys.joined(separator: " and ")); found \(node.typeDescription)",
+        at: node)
+    }
+    for pair in pairs {
+      let value = pair.value
+      switch pair.key.keyText {
+      case "daemon":
+        // YAML 1.1 reads a bare `off` as false: accept both spellings.
+        guard let text = value.text, let mode = IndexConfig.DaemonMode(rawValue: text.lowercased())
+        else {
+          throw error(
+            "'daemon' in 'index' must be auto or off; found \(value.text.map { "'\($0)'" } ?? value.typeDescription)",
+            at: value)
+        }
+        index.daemon = mode
+      case "idle":
+        guard let text = value.text else {
+          throw error(
+            "'idle' in 'index' must be a duration such as 30m or 1h; found \(value.typeDescription)",
+            at: value)
+        }
+        do {
+          index.idle = try Duration(parsing: text)
+        } catch let failure as FolioError {
+          throw error("'idle' in 'index': \(failure.message)", at: value)
+        }
+      default:
+        throw error(
+          "unknown key '\(pair.key.keyText)' in 'index'; expected one of: \(Self.indexKeys.joined(separator: ", "))",
+          at: pair.key)
+      }
+    }
+    return index
   }
 
   // MARK: - Version

@@ -10,6 +10,7 @@
 /// sync:
 ///   remote: origin      # default: origin
 ///   pull-every: 30s     # default: 30s; "off" never pulls on its own
+///   ssh-key: ~/.ssh/id_ed25519   # optional; FOLIO_SSH_KEY overrides it
 /// ```
 public struct SyncConfig: Sendable, Hashable {
   /// The default pull interval.
@@ -24,10 +25,38 @@ public struct SyncConfig: Sendable, Hashable {
   /// pull; a remote named in the file must exist.
   public var isExplicit: Bool
 
+  /// The ssh private key for remotes reached over ssh, as written in the
+  /// file: `~` or `~/…` for the home folder, else absolute or relative to
+  /// the store root (see ``sshKeyPath(root:environment:)``). Its public key
+  /// is the same path plus `.pub`.
+  public var sshKey: String?
+
   /// Creates sync settings.
-  public init(remote: String = "origin", pullEvery: Duration? = SyncConfig.defaultPullInterval) {
+  public init(
+    remote: String = "origin", pullEvery: Duration? = SyncConfig.defaultPullInterval, sshKey: String? = nil
+  ) {
     self.remote = remote
     self.pullEvery = pullEvery
-    self.isExplicit = remote != "origin" || pullEvery != SyncConfig.defaultPullInterval
+    self.sshKey = sshKey
+    self.isExplicit = remote != "origin" || pullEvery != SyncConfig.defaultPullInterval || sshKey != nil
+  }
+
+  /// The ssh key file to offer after the ssh agent: `FOLIO_SSH_KEY` when set
+  /// (the environment overrides the file), else ``sshKey`` with `~`
+  /// expanded to `HOME` and a relative path taken from `root`.
+  /// - Parameters:
+  ///   - root: the store root.
+  ///   - environment: the process environment.
+  /// - Returns: an absolute path, or nil when neither names a key.
+  public func sshKeyPath(root: String, environment: [String: String]) -> String? {
+    if let key = environment["FOLIO_SSH_KEY"], !key.isEmpty { return key }
+    guard let sshKey else { return nil }
+    if sshKey == "~" || sshKey.hasPrefix("~/") {
+      let home = environment["HOME"] ?? "/"
+      let trimmed = home.hasSuffix("/") && home.count > 1 ? String(home.dropLast()) : home
+      return trimmed + sshKey.dropFirst()
+    }
+    if sshKey.hasPrefix("/") { return sshKey }
+    return (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/" + sshKey
   }
 }

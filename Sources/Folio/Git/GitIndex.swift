@@ -54,8 +54,13 @@ final class GitIndex {
   /// Stages blob `id` at `path`, taking stat data from the file at
   /// `filePath` when given (so `git status` sees it as clean without
   /// rehashing), and marking it skip-worktree when asked.
-  func add(path: String, id: GitOID, filePath: String?, skipWorktree: Bool = false) throws {
+  /// `mode` keeps an existing entry's file mode; by default it comes from
+  /// the file (or is a plain file's).
+  func add(path: String, id: GitOID, filePath: String?, skipWorktree: Bool = false, mode: UInt32? = nil)
+    throws
+  {
     var entry = Self.entry(id: id, filePath: filePath)
+    if let mode { entry.mode = mode }
     if skipWorktree { entry.flags_extended = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) }
     try path.withCString { pointer in
       entry.path = pointer

@@ -5,18 +5,22 @@ import Foundation
 /// call that made it, and only touched on that call's thread.
 private final class TransferState {
   let remoteName: String
+  /// The ssh private key to offer after the agent (its `.pub` beside it).
+  let sshKey: String?
   var credentialAttempts = 0
   var rejections: [String] = []
   var credentialProblem: String?
 
-  init(remoteName: String) {
+  init(remoteName: String, sshKey: String?) {
     self.remoteName = remoteName
+    self.sshKey = sshKey
   }
 }
 
-/// Looks for credentials, in order: the ssh agent, an ssh key named by
-/// `FOLIO_SSH_KEY`, then `FOLIO_GIT_USERNAME` with `FOLIO_GIT_PASSWORD` or
-/// `FOLIO_GIT_TOKEN` for https. Secrets are never logged.
+/// Looks for credentials, in order: the ssh agent, the ssh key the caller
+/// resolved (`FOLIO_SSH_KEY`, else `ssh-key` under `sync:` in folio.yaml),
+/// then `FOLIO_GIT_USERNAME` with `FOLIO_GIT_PASSWORD` or `FOLIO_GIT_TOKEN`
+/// for https. Secrets are never logged.
 private func acquireCredential(
   _ out: UnsafeMutablePointer<OpaquePointer?>?, _ url: UnsafePointer<CChar>?,
   _ usernameFromURL: UnsafePointer<CChar>?, _ allowed: UInt32, _ payload: UnsafeMutableRawPointer?
@@ -30,8 +34,15 @@ private func acquireCredential(
   let attempt = state.credentialAttempts
   if allowed & GIT_CREDENTIAL_SSH_KEY.rawValue != 0 {
     if attempt == 1 { return git_credential_ssh_key_from_agent(out, user) }
-    if attempt == 2, let key = environment["FOLIO_SSH_KEY"] {
-      return git_credential_ssh_key_new(out, user, key + ".pub", key, environment["FOLIO_SSH_PASSPHRASE"])
+    if attempt == 2, let key = state.sshKey {
+      guard FileSystem.isRegularFile(key) else {
+        state.credentialProblem =
+          "remote '\(state.remoteName)' needs an ssh key, and the key file \(key) does not exist; "
+          + "fix FOLIO_SSH_KEY or 'ssh-key' under 'sync:' in folio.yaml"
+        return GIT_EUSER.rawValue
+      }
+      let publicKey = FileSystem.isRegularFile(key + ".pub") ? key + ".pub" : nil
+      return git_credential_ssh_key_new(out, user, publicKey, key, environment["FOLIO_SSH_PASSPHRASE"])
     }
   }
   if allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT.rawValue != 0, attempt <= 2 {
@@ -40,7 +51,7 @@ private func acquireCredential(
     }
   }
   state.credentialProblem =
-    "remote '\(state.remoteName)' needs credentials: start an ssh agent with your key, set FOLIO_SSH_KEY to a key file, or set FOLIO_GIT_USERNAME and FOLIO_GIT_TOKEN for https"
+    "remote '\(state.remoteName)' needs credentials: start an ssh agent with your key, name a key file in FOLIO_SSH_KEY or as 'ssh-key' under 'sync:' in folio.yaml, or set FOLIO_GIT_USERNAME and FOLIO_GIT_TOKEN for https"
   return GIT_EUSER.rawValue
 }
 
@@ -94,10 +105,11 @@ extension GitRepository {
 
   /// Fetches `branch` from remote `name` into `refs/remotes/<name>/<branch>`.
   /// - Returns: the fetched tip, or nil if the remote has no such branch yet.
-  func fetch(remote name: String, branch: String) throws -> GitOID? {
+  /// - Parameter sshKey: the ssh private key to offer after the agent.
+  func fetch(remote name: String, branch: String, sshKey: String?) throws -> GitOID? {
     let remote = try lookupRemote(name)
     defer { git_remote_free(remote) }
-    let state = TransferState(remoteName: name)
+    let state = TransferState(remoteName: name, sshKey: sshKey)
     var options = git_fetch_options()
     try LibGit2.check(
       git_fetch_options_init(&options, UInt32(GIT_FETCH_OPTIONS_VERSION)), "git_fetch_options_init")
@@ -116,10 +128,10 @@ extension GitRepository {
   /// - Throws: `PUSH_REJECTED` when the remote refuses the update. libgit2
   ///   reports that only through a callback and returns success, so the
   ///   callback's verdict is checked here.
-  func push(remote name: String, branch: String) throws {
+  func push(remote name: String, branch: String, sshKey: String?) throws {
     let remote = try lookupRemote(name)
     defer { git_remote_free(remote) }
-    let state = TransferState(remoteName: name)
+    let state = TransferState(remoteName: name, sshKey: sshKey)
     var options = git_push_options()
     try LibGit2.check(
       git_push_options_init(&options, UInt32(GIT_PUSH_OPTIONS_VERSION)), "git_push_options_init")
@@ -153,9 +165,10 @@ extension GitRepository {
   }
 
   /// Clones `url` into `path` (a plain clone with a working tree).
-  static func clone(url: String, into path: String) throws -> GitRepository {
+  /// - Parameter sshKey: the ssh private key to offer after the agent.
+  static func clone(url: String, into path: String, sshKey: String?) throws -> GitRepository {
     _ = LibGit2.initialized
-    let state = TransferState(remoteName: "origin")
+    let state = TransferState(remoteName: "origin", sshKey: sshKey)
     var options = git_clone_options()
     try LibGit2.check(
       git_clone_options_init(&options, UInt32(GIT_CLONE_OPTIONS_VERSION)), "git_clone_options_init")

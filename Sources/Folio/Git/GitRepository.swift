@@ -3,8 +3,19 @@ import Glibc
 
 /// An open libgit2 repository. Owns its handle and frees it on deinit.
 ///
-/// Not Sendable: a repository handle is used from one serial executor at a
-/// time, as libgit2's threading rules ask.
+/// Confinement rule (libgit2's threading rules; DESIGN.md "libgit2 objects
+/// are confined to one serial executor"): a `GitRepository`, and every
+/// object it hands out (``GitIndex``, ``GitTree``, ``GitCommit``), is
+/// created, used and freed on one thread. It is deliberately not `Sendable`
+/// (nor `@unchecked Sendable`), so the compiler refuses to let one cross an
+/// isolation boundary. In practice each Store operation (commit, sync,
+/// status, a merge, the merge driver) opens its own handle inside the call,
+/// under the store lock, and drops it before returning; the one long-lived
+/// handle, the watcher's (`KnownDocuments`), lives and dies on the thread
+/// that runs the watcher. The parallel stat jobs of
+/// `Store.folderMatchesHead` read index entries in place (memory nothing
+/// changes while the store lock is held) and make no libgit2 call, so no
+/// handle and no per-thread libgit2 error state is shared.
 final class GitRepository {
   let handle: OpaquePointer
 

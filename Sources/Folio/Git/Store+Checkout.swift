@@ -103,7 +103,7 @@ extension Store {
   }
 
   /// The relative paths of evicted documents.
-  private func evictedPaths() throws -> Set<String> {
+  func evictedPaths() throws -> Set<String> {
     var paths = Set<String>()
     for (name, pks) in try loadEvictions() {
       guard let table = config.table(named: name) else { continue }

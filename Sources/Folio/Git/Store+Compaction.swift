@@ -14,8 +14,9 @@ extension Store {
   /// Drops op log lines that every known ref has already merged, and
   /// commits the smaller logs.
   ///
-  /// "Known refs" are the current branch and every remote-tracking branch
-  /// (fetch first to include the latest). Ops in their common ancestor are
+  /// "Known refs" are the current branch, every other local branch
+  /// (`refs/heads/*`: a branch not merged yet still needs its ops) and every
+  /// remote-tracking branch (fetch first to include the latest). Ops in their common ancestor are
   /// no longer needed by merges between them: a later merge against an
   /// older base (a replica that was offline) still resolves correctly,
   /// because a change no op explains gets a synthetic op from its diff.
@@ -28,8 +29,9 @@ extension Store {
       var summary = CompactionSummary(mergedEverywhere: nil, droppedOps: 0, keptOps: 0, commit: nil)
       guard let head = try repository.headCommit()?.id else { return summary }
       var common: GitOID? = head
-      for reference in try repository.references(prefix: "refs/remotes/") where !reference.hasSuffix("/HEAD")
-      {
+      let references =
+        try repository.references(prefix: "refs/heads/") + repository.references(prefix: "refs/remotes/")
+      for reference in references where !reference.hasSuffix("/HEAD") {
         guard let id = try repository.referenceID(reference), let current = common else { continue }
         common = try repository.mergeBases(current, id).first
       }

@@ -57,7 +57,7 @@ extension Store {
       let repository = try openRepository()
       let branch = try repository.headBranch()
       let shortBranch = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch
-      let theirs = try repository.fetch(remote: remote, branch: shortBranch)
+      let theirs = try repository.fetch(remote: remote, branch: shortBranch, sshKey: sshKeyPath)
       let (action, resolved, head) = try lock.withLock {
         try recover()
         // Writes made through Folio during the fetch (they all log an op)
@@ -72,7 +72,7 @@ extension Store {
       summary.head = head?.description
       guard push, let head, head != theirs else { return summary }
       do {
-        try repository.push(remote: remote, branch: shortBranch)
+        try repository.push(remote: remote, branch: shortBranch, sshKey: sshKeyPath)
         summary.pushed = true
         return summary
       } catch let error as FolioError where error.code == .pushRejected && round < Store.syncRounds {
@@ -135,6 +135,14 @@ extension Store {
 }
 
 extension Store {
+  /// The ssh key fetches and pushes offer after the agent: `FOLIO_SSH_KEY`,
+  /// else `ssh-key` under `sync:` in folio.yaml.
+  var sshKeyPath: String? {
+    config.sync.sshKeyPath(root: rootPath, environment: ProcessInfo.processInfo.environment)
+  }
+}
+
+extension Store {
   /// Clones a store from `url` into `directory` and sets it up as
   /// ``create(at:config:mergeDriver:)`` does, so a new teammate is ready in
   /// one step.
@@ -145,7 +153,9 @@ extension Store {
     if FileSystem.exists(path), !(try FileSystem.list(path) ?? []).isEmpty {
       throw FolioError(.io, "\(path) already exists and is not empty; pick another directory", path: path)
     }
-    let repository = try GitRepository.clone(url: url, into: path)
+    // No folio.yaml yet: only the environment can name a key.
+    let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+    let repository = try GitRepository.clone(url: url, into: path, sshKey: key)
     if try repository.headCommit() == nil {
       // The remote's HEAD names a branch it does not have (a bare repository
       // made with another default branch): check out its main branch.

@@ -38,6 +38,10 @@ import Synchronization
 /// hard link outside the table folder raise no event either; stay with the
 /// stat check (don't run a publisher) if something edits documents that way.
 ///
+/// Besides `{"check": table, …}` a publisher answers `{"status": true}`
+/// with its pid and whether it is an ``IndexDaemon``, and `{"stop": true}`,
+/// which only a daemon obeys (`folio index-daemon --status`, `--stop`).
+///
 /// ```swift
 /// let publisher = try store.publishIndexes()   // keep it while the app runs
 /// // … other processes' queries now skip the stat sweep …
@@ -69,8 +73,22 @@ public final class IndexPublisher: Sendable {
   private let wakeWrite: Int32
   private let stopped = Mutex(false)
   private let finished = DispatchSemaphore(value: 0)
+  /// When this publisher last answered a question about a table (an
+  /// ``IndexDaemon`` exits after a while without one).
+  let lastQuestion = LastQuestion()
 
-  init(store: Store) throws {
+  /// When a publisher last answered about a table; shared with its thread.
+  final class LastQuestion: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+    var value: ContinuousClock.Instant { instant.withLock { $0 } }
+    func touch() { instant.withLock { $0 = .now } }
+  }
+
+  /// - Parameter onStopRequest: for an ``IndexDaemon``: called (on the
+  ///   publisher's thread, so it must not call ``stop()``) when another
+  ///   process asks it to stop (`folio index-daemon --stop`); nil for a
+  ///   publisher that refuses to be stopped that way, such as `folio watch`.
+  init(store: Store, onStopRequest: (@Sendable () -> Void)? = nil) throws {
     let directory = store.privateDirectory + "/index"
     indexDirectory = directory
     try FileSystem.makeDirectories(directory)
@@ -86,16 +104,21 @@ public final class IndexPublisher: Sendable {
       if code == EINTR { continue }
       if code == EWOULDBLOCK {
         let holder = (try? FileSystem.read(lockPath)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let words = holder.split(whereSeparator: \.isWhitespace)
+        let who =
+          words.isEmpty
+          ? "" : " (pid \(words[0])\(words.count > 1 && words[1] == "daemon" ? ", an index daemon" : ""))"
         throw FolioError(
           .locked,
-          "another process\(holder.isEmpty ? "" : " (pid \(holder.trimmingCharacters(in: .whitespacesAndNewlines)))") "
-            + "already publishes this store's index state; one publisher is enough",
+          "another process\(who) already publishes this store's index state; one publisher is enough",
           path: lockPath)
       }
       throw FileSystem.error(code, "flock", path: lockPath)
     }
     _ = ftruncate(lockDescriptor, 0)
-    try? FileSystem.writeAll(lockDescriptor, Array("\(getpid())\n".utf8), path: lockPath)
+    // "PID" or "PID daemon": what `folio index-daemon --status` reports.
+    let holder = "\(getpid())" + (onStopRequest == nil ? "" : " daemon") + "\n"
+    try? FileSystem.writeAll(lockDescriptor, Array(holder.utf8), path: lockPath)
 
     // A socket left by a publisher that died: we hold the lock, so it is
     // no one's.
@@ -115,12 +138,14 @@ public final class IndexPublisher: Sendable {
     var pipes: [Int32] = [-1, -1]
     try FileSystem.syscall("pipe2", path: directory) { pipe2(&pipes, O_CLOEXEC) }
     (wakeRead, wakeWrite) = (pipes[0], pipes[1])
+    let lastQuestion = self.lastQuestion
     ok = true
     Self.publishing.withLock { _ = $0.insert(directory) }
 
     let (wake, done) = (wakeRead, finished)
     let thread = Thread {
-      Self.serve(store: store, listen: listen, wake: wake)
+      Self.serve(
+        store: store, listen: listen, wake: wake, lastQuestion: lastQuestion, onStopRequest: onStopRequest)
       done.signal()
     }
     thread.name = "folio index publisher"
@@ -158,7 +183,10 @@ public final class IndexPublisher: Sendable {
   }
 
   /// Answers questions until `wake` becomes readable.
-  private static func serve(store: Store, listen: Int32, wake: Int32) {
+  private static func serve(
+    store: Store, listen: Int32, wake: Int32, lastQuestion: LastQuestion,
+    onStopRequest: (@Sendable () -> Void)?
+  ) {
     // One full check of each indexed table now, so the first question is
     // answered quickly.
     for table in store.config.tables where !table.order.isEmpty {
@@ -178,19 +206,35 @@ public final class IndexPublisher: Sendable {
       guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
       let client = accept4(listen, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
       guard client >= 0 else { continue }
-      answer(client, store: store)
+      answer(client, store: store, lastQuestion: lastQuestion, onStopRequest: onStopRequest)
       close(client)
     }
   }
 
-  /// Reads one question and answers it.
-  private static func answer(_ client: Int32, store: Store) {
+  /// Reads one question and answers it: `{"check": table, "signature": …}`
+  /// about a table, or `{"status": true}` and `{"stop": true}` about the
+  /// publisher itself (see ``IndexDaemon``).
+  private static func answer(
+    _ client: Int32, store: Store, lastQuestion: LastQuestion,
+    onStopRequest: (@Sendable () -> Void)?
+  ) {
     var timeout = timeval(tv_sec: 1, tv_usec: 0)
     setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    guard let line = IndexPublisherClient.receiveLine(client), let request = try? JSONValue(parsing: line),
-      let name = request["check"]?.stringValue, let signature = request["signature"]?.stringValue
+    guard let line = IndexPublisherClient.receiveLine(client), let request = try? JSONValue(parsing: line)
     else { return }
+    if request["status"] == .bool(true) || request["stop"] == .bool(true) {
+      let stopping = request["stop"] == .bool(true) && onStopRequest != nil
+      let reply: JSONValue = [
+        "pid": .integer(Int64(getpid())), "daemon": .bool(onStopRequest != nil), "stopping": .bool(stopping),
+      ]
+      _ = IndexPublisherClient.send(client, reply.compactBytes() + [UInt8(ascii: "\n")])
+      if stopping { onStopRequest?() }
+      return
+    }
+    guard let name = request["check"]?.stringValue, let signature = request["signature"]?.stringValue
+    else { return }
+    lastQuestion.touch()
     var reply: JSONValue = ["clean": false]
     if let table = store.config.table(named: name),
       let state = try? OrderIndexCache.publishableState(store: store, table: table),

@@ -51,13 +51,42 @@ enum IndexPublisherClient {
   /// The publisher's answer for `table`, or nil when there is no publisher,
   /// it does not answer in time, or it cannot vouch for the table.
   static func ask(indexDirectory: String, table: String, signature: String) -> Reply? {
-    guard let socket = connect(indexDirectory: indexDirectory) else { return nil }
+    var reached = false
+    return ask(indexDirectory: indexDirectory, table: table, signature: signature, reached: &reached)
+  }
+
+  /// The same, and `reached` says whether a publisher took the connection.
+  /// - Parameter reached: set to whether a publisher took the connection
+  ///   (false: none runs, so an ``IndexDaemon`` may be started).
+  static func ask(indexDirectory: String, table: String, signature: String, reached: inout Bool) -> Reply? {
+    guard let socket = connect(indexDirectory: indexDirectory) else {
+      reached = false
+      return nil
+    }
+    reached = true
     defer { close(socket) }
     let request: JSONValue = ["check": .string(table), "signature": .string(signature)]
     guard send(socket, request.compactBytes() + [UInt8(ascii: "\n")]),
       let line = receiveLine(socket), let json = try? JSONValue(parsing: line)
     else { return nil }
     return Reply(json: json)
+  }
+
+  /// What a publisher says about itself (`{"status": true}`), or asks it
+  /// to stop (`{"stop": true}`, which only a daemon obeys): its pid,
+  /// whether it is a daemon, and whether it is stopping. Nil when none
+  /// answers.
+  static func aboutPublisher(indexDirectory: String, stop: Bool) -> (
+    pid: Int32, daemon: Bool, stopping: Bool
+  )? {
+    guard let socket = connect(indexDirectory: indexDirectory) else { return nil }
+    defer { close(socket) }
+    let request: JSONValue = stop ? ["stop": true] : ["status": true]
+    guard send(socket, request.compactBytes() + [UInt8(ascii: "\n")]),
+      let line = receiveLine(socket), let json = try? JSONValue(parsing: line),
+      let pid = json["pid"]?.numberText.flatMap({ Int32($0) })
+    else { return nil }
+    return (pid, json["daemon"] == .bool(true), json["stopping"] == .bool(true))
   }
 
   /// A connected socket to the publisher of `indexDirectory`, or nil.

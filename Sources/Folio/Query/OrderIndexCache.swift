@@ -42,19 +42,34 @@ enum OrderIndexCache {
 
   private static let state = Mutex<State>(State())
 
+  /// Runs `body` while no query of this process can drain the inotify
+  /// queue (for tests that overflow it).
+  static func withoutDraining<R>(_ body: () throws -> R) rethrows -> R {
+    try state.withLock { _ in try body() }
+  }
+
   /// A checked view of `table`'s index.
   /// - Parameter contents: whether document contents matter (see
   ///   ``TableIndex/fullCheck(contents:)``).
   static func snapshot(store: Store, table: TableConfig, contents: Bool) throws -> IndexSnapshot {
-    try state.withLock { state in
-      let index = try check(&state, store: store, table: table, contents: contents, askPublisher: true)
+    var missedPublisher = false
+    let snapshot = try state.withLock { state in
+      let index = try check(
+        &state, store: store, table: table, contents: contents, askPublisher: true,
+        missedPublisher: &missedPublisher)
       return IndexSnapshot(index)
     }
+    // Outside the lock: starting a process takes a few milliseconds.
+    if missedPublisher { IndexDaemon.publisherMissed(store: store) }
+    return snapshot
   }
 
   /// Loads and checks `table`'s index.
+  /// - Parameter missedPublisher: set when the check asked for a publisher,
+  ///   found none and took the full check.
   private static func check(
-    _ state: inout State, store: Store, table: TableConfig, contents: Bool, askPublisher: Bool
+    _ state: inout State, store: Store, table: TableConfig, contents: Bool, askPublisher: Bool,
+    missedPublisher: inout Bool
   ) throws -> TableIndex {
     let (key, index) = try self.index(in: &state.indexes, store: store, table: table)
     try index.load()
@@ -66,14 +81,34 @@ enum OrderIndexCache {
     let indexDirectory = store.privateDirectory + "/index"
     // A publisher in this process would wait for this very lock.
     let ask = askPublisher && !IndexPublisher.isPublishing(indexDirectory: indexDirectory)
+    var reached: Bool?
+    let folder = store.directory(of: table)
+    let before =
+      IndexDebug.isOn
+      ? (QueryStatistics.checks(.full, folder: folder), QueryStatistics.checks(.trusted, folder: folder))
+      : (0, 0)
     try index.verify(
       contents: contents, watcher: state.watcher, key: key, drain: { drain(&state) },
       publisher: ask
         ? {
-          IndexPublisherClient.ask(
-            indexDirectory: indexDirectory, table: table.name, signature: index.signature)
+          var answered = false
+          defer { reached = answered }
+          return IndexPublisherClient.ask(
+            indexDirectory: indexDirectory, table: table.name, signature: index.signature, reached: &answered)
         }
         : nil)
+    if reached == false { missedPublisher = true }
+    if IndexDebug.isOn && askPublisher {
+      let full = QueryStatistics.checks(.full, folder: folder) > before.0
+      let trusted = QueryStatistics.checks(.trusted, folder: folder) > before.1
+      let how =
+        trusted
+        ? "trusted the publisher's answer"
+        : full
+          ? "full stat check (\(reached == false ? "no publisher" : reached == true ? "publisher could not vouch" : "publisher not asked"))"
+          : "checked the changes inotify named"
+      IndexDebug.log("table \(table.name): \(how)")
+    }
     return index
   }
 
@@ -93,7 +128,9 @@ enum OrderIndexCache {
   )? {
     try state.withLock { state in
       for attempt in 0..<3 {
-        let index = try check(&state, store: store, table: table, contents: true, askPublisher: false)
+        var missed = false
+        let index = try check(
+          &state, store: store, table: table, contents: true, askPublisher: false, missedPublisher: &missed)
         guard let watch = index.watch else { return nil }
         if let (generation, logSize) = index.publishableState() {
           return (generation, logSize, index.signature, watch.device, watch.inode)

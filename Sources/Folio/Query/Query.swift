@@ -45,7 +45,10 @@
 /// - a fresh process skips the full check when another process on the store
 ///   runs an ``IndexPublisher`` (`store.publishIndexes()`) and answers that
 ///   the index files describe the folder now; otherwise it takes the full
-///   check. See ``IndexPublisher`` for the exact rule.
+///   check. See ``IndexPublisher`` for the exact rule. A program that calls
+///   ``Store/startIndexDaemonOnDemand(executable:)`` (the `folio` CLI does)
+///   then also starts an ``IndexDaemon``, so that the next fresh process
+///   skips it.
 ///
 /// Folders on network or user-space file systems (NFS, SMB, FUSE) get no
 /// watch: every query there takes the full check.

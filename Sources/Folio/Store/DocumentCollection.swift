@@ -65,7 +65,8 @@ public struct PendingIDSpecificOperation: Sendable {
 
   /// Removes the local copy only; the removal never syncs as a delete.
   ///
-  /// A document that a live subscription covers can be evicted too, but
+  /// git's index entry is marked skip-worktree at once, so plain `git
+  /// status` and `git commit -a` see no deletion either. A document that a live subscription covers can be evicted too, but
   /// the subscription brings it back on the next `sync` (seed `000_*`
   /// `subscribe`); cancel the subscription first to keep it away.
   /// - Returns: true if the document was found and evicted.

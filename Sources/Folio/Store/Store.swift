@@ -280,11 +280,13 @@ public final class Store: Sendable {
       try apply(journal, redo: false)
       // Every document is in place and flushed: the commit instant.
       lastCommitInstant.withLock { $0 = Store.wallNanos() }
-      // Indexes and live queries hear of it before the journal is cleared:
-      // nothing they do needs it cleared, and the truncate may wait behind
-      // other writers' flushes in the file system's own journal.
+      // Indexes and live queries hear of it before the git index and the
+      // journal are brought up to date: nothing they do needs either, and
+      // the truncate may wait behind other writers' flushes in the file
+      // system's own journal.
       tellCommitted(writes)
       told = true
+      markEvictionsInIndexIfPossible(journal.writes)
       try Journal.clear(at: journalPath)
     } catch var error as FolioError {
       // Past the durability point the transaction has happened: finish it
@@ -296,7 +298,8 @@ public final class Store: Sendable {
       }
     }
     if !told { tellCommitted(writes) }
-    try transaction.commitEvictions(evicted: false)
+    let restored = try transaction.commitEvictions(evicted: false)
+    if !restored.isEmpty { markEvictionsInIndexIfPossible([], restored: restored) }
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let last = ops.map(\.hlc).max() {
@@ -365,6 +368,7 @@ public final class Store: Sendable {
     }
     for write in journal.writes { try FileSystem.remove(FileSystem.temporaryPath(for: write.path)) }
     try apply(journal, redo: true)
+    markEvictionsInIndexIfPossible(journal.writes)
     try Journal.clear(at: journalPath)
     clock.withLock { $0 = ClockState() }
   }

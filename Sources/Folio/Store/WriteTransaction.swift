@@ -120,7 +120,8 @@ public final class WriteTransaction {
 
   /// Removes the local copy only. Nothing is recorded, and Folio remembers
   /// that the document was evicted, not deleted, so a commit will not record
-  /// a delete.
+  /// a delete; when the transaction commits, git's index entry (if git
+  /// tracks the file) is marked skip-worktree, so plain git agrees.
   /// - Returns: whether there was a document to evict.
   @discardableResult
   public func evict(table: String, pk: String) throws -> Bool {
@@ -260,20 +261,27 @@ public final class WriteTransaction {
   /// Records evictions before the documents go, and forgets them after the
   /// documents are written again, so that after a crash a missing document
   /// is never mistaken for a deleted one.
-  func commitEvictions(evicted: Bool) throws {
+  /// - Returns: when forgetting (`evicted` false), the relative paths of the
+  ///   documents that were evicted and are written again.
+  @discardableResult
+  func commitEvictions(evicted: Bool) throws -> Set<String> {
     let changes = evictions.filter { $0.value == evicted }
-    guard !changes.isEmpty else { return }
+    guard !changes.isEmpty else { return [] }
     var set = try store.loadEvictions()
     let before = set
+    var restored = Set<String>()
     for (key, _) in changes {
       if evicted {
         set[key.table, default: []].insert(key.pk)
-      } else {
-        set[key.table]?.remove(key.pk)
+      } else if set[key.table]?.remove(key.pk) != nil {
         if set[key.table]?.isEmpty == true { set[key.table] = nil }
+        if let table = store.config.table(named: key.table) {
+          restored.insert(store.relative(try store.documentPath(table: table, pk: key.pk)))
+        }
       }
     }
     if set != before { try store.saveEvictions(set) }
+    return restored
   }
 }
 

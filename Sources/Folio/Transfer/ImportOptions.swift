@@ -70,8 +70,12 @@ public struct ImportOptions: Sendable {
   public var pkColumn: String?
   /// Infer CSV/TSV types (numbers, booleans, null); off leaves strings.
   public var detectTypes = true
-  /// Rows read, resolved and written per step (bounds memory).
-  public var batchSize = 5000
+  /// How many rows may be in flight at once: at most this many parsed
+  /// documents wait for the staging writer thread (so memory is bounded by
+  /// about `batchSize` × the row size), and the staged op log is flushed to
+  /// its file every `batchSize` rows. It changes memory and speed only, never
+  /// the result. Must be at least 1.
+  public var batchSize = 2048
   /// Skip and count bad rows instead of stopping.
   public var continueOnError = false
   /// End with one git commit of the import.

@@ -5,7 +5,8 @@ import Synchronization
 /// creating 300k files (kernel work, the import's floor) overlaps with
 /// parsing, formatting, hashing and deflating the next rows.
 ///
-/// At most `capacity` files wait at once, which bounds memory. The first
+/// At most `capacity` files wait at once (the import's `batchSize`), which
+/// bounds memory. The first
 /// write error is kept and thrown by the next ``write(_:to:)`` or by
 /// ``finish()``; writes after it are dropped, since the import is failing.
 /// The owner must call ``finish()``, also on failure: the thread holds the
@@ -25,7 +26,7 @@ final class StagingWriter: @unchecked Sendable {
   private let done = DispatchSemaphore(value: 0)
   private var finished = false
 
-  init(capacity: Int = 2048) {
+  init(capacity: Int) {
     space = DispatchSemaphore(value: capacity)
     let thread = Thread { [self] in run() }
     thread.name = "folio-import-writer"

@@ -10,6 +10,8 @@ public struct ExportOptions: Sendable {
   /// For SQLite: the table to create or replace (default: the Folio table's name).
   public var sqliteTable: String?
   /// The columns, in order (CSV/TSV/SQLite; for NDJSON/JSON, a projection).
+  /// SQLite output always has the table's key column as its primary key: if
+  /// `columns` leaves it out, it is added first.
   public var columns: [String]?
 
   /// Default options: NDJSON to stdout.
@@ -82,6 +84,10 @@ extension Store {
       if columns == nil {
         columns = [table.key] + seen.subtracting([table.key]).sorted()
       }
+    }
+    // A table without its pk could not be imported back or keyed in SQL.
+    if options.format == .sqlite, let given = columns, !given.contains(table.key) {
+      columns = [table.key] + given
     }
 
     let writer: any ExportWriter

@@ -29,12 +29,16 @@ extension Store {
   ///   - onBadRow: called for each bad row skipped with `continueOnError`.
   ///   - onProgress: called every few hundred rows and at each phase.
   /// - Throws: the first bad row (`FILE:LINE:COL: error: …`) unless
-  ///   `continueOnError`; `UNKNOWN_TABLE`; I/O and git errors.
+  ///   `continueOnError`; `USAGE` for a `batchSize` below 1; `UNKNOWN_TABLE`;
+  ///   I/O and git errors.
   @discardableResult
   public func importRows(
     into tableName: String, options: ImportOptions, onBadRow: (FolioError) -> Void = { _ in },
     onProgress: (ImportProgress) -> Void = { _ in }
   ) throws -> ImportSummary {
+    guard options.batchSize >= 1 else {
+      throw FolioError(.usage, "the batch size must be at least 1, not \(options.batchSize)")
+    }
     let table = try self.table(named: tableName)
     let (reader, format) = try Store.makeReader(options)
     return try lock.withLock {
@@ -136,8 +140,8 @@ extension Store {
     opBytes.reserveCapacity(1 << 20)
     var last = try lastHLC()
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
-    let batch = max(1, options.batchSize)
-    let writer = StagingWriter()
+    let batch = options.batchSize
+    let writer = StagingWriter(capacity: batch)
     var writerFinished = false
     defer { if !writerFinished { try? writer.finish() } }
 

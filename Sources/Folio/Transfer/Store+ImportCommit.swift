@@ -4,7 +4,9 @@ extension Store {
   /// Commits a landed import: the imported documents and this replica's op
   /// log, as one commit. The documents' blobs are already in the import's
   /// pack (``StagedImport``); the op log and the table's folder tree join
-  /// them, and the pack goes into the object database in one stream. The
+  /// them, and the pack goes into the object database in one stream (the
+  /// few trees above the folder and the commit follow in a small pack of
+  /// their own, so nothing is written loose). The
   /// root tree is HEAD's with two entries replaced, and git's index file
   /// is written merged in one ordered pass, carrying each file's stat data,
   /// so `git status` is clean at once. Nothing here holds more than one
@@ -45,8 +47,16 @@ extension Store {
       return try pack.addTree(bytes)
     }
     try pack.store(in: repository)
-    let tree = try repository.updatedTree(
-      headTree, setting: [(table.path, folderTree, GIT_FILEMODE_TREE.rawValue), (logPath, logID, 0)])
+    // The trees from the table's folder and the op log up to the root, and
+    // the commit, go into a second, small pack: libgit2 would write them
+    // loose, and an import leaves no loose object at all.
+    let commit: GitOID? = try GitRepository.withPackedWrites(workTree: rootPath) { packed in
+      let tree = try packed.updatedTree(
+        try headTree.map { try packed.tree($0.id) },
+        setting: [(table.path, folderTree, GIT_FILEMODE_TREE.rawValue), (logPath, logID, 0)])
+      if let headTree, headTree.id == tree { return nil }
+      return try packed.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: message)
+    }
 
     let prefix = table.path + "/"
     // The op log sorts either before or after the table's files; slot it
@@ -68,9 +78,7 @@ extension Store {
         }
       }
     }
-    if let headTree, headTree.id == tree { return nil }
-    let commit = try repository.createCommit(
-      tree: tree, parents: head.map { [$0.id] } ?? [], message: message)
+    guard let commit else { return nil }
     try repository.setReference(try repository.headBranch(), to: commit, message: "folio import")
     return commit
   }

@@ -22,6 +22,8 @@ final class WatchSession {
   let store: Store
   let options: Watcher.Options
   let inotify: Inotify
+  /// How changed files were settled: by hash, or by parsing.
+  let counters: WatchCounters
   private let emit: (WatchEvent) -> Void
   private var targets: [Int32: Target] = [:]
   private var tableWatches: [String: Int32] = [:]
@@ -58,9 +60,13 @@ final class WatchSession {
   /// may keep a file open after writing a whole document.
   static let writerPatience = 1.0
 
-  init(store: Store, options: Watcher.Options, emit: @escaping (WatchEvent) -> Void) throws {
+  init(
+    store: Store, options: Watcher.Options, counters: WatchCounters = WatchCounters(),
+    emit: @escaping (WatchEvent) -> Void
+  ) throws {
     self.store = store
     self.options = options
+    self.counters = counters
     self.emit = emit
     self.inotify = try Inotify()
     self.debouncer = Debouncer(delay: options.debounce.seconds)
@@ -280,8 +286,10 @@ final class WatchSession {
 
   /// What one file's save amounts to.
   private enum Outcome {
-    case unchanged
-    case mutation(Mutation)
+    /// Nothing to record; the bytes' hash, when they hold the known state.
+    case unchanged(hash: UInt64?)
+    /// A mutation to log; the bytes' hash, when a file remains.
+    case mutation(Mutation, hash: UInt64?)
     case problem(FolioError, signature: String)
   }
 
@@ -299,18 +307,19 @@ final class WatchSession {
         if known == nil { known = try KnownDocuments(store: store) }
         try known!.refresh()
         var evictions: [String: Set<String>]?
-        var mutations: [(FileKey, TableConfig, String, Mutation)] = []
+        var mutations: [(FileKey, TableConfig, String, Mutation, UInt64?)] = []
         for key in sorted {
           guard let table = store.config.table(named: key.table),
             let pk = EditorFiles.documentPK(fileName: key.name)
           else { continue }
           let path = table.path + "/" + key.name
           switch try examine(table: table, pk: pk, path: path, evictions: &evictions) {
-          case .unchanged:
+          case .unchanged(let hash):
             reported[path] = nil
-          case .mutation(let mutation):
+            if let hash { known!.settle(hash, table: table, pk: pk) }
+          case .mutation(let mutation, let hash):
             reported[path] = nil
-            mutations.append((key, table, pk, mutation))
+            mutations.append((key, table, pk, mutation, hash))
           case .problem(let error, let signature):
             problems.append((key, path, error, signature))
           }
@@ -330,8 +339,15 @@ final class WatchSession {
         }
         guard !mutations.isEmpty else { return }
         let ops = try store.writeLocked { transaction in
-          for (_, table, pk, mutation) in mutations { transaction.log(mutation, table: table, pk: pk) }
+          for (_, table, pk, mutation, _) in mutations { transaction.log(mutation, table: table, pk: pk) }
           return transaction.ops
+        }
+        // The file now holds the known state: take in the ops just logged
+        // (the lock is held, so they are the whole new tail), then remember
+        // the bytes, so the same bytes seen again are dropped by hash.
+        try known!.refresh()
+        for (_, table, pk, _, hash) in mutations {
+          if let hash { known!.settle(hash, table: table, pk: pk) }
         }
         for (op, entry) in zip(ops, mutations) {
           events.append(.recorded(op, file: entry.1.path + "/" + entry.0.name))
@@ -355,20 +371,41 @@ final class WatchSession {
     guard let bytes = try FileSystem.read(absolute) else {
       // Evicting removes the local copy only: not a delete.
       if evictions == nil { evictions = try store.loadEvictions() }
-      if evictions![table.name]?.contains(pk) == true { return .unchanged }
-      guard try known!.document(table: table, pk: pk, path: path) != nil else { return .unchanged }
-      return .mutation(Mutation(kind: .remove))
+      if evictions![table.name]?.contains(pk) == true { return .unchanged(hash: nil) }
+      guard try known!.document(table: table, pk: pk, path: path) != nil else { return .unchanged(hash: nil) }
+      return .mutation(Mutation(kind: .remove), hash: nil)
     }
+    // Folio's own writes (API mutations, sync checkouts, `fmt`) and files
+    // already settled are told by their hash, without parsing them.
+    let hash = FNV.hash(bytes)
+    if try known!.holdsKnownState(bytes, hash: hash, table: table, pk: pk, path: path) {
+      counters.countHashMatch()
+      return .unchanged(hash: hash)
+    }
+    if known!.isImported(table: table, pk: pk) {
+      // An uncommitted import's document: the file is the content (the
+      // op carries no body to diff against), as `folio commit` takes it.
+      counters.countImported()
+      return .unchanged(hash: hash)
+    }
+    let current = try known!.document(table: table, pk: pk, path: path)
+    if let current, known!.isCanonical(hash, of: current, table: table, pk: pk) {
+      counters.countHashMatch()
+      return .unchanged(hash: hash)
+    }
+    // No hash known for these bytes: parse and compare. A save that only
+    // reformats (same value, other bytes) is no op, and its bytes are
+    // remembered; one that also changes the value is recorded.
+    counters.countParse()
     let document: JSONObject
     do {
       document = try store.parseEditedDocument(bytes, table: table, pk: pk, path: path)
     } catch let error as FolioError {
       return .problem(error, signature: FNV.hex(bytes) + "\n" + error.description)
     }
-    let current = try known!.document(table: table, pk: pk, path: path)
-    if DocumentResolver.same(current, document) { return .unchanged }
+    if DocumentResolver.same(current, document) { return .unchanged(hash: hash) }
     let mutation = Mutation.diff(from: current, to: document, kinds: table.kind(of:))
-    return mutation.isEmpty ? .unchanged : .mutation(mutation)
+    return mutation.isEmpty ? .unchanged(hash: hash) : .mutation(mutation, hash: hash)
   }
 
   /// Records every change made while nothing watched (or while events were

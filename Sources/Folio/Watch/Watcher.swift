@@ -17,14 +17,17 @@ import Synchronization
 ///
 /// On start it records every change made while nothing watched, then emits
 /// ``WatchEvent/ready(tables:)``. Folio's own writes (API mutations, sync,
-/// `fmt`) are not echoed: a file equal to what Folio last wrote or recorded
-/// is not an edit. Events are delivered on the thread that calls ``run()``,
+/// `fmt`) are not echoed: a file whose bytes hash equal to what Folio last
+/// wrote or recorded is dropped unparsed, and one equal in value to it is
+/// not an edit either. Events are delivered on the thread that calls ``run()``,
 /// one at a time, in order.
 public final class Watcher: Sendable {
   /// The store being watched.
   public let store: Store
   /// The options it was started with.
   public let options: Options
+  /// How changed files were settled, for tests and benchmarks.
+  let counters = WatchCounters()
   private let handler: @Sendable (WatchEvent) -> Void
   private let wake: WakePipe
   private let state = Mutex(RunState())
@@ -63,7 +66,7 @@ public final class Watcher: Sendable {
       return !state.stopRequested
     }
     guard proceed else { return }
-    let session = try WatchSession(store: store, options: options, emit: handler)
+    let session = try WatchSession(store: store, options: options, counters: counters, emit: handler)
     try session.start()
     var fds = [
       pollfd(fd: session.inotify.descriptor, events: Int16(POLLIN), revents: 0),

@@ -9,37 +9,60 @@ struct QueryDifferentialTests {
   struct RandomPredicate {
     var text: String
     var test: (JSONObject) -> Bool
+    /// The features it uses: "dotted", "string contains", "array contains", "exists".
+    var kinds: Set<String> = []
   }
 
   static func literalText(_ value: JSONValue) -> String { value.compactString }
 
+  /// The value at a dotted path: each segment steps into an object.
+  static func at(_ doc: JSONObject, _ path: String) -> JSONValue? {
+    var current: JSONValue? = .object(doc)
+    for segment in path.split(separator: ".") {
+      guard case .object(let object)? = current else { return nil }
+      current = object[String(segment)]
+    }
+    return current
+  }
+
+  /// `==` on scalars: same type rank and equal; strings scalar by scalar.
+  static func equal(_ value: JSONValue?, _ literal: JSONValue) -> Bool {
+    guard Reference.rank(value) == Reference.rank(literal), Reference.rank(value) != 5 else { return false }
+    if case .string(let a)? = value, case .string(let b) = literal {
+      return Array(a.unicodeScalars) == Array(b.unicodeScalars)
+    }
+    return Reference.compare(value, literal) == 0
+  }
+
+  /// Whether `part`'s UTF-8 bytes occur in `text`'s, by brute force.
+  static func bytesContain(_ text: String, _ part: String) -> Bool {
+    let (t, p) = (Array(text.utf8), Array(part.utf8))
+    if p.isEmpty { return true }
+    guard t.count >= p.count else { return false }
+    return (0...(t.count - p.count)).contains { Array(t[$0..<($0 + p.count)]) == p }
+  }
+
+  static func comparison(_ path: String, _ fuzz: inout QueryFuzz) -> RandomPredicate {
+    let literal = fuzz.scalar()
+    let op = ["==", "!=", "<", "<=", ">", ">="][fuzz.int(0...5)]
+    return RandomPredicate(text: "\(path) \(op) \(literalText(literal))") { doc in
+      let value = at(doc, path)
+      switch op {
+      case "==": return equal(value, literal)
+      case "!=": return !equal(value, literal)
+      case "<": return Reference.compare(value, literal) < 0
+      case "<=": return Reference.compare(value, literal) <= 0
+      case ">": return Reference.compare(value, literal) > 0
+      default: return Reference.compare(value, literal) >= 0
+      }
+    }
+  }
+
   static func predicate(_ fuzz: inout QueryFuzz, depth: Int = 0) -> RandomPredicate {
-    let choice = depth > 1 ? fuzz.int(0...4) : fuzz.int(0...7)
+    let choice = depth > 1 ? fuzz.int(0...8) : fuzz.int(0...11)
     switch choice {
     case 0, 1, 2:
-      let path = ["v", "n", "w", "missing"][fuzz.int(0...3)]
-      let literal = fuzz.scalar()
-      let op = ["==", "!=", "<", "<=", ">", ">="][fuzz.int(0...5)]
-      return RandomPredicate(text: "\(path) \(op) \(literalText(literal))") { doc in
-        let value = doc[path]
-        switch op {
-        case "==", "!=":
-          var equal: Bool
-          if Reference.rank(value) == Reference.rank(literal), Reference.rank(value) != 5 {
-            equal = Reference.compare(value, literal) == 0
-            if case .string(let a)? = value, case .string(let b) = literal {
-              equal = Array(a.unicodeScalars) == Array(b.unicodeScalars)
-            }
-          } else {
-            equal = false
-          }
-          return op == "==" ? equal : !equal
-        case "<": return Reference.compare(value, literal) < 0
-        case "<=": return Reference.compare(value, literal) <= 0
-        case ">": return Reference.compare(value, literal) > 0
-        default: return Reference.compare(value, literal) >= 0
-        }
-      }
+      return comparison(["v", "n", "w", "missing"][fuzz.int(0...3)], &fuzz)
     case 3:
       let tag = ["x", "y", "q"][fuzz.int(0...2)]
       return RandomPredicate(text: "tags contains \"\(tag)\"") { doc in
@@ -51,35 +74,66 @@ struct QueryDifferentialTests {
         set.contains(doc["n"]?.intValue ?? -1)
       }
     case 5:
-      let inner = predicate(&fuzz, depth: depth + 1)
-      return RandomPredicate(text: "!(\(inner.text))") { !inner.test($0) }
+      var p = comparison(["o.a.b", "o.c", "o.a", "o.a.b.z"][fuzz.int(0...3)], &fuzz)
+      p.kinds = ["dotted"]
+      return p
     case 6:
+      let path = ["s", "o.c"][fuzz.int(0...1)]
+      let part = QueryFuzz.words[fuzz.int(0...QueryFuzz.words.count - 1)]
+      return RandomPredicate(
+        text: "\(path) contains \(literalText(.string(part)))",
+        test: { doc in
+          guard case .string(let text)? = at(doc, path) else { return false }
+          return bytesContain(text, part)
+        }, kinds: path.contains(".") ? ["string contains", "dotted"] : ["string contains"])
+    case 7:
+      let literal = fuzz.chance(0.5) ? fuzz.scalar() : .string(["x", "y", "z"][fuzz.int(0...2)])
+      return RandomPredicate(
+        text: "tags contains \(literalText(literal))",
+        test: { doc in
+          guard case .array(let elements)? = doc["tags"] else { return false }
+          return elements.contains { equal($0, literal) }
+        }, kinds: ["array contains"])
+    case 8:
+      let path = ["o", "o.a", "o.a.b", "o.c", "s", "tags", "missing", "o.missing"][fuzz.int(0...7)]
+      return RandomPredicate(
+        text: "exists(\(path))", test: { at($0, path) != nil },
+        kinds: path.contains(".") ? ["exists", "dotted"] : ["exists"])
+    case 9:
+      let inner = predicate(&fuzz, depth: depth + 1)
+      return RandomPredicate(text: "!(\(inner.text))", test: { !inner.test($0) }, kinds: inner.kinds)
+    case 10:
       let (a, b) = (predicate(&fuzz, depth: depth + 1), predicate(&fuzz, depth: depth + 1))
-      return RandomPredicate(text: "(\(a.text)) && (\(b.text))") { a.test($0) && b.test($0) }
+      return RandomPredicate(
+        text: "(\(a.text)) && (\(b.text))", test: { a.test($0) && b.test($0) }, kinds: a.kinds.union(b.kinds))
     default:
       let (a, b) = (predicate(&fuzz, depth: depth + 1), predicate(&fuzz, depth: depth + 1))
-      let path = ["v", "tags"][fuzz.int(0...1)]
+      let path = ["v", "tags", "o.a"][fuzz.int(0...2)]
       // && binds tighter than ||.
-      return RandomPredicate(text: "\(a.text) || exists(\(path)) && (\(b.text))") { doc in
-        a.test(doc) || (doc[path] != nil && b.test(doc))
-      }
+      return RandomPredicate(
+        text: "\(a.text) || exists(\(path)) && (\(b.text))",
+        test: { doc in a.test(doc) || (at(doc, path) != nil && b.test(doc)) },
+        kinds: a.kinds.union(b.kinds).union(["exists"]))
     }
   }
 
   @Test func randomQueriesMatchBruteForce() throws {
     let seed = SeededGenerator.testSeed()
     var fuzz = QueryFuzz(rng: SeededGenerator(seed: seed))
-    var total = 0
+    // How often each predicate feature kept some documents and dropped
+    // others, and how often each ordering returned documents: a generator
+    // that stopped reaching them would pass vacuously.
+    var discriminating: [String: Int] = [:]
+    var ordered: [Int: Int] = [:]
     for round in 0..<8 {
       let docs = fuzz.table(count: fuzz.int(0...40))
       let (store, scratch) = try makeFuzzStore(docs)
       defer { scratch.remove() }
       let collection = store.collection("t")
       for _ in 0..<250 {
-        total += 1
         var query = collection.query()
         var description = ""
-        let orderChoice = fuzz.int(0...4)
+        let orderChoice = fuzz.int(0...6)
         let sortValue: (String, JSONObject) -> JSONValue?
         switch orderChoice {
         case 0:
@@ -98,6 +152,16 @@ struct QueryDifferentialTests {
           query = try query.orderBy(child: "w")
           sortValue = { $1["w"] }
           description += "w "
+        case 4:
+          // A dotted path that is an order key: through its index.
+          query = try query.orderBy(child: "o.a.b")
+          sortValue = { Self.at($1, "o.a.b") }
+          description += "o.a.b "
+        case 5:
+          // A dotted path that is not: by scan.
+          query = try query.orderBy(child: "o.c")
+          sortValue = { Self.at($1, "o.c") }
+          description += "o.c "
         default:
           sortValue = { $1["v"] }
           description += "v(default) "
@@ -152,13 +216,21 @@ struct QueryDifferentialTests {
           default: break
           }
         }
-        if fuzz.chance(0.4) {
+        let unfiltered = Reference.sorted(docs, by: sortValue).filter(keep)
+        var kinds: Set<String> = []
+        if fuzz.chance(0.5) {
           let p = Self.predicate(&fuzz)
           query = try query.where(p.text)
           keep = { [keep] pk in keep(pk) && p.test(docs[pk]!) }
           description += "where(\(p.text)) "
+          kinds = p.kinds
         }
         var expected = Reference.sorted(docs, by: sortValue).filter(keep)
+        // A filter that kept some documents and dropped others.
+        if !expected.isEmpty && expected.count < unfiltered.count {
+          for kind in kinds { discriminating[kind, default: 0] += 1 }
+        }
+        if !expected.isEmpty { ordered[orderChoice, default: 0] += 1 }
         switch fuzz.int(0...2) {
         case 0:
           let n = fuzz.int(1...10)
@@ -178,7 +250,16 @@ struct QueryDifferentialTests {
         #expect(try query.count() == expected.count, "seed \(seed) count: \(description)")
       }
     }
-    #expect(total == 2000)
+    for kind in ["dotted", "string contains", "array contains", "exists"] {
+      #expect(
+        discriminating[kind, default: 0] >= 5,
+        "seed \(seed): \(kind) filtered only \(discriminating[kind, default: 0]) times")
+    }
+    for choice in 0...6 {
+      #expect(
+        ordered[choice, default: 0] >= 20,
+        "seed \(seed): ordering \(choice) returned documents \(ordered[choice, default: 0]) times")
+    }
   }
 }
 

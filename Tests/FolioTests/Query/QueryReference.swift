@@ -89,6 +89,9 @@ struct QueryFuzz {
   mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
   mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
 
+  /// Strings for `contains`: substrings of one another, in several scripts.
+  static let words = ["", "a", "ab", "bab", "abc", "café", "cafe\u{301}", "é", "😀x", "x😀", "～a", "A"]
+
   static let strings = ["", "a", "B", "b", "é", "e\u{301}", "😀", "～", "\u{E000}", "aa", "10", "-"]
 
   mutating func scalar() -> JSONValue {
@@ -143,7 +146,25 @@ struct QueryFuzz {
       }
       doc["n"] = .integer(int(0...9))
       if chance(0.7) {
-        doc["tags"] = .array((0..<int(0...2)).map { _ in .string(["x", "y", "z"][int(0...2)]) })
+        doc["tags"] = .array(
+          (0..<int(0...2)).map { _ in chance(0.8) ? .string(["x", "y", "z"][int(0...2)]) : scalar() })
+      }
+      // A nested object: `o.a.b` (an order key, shared like `v`), `o.c`,
+      // and sometimes an `o.a` that is no object, so `o.a.b` is missing.
+      if chance(0.85) {
+        var o: JSONObject = [:]
+        switch int(0...4) {
+        case 0: o["a"] = scalar()
+        case 1: break
+        default: o["a"] = .object(["b": chance(sharedShare) ? shared : scalar()])
+        }
+        if chance(0.6) {
+          o["c"] = chance(0.8) ? .string(Self.words[int(0...Self.words.count - 1)]) : scalar()
+        }
+        doc["o"] = .object(o)
+      }
+      if chance(0.8) {
+        doc["s"] = chance(0.85) ? .string(Self.words[int(0...Self.words.count - 1)]) : scalar()
       }
       docs[pk] = doc
     }
@@ -154,7 +175,7 @@ struct QueryFuzz {
 /// The store holding a fuzz table, for the randomized tests.
 func makeFuzzStore(_ docs: [String: JSONObject]) throws -> (Store, Scratch) {
   let (store, scratch) = try makeStore(
-    yaml: "version: 1\ntables:\n  t:\n    path: t\n    order: [v, n]\n")
+    yaml: "version: 1\ntables:\n  t:\n    path: t\n    order: [v, n, o.a.b]\n")
   try store.write { tx in
     for (pk, doc) in docs { _ = try tx.put(table: "t", pk: pk, document: .object(doc)) }
   }

@@ -38,10 +38,26 @@ struct QueryValidationTests {
   @Test func validChainsLeaveTheOriginalAlone() throws {
     let (q, scratch) = try query()
     defer { scratch.remove() }
+    try q.collection.store.write { tx in
+      for i in 1...6 {
+        try tx.apply(table: "todos", pk: "t\(i)", op: .insert, columns: ["lastUpdate": .integer(i % 3)])
+      }
+    }
     let a = try q.orderBy(child: "lastUpdate")
-    _ = try a.startAt(1).limitToFirst(3)
-    // Immutable: a can still take a start and a limit.
-    _ = try a.startAfter(2, key: "x").limitToLast(1)
+    let original = try a.get().map(\.pk)
+    #expect(original == ["t3", "t6", "t1", "t4", "t2", "t5"])
+    let first = try a.startAt(1).limitToFirst(3)
+    #expect(try first.get().map(\.pk) == ["t1", "t4", "t2"])
+    // Immutable: a can still take a start and a limit, and still means what it did.
+    let last = try a.startAfter(1, key: "t1").limitToLast(2)
+    #expect(try last.get().map(\.pk) == ["t2", "t5"])
+    let filtered = try a.where("lastUpdate != 1").endBefore(2)
+    #expect(try filtered.get().map(\.pk) == ["t3", "t6"])
+    #expect(try a.get().map(\.pk) == original)
+    #expect(try a.count() == 6)
+    #expect(try first.get().map(\.pk) == ["t1", "t4", "t2"])
+    #expect(try q.orderByKey().limitToFirst(1).get().map(\.pk) == ["t1"])
+    #expect(try q.get().map(\.pk) == original)
   }
 
   @Test(arguments: [

@@ -75,24 +75,29 @@ final class GitDaemon {
   let process = Process()
   let port: Int
 
-  init(base: String) throws {
-    port = 20000 + Int.random(in: 0..<20000)
+  /// Starts the daemon on `port`, or on a random one, with `environment`
+  /// added to this process's for it and the git commands it runs.
+  init(base: String, port: Int? = nil, environment: [String: String] = [:]) throws {
+    self.port = port ?? 20000 + Int.random(in: 0..<20000)
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     // The daemon itself, not the `git` wrapper, so stopping it stops it.
     process.executableURL = URL(fileURLWithPath: "/usr/lib/git-core/git-daemon")
     process.arguments = [
       "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
-      "--port=\(port)", "--base-path=\(base)", base,
+      "--port=\(self.port)", "--base-path=\(base)", base,
     ]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
     // Ready when it accepts connections.
     for _ in 0..<200 {
-      if Self.canConnect(port: port) { return }
+      if Self.canConnect(port: self.port) { return }
       usleep(20_000)
     }
     process.terminate()
-    throw FolioError(.remote, "git daemon did not start on port \(port)")
+    throw FolioError(.remote, "git daemon did not start on port \(self.port)")
   }
 
   func url(_ repository: String) -> String { "git://127.0.0.1:\(port)/\(repository)" }
@@ -101,6 +106,39 @@ final class GitDaemon {
     guard process.isRunning else { return }
     kill(process.processIdentifier, SIGKILL)
     for _ in 0..<500 where Self.canConnect(port: port) || process.isRunning { usleep(10_000) }
+  }
+
+  /// Kills the daemon and every process it started (the `receive-pack` or
+  /// `upload-pack` serving a connection, and their hooks), so connections in
+  /// progress break off, as when a server goes away.
+  func crash() {
+    guard process.isRunning else { return }
+    let pids = Self.descendants(of: process.processIdentifier)
+    kill(process.processIdentifier, SIGKILL)
+    for pid in pids { kill(pid, SIGKILL) }
+    stop()
+  }
+
+  /// The processes below `root`, from `/proc`.
+  static func descendants(of root: pid_t) -> [pid_t] {
+    var parents: [pid_t: pid_t] = [:]
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+      guard let pid = pid_t(name),
+        let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { continue }
+      // After "pid (comm) ": state, then the parent's pid.
+      let fields = stat[stat.index(after: close)...].split(separator: " ")
+      if fields.count > 1, let parent = pid_t(fields[1]) { parents[pid] = parent }
+    }
+    var found: [pid_t] = []
+    var frontier = [root]
+    while let next = frontier.popLast() {
+      let children = parents.filter { $0.value == next }.map(\.key)
+      found += children
+      frontier += children
+    }
+    return found
   }
 
   deinit { stop() }

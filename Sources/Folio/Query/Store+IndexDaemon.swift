@@ -1,0 +1,103 @@
+import Glibc
+
+extension Store {
+  /// Lets this process's queries start an ``IndexDaemon`` when they find no
+  /// publisher and have to take a stat of every document file, so that the
+  /// next fresh process answers its first page without that check.
+  ///
+  /// Nothing happens when `FOLIO_INDEX_DAEMON=off` is in the environment,
+  /// or `index.daemon: off` in `folio.yaml` (the environment, when set,
+  /// wins). At most one daemon is started per store and process, and a
+  /// second daemon for the same store exits at once (`publisher.lock`).
+  ///
+  /// ```swift
+  /// store.startIndexDaemonOnDemand(executable: "/usr/local/bin/folio")
+  /// let page = try store.collection("flights").query().limitToFirst(20).get()
+  /// ```
+  /// - Parameter executable: the `folio` binary, run as
+  ///   `folio -C ROOT index-daemon --on-demand`, detached.
+  public func startIndexDaemonOnDemand(executable: String) {
+    IndexDaemon.enableOnDemand(store: self, executable: executable)
+  }
+
+  /// Whether queries of this process start an index daemon on demand: the
+  /// environment's `FOLIO_INDEX_DAEMON`, else `index.daemon` in `folio.yaml`.
+  public var indexDaemonMode: IndexConfig.DaemonMode { IndexDaemon.mode(config: config.index) }
+
+  /// Starts publishing this store's index state as a daemon; call
+  /// ``IndexDaemon/run()`` to serve until it is idle, stopped or the store
+  /// is gone.
+  ///
+  /// ```swift
+  /// let daemon = try store.runIndexDaemon()
+  /// print(try daemon.run())   // idle
+  /// ```
+  /// - Parameter idle: how long to wait for a question before exiting;
+  ///   nil for `index.idle` in `folio.yaml` (default 30 minutes).
+  /// - Throws: `LOCKED` when another process already publishes for this
+  ///   store; `IO` when the socket or the pipe cannot be made.
+  public func runIndexDaemon(idle: Duration? = nil) throws -> IndexDaemon {
+    try IndexDaemon(store: self, idle: idle ?? config.index.idle)
+  }
+
+  /// Whether a daemon or another publisher serves this store now. It reads
+  /// `publisher.lock`: held means a live publisher, and its text names the
+  /// pid and whether it is a daemon.
+  public func indexDaemonStatus() -> IndexDaemonStatus {
+    let path = privateDirectory + "/index/" + IndexPublisher.lockName
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return .none }
+    defer { close(fd) }
+    while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+      if errno == EINTR { continue }
+      guard errno == EWOULDBLOCK else { return .none }
+      // Held: the holder wrote its pid right after taking the lock.
+      for _ in 0..<100 {
+        let text = (try? FileSystem.readAll(fd, path: path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        _ = lseek(fd, 0, SEEK_SET)
+        let words = text.split(whereSeparator: \.isWhitespace)
+        if let first = words.first, let pid = Int32(first) {
+          return words.count > 1 && words[1] == "daemon" ? .daemon(pid: pid) : .publisher(pid: pid)
+        }
+        usleep(10_000)
+      }
+      return .publisher(pid: 0)
+    }
+    flock(fd, LOCK_UN)
+    return .none
+  }
+
+  /// Stops this store's index daemon and waits until it has exited.
+  ///
+  /// ```swift
+  /// if let pid = try store.stopIndexDaemon() { print("stopped \(pid)") }
+  /// ```
+  /// - Returns: the daemon's pid, or nil when none ran.
+  /// - Throws: `LOCKED` when the publisher is not a daemon (`folio watch`,
+  ///   an app: stop that instead), or when the daemon does not exit within
+  ///   `timeout`.
+  @discardableResult
+  public func stopIndexDaemon(timeout: Duration = .seconds(10)) throws -> Int32? {
+    let status = indexDaemonStatus()
+    switch status {
+    case .none:
+      return nil
+    case .publisher(let pid):
+      throw FolioError(
+        .locked,
+        "the index state is published by pid \(pid), which is not an index daemon; stop that process instead")
+    case .daemon(let pid):
+      let answer = IndexPublisherClient.aboutPublisher(
+        indexDirectory: privateDirectory + "/index", stop: true)
+      // No answer: still on its first check, or stuck. The lock holder is
+      // alive and named itself a daemon, so a SIGTERM is what it expects.
+      if answer?.stopping != true { kill(pid, SIGTERM) }
+      let deadline = ContinuousClock.now + timeout
+      while ContinuousClock.now < deadline {
+        if indexDaemonStatus() == .none { return pid }
+        usleep(10_000)
+      }
+      throw FolioError(.locked, "the index daemon (pid \(pid)) did not exit within \(timeout)")
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import Folio
+
+/// ``IndexDaemon`` in process: idle timeout, stop, one publisher per store,
+/// and the status that `folio index-daemon --status` prints.
+@Suite(.serialized)
+struct IndexDaemonTests {
+  static let yaml = "version: 1\ntables:\n  t:\n    path: t\n    order: [rank]\n"
+
+  @Test func exitsWhenIdleAndReportsItsStatus() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    #expect(store.indexDaemonStatus() == .none)
+    let daemon = try store.runIndexDaemon(idle: .milliseconds(300))
+    #expect(store.indexDaemonStatus() == .daemon(pid: getpid()))
+    #expect(store.indexDaemonStatus().description == "index daemon running (pid \(getpid()))")
+    // One publisher per store.
+    let second = #expect(throws: FolioError.self) { try Store(at: scratch.url).runIndexDaemon() }
+    #expect(second?.code == .locked)
+    #expect(second?.message.contains("an index daemon") == true)
+    let started = ContinuousClock.now
+    #expect(try daemon.run() == .idle)
+    #expect(ContinuousClock.now - started >= .milliseconds(300))
+    #expect(store.indexDaemonStatus() == .none)
+  }
+
+  @Test func stopsFromAnotherThreadAndNotAnotherPublisher() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    let daemon = try store.runIndexDaemon(idle: .seconds(60))
+    let stopper = Thread {
+      usleep(200_000)
+      daemon.stop()
+    }
+    stopper.start()
+    #expect(try daemon.run() == .stopped)
+    #expect(store.indexDaemonStatus() == .none)
+    #expect(try store.stopIndexDaemon() == nil)
+
+    // A publisher that is not a daemon (folio watch, an app) is not stopped.
+    let publisher = try store.publishIndexes()
+    defer { publisher.stop() }
+    #expect(store.indexDaemonStatus() == .publisher(pid: getpid()))
+    let refused = #expect(throws: FolioError.self) { try store.stopIndexDaemon() }
+    #expect(refused?.message.contains("not an index daemon") == true)
+  }
+
+  @Test func exitsWhenTheStoreGoes() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    let daemon = try store.runIndexDaemon(idle: .seconds(60))
+    let remover = Thread {
+      usleep(200_000)
+      try? FileManager.default.removeItem(atPath: store.privateDirectory)
+    }
+    remover.start()
+    #expect(try daemon.run() == .storeGone)
+  }
+
+  @Test func exitsWhenTheConfigChanges() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    let daemon = try store.runIndexDaemon(idle: .seconds(60))
+    let writer = Thread {
+      usleep(200_000)
+      try? scratch.write("folio.yaml", Self.yaml + "  u: {}\n")
+    }
+    writer.start()
+    #expect(try daemon.run() == .configChanged)
+  }
+}
