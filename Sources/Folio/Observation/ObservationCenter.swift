@@ -11,7 +11,9 @@ import Synchronization
 /// an editor) is seen by ``ObservationWatcher`` through inotify on the
 /// table folders and the op logs; it waits while the journal shows a
 /// transaction under way, so it sees a Folio transaction whole. Both paths name the changed
-/// documents, and only observers of those documents do any work.
+/// documents, and only the observers ``ObserverIndex`` says they can concern
+/// (those holding one, and windows whose stretch holds its new position) do
+/// any work.
 final class ObservationCenter: Sendable {
   private struct State {
     var next = 0
