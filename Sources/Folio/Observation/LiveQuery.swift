@@ -60,5 +60,7 @@ final class SingleDocumentObserver: StoreObserver {
     return { self.core.update(document) }
   }
 
+  var footprint: ObserverIndex.Footprint { .known(pks: [pk], range: nil) }
+
   func stop() { core.stop() }
 }

@@ -5,12 +5,15 @@ import Synchronization
 /// or cancelling its task) stops it (GRDB `ValueObservation.values()`).
 ///
 /// ```swift
-/// for await (document, event) in try todos.findByID("3f2a").changes() {
+/// for try await (document, event) in try todos.findByID("3f2a").changes() {
 ///     if !event.isInitial { break }
 /// }
 /// ```
-/// If the live query cannot start (a document does not parse, the folders
-/// cannot be watched), the sequence ends at once.
+/// `changes()` throws at once for a table that does not exist. If the live
+/// query cannot start when the iteration begins (a document does not
+/// parse, the store's folders cannot be watched), the first `next()` throws
+/// that error, and the sequence ends. Once started it never fails: it ends
+/// only when the iteration does.
 public struct LiveQueryChanges<Element: Sendable>: AsyncSequence, Sendable {
   typealias Start = @Sendable (@escaping @Sendable (Element) -> Void) throws -> LiveQuery
 
@@ -21,22 +24,37 @@ public struct LiveQueryChanges<Element: Sendable>: AsyncSequence, Sendable {
   /// Starts the live query.
   public func makeAsyncIterator() -> Iterator {
     let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
-    let live = try? start { continuation.yield($0) }
-    if live == nil { continuation.finish() }
+    let live: LiveQuery?
+    var failure: (any Error)?
+    do {
+      live = try start { continuation.yield($0) }
+    } catch {
+      live = nil
+      failure = error
+      continuation.finish()
+    }
     let owner = Owner(live)
     // The task was cancelled, or the consumer is gone.
     continuation.onTermination = { _ in owner.stop() }
-    return Iterator(base: stream.makeAsyncIterator(), owner: owner)
+    return Iterator(base: stream.makeAsyncIterator(), owner: owner, failure: failure)
   }
 
   /// Delivers the events; dropping it stops the live query.
   public struct Iterator: AsyncIteratorProtocol {
     var base: AsyncStream<Element>.Iterator
     let owner: Owner
+    /// Why the live query did not start; thrown by the first `next()`.
+    var failure: (any Error)?
 
     /// The next event, or nil once the live query has stopped.
-    public mutating func next() async -> Element? {
-      await base.next()
+    /// - Throws: the error that kept the live query from starting (first
+    ///   call only).
+    public mutating func next() async throws -> Element? {
+      if let failure {
+        self.failure = nil
+        throw failure
+      }
+      return await base.next()
     }
   }
 

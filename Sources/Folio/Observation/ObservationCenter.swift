@@ -11,18 +11,40 @@ import Synchronization
 /// an editor) is seen by ``ObservationWatcher`` through inotify on the
 /// table folders and the op logs; it waits while the journal shows a
 /// transaction under way, so it sees a Folio transaction whole. Both paths name the changed
-/// documents, and only observers of those documents do any work.
+/// documents, and only the observers ``ObserverIndex`` says they can concern
+/// (those holding one, and windows whose stretch holds its new position) do
+/// any work.
 final class ObservationCenter: Sendable {
   private struct State {
     var next = 0
     var observers: [Int: any StoreObserver] = [:]
     var watcher: ObservationWatcher?
+    /// Ids removed since the index last heard: removing takes no refresh
+    /// lock (`stop()` may run anywhere), so the next refresh forgets them.
+    var removed: [Int] = []
+  }
+
+  /// What the refresh lock guards.
+  private struct Refreshing {
+    /// The content hash (nil: no file) of each document as last refreshed.
+    var seen: [String: String?] = [:]
+    /// Which observers each change concerns.
+    let index = ObserverIndex()
+
+    /// Forgets the observers removed since.
+    func prune(_ center: ObservationCenter) {
+      for id in center.state.withLock({ s in
+        defer { s.removed = [] }
+        return s.removed
+      }) {
+        index.remove(id)
+      }
+    }
   }
 
   private let state = Mutex(State())
-  /// Serializes refreshes, so each observer sees states in order; holds
-  /// the content hash (nil: no file) of each document as last refreshed.
-  private let refreshLock = Mutex<[String: String?]>([:])
+  /// Serializes refreshes, so each observer sees states in order.
+  private let refreshLock = Mutex(Refreshing())
   /// Tests only: runs on the watcher thread between its journal check and
   /// its reads, the moment where another process's transaction can begin.
   let afterJournalCheck = Mutex<(@Sendable () -> Void)?>(nil)
@@ -42,8 +64,10 @@ final class ObservationCenter: Sendable {
       // Watching before the first read, so no change in between is missed;
       // under the refresh lock, so the initial event comes first.
       try startWatcherIfNeeded(store: store)
-      try refreshLock.withLock { _ in
+      try refreshLock.withLock { refreshing in
+        refreshing.prune(self)
         try observer.prepare(store: store, changed: nil, cache: DocumentCache())?()
+        refreshing.index.set(id, table: observer.table, footprint: observer.footprint)
       }
     } catch {
       remove(id)
@@ -56,6 +80,7 @@ final class ObservationCenter: Sendable {
   func remove(_ id: Int) {
     let (observer, watcher) = state.withLock { s -> ((any StoreObserver)?, ObservationWatcher?) in
       let observer = s.observers.removeValue(forKey: id)
+      if observer != nil { s.removed.append(id) }
       guard s.observers.isEmpty, let watcher = s.watcher else { return (observer, nil) }
       s.watcher = nil
       return (observer, watcher)
@@ -110,8 +135,9 @@ final class ObservationCenter: Sendable {
     isConsistent: (_ read: [String: Set<String>?]) -> Bool = { _ in true }
   ) -> Bool {
     if changes.isEmpty { return true }
-    let observers = state.withLock { Array($0.observers.values) }
-    return refreshLock.withLock { seen in
+    let observers = state.withLock { $0.observers }
+    return refreshLock.withLock { refreshing in
+      refreshing.prune(self)
       let cache = DocumentCache()
       var fresh: [String: Set<String>?] = [:]
       var hashes: [String: String?] = [:]
@@ -130,7 +156,7 @@ final class ObservationCenter: Sendable {
           do { read = try store.readDocument(at: path) } catch { continue }
           let key = table + "\u{0}" + pk
           let hash = read.map { FNV.hex($0.bytes) }
-          if let previous = seen[key], previous == hash { continue }
+          if let previous = refreshing.seen[key], previous == hash { continue }
           hashes[key] = .some(hash)
           cache.prime(
             table: table, pk: pk, document: read.map { Document(pk: pk, table: table, value: $0.object) })
@@ -138,17 +164,33 @@ final class ObservationCenter: Sendable {
         }
         if !kept.isEmpty { fresh[table] = .some(kept) }
       }
-      var deliveries: [() -> Void] = []
-      for observer in observers {
-        guard let changed = fresh[observer.table] else { continue }
+      // Only the observers a change can concern (ObserverIndex), in id
+      // order; a whole table asks all of its observers.
+      var concerned: [(id: Int, observer: any StoreObserver, changed: Set<String>?)] = []
+      for (table, changed) in fresh {
+        if let changed, let changes = try? cache.changes(store: store, table: table, pks: changed) {
+          for id in refreshing.index.candidates(table: table, changes: changes) {
+            if let observer = observers[id] { concerned.append((id, observer, changed)) }
+          }
+        } else {
+          for (id, observer) in observers where observer.table == table {
+            concerned.append((id, observer, changed))
+          }
+        }
+      }
+      var deliveries: [(id: Int, observer: any StoreObserver, deliver: () -> Void)] = []
+      for (id, observer, changed) in concerned {
         if let delivery = try? observer.prepare(store: store, changed: changed, cache: cache) {
-          deliveries.append(delivery)
+          deliveries.append((id, observer, delivery))
         }
       }
       guard isConsistent(cache.read) else { return false }
-      if seen.count + hashes.count > 100_000 { seen.removeAll() }
-      seen.merge(hashes) { _, new in new }
-      for delivery in deliveries { delivery() }
+      if refreshing.seen.count + hashes.count > 100_000 { refreshing.seen.removeAll() }
+      refreshing.seen.merge(hashes) { _, new in new }
+      for (id, observer, deliver) in deliveries {
+        deliver()
+        refreshing.index.set(id, table: observer.table, footprint: observer.footprint)
+      }
       return true
     }
   }
@@ -163,35 +205,9 @@ protocol StoreObserver: AnyObject, Sendable {
   /// the center may drop the result (``ObservationCenter/refresh``).
   /// `changed` nil means anything in the table may have changed.
   func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)?
+  /// What changes can concern it, as its last delivered state says;
+  /// asked under the refresh lock, after each delivery.
+  var footprint: ObserverIndex.Footprint { get }
   /// Ends delivery.
   func stop()
-}
-
-/// The documents read in one refresh, so observers of the same document
-/// read its file once. Used only under the center's refresh lock.
-final class DocumentCache {
-  private var documents: [String: [String: Document?]] = [:]
-  /// What was read from disk: pks by table, nil for a whole table.
-  private(set) var read: [String: Set<String>?] = [:]
-
-  func prime(table: String, pk: String, document: Document?) {
-    documents[table, default: [:]][pk] = .some(document)
-    noteRead(table: table, pk: pk)
-  }
-
-  func document(store: Store, table: String, pk: String) throws -> Document? {
-    if let cached = documents[table]?[pk] { return cached }
-    let document = try PendingIDSpecificOperation(collection: store.collection(table), pk: pk).exec()
-    documents[table, default: [:]][pk] = .some(document)
-    noteRead(table: table, pk: pk)
-    return document
-  }
-
-  /// A query ran over the table.
-  func noteReadAll(table: String) { read[table] = .some(nil) }
-
-  private func noteRead(table: String, pk: String) {
-    if case .some(.none) = read[table] { return }
-    read[table, default: Set<String>()]?.insert(pk)
-  }
 }

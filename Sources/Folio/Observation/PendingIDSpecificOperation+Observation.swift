@@ -74,7 +74,7 @@ extension PendingIDSpecificOperation {
   /// the iteration stops the live query; each iteration runs its own.
   ///
   /// ```swift
-  /// for await (document, event) in try todos.findByID("3f2a").changes() {
+  /// for try await (document, event) in try todos.findByID("3f2a").changes() {
   ///     if !event.isInitial { print("changed:", document as Any) }
   /// }
   /// ```

@@ -65,12 +65,12 @@ extension Query {
     _ handler: @escaping LiveQueryCore<[Document], LiveQueryEvent>.Handler
   ) throws -> LiveQuery {
     let store = collection.store
-    _ = try store.table(named: collection.name)
+    let config = try store.table(named: collection.name)
     let core = LiveQueryCore<[Document], LiveQueryEvent>(
       deliverOn: queue, nextSignal: nextSignal, initialEvent: { _ in .initial },
       changeEvent: { old, new in LiveQueryUpdate.diff(old: old, new: new).map { .update($0) } },
       handler: handler)
-    let observer = QueryObserver(query: self, core: core)
+    let observer = QueryObserver(query: self, config: config, core: core)
     return LiveQuery(center: store.observation, id: try store.observation.add(observer, store: store))
   }
 }

@@ -11,124 +11,165 @@ import Synchronization
 /// window is their first (or last) documents; only when deletions and
 /// moves use up the read-ahead is the query run again, on the order index.
 /// Without a limit, the results are every match, and never need a re-run.
+///
+/// A commit is checked against every window of its table, so that check
+/// parses nothing: the range's bounds are parsed once, at start
+/// (``QueryPlan``), each known match keeps its order value, and the changed
+/// document's order value is computed once per ordering per refresh and
+/// shared by every window (``DocumentCache/Change/orderValue(_:)``).
+/// A window that neither holds the changed pk nor spans its new position
+/// costs a set lookup and two or three comparisons.
 final class QueryObserver: StoreObserver {
   let query: Query
   let table: String
   let core: LiveQueryCore<[Document], LiveQueryEvent>
+  private let plan: QueryPlan
+
+  /// A known match and its order value.
+  private struct Entry {
+    let document: Document
+    let value: OrderValue
+  }
 
   /// Every match up to `boundary`, sorted; `boundary` nil means every match
   /// in the table.
   private struct Known {
-    var documents: [Document]
-    var boundary: Document?
-    /// Set by a fold that found nothing to change.
-    var unchanged = false
+    var entries: [Entry]
+    /// The pks of `entries`.
+    var pks: Set<String>
+    var boundary: Entry?
+
+    init(entries: [Entry], boundary: Entry?) {
+      self.entries = entries
+      self.pks = Set(entries.map(\.document.pk))
+      self.boundary = boundary
+    }
   }
 
   /// Used only under the center's refresh lock.
   private let known = Mutex<Known?>(nil)
 
-  init(query: Query, core: LiveQueryCore<[Document], LiveQueryEvent>) {
+  init(query: Query, config: TableConfig, core: LiveQueryCore<[Document], LiveQueryEvent>) {
     self.query = query
     self.table = query.collection.name
     self.core = core
+    self.plan = QueryPlan(query, table: config)
+  }
+
+  /// What a fold makes of a refresh.
+  private enum Fold {
+    /// Nothing this query shows changed.
+    case unchanged
+    /// The read-ahead is used up (or nothing is known yet): run the query.
+    case rerun
+    case folded(Known)
   }
 
   func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)? {
-    let config = try store.table(named: table)
-    var state: Known
-    if let changed, let previous = known.withLock({ $0 }),
-      let folded = try fold(changed, into: previous, config: config, store: store, cache: cache)
-    {
-      state = folded
-    } else {
+    var outcome = Fold.rerun
+    if let changed {
+      let changes = try cache.changes(store: store, table: table, pks: changed)
+      // Folded in place: most windows miss, and copy nothing.
+      outcome = known.withLock { known in known.map { fold(changes, changed, into: $0) } ?? .rerun }
+    }
+    let state: Known
+    switch outcome {
+    case .unchanged: return nil
+    case .folded(let folded): state = folded
+    case .rerun:
       cache.noteReadAll(table: table)
       state = try run()
     }
-    if state.unchanged { return nil }
-    let documents = window(state.documents)
+    let documents = window(state.entries)
     return {
       self.known.withLock { $0 = state }
       self.core.update(documents)
     }
   }
 
+  private func entry(_ document: Document) -> Entry {
+    Entry(document: document, value: plan.orderValue(of: document.value))
+  }
+
   /// Runs the query with the read-ahead.
   private func run() throws -> Known {
     switch query.limit {
     case nil:
-      return Known(documents: try query.get(), boundary: nil)
+      return Known(entries: try query.get().map(entry), boundary: nil)
     case .first(let n):
       let ahead = 2 * n
-      let documents = try query.replacingLimit(.first(ahead)).get()
-      return Known(documents: documents, boundary: documents.count == ahead ? documents.last : nil)
+      let entries = try query.replacingLimit(.first(ahead)).get().map(entry)
+      return Known(entries: entries, boundary: entries.count == ahead ? entries.last : nil)
     case .last(let n):
       let ahead = 2 * n
-      let documents = try query.replacingLimit(.last(ahead)).get()
-      return Known(documents: documents, boundary: documents.count == ahead ? documents.first : nil)
+      let entries = try query.replacingLimit(.last(ahead)).get().map(entry)
+      return Known(entries: entries, boundary: entries.count == ahead ? entries.first : nil)
     }
   }
 
-  private func window(_ documents: [Document]) -> [Document] {
+  private func window(_ entries: [Entry]) -> [Document] {
     switch query.limit {
-    case nil: documents
-    case .first(let n): Array(documents.prefix(n))
-    case .last(let n): Array(documents.suffix(n))
+    case nil: entries.map(\.document)
+    case .first(let n): entries.prefix(n).map(\.document)
+    case .last(let n): entries.suffix(n).map(\.document)
     }
   }
 
-  /// What is known after the changes, or nil when the query must run again.
-  private func fold(
-    _ changed: Set<String>, into previous: Known, config: TableConfig, store: Store, cache: DocumentCache
-  ) throws -> Known? {
-    // Most changes miss most queries: find that out without copying.
-    let dropped =
-      changed.count <= 4
-      ? changed.contains { pk in previous.documents.contains { $0.pk == pk } }
-      : previous.documents.contains { changed.contains($0.pk) }
-    var kept = dropped ? previous.documents.filter { !changed.contains($0.pk) } : previous.documents
-    var touched = dropped
-    for pk in changed {
-      guard let document = try cache.document(store: store, table: table, pk: pk),
-        query.covers(pk: pk, document: document.value, table: config)
-      else { continue }
+  private func compare(_ a: Entry, _ b: Entry) -> Int {
+    let c = a.value.compare(b.value)
+    return c != 0 ? c : ValueOrdering.comparePKs(a.document.pk, b.document.pk)
+  }
+
+  /// What is known after the changes.
+  private func fold(_ changes: [DocumentCache.Change], _ changed: Set<String>, into previous: Known) -> Fold {
+    var dropped = false
+    var added: [Entry] = []
+    for change in changes {
+      if previous.pks.contains(change.pk) { dropped = true }
+      guard let document = change.document else { continue }
+      // Past the boundary (or outside the range): never seen, and not
+      // needed, so the cheap comparisons go before the filter.
+      let candidate = Entry(document: document, value: change.orderValue(plan.ordering))
       if let boundary = previous.boundary {
-        let c = query.compare(document, boundary, table: config)
+        let c = compare(candidate, boundary)
         if case .last = query.limit { if c < 0 { continue } } else if c > 0 { continue }
       }
-      kept.append(document)
-      touched = true
+      guard plan.covers(pk: change.pk, value: candidate.value, document: document.value) else { continue }
+      added.append(candidate)
     }
     // Nothing to sort, compare or deliver.
-    if !touched {
-      var same = previous
-      same.unchanged = true
-      return same
+    if !dropped && added.isEmpty { return .unchanged }
+    var kept = dropped ? previous.entries.filter { !changed.contains($0.document.pk) } : previous.entries
+    for entry in added {
+      // Sorted insertion: the kept entries are sorted already.
+      var low = 0
+      var high = kept.count
+      while low < high {
+        let mid = (low + high) / 2
+        if compare(kept[mid], entry) < 0 { low = mid + 1 } else { high = mid }
+      }
+      kept.insert(entry, at: low)
     }
-    kept.sort { query.compare($0, $1, table: config) < 0 }
     switch query.limit {
     case .first(let n), .last(let n):
-      if previous.boundary != nil && kept.count < n { return nil }
+      if previous.boundary != nil && kept.count < n { return .rerun }
     case nil: break
     }
-    return Known(documents: kept, boundary: previous.boundary)
+    return .folded(Known(entries: kept, boundary: previous.boundary))
+  }
+
+  /// The pks known, and the stretch where a document would join them: the
+  /// range, cut at the read-ahead boundary on the limited side.
+  var footprint: ObserverIndex.Footprint {
+    guard let known = known.withLock({ $0 }) else { return .everything }
+    var range = ObserverIndex.Stretch(
+      ordering: plan.ordering, lower: plan.lower?.point, upper: plan.upper?.point)
+    if let boundary = known.boundary {
+      let point = OrderPoint(value: boundary.value, key: .pk(boundary.document.pk))
+      if case .last = query.limit { range.lower = point } else { range.upper = point }
+    }
+    return .known(pks: known.pks, range: range)
   }
 
   func stop() { core.stop() }
-}
-
-extension Query {
-  /// The order of two documents under this query: by the ordering's value,
-  /// then by pk.
-  func compare(_ a: Document, _ b: Document, table: TableConfig) -> Int {
-    func value(_ document: Document) -> OrderValue {
-      switch effectiveOrdering(table) {
-      case .child(let path): OrderValue(document.value.value(at: path))
-      case .key: OrderValue(nil)
-      case .value: OrderValue(.object(document.value))
-      }
-    }
-    let c = value(a).compare(value(b))
-    return c != 0 ? c : ValueOrdering.comparePKs(a.pk, b.pk)
-  }
 }

@@ -73,13 +73,7 @@ extension Query {
   }
 
   private func point(for bound: Bound, isStart: Bool, ordering: Ordering) -> OrderPoint {
-    if ordering == .key {
-      // Checked when the bound was set: a string or a number.
-      return OrderPoint(value: .null, key: .pk((try? Query.pkBound(bound.value, call: bound.call)) ?? ""))
-    }
-    let key: OrderPoint.KeyPoint =
-      bound.key.map { .pk($0) } ?? (isStart == bound.inclusive ? .min : .max)
-    return OrderPoint(value: OrderValue(bound.value), key: key)
+    QueryPlan.point(bound, isStart: isStart, ordering: ordering)
   }
 
   /// Orders by a path that has no index: reads every document once, keeping

@@ -40,6 +40,9 @@ public final class Store: Sendable {
   /// Live queries (Observation/), told of every commit.
   let observation = ObservationCenter()
   private let clock = Mutex<ClockState>(ClockState())
+  /// When the last transaction committed here became visible
+  /// (Store+Benchmark.swift).
+  let lastCommitInstant = Mutex<Int>(0)
 
   /// The latest HLC this process has seen in the op log, and the log size it
   /// saw it at, so a new stamp needs no read when no one else wrote.
@@ -272,8 +275,17 @@ public final class Store: Sendable {
       writes: writes)
     try transaction.commitEvictions(evicted: true)
     try journal.write(to: journalPath, root: rootPath)
+    var told = false
     do {
       try apply(journal, redo: false)
+      // Every document is in place and flushed: the commit instant.
+      lastCommitInstant.withLock { $0 = Store.wallNanos() }
+      // Indexes and live queries hear of it before the git index and the
+      // journal are brought up to date: nothing they do needs either, and
+      // the truncate may wait behind other writers' flushes in the file
+      // system's own journal.
+      tellCommitted(writes)
+      told = true
       markEvictionsInIndexIfPossible(journal.writes)
       try Journal.clear(at: journalPath)
     } catch var error as FolioError {
@@ -285,10 +297,9 @@ public final class Store: Sendable {
         throw error
       }
     }
+    if !told { tellCommitted(writes) }
     let restored = try transaction.commitEvictions(evicted: false)
     if !restored.isEmpty { markEvictionsInIndexIfPossible([], restored: restored) }
-    indexDocumentsWritten(writes)  // order indexes (Query/Store+OrderIndex.swift)
-    observation.didCommit(store: self, paths: writes.map(\.path))  // live queries (Observation/)
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let last = ops.map(\.hlc).max() {
@@ -297,6 +308,12 @@ public final class Store: Sendable {
         state.logSize = size
       }
     }
+  }
+
+  /// Tells the order indexes and the live queries of a transaction's writes.
+  private func tellCommitted(_ writes: [Journal.Write]) {
+    indexDocumentsWritten(writes)  // order indexes (Query/Store+OrderIndex.swift)
+    observation.didCommit(store: self, paths: writes.map(\.path))  // live queries (Observation/)
   }
 
   /// Carries out a journal: the op log first, then the documents, then

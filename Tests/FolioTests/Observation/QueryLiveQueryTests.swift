@@ -199,7 +199,7 @@ struct QueryLiveQueryTests {
       try store.apply(table: "todos", pk: "f", op: .insert, columns: ["lastUpdate": 6])
     }
     var seen: [String] = []
-    for await (documents, event) in stream {
+    for try await (documents, event) in stream {
       #expect(event.isInitial == seen.isEmpty)
       if case .update(let update) = event {
         #expect(update.childEvents.map(\.kind) == [.removed, .added])

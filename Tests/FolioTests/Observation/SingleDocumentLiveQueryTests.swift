@@ -200,7 +200,7 @@ struct SingleDocumentLiveQueryTests {
       }
     }
     var seen: [JSONValue?] = []
-    for await (document, event) in stream {
+    for try await (document, event) in stream {
       #expect(event.isInitial == seen.isEmpty)
       seen.append(document?["n"])
       if seen.count == 3 { break }
@@ -228,5 +228,41 @@ struct SingleDocumentLiveQueryTests {
     let after = recorder.wait(for: 3)
     try #require(after.count == 3)
     #expect(after[2].document == nil)
+  }
+}
+
+/// `changes()` makes start-up failures visible, the same way for both forms.
+struct LiveQueryChangesFailureTests {
+  @Test func anUnknownTableThrowsAtTheCall() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    #expect { try store.collection("nope").findByID("a").changes() } throws: { error in
+      (error as? FolioError)?.code == .unknownTable
+    }
+    #expect { try store.collection("nope").query().limitToFirst(1).changes() } throws: { error in
+      (error as? FolioError)?.code == .unknownTable
+    }
+  }
+
+  @Test func aStartThatFailsThrowsFromTheFirstNext() async throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.apply(table: "todos", pk: "b", op: .insert, columns: ["lastUpdate": 1])
+    try scratch.write("data/todos/a.json", #"{"id": "a", "#)  // a save caught half way
+    let single = try store.collection("todos").findByID("a").changes()
+    var iterator = single.makeAsyncIterator()
+    await #expect { _ = try await iterator.next() } throws: { error in
+      (error as? FolioError)?.code == .invalidJSON
+    }
+    let after = try await iterator.next()
+    #expect(after == nil)
+    let query = try store.collection("todos").query().orderBy(child: "lastUpdate").limitToFirst(2).changes()
+    var queryIterator = query.makeAsyncIterator()
+    await #expect { _ = try await queryIterator.next() } throws: { error in
+      (error as? FolioError)?.code == .invalidJSON
+    }
+    let queryAfter = try await queryIterator.next()
+    #expect(queryAfter == nil)
+    #expect(store.observation.isEmpty)
   }
 }
