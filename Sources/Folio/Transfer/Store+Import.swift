@@ -141,7 +141,8 @@ extension Store {
     var last = try lastHLC()
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = options.batchSize
-    let writer = StagingWriter(capacity: batch)
+    let documents = staging.documentsDirectory
+    let writer = try StagingWriter(capacity: batch, directory: documents)
     var writerFinished = false
     defer { if !writerFinished { try? writer.finish() } }
 
@@ -213,8 +214,9 @@ extension Store {
           row[table.key] = .string(pk)
         }
       }
-      let stagedPath = staging.documentsDirectory + "/" + fileName
       let stagedIndex = staged.index[fileName]
+      // Spelled out only for a pk staged before (or an error about it).
+      var stagedPath: String { documents + "/" + fileName }
       let stagedBefore = try stagedIndex.flatMap { _ in
         try writer.drain()
         return try FileSystem.read(stagedPath)
@@ -270,15 +272,14 @@ extension Store {
         continue
       }
       let bytes = JSONValue.object(result).canonicalBytes()
-      try writer.write(bytes, to: stagedPath)
+      try writer.write(bytes, named: fileName)
       try staged.add(fileName, bytes: bytes, at: stagedIndex)
       if stagedBefore == nil {
         if current == nil { summary.created += 1 } else { summary.updated += 1 }
       }
       last = HLC.next(after: last, now: Clock.nowMilliseconds(), replica: replicaID)
       let op = Op(hlc: last!, table: table.name, pk: pk, mutation: Mutation(kind: kind), fromTree: true)
-      opBytes += op.json.compactBytes()
-      opBytes.append(UInt8(ascii: "\n"))
+      op.appendLogLine(to: &opBytes)
     }
     try FileSystem.writeAll(ops, opBytes, path: opsPath)
     writerFinished = true

@@ -1,4 +1,5 @@
 internal import Clibgit2
+import Glibc
 
 extension Store {
   /// Commits a landed import: the imported documents and this replica's op
@@ -63,17 +64,22 @@ extension Store {
     // into the ordered stream where it belongs.
     let logFirst = logPath.utf8.lexicographicallyPrecedes(prefix.utf8)
     let logBytes = logID.bytes
+    // Each file's stat data is read by name in the open table folder.
+    let folder = try FileSystem.syscall("open", path: tableDirectory) {
+      open(tableDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    }
+    defer { close(folder) }
     try logBytes.withUnsafeBytes { logRaw in
       try staged.ids.withUnsafeBytes { ids in
         try repository.index().writeMerged(to: repository.gitDirectory + "/index", count: names.count + 1) {
           i in
           if logFirst ? i == 0 : i == names.count {
-            return (logPath, logRaw, opLogPath)
+            return (logPath, logRaw, AT_FDCWD, opLogPath)
           }
           let k = order[logFirst ? i - 1 : i]
           return (
-            prefix + names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]),
-            tableDirectory + "/" + names[k]
+            prefix + names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]), folder,
+            names[k]
           )
         }
       }
