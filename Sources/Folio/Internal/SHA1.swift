@@ -54,7 +54,8 @@ struct SHA1 {
   }
 
   // The message schedule lives in a 16-word ring on the stack (no array
-  // per block: this hashes a whole import's pack and index file).
+  // per block: this hashes a whole import's pack and index file), and each
+  // stretch of rounds has its own loop, so no round tests its number.
   private mutating func compress(_ block: UnsafeRawPointer) {
     var (a, b, c, d, e) = state
     var w = (
@@ -66,31 +67,53 @@ struct SHA1 {
       for i in 0..<16 {
         w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
       }
-      for i in 0..<80 {
-        let x: UInt32
-        if i < 16 {
-          x = w[i]
-        } else {
-          let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
-          x = mixed << 1 | mixed >> 31
-          w[i & 15] = x
-        }
-        let f: UInt32
-        let k: UInt32
-        if i < 20 {
-          f = (b & c) | (~b & d)
-          k = 0x5A82_7999
-        } else if i < 40 {
-          f = b ^ c ^ d
-          k = 0x6ED9_EBA1
-        } else if i < 60 {
-          f = (b & c) | (b & d) | (c & d)
-          k = 0x8F1B_BCDC
-        } else {
-          f = b ^ c ^ d
-          k = 0xCA62_C1D6
-        }
-        let temp = (a << 5 | a >> 27) &+ f &+ e &+ k &+ x
+      for i in 0..<16 {
+        let x = w[i]
+        let temp = (a << 5 | a >> 27) &+ ((b & c) | (~b & d)) &+ e &+ 0x5A82_7999 &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
+      for i in 16..<20 {
+        let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
+        let x = mixed << 1 | mixed >> 31
+        w[i & 15] = x
+        let temp = (a << 5 | a >> 27) &+ ((b & c) | (~b & d)) &+ e &+ 0x5A82_7999 &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
+      for i in 20..<40 {
+        let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
+        let x = mixed << 1 | mixed >> 31
+        w[i & 15] = x
+        let temp = (a << 5 | a >> 27) &+ (b ^ c ^ d) &+ e &+ 0x6ED9_EBA1 &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
+      for i in 40..<60 {
+        let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
+        let x = mixed << 1 | mixed >> 31
+        w[i & 15] = x
+        let temp = (a << 5 | a >> 27) &+ ((b & c) | (b & d) | (c & d)) &+ e &+ 0x8F1B_BCDC &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
+      for i in 60..<80 {
+        let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
+        let x = mixed << 1 | mixed >> 31
+        w[i & 15] = x
+        let temp = (a << 5 | a >> 27) &+ (b ^ c ^ d) &+ e &+ 0xCA62_C1D6 &+ x
         e = d
         d = c
         c = b << 30 | b >> 2

@@ -70,23 +70,32 @@ extension Store {
         try staging.discard()
         return summary
       }
-      onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "landing"))
-      let stillEmpty = staged.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
-      let record = ImportStaging.Record(
-        tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
-        opsSize: try Store.fileSize(staging.opsPath),
-        wholeFolder: stillEmpty)
-      try staging.seal(record, root: rootPath)
-      try staging.land(record, root: rootPath)
-      resetClockCache()
-      try forgetEvictions(table: table)
-      if let pack = staged.pack {
-        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "committing"))
-        let message =
-          options.message
-          ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
-        summary.commit = try commitImport(table: table, staged: staged, pack: pack, message: message)?
-          .description
+      // The pack holds every document now: its checksum and `.idx` are
+      // made on another thread while the import lands and commits.
+      staged.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
+      do {
+        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "landing"))
+        let stillEmpty = staged.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
+        let record = ImportStaging.Record(
+          tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
+          opsSize: try Store.fileSize(staging.opsPath),
+          wholeFolder: stillEmpty)
+        try staging.seal(record, root: rootPath)
+        try staging.land(record, root: rootPath)
+        resetClockCache()
+        try forgetEvictions(table: table)
+        if let pack = staged.pack {
+          onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "committing"))
+          let message =
+            options.message
+            ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
+          summary.commit = try commitImport(table: table, staged: staged, pack: pack, message: message)?
+            .description
+        }
+      } catch {
+        // Waits for the finishing thread; keeps the pack if it was stored.
+        staged.pack?.discard()
+        throw error
       }
       return summary
     }
