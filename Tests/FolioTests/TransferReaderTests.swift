@@ -226,6 +226,70 @@ struct TransferSupportTests {
     #expect(hex(String(repeating: "a", count: 1000)) == "291e9a6c66994949b57ba5e650361e98fc36b1ba")
   }
 
+  /// Fed in uneven pieces, the hash is the same as in one go.
+  @Test func sha1Chunked() {
+    let bytes = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 3) }
+    var whole = SHA1()
+    whole.update(bytes)
+    var pieces = SHA1()
+    var offset = 0
+    var step = 1
+    while offset < bytes.count {
+      let n = min(step, bytes.count - offset)
+      pieces.update(Array(bytes[offset..<(offset + n)]))
+      offset += n
+      step = step * 7 % 131 + 1
+    }
+    #expect(pieces.finish() == whole.finish())
+  }
+
+  /// Blobs stored uncompressed, of every size class (empty, small, over one
+  /// 64 KB stored block), read back through libgit2 with their ids.
+  @Test func packedStoredBlobsReadBack() throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("folio-pack-\(UUID())").path
+    defer { try? FileManager.default.removeItem(atPath: root) }
+    let repository = try GitRepository.initialize(workTree: root)
+    let pack = try GitPackFile(path: root + "/scratch.pack")
+    let blobs: [[UInt8]] = [
+      [], Array("{\n  \"a\": 1\n}\n".utf8), (0..<150_000).map { UInt8(truncatingIfNeeded: $0 % 251) },
+      Array(repeating: 0x41, count: 0xFFFF),
+    ]
+    var ids: [GitOID] = []
+    for blob in blobs {
+      var id = [UInt8](repeating: 0, count: 20)
+      try blob.withUnsafeBytes { raw in
+        try id.withUnsafeMutableBytes { try pack.addBlob(raw, id: $0, compress: false) }
+      }
+      ids.append(GitOID(bytes: id))
+      #expect(GitOID(bytes: id) == (try GitRepository.hashBlob(blob)))
+    }
+    let compressed = try pack.addBlob(Array("deflated".utf8))
+    try pack.store(in: repository)
+    for (blob, id) in zip(blobs, ids) { #expect(try repository.blob(id) == blob) }
+    #expect(try repository.blob(compressed) == Array("deflated".utf8))
+  }
+
+  /// An op's log line, written directly or through its JSON form, is the
+  /// same bytes.
+  @Test(arguments: [
+    (Int64(1_764_424_342_123), 0, "3f9c01", "flights", "1", true, Mutation.Kind.insert),
+    (Int64(5), 9999, "r1", "t", "a \"quoted\" \\ pk\u{1}é", false, Mutation.Kind.upsert),
+    (Int64(12_345_678_901_234), 42, "r\"x", "tä\nble", "", true, Mutation.Kind.insert),
+  ])
+  func opLogLineDirect(
+    wall: Int64, counter: Int, replica: String, table: String, pk: String, fromTree: Bool, kind: Mutation.Kind
+  ) {
+    let op = Op(
+      hlc: HLC(wall: wall, counter: counter, replica: replica), table: table, pk: pk,
+      mutation: Mutation(kind: kind), fromTree: fromTree)
+    var line = Array("before".utf8)
+    op.appendLogLine(to: &line)
+    #expect(line == Array("before".utf8) + op.json.compactBytes() + [0x0A])
+    var text: [UInt8] = []
+    op.hlc.appendText(to: &text)
+    #expect(String(decoding: text, as: UTF8.self) == op.hlc.description)
+  }
+
   @Test func deepMerge() {
     let base: JSONObject = ["a": ["x": 1, "y": ["p": 1]], "b": [1, 2], "c": "keep"]
     let patch: JSONObject = ["a": ["y": ["q": 2]], "b": [3], "d": nil]

@@ -4,9 +4,9 @@ import Glibc
 extension GitIndex {
   /// Writes git's index file at `path` (`.git/index`) as this index's
   /// entries merged with `count` new stage-0 entries, given in path order
-  /// by `entry(i)` as (index path, 20-byte blob id, file on disk), each
-  /// with its file's stat data so `git status` sees it clean without
-  /// rehashing. A new entry replaces every stage of the same path.
+  /// by `entry(i)` as (index path, 20-byte blob id, file on disk: a name in
+  /// the open folder `directory`, or a path with `AT_FDCWD`), each with its
+  /// file's stat data so `git status` sees it clean without rehashing. A new entry replaces every stage of the same path.
   ///
   /// The file is streamed out in the documented format (version 2, or 3
   /// when an entry carries skip-worktree or intent-to-add), through
@@ -15,7 +15,8 @@ extension GitIndex {
   /// map slot at once; this holds one buffer. Extensions (the cached tree)
   /// are left out; git rebuilds them when it needs them.
   func writeMerged(
-    to path: String, count: Int, _ entry: (Int) -> (path: String, id: UnsafeRawBufferPointer, file: String)
+    to path: String, count: Int,
+    _ entry: (Int) -> (path: String, id: UnsafeRawBufferPointer, directory: Int32, file: String)
   ) throws {
     let existing = git_index_entrycount(handle)
     var extended = false
@@ -83,7 +84,7 @@ extension GitIndex {
             continue
           }
         }
-        var e = GitIndex.entry(id: GitOID(bytes: Array(new.id)), filePath: new.file)
+        var e = GitIndex.entry(id: GitOID(bytes: Array(new.id)), directory: new.directory, name: new.file)
         try new.path.withCString { pointer in
           e.path = pointer
           try writer.append(e)
@@ -131,14 +132,11 @@ private struct IndexFileWriter {
   mutating func append(_ bytes: [UInt8]) { buffer += bytes }
 
   mutating func append32(_ value: UInt32) {
-    buffer += [
-      UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-      UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value),
-    ]
+    withUnsafeBytes(of: value.bigEndian) { buffer += $0 }
   }
 
   mutating func append16(_ value: UInt16) {
-    buffer += [UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    withUnsafeBytes(of: value.bigEndian) { buffer += $0 }
   }
 
   /// One entry: stat data, id, flags, the path and NUL padding to a

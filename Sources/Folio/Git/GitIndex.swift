@@ -71,11 +71,21 @@ final class GitIndex {
   /// A stage-0 entry for blob `id`, with the stat data of the file at
   /// `filePath` when given, so git sees the file as clean without rehashing.
   static func entry(id: GitOID, filePath: String?) -> git_index_entry {
+    entry(id: id) { st in filePath.map { stat($0, &st) == 0 } ?? false }
+  }
+
+  /// A stage-0 entry for blob `id`, with the stat data of the file `name`
+  /// in the open folder `directory` (`AT_FDCWD` for a path).
+  static func entry(id: GitOID, directory: Int32, name: String) -> git_index_entry {
+    entry(id: id) { st in fstatat(directory, name, &st, 0) == 0 }
+  }
+
+  private static func entry(id: GitOID, stat fill: (inout stat) -> Bool) -> git_index_entry {
     var entry = git_index_entry()
     entry.mode = 0o100644
     entry.id = id.raw
     var st = stat()
-    guard let filePath, stat(filePath, &st) == 0 else { return entry }
+    guard fill(&st) else { return entry }
     entry.ctime.seconds = Int32(truncatingIfNeeded: st.st_ctim.tv_sec)
     entry.ctime.nanoseconds = UInt32(truncatingIfNeeded: st.st_ctim.tv_nsec)
     entry.mtime.seconds = Int32(truncatingIfNeeded: st.st_mtim.tv_sec)

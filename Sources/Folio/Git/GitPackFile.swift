@@ -1,5 +1,6 @@
 internal import CZlib
 internal import Clibgit2
+import Foundation
 import Glibc
 
 /// A pack built in a plain file while its objects are still being decided,
@@ -26,6 +27,14 @@ final class GitPackFile {
   private var fileOffset = 0
   /// Per object: 20-byte id, 8-byte offset, 4-byte CRC-32 of its packed bytes.
   private var entries: [UInt8] = []
+  /// Set while or after the finish runs on a thread of its own.
+  private var finishing: DispatchSemaphore?
+  private var finishError: (any Error)?
+  private var packID: [UInt8]?
+  /// The finished `.idx`, until it is moved beside the pack.
+  private var temporaryIndex: String?
+  /// The pack file has been moved into `objects/pack`.
+  private var installed = false
 
   /// Starts an empty pack at `path` (replacing any file there).
   init(path: String) throws {
@@ -54,8 +63,17 @@ final class GitPackFile {
   }
 
   /// Appends a blob; writes its 20-byte id to `id`.
-  func addBlob(_ bytes: UnsafeRawBufferPointer, id: UnsafeMutableRawBufferPointer) throws {
-    try add(bytes, type: 3, gitType: GIT_OBJECT_BLOB, id: id)
+  ///
+  /// With `compress: false` the blob goes in as stored deflate blocks. For
+  /// a document of a few hundred bytes, zlib spends nearly all its time
+  /// building the block's Huffman trees (`build_tree`, `pqdownheap`: about
+  /// 30 µs per document here, at any level or strategy above 0, against
+  /// 1–2 µs to copy it), to save ~40% of a small object; `git gc` later
+  /// deltifies and recompresses such blobs far better anyway.
+  func addBlob(_ bytes: UnsafeRawBufferPointer, id: UnsafeMutableRawBufferPointer, compress: Bool = true)
+    throws
+  {
+    try add(bytes, type: 3, gitType: GIT_OBJECT_BLOB, id: id, compress: compress)
   }
 
   /// Appends a tree object (its raw entries) and returns its id.
@@ -86,7 +104,8 @@ final class GitPackFile {
   }
 
   private func add(
-    _ bytes: UnsafeRawBufferPointer, type: UInt8, gitType: git_object_t, id: UnsafeMutableRawBufferPointer
+    _ bytes: UnsafeRawBufferPointer, type: UInt8, gitType: git_object_t, id: UnsafeMutableRawBufferPointer,
+    compress: Bool = true
   ) throws {
     precondition(!closed, "object added to a stored pack")
     var oid = git_oid()
@@ -94,7 +113,7 @@ final class GitPackFile {
     withUnsafeBytes(of: &oid.id) { id.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
     let start = buffer.count
     appendHeader(type: type, size: bytes.count)
-    try deflate(bytes)
+    if compress { try deflate(bytes) } else { appendStored(bytes) }
     note(id: UnsafeRawBufferPointer(id), start: start)
     count += 1
     if buffer.count >= 1 << 20 { try flush() }
@@ -132,6 +151,26 @@ final class GitPackFile {
     }
   }
 
+  /// `input` as a zlib stream of stored (uncompressed) deflate blocks,
+  /// 64 KB at most each (RFC 1950, RFC 1951 §3.2.4).
+  private func appendStored(_ input: UnsafeRawBufferPointer) {
+    buffer += [0x78, 0x01]  // deflate, 32 KB window, no dictionary, fastest
+    var offset = 0
+    repeat {
+      let n = min(input.count - offset, 0xFFFF)
+      let final: UInt8 = offset + n == input.count ? 1 : 0
+      buffer += [final, UInt8(n & 0xFF), UInt8(n >> 8), UInt8(~n & 0xFF), UInt8((~n >> 8) & 0xFF)]
+      buffer += UnsafeRawBufferPointer(rebasing: input[offset..<(offset + n)])
+      offset += n
+    } while offset < input.count
+    let sum =
+      input.isEmpty
+      ? 1 : UInt32(adler32(1, input.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(input.count)))
+    for shift in stride(from: 24, through: 0, by: -8) {
+      buffer.append(UInt8(truncatingIfNeeded: sum >> UInt32(shift)))
+    }
+  }
+
   private func deflate(_ input: UnsafeRawBufferPointer) throws {
     deflateReset(&stream)
     let bound = Int(deflateBound(&stream, UInt(input.count)))
@@ -160,10 +199,14 @@ final class GitPackFile {
 
   /// Drops the pack (an import that failed or changed nothing).
   func discard() {
-    guard !closed else { return }
-    closed = true
-    close(fd)
-    unlink(path)
+    _ = try? waitForFinishing()
+    if let temporaryIndex { unlink(temporaryIndex) }
+    temporaryIndex = nil
+    if !closed {
+      closed = true
+      close(fd)
+    }
+    if !installed { unlink(path) }
   }
 
   /// Appends the file at `filePath` as a blob, streamed, and returns its id.
@@ -246,16 +289,67 @@ final class GitPackFile {
   /// Writes the count and the checksum trailer, writes the `.idx`, and
   /// moves both into the repository's `objects/pack` (the `.idx` last: its
   /// arrival is what makes the pack visible). The objects can be read at
-  /// once afterwards.
+  /// once afterwards. If ``finishInBackground(packFolder:)`` ran, this
+  /// waits for it and only moves the files.
   func store(in repository: GitRepository) throws {
-    precondition(!closed, "pack stored twice")
-    try flush()
-    closed = true
-    var moved = false
-    defer {
-      close(fd)
-      if !moved { unlink(path) }
+    let folder = repository.gitDirectory + "/objects/pack"
+    if finishing == nil { try finish(packFolder: folder) }
+    let packID = try waitForFinishing()
+    defer { if !installed { unlink(path) } }
+    let name = folder + "/pack-" + GitOID(bytes: packID).description
+    if FileSystem.exists(name + ".pack") && FileSystem.exists(name + ".idx") {
+      // The same bytes are there already (another import of the same
+      // documents): keep that pack, which readers may have mapped, as git does.
+      unlink(path)
+      unlink(temporaryIndex!)
+    } else {
+      try FileSystem.syscall("rename", path: name + ".pack") { rename(path, name + ".pack") }
+      try FileSystem.syscall("rename", path: name + ".idx") { rename(temporaryIndex!, name + ".idx") }
     }
+    installed = true
+    temporaryIndex = nil
+    try FileSystem.syncDirectory(folder)
+    var odb: OpaquePointer?
+    try LibGit2.check(git_repository_odb(&odb, repository.handle), "git_repository_odb")
+    defer { git_odb_free(odb) }
+    try LibGit2.check(git_odb_refresh(odb), "git_odb_refresh")
+  }
+
+  /// Starts the part of ``store(in:)`` that needs no repository (the
+  /// count, reading the pack back for its checksum, the trailer, the fsync
+  /// and the `.idx`, written beside the pack in `packFolder`) on a thread
+  /// of its own, so that an import's landing and commit go on meanwhile.
+  /// Nothing may be added to the pack afterwards.
+  func finishInBackground(packFolder: String) {
+    precondition(!closed && finishing == nil, "pack finished twice")
+    // The thread has the pack to itself until `waitForFinishing()`: every
+    // other use of it goes through that first.
+    let pack = UncheckedSendable(value: self)
+    let done = DispatchSemaphore(value: 0)
+    finishing = done
+    let thread = Thread {
+      do { try pack.value.finish(packFolder: packFolder) } catch { pack.value.finishError = error }
+      done.signal()
+    }
+    thread.name = "folio-pack-finish"
+    thread.start()
+  }
+
+  /// Waits for a background finish, if one runs; returns the pack's id.
+  private func waitForFinishing() throws -> [UInt8] {
+    if let finishing {
+      finishing.wait()
+      finishing.signal()  // later waits return at once
+    }
+    if let finishError { throw finishError }
+    return packID ?? []
+  }
+
+  private func finish(packFolder folder: String) throws {
+    precondition(!closed, "pack stored twice")
+    closed = true
+    defer { close(fd) }
+    try flush()
     var header: [UInt8] = [
       UInt8(truncatingIfNeeded: count >> 24), UInt8(truncatingIfNeeded: count >> 16),
       UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count),
@@ -275,20 +369,14 @@ final class GitPackFile {
     let packID = hash.finish()
     try FileSystem.writeAll(fd, packID, path: path)
     try FileSystem.syscall("fsync", path: path) { fsync(fd) }
-
     let idx = indexBytes(packID: packID)
-    let folder = repository.gitDirectory + "/objects/pack"
-    let name = folder + "/pack-" + GitOID(bytes: packID).description
-    let temporary = folder + "/tmp_idx_" + String(getpid())
+    entries = []
+    try FileSystem.makeDirectories(folder)
+    // Named after the pack's own file: two packs may be finishing at once.
+    let temporary = folder + "/tmp_idx_" + String(getpid()) + "_" + FileSystem.split(path).name
     try FileSystem.writeAtomically(temporary, idx, sync: true)
-    try FileSystem.syscall("rename", path: name + ".pack") { rename(path, name + ".pack") }
-    moved = true
-    try FileSystem.syscall("rename", path: name + ".idx") { rename(temporary, name + ".idx") }
-    try FileSystem.syncDirectory(folder)
-    var odb: OpaquePointer?
-    try LibGit2.check(git_repository_odb(&odb, repository.handle), "git_repository_odb")
-    defer { git_odb_free(odb) }
-    try LibGit2.check(git_odb_refresh(odb), "git_odb_refresh")
+    temporaryIndex = temporary
+    self.packID = packID
   }
 
   /// The pack index, version 2: a fan-out table by first byte, the sorted
@@ -341,4 +429,10 @@ final class GitPackFile {
       return out
     }
   }
+}
+
+/// Lends a value to another thread that has it to itself meanwhile.
+// @unchecked: the lender touches the value only after the borrower is done.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+  let value: Value
 }

@@ -53,44 +53,73 @@ struct SHA1 {
     return out
   }
 
+  // The message schedule lives in a 16-word ring on the stack (no array
+  // per block: this hashes a whole import's pack and index file), and each
+  // stretch of rounds has its own loop, so no round tests its number.
   private mutating func compress(_ block: UnsafeRawPointer) {
-    var w = [UInt32](repeating: 0, count: 80)
-    for i in 0..<16 {
-      let b = block.advanced(by: i * 4)
-      w[i] =
-        UInt32(b.load(fromByteOffset: 0, as: UInt8.self)) << 24 | UInt32(
-          b.load(fromByteOffset: 1, as: UInt8.self)) << 16
-        | UInt32(b.load(fromByteOffset: 2, as: UInt8.self)) << 8
-        | UInt32(b.load(fromByteOffset: 3, as: UInt8.self))
-    }
-    for i in 16..<80 {
-      let x = w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]
-      w[i] = x << 1 | x >> 31
-    }
     var (a, b, c, d, e) = state
-    for i in 0..<80 {
-      let f: UInt32
-      let k: UInt32
-      switch i {
-      case 0..<20:
-        f = (b & c) | (~b & d)
-        k = 0x5A82_7999
-      case 20..<40:
-        f = b ^ c ^ d
-        k = 0x6ED9_EBA1
-      case 40..<60:
-        f = (b & c) | (b & d) | (c & d)
-        k = 0x8F1B_BCDC
-      default:
-        f = b ^ c ^ d
-        k = 0xCA62_C1D6
+    var w = (
+      UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0),
+      UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0), UInt32(0)
+    )
+    withUnsafeMutableBytes(of: &w) { raw in
+      let w = raw.baseAddress!.assumingMemoryBound(to: UInt32.self)
+      for i in 0..<16 {
+        w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
       }
-      let temp = (a << 5 | a >> 27) &+ f &+ e &+ k &+ w[i]
-      e = d
-      d = c
-      c = b << 30 | b >> 2
-      b = a
-      a = temp
+      for i in 0..<16 {
+        let x = w[i]
+        let temp = (a << 5 | a >> 27) &+ ((b & c) | (~b & d)) &+ e &+ 0x5A82_7999 &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
+      for i in 16..<20 {
+        let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
+        let x = mixed << 1 | mixed >> 31
+        w[i & 15] = x
+        let temp = (a << 5 | a >> 27) &+ ((b & c) | (~b & d)) &+ e &+ 0x5A82_7999 &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
+      for i in 20..<40 {
+        let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
+        let x = mixed << 1 | mixed >> 31
+        w[i & 15] = x
+        let temp = (a << 5 | a >> 27) &+ (b ^ c ^ d) &+ e &+ 0x6ED9_EBA1 &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
+      for i in 40..<60 {
+        let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
+        let x = mixed << 1 | mixed >> 31
+        w[i & 15] = x
+        let temp = (a << 5 | a >> 27) &+ ((b & c) | (b & d) | (c & d)) &+ e &+ 0x8F1B_BCDC &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
+      for i in 60..<80 {
+        let mixed = w[(i &+ 13) & 15] ^ w[(i &+ 8) & 15] ^ w[(i &+ 2) & 15] ^ w[i & 15]
+        let x = mixed << 1 | mixed >> 31
+        w[i & 15] = x
+        let temp = (a << 5 | a >> 27) &+ (b ^ c ^ d) &+ e &+ 0xCA62_C1D6 &+ x
+        e = d
+        d = c
+        c = b << 30 | b >> 2
+        b = a
+        a = temp
+      }
     }
     state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e)
   }

@@ -173,7 +173,7 @@ struct JSONWriter {
   }
 
   /// Writes a quoted string, escaping only what JSON requires.
-  private mutating func writeString(_ text: String) {
+  mutating func writeString(_ text: String) {
     bytes.append(UInt8(ascii: "\""))
     text.withUTF8Bytes { utf8 in
       var run = 0

@@ -68,6 +68,34 @@ public struct Op: Sendable, Hashable {
     return .object(object)
   }
 
+  /// Appends the op's log line to `line`: ``json`` in compact form, then a
+  /// newline. An op with no assignments or transforms (an import logs one
+  /// per row) is spelled out directly, to the same bytes, without building
+  /// the object.
+  func appendLogLine(to line: inout [UInt8]) {
+    guard mutation.assignments.isEmpty, mutation.transforms.isEmpty,
+      hlc.replica.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+    else {
+      line += json.compactBytes()
+      line.append(UInt8(ascii: "\n"))
+      return
+    }
+    var writer = JSONWriter(reservingCapacity: 0)
+    swap(&writer.bytes, &line)
+    defer { swap(&writer.bytes, &line) }
+    // The keys in code point order, as compact form sorts them.
+    writer.bytes += #"{"hlc":""#.utf8
+    hlc.appendText(to: &writer.bytes)
+    writer.bytes += #"","op":"#.utf8
+    writer.writeString(mutation.kind.rawValue)
+    writer.bytes += #","pk":"#.utf8
+    writer.writeString(pk)
+    writer.bytes += #","table":"#.utf8
+    writer.writeString(table)
+    if fromTree { writer.bytes += #","tree":true"#.utf8 }
+    writer.bytes += "}\n".utf8
+  }
+
   /// Reads an op from its JSON form.
   /// - Throws: `INVALID_JSON` naming the field that is wrong.
   public init(json: JSONValue) throws {

@@ -45,7 +45,8 @@ final class StagedImport {
     }
     try bytes.withUnsafeBytes { raw in
       try ids.withUnsafeMutableBytes { all in
-        try pack.addBlob(raw, id: UnsafeMutableRawBufferPointer(rebasing: all[(k * 20)..<(k * 20 + 20)]))
+        try pack.addBlob(
+          raw, id: UnsafeMutableRawBufferPointer(rebasing: all[(k * 20)..<(k * 20 + 20)]), compress: false)
       }
     }
   }

@@ -1,9 +1,13 @@
 import Foundation
+import Glibc
 import Synchronization
 
 /// Writes an import's staged documents on a thread of its own, so that
 /// creating 300k files (kernel work, the import's floor) overlaps with
 /// parsing, formatting, hashing and deflating the next rows.
+///
+/// Files are created by name in one open folder (`openat`), so the kernel
+/// walks one path component per file, not the whole path.
 ///
 /// At most `capacity` files wait at once (the import's `batchSize`), which
 /// bounds memory. The first
@@ -12,9 +16,10 @@ import Synchronization
 /// The owner must call ``finish()``, also on failure: the thread holds the
 /// writer until then.
 final class StagingWriter: @unchecked Sendable {
-  // @unchecked: `state` is guarded by its Mutex; the semaphores are thread-safe.
+  // @unchecked: `state` is guarded by its Mutex; the semaphores are
+  // thread-safe; `directory` and `folder` never change after init.
   private struct State {
-    var queue: [(path: String, bytes: [UInt8])] = []
+    var queue: [(name: String, bytes: [UInt8])] = []
     var head = 0
     var error: FolioError?
   }
@@ -25,19 +30,31 @@ final class StagingWriter: @unchecked Sendable {
   private let idle = DispatchSemaphore(value: 0)
   private let done = DispatchSemaphore(value: 0)
   private var finished = false
+  /// The folder the files go into, and its descriptor.
+  private let directory: String
+  private let folder: Int32
 
-  init(capacity: Int) {
+  /// Starts a writer of files in `directory`.
+  init(capacity: Int, directory: String) throws {
+    self.directory = directory
+    folder = try FileSystem.syscall("open", path: directory) {
+      open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    }
     space = DispatchSemaphore(value: capacity)
     let thread = Thread { [self] in run() }
     thread.name = "folio-import-writer"
     thread.start()
   }
 
-  /// Queues `bytes` to be written as the file `path` (created or truncated).
-  func write(_ bytes: [UInt8], to path: String) throws {
+  deinit { close(folder) }
+
+  /// Queues `bytes` to be written as the file `name` in the folder (created
+  /// or truncated).
+  func write(_ bytes: [UInt8], named name: String) throws {
+    precondition(!name.isEmpty, "an empty name marks a barrier")
     if let error = state.withLock({ $0.error }) { throw error }
     space.wait()
-    state.withLock { $0.queue.append((path, bytes)) }
+    state.withLock { $0.queue.append((name, bytes)) }
     items.signal()
   }
 
@@ -61,7 +78,7 @@ final class StagingWriter: @unchecked Sendable {
   private func run() {
     while true {
       items.wait()
-      let next: (path: String, bytes: [UInt8])? = state.withLock { s in
+      let next: (name: String, bytes: [UInt8])? = state.withLock { s in
         guard s.head < s.queue.count else { return nil }
         let item = s.queue[s.head]
         s.queue[s.head] = ("", [])
@@ -77,27 +94,36 @@ final class StagingWriter: @unchecked Sendable {
         done.signal()
         return
       }
-      if next.path.isEmpty {
+      if next.name.isEmpty {
         idle.signal()
         continue
       }
       defer { space.signal() }
       if state.withLock({ $0.error }) != nil { continue }
       do {
-        try Self.writeFile(next.path, next.bytes)
+        try writeFile(next.name, next.bytes)
       } catch let error as FolioError {
         state.withLock { $0.error = $0.error ?? error }
       } catch {
-        state.withLock { $0.error = $0.error ?? FolioError(.io, "\(error)", path: next.path) }
+        state.withLock {
+          $0.error = $0.error ?? FolioError(.io, "\(error)", path: directory + "/" + next.name)
+        }
       }
     }
   }
 
-  private static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
-    let fd = try FileSystem.syscall("open", path: path) {
-      open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    }
+  private func writeFile(_ name: String, _ bytes: [UInt8]) throws {
+    var fd: Int32
+    repeat {
+      fd = openat(folder, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    } while fd < 0 && errno == EINTR
+    // The path is only spelled out for an error.
+    if fd < 0 { throw FileSystem.error(errno, "openat", path: directory + "/" + name) }
     defer { close(fd) }
-    try FileSystem.writeAll(fd, bytes, path: path)
+    let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    if written != bytes.count {
+      try FileSystem.writeAll(
+        fd, bytes[max(written, 0)...], path: directory + "/" + name)
+    }
   }
 }

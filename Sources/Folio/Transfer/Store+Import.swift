@@ -70,23 +70,32 @@ extension Store {
         try staging.discard()
         return summary
       }
-      onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "landing"))
-      let stillEmpty = staged.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
-      let record = ImportStaging.Record(
-        tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
-        opsSize: try Store.fileSize(staging.opsPath),
-        wholeFolder: stillEmpty)
-      try staging.seal(record, root: rootPath)
-      try staging.land(record, root: rootPath)
-      resetClockCache()
-      try forgetEvictions(table: table)
-      if let pack = staged.pack {
-        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "committing"))
-        let message =
-          options.message
-          ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
-        summary.commit = try commitImport(table: table, staged: staged, pack: pack, message: message)?
-          .description
+      // The pack holds every document now: its checksum and `.idx` are
+      // made on another thread while the import lands and commits.
+      staged.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
+      do {
+        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "landing"))
+        let stillEmpty = staged.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
+        let record = ImportStaging.Record(
+          tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
+          opsSize: try Store.fileSize(staging.opsPath),
+          wholeFolder: stillEmpty)
+        try staging.seal(record, root: rootPath)
+        try staging.land(record, root: rootPath)
+        resetClockCache()
+        try forgetEvictions(table: table)
+        if let pack = staged.pack {
+          onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "committing"))
+          let message =
+            options.message
+            ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
+          summary.commit = try commitImport(table: table, staged: staged, pack: pack, message: message)?
+            .description
+        }
+      } catch {
+        // Waits for the finishing thread; keeps the pack if it was stored.
+        staged.pack?.discard()
+        throw error
       }
       return summary
     }
@@ -141,7 +150,8 @@ extension Store {
     var last = try lastHLC()
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = options.batchSize
-    let writer = StagingWriter(capacity: batch)
+    let documents = staging.documentsDirectory
+    let writer = try StagingWriter(capacity: batch, directory: documents)
     var writerFinished = false
     defer { if !writerFinished { try? writer.finish() } }
 
@@ -213,8 +223,9 @@ extension Store {
           row[table.key] = .string(pk)
         }
       }
-      let stagedPath = staging.documentsDirectory + "/" + fileName
       let stagedIndex = staged.index[fileName]
+      // Spelled out only for a pk staged before (or an error about it).
+      var stagedPath: String { documents + "/" + fileName }
       let stagedBefore = try stagedIndex.flatMap { _ in
         try writer.drain()
         return try FileSystem.read(stagedPath)
@@ -270,15 +281,14 @@ extension Store {
         continue
       }
       let bytes = JSONValue.object(result).canonicalBytes()
-      try writer.write(bytes, to: stagedPath)
+      try writer.write(bytes, named: fileName)
       try staged.add(fileName, bytes: bytes, at: stagedIndex)
       if stagedBefore == nil {
         if current == nil { summary.created += 1 } else { summary.updated += 1 }
       }
       last = HLC.next(after: last, now: Clock.nowMilliseconds(), replica: replicaID)
       let op = Op(hlc: last!, table: table.name, pk: pk, mutation: Mutation(kind: kind), fromTree: true)
-      opBytes += op.json.compactBytes()
-      opBytes.append(UInt8(ascii: "\n"))
+      op.appendLogLine(to: &opBytes)
     }
     try FileSystem.writeAll(ops, opBytes, path: opsPath)
     writerFinished = true

@@ -1,12 +1,13 @@
 internal import Clibgit2
+import Glibc
 
 extension Store {
   /// Commits a landed import: the imported documents and this replica's op
   /// log, as one commit. The documents' blobs are already in the import's
-  /// pack (``StagedImport``); the op log and the table's folder tree join
-  /// them, and the pack goes into the object database in one stream (the
-  /// few trees above the folder and the commit follow in a small pack of
-  /// their own, so nothing is written loose). The
+  /// pack (``StagedImport``), which is being finished on another thread;
+  /// the op log and the table's folder tree go into a second pack, and the
+  /// few trees above the folder and the commit into a small third one, so
+  /// nothing is written loose. The
   /// root tree is HEAD's with two entries replaced, and git's index file
   /// is written merged in one ordered pass, carrying each file's stat data,
   /// so `git status` is clean at once. Nothing here holds more than one
@@ -26,27 +27,42 @@ extension Store {
     // String order is byte order, which is git's.
     let order = names.indices.sorted { names[$0] < names[$1] }
 
-    for (k, packed) in staged.restaged.sorted(by: { $0.key < $1.key }) {
-      let final = GitOID(bytes: Array(staged.ids[(k * 20)..<(k * 20 + 20)]))
-      guard final != packed else { continue }
-      guard let bytes = try FileSystem.read(tableDirectory + "/" + names[k]),
-        try pack.addBlob(bytes) == final
-      else {
-        throw FolioError(
-          .io, "an imported document changed before the commit", path: table.path + "/" + names[k])
+    // The documents' pack is being finished on another thread meanwhile
+    // (``GitPackFile/finishInBackground(packFolder:)``); what only the
+    // landing or the commit can tell (the op log, documents restaged with
+    // new bytes, the folder tree) goes into a pack of its own.
+    let folder = repository.gitDirectory + "/objects/pack"
+    try FileSystem.makeDirectories(folder)
+    let rest = try GitPackFile(path: folder + "/tmp_folio_import_\(getpid()).pack")
+    let logID: GitOID
+    let folderTree: GitOID
+    do {
+      for (k, packed) in staged.restaged.sorted(by: { $0.key < $1.key }) {
+        let final = GitOID(bytes: Array(staged.ids[(k * 20)..<(k * 20 + 20)]))
+        guard final != packed else { continue }
+        guard let bytes = try FileSystem.read(tableDirectory + "/" + names[k]),
+          try rest.addBlob(bytes) == final
+        else {
+          throw FolioError(
+            .io, "an imported document changed before the commit", path: table.path + "/" + names[k])
+        }
       }
-    }
-    let logID = try pack.addBlob(file: opLogPath)
-    let folderTree = try staged.ids.withUnsafeBytes { ids in
-      let bytes = GitTree.mergedBytes(
-        try headTree?.subtree(at: table.path, repository: repository), adding: order.count
-      ) {
-        let k = order[$0]
-        return (names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]))
+      logID = try rest.addBlob(file: opLogPath)
+      folderTree = try staged.ids.withUnsafeBytes { ids in
+        let bytes = GitTree.mergedBytes(
+          try headTree?.subtree(at: table.path, repository: repository), adding: order.count
+        ) {
+          let k = order[$0]
+          return (names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]))
+        }
+        return try rest.addTree(bytes)
       }
-      return try pack.addTree(bytes)
+      try rest.store(in: repository)
+      try pack.store(in: repository)
+    } catch {
+      rest.discard()
+      throw error
     }
-    try pack.store(in: repository)
     // The trees from the table's folder and the op log up to the root, and
     // the commit, go into a second, small pack: libgit2 would write them
     // loose, and an import leaves no loose object at all.
@@ -63,17 +79,22 @@ extension Store {
     // into the ordered stream where it belongs.
     let logFirst = logPath.utf8.lexicographicallyPrecedes(prefix.utf8)
     let logBytes = logID.bytes
+    // Each file's stat data is read by name in the open table folder.
+    let tableFolder = try FileSystem.syscall("open", path: tableDirectory) {
+      open(tableDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    }
+    defer { close(tableFolder) }
     try logBytes.withUnsafeBytes { logRaw in
       try staged.ids.withUnsafeBytes { ids in
         try repository.index().writeMerged(to: repository.gitDirectory + "/index", count: names.count + 1) {
           i in
           if logFirst ? i == 0 : i == names.count {
-            return (logPath, logRaw, opLogPath)
+            return (logPath, logRaw, AT_FDCWD, opLogPath)
           }
           let k = order[logFirst ? i - 1 : i]
           return (
-            prefix + names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]),
-            tableDirectory + "/" + names[k]
+            prefix + names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]), tableFolder,
+            names[k]
           )
         }
       }
