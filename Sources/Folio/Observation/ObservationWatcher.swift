@@ -121,6 +121,8 @@ final class ObservationWatcher: Sendable {
     var again = false
     // Refreshes in a row that a transaction overlapped.
     var conflicts = 0
+    // The documents of the transaction under way, by its checksum line.
+    var known: (trailer: [UInt8], keys: [String: Set<String>?])?
     while true {
       var fds = [
         pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
@@ -144,8 +146,14 @@ final class ObservationWatcher: Sendable {
       // it. A journal a writer killed midway left is finished after a second,
       // under the lock, as the next open would: its half is never delivered.
       var underWay: [String: Set<String>?] = [:]
-      if let paths = Journal.writesUnderWay(at: store.journalPath, root: store.rootPath) {
-        underWay = watches.keys(of: paths)
+      if let trailer = Journal.unstampedTrailer(at: store.journalPath),
+        let keys = known?.trailer == trailer
+          ? known!.keys
+          : Journal.writes(at: store.journalPath, root: store.rootPath).map { watches.keys(of: $0) }
+      {
+        // Decoded once per transaction: a large one wakes us many times.
+        known = (trailer, keys)
+        underWay = keys
         // Only the op log, or a folder, changed: that is the transaction's.
         if changes.isEmpty || changes.contains(where: { Drained.overlap(underWay[$0.key], $0.value) }) {
           let now = Clock.monotonicSeconds()

@@ -28,20 +28,28 @@ extension Journal {
     while trailer.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) < 0 && errno == EINTR {}
   }
 
-  /// The documents of a transaction under way, as an observer sees it: nil
-  /// when the journal is empty, stamped applied, or not yet whole (then the
-  /// transaction has touched no document, and the documents it will write
-  /// are seen as a transaction that begins later).
-  /// - Returns: the absolute paths the transaction writes.
-  static func writesUnderWay(at path: String, root: String) -> [String]? {
-    guard isPending(at: path), let bytes = try? FileSystem.read(path), bytes.count > trailerLength,
-      let journal = decode(bytes, root: root)
-    else { return nil }
+  /// The checksum line of the journal of a transaction under way, as an
+  /// observer sees it: nil when the journal is empty or stamped applied.
+  /// Reads only the journal's tail and the stamp.
+  static func unstampedTrailer(at path: String) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var st = stat()
+    guard fstat(fd, &st) == 0, st.st_size > 0 else { return nil }
+    var trailer = [UInt8](repeating: 0, count: trailerLength)
+    let offset = max(0, Int(st.st_size) - trailerLength)
+    let count = trailer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, trailerLength, off_t(offset)) }
+    guard count == trailerLength else { return trailer }
     let stamp = (try? FileSystem.read(appliedPath(journal: path))) ?? []
-    if stamp.count >= trailerLength && stamp.prefix(trailerLength).elementsEqual(bytes.suffix(trailerLength))
-    {
-      return nil
-    }
+    return stamp.starts(with: trailer) ? nil : trailer
+  }
+
+  /// The document paths a journal writes, or nil if it is not whole (being
+  /// written: then its transaction has touched no document yet, and what it
+  /// writes is seen as a transaction that begins later).
+  static func writes(at path: String, root: String) -> [String]? {
+    guard let bytes = try? FileSystem.read(path), let journal = decode(bytes, root: root) else { return nil }
     return journal.writes.map(\.path)
   }
 }
