@@ -11,10 +11,12 @@ import Synchronization
 /// `IN_MOVED_FROM`); each event names the file, so only observers of that
 /// document (or of a query over its table) do work. The op logs tell of a
 /// transaction in a table whose folder did not exist yet. While the
-/// journal (`.git/folio/journal`, also watched) is not empty a Folio
-/// transaction is under way; the thread waits for it to empty, so it sees
-/// another process's transaction whole. A writer that is not Folio (git,
-/// an editor) may be seen in more than one step.
+/// journal (`.git/folio/journal`, also watched) is full and not stamped
+/// applied (`.git/folio/applied`, see ``Journal/stampApplied(_:journal:)``)
+/// a Folio transaction is under way; the thread holds back changes to the
+/// documents it writes until it is stamped, so it sees another process's
+/// transaction whole. A writer that is not Folio (git, an editor) may be
+/// seen in more than one step.
 final class ObservationWatcher: Sendable {
   private let inotify: Inotify
   /// A pipe whose write end ``stop()`` closes to wake the thread.
@@ -149,7 +151,7 @@ final class ObservationWatcher: Sendable {
       if let trailer = Journal.unstampedTrailer(at: store.journalPath),
         let keys = known?.trailer == trailer
           ? known!.keys
-          : Journal.writes(at: store.journalPath, root: store.rootPath).map { watches.keys(of: $0) }
+          : Journal.writes(at: store.journalPath, root: store.rootPath).map({ watches.keys(of: $0) })
       {
         // Decoded once per transaction: a large one wakes us many times.
         known = (trailer, keys)
@@ -179,7 +181,13 @@ final class ObservationWatcher: Sendable {
       // after a few times the refresh runs under the store lock instead.
       var whole = false
       if conflicts >= 3 {
-        whole = (try? store.lock.withLock { center.refresh(store: store, changes: batch) }) ?? false
+        // Under the lock no writer is midway, but one that died may have
+        // left a journal: finish it first, so its half is not read.
+        whole =
+          (try? store.lock.withLock {
+            try store.recover()
+            return center.refresh(store: store, changes: batch)
+          }) ?? false
       }
       if !whole {
         whole = center.refresh(store: store, changes: batch) { read in
