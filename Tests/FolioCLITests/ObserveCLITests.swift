@@ -164,6 +164,49 @@ struct ObserveCLITests {
     #expect(got[1]?["title"] == "far")
   }
 
+  @Test func aWriterKilledMidCommitIsSeenOnceTheJournalIsRedone() throws {
+    let scratch = try CLIScratch()
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    let follower = try Follower(["observe", "todos", "a"], in: scratch.path)
+    try #require(follower.wait(for: 1).count == 1)
+    // The writer stops with its document in place, before the applied stamp
+    // and the journal's clearing, and is killed there.
+    let writer = Process()
+    writer.executableURL = URL(fileURLWithPath: FolioRunner.binary)
+    writer.arguments = ["apply", "todos", "a", "--op", "upsert", "--columns", #"{"title":"far"}"#]
+    writer.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
+    writer.environment = ProcessInfo.processInfo.environment.merging(["FOLIO_TEST_PAUSE_AT": "commit"]) { $1 }
+    writer.standardOutput = FileHandle.nullDevice
+    writer.standardError = FileHandle.nullDevice
+    try writer.run()
+    let marker = scratch.path + "/.git/folio/test-paused"
+    var waited = 0
+    while !FileManager.default.fileExists(atPath: marker) && waited < 10_000 && writer.isRunning {
+      usleep(10_000)
+      waited += 10
+    }
+    try #require(FileManager.default.fileExists(atPath: marker))
+    // The document is in place, but not delivered while the transaction
+    // may be half done...
+    Thread.sleep(forTimeInterval: 0.3)
+    let onDisk = try String(contentsOfFile: scratch.path + "/data/todos/a.json", encoding: .utf8)
+    #expect(onDisk.contains("far"))
+    #expect(follower.wait(for: 1).count == 1)
+    kill(writer.processIdentifier, SIGKILL)
+    writer.waitUntilExit()
+    // ...then once, when the observer has redone the journal.
+    let lines = follower.wait(for: 2)
+    try #require(lines.count == 2)
+    #expect(try json(lines[1]) == ["document": ["id": "a", "title": "far"], "old": .null])
+    Thread.sleep(forTimeInterval: 0.3)
+    #expect(follower.wait(for: 1).count == 2)
+    let status = try scratch.folio("get", "todos", "a")
+    #expect(status.status == 0)
+    follower.process.interrupt()
+    follower.process.waitUntilExit()
+  }
+
   @Test func observeRejectsOptionsThatDoNotApply() throws {
     let scratch = try CLIScratch()
     defer { scratch.remove() }

@@ -9,6 +9,9 @@ extension Store {
     /// The checkout journal is written and the first half of the changed
     /// files landed; the rest, the index and the ref are not written yet.
     case checkout
+    /// A transaction's journal is written and its first document replaced;
+    /// the others, the applied stamp and the journal's clearing are not done.
+    case commit
   }
 
   /// `FOLIO_TEST_PAUSE_AT`, read once: a checkout calls ``testPause(at:)``

@@ -11,10 +11,12 @@ import Synchronization
 /// `IN_MOVED_FROM`); each event names the file, so only observers of that
 /// document (or of a query over its table) do work. The op logs tell of a
 /// transaction in a table whose folder did not exist yet. While the
-/// journal (`.git/folio/journal`, also watched) is not empty a Folio
-/// transaction is under way; the thread waits for it to empty, so it sees
-/// another process's transaction whole. A writer that is not Folio (git,
-/// an editor) may be seen in more than one step.
+/// journal (`.git/folio/journal`, also watched) is full and not stamped
+/// applied (`.git/folio/applied`, see ``Journal/stampApplied(_:journal:)``)
+/// a Folio transaction is under way; the thread holds back changes to the
+/// documents it writes until it is stamped, so it sees another process's
+/// transaction whole. A writer that is not Folio (git, an editor) may be
+/// seen in more than one step.
 final class ObservationWatcher: Sendable {
   private let inotify: Inotify
   /// A pipe whose write end ``stop()`` closes to wake the thread.
@@ -92,6 +94,23 @@ final class ObservationWatcher: Sendable {
       }
       return added
     }
+
+    /// The documents at `paths`, by table; a path in no table folder (an
+    /// older name, say) stands for the whole of every table, to be safe.
+    func keys(of paths: [String]) -> [String: Set<String>?] {
+      var keys: [String: Set<String>?] = [:]
+      let folders = Dictionary(
+        store.config.tables.map { (store.directory(of: $0), $0.name) }, uniquingKeysWith: { a, _ in a })
+      for path in paths {
+        let (directory, name) = FileSystem.split(path)
+        guard let table = folders[directory], let pk = PrimaryKey.pk(fromFileName: name) else {
+          for table in store.config.tables { keys[table.name] = .some(nil) }
+          continue
+        }
+        ObservationWatcher.merge([pk], into: &keys, table: table)
+      }
+      return keys
+    }
   }
 
   private static func loop(
@@ -104,6 +123,8 @@ final class ObservationWatcher: Sendable {
     var again = false
     // Refreshes in a row that a transaction overlapped.
     var conflicts = 0
+    // The documents of the transaction under way, by its checksum line.
+    var known: (trailer: [UInt8], keys: [String: Set<String>?])?
     while true {
       var fds = [
         pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
@@ -117,14 +138,34 @@ final class ObservationWatcher: Sendable {
       if fds[1].revents != 0 { return }
       collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
       if changes.isEmpty && !sawOps { continue }
-      // A Folio transaction is under way (here or in another process): its
-      // end empties the journal, which wakes us, and then it is seen whole.
-      // The watcher does not take the store lock: a busy writer would
-      // starve it. A journal left by a crash is not waited on forever.
-      if Journal.isPending(at: store.journalPath) {
-        let now = Clock.monotonicSeconds()
-        if waitingSince == nil { waitingSince = now }
-        if now - waitingSince! < 1 { continue }
+      // A Folio transaction under way (here or in another process) is seen
+      // whole: once it stamps itself applied (or, from an older writer or a
+      // recovery, empties the journal), which wakes us. The stamp comes as
+      // soon as its documents are in place, before the slow journal truncate,
+      // and names the transaction: a busy writer's next journal does not hide
+      // it. Until then only changes to documents it does not write are read.
+      // The watcher does not take the store lock: a busy writer would starve
+      // it. A journal a writer killed midway left is finished after a second,
+      // under the lock, as the next open would: its half is never delivered.
+      var underWay: [String: Set<String>?] = [:]
+      if let trailer = Journal.unstampedTrailer(at: store.journalPath),
+        let keys = known?.trailer == trailer
+          ? known!.keys
+          : Journal.writes(at: store.journalPath, root: store.rootPath).map({ watches.keys(of: $0) })
+      {
+        // Decoded once per transaction: a large one wakes us many times.
+        known = (trailer, keys)
+        underWay = keys
+        // Only the op log, or a folder, changed: that is the transaction's.
+        if changes.isEmpty || changes.contains(where: { Drained.overlap(underWay[$0.key], $0.value) }) {
+          let now = Clock.monotonicSeconds()
+          if waitingSince == nil { waitingSince = now }
+          if now - waitingSince! < 1 { continue }
+          _ = try? store.lock.withLock { try store.recover() }
+          waitingSince = nil
+          again = true
+          continue
+        }
       }
       waitingSince = nil
       center.afterJournalCheck.withLock { $0 }?()
@@ -140,11 +181,18 @@ final class ObservationWatcher: Sendable {
       // after a few times the refresh runs under the store lock instead.
       var whole = false
       if conflicts >= 3 {
-        whole = (try? store.lock.withLock { center.refresh(store: store, changes: batch) }) ?? false
+        // Under the lock no writer is midway, but one that died may have
+        // left a journal: finish it first, so its half is not read.
+        whole =
+          (try? store.lock.withLock {
+            try store.recover()
+            return center.refresh(store: store, changes: batch)
+          }) ?? false
       }
       if !whole {
         whole = center.refresh(store: store, changes: batch) { read in
-          !collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps).touches(read)
+          !collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
+            .touches(read, underWay: underWay)
         }
       }
       if whole {
@@ -166,16 +214,27 @@ final class ObservationWatcher: Sendable {
     var overflowed = false
 
     /// Whether a transaction seen here may show in part in reads of `read`
-    /// made since the previous drain, and the journal then was empty.
+    /// made since the previous drain, and the journal then was empty or
+    /// held `underWay`'s transaction (the documents it writes).
     ///
     /// A transaction that began after the journal check matters only if it
     /// wrote a document that was read (before or after it did: either way
     /// the reads may hold part of it). What came before the first new
     /// transaction is the end of one that finished between that drain and
     /// the journal check: the reads may hold its other documents, so any of
-    /// it counts.
-    func touches(_ read: [String: Set<String>?]) -> Bool {
-      if overflowed || segments[0].values.contains(where: { $0?.isEmpty != true }) { return true }
+    /// it counts, except the writes of `underWay`, which count if they were
+    /// read (it writes nothing else).
+    func touches(_ read: [String: Set<String>?], underWay: [String: Set<String>?] = [:]) -> Bool {
+      if overflowed { return true }
+      if read.contains(where: { Drained.overlap(underWay[$0.key], $0.value) }) { return true }
+      for (table, written) in segments[0] {
+        guard let written else { return true }
+        guard case .some(.some(let pending)) = underWay[table] else {
+          if !written.isEmpty { return true }
+          continue
+        }
+        if !written.isSubset(of: pending) { return true }
+      }
       for segment in segments.dropFirst() {
         for (table, written) in segment {
           guard let seen = read[table] else { continue }
@@ -184,6 +243,14 @@ final class ObservationWatcher: Sendable {
         }
       }
       return false
+    }
+
+    /// Whether `a` and `b` (pks of one table; nil for all of it) may share a
+    /// document; false if either is missing.
+    static func overlap(_ a: Set<String>??, _ b: Set<String>?) -> Bool {
+      guard case .some(let a) = a else { return false }
+      guard let a, let b else { return true }
+      return !a.isDisjoint(with: b)
     }
   }
 

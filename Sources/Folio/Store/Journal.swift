@@ -74,7 +74,9 @@ struct Journal {
 extension Journal {
   /// Writes the journal over the (empty) journal file and flushes it. This
   /// flush is the transaction's durability point.
-  func write(to path: String, root: String) throws {
+  /// - Returns: the journal's checksum line, for ``stampApplied(_:journal:)``.
+  @discardableResult
+  func write(to path: String, root: String) throws -> [UInt8] {
     let bytes = encoded(relativeTo: root)
     let isNew = !FileSystem.exists(path)
     let fd = try FileSystem.syscall("open", path: path) {
@@ -85,6 +87,7 @@ extension Journal {
     try FileSystem.writeAll(fd, bytes, path: path)
     try FileSystem.syscall("fdatasync", path: path) { fdatasync(fd) }
     if isNew { try FileSystem.syncDirectory(FileSystem.split(path).directory) }
+    return Array(bytes.suffix(Journal.trailerLength))
   }
 
   /// Empties the journal once its transaction is done. No flush: if the

@@ -274,12 +274,14 @@ public final class Store: Sendable {
       logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath), logBytes: logBytes,
       writes: writes)
     try transaction.commitEvictions(evicted: true)
-    try journal.write(to: journalPath, root: rootPath)
+    let trailer = try journal.write(to: journalPath, root: rootPath)
     var told = false
     do {
       try apply(journal, redo: false)
       // Every document is in place and flushed: the commit instant.
       lastCommitInstant.withLock { $0 = Store.wallNanos() }
+      // Other processes' observers may read now (Observation/ObservationWatcher.swift).
+      Journal.stampApplied(trailer, journal: journalPath)
       // Indexes and live queries hear of it before the git index and the
       // journal are brought up to date: nothing they do needs either, and
       // the truncate may wait behind other writers' flushes in the file
@@ -342,6 +344,7 @@ public final class Store: Sendable {
       } else if try FileSystem.remove(write.path) {
         directories.insert(directory)
       }
+      if !redo && write.path == journal.writes.first?.path { testPause(at: .commit) }
     }
     if batch {
       try FileSystem.syncFileSystem(containing: rootPath)

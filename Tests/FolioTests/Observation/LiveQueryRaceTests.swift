@@ -36,17 +36,21 @@ struct LiveQueryRaceTests {
     store.observation.afterJournalCheck.withLock { hook in
       hook = { @Sendable in
         store.observation.afterJournalCheck.withLock { $0 = nil }
-        // The second transaction begins as `Store.commit` does it, and is
+        // The second transaction begins as `Store.commit` does it, once the
+        // first has let go of the lock (the watcher may read as soon as the
+        // first is stamped applied, before it empties the journal), and is
         // caught halfway: its journal is written, one of its two documents
         // replaced.
-        let journal = Journal(
-          logPath: other.opLogPath, logOffset: (try? OpLog.size(of: other.opLogPath)) ?? 0, logBytes: [],
-          writes: [
-            Journal.Write(path: pathA, oldHash: nil, new: newA),
-            Journal.Write(path: pathB, oldHash: nil, new: newB),
-          ])
-        try? journal.write(to: other.journalPath, root: other.rootPath)
-        try? FileSystem.writeAtomically(pathA, newA, sync: false)
+        try? other.lock.withLock {
+          let journal = Journal(
+            logPath: other.opLogPath, logOffset: (try? OpLog.size(of: other.opLogPath)) ?? 0, logBytes: [],
+            writes: [
+              Journal.Write(path: pathA, oldHash: nil, new: newA),
+              Journal.Write(path: pathB, oldHash: nil, new: newB),
+            ])
+          try? journal.write(to: other.journalPath, root: other.rootPath)
+          try? FileSystem.writeAtomically(pathA, newA, sync: false)
+        }
         halfway.append(1)
       }
     }
