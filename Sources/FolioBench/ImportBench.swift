@@ -191,9 +191,30 @@ func runImportBench(_ arguments: [String]) {
   }
   let sqliteUtils = venv + "/bin/sqlite-utils"
 
+  // ext4 here slows inode allocation for minutes after a mass delete (the
+  // kernel's `recently_deleted` check walks the freed inodes), which more
+  // than tripled a 337k-file import timed right after the last run's
+  // stores were removed. So every store is new, and old ones go at the end.
+  let stamp = String(Int(benchNow() * 1000))
+  let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: work)) ?? []).filter {
+    $0.hasPrefix("folio-ndjson") || $0.hasPrefix("folio-csv") || $0.hasPrefix("naive-") || $0 == "naive"
+  }
+  if !leftovers.isEmpty {
+    print(
+      "(\(leftovers.count) store(s) from an earlier run stay until the end: removing them now would slow file creation)"
+    )
+  }
+  var made: [String] = []
+  defer {
+    print("removing the benchmark's stores…")
+    for name in leftovers { shell("rm -rf '\(work)/\(name)'") }
+    for path in made { shell("rm -rf '\(path)'") }
+  }
+
   func freshStore(_ name: String) -> String {
-    let path = work + "/" + name
-    shell("rm -rf '\(path)' && mkdir -p '\(path)'")
+    let path = work + "/" + name + "-" + stamp + "-" + String(made.count)
+    made.append(path)
+    shell("mkdir -p '\(path)'")
     try! "version: 1\ntables:\n  flights:\n    path: flights\n".write(
       toFile: path + "/folio.yaml", atomically: true, encoding: .utf8)
     shell(
@@ -218,11 +239,14 @@ func runImportBench(_ arguments: [String]) {
 
   // Each Folio step is followed by its peer, so both see about the same
   // load from whatever else runs on the machine.
+  var exportStore = ""  // the last NDJSON import's store
   print("timing (median of \(options.runs)):")
   let folioNDJSON = record(
     "folio import (NDJSON, with commit)",
     (0..<options.runs).map { _ in
-      runMeasured("'\(folio)' import flights '\(ndjson)'", in: freshStore("folio-ndjson"))
+      let store = freshStore("folio-ndjson")
+      exportStore = store
+      return runMeasured("'\(folio)' import flights '\(ndjson)'", in: store)
     })
   let sqliteNDJSON = record(
     "sqlite-utils insert --nl",
@@ -241,7 +265,6 @@ func runImportBench(_ arguments: [String]) {
       shell("rm -f '\(work)/su-csv.db'")
       return runMeasured("'\(sqliteUtils)' insert su-csv.db flights '\(csv)' --csv --pk id", in: work)
     })
-  let exportStore = work + "/folio-ndjson"
   let folioExport = record(
     "folio export --format ndjson",
     (0..<options.runs).map { _ in
@@ -258,8 +281,9 @@ func runImportBench(_ arguments: [String]) {
     naive = record(
       "naive: file per row + git add -A + commit",
       (0..<options.runs).map { _ in
-        let store = work + "/naive"
-        shell("rm -rf '\(store)' && mkdir -p '\(store)' && cd '\(store)' && git init -q")
+        let store = work + "/naive-" + stamp + "-" + String(made.count)
+        made.append(store)
+        shell("mkdir -p '\(store)' && cd '\(store)' && git init -q")
         return runMeasured(
           "sh -c \"python3 '\(work)/naive.py' '\(ndjson)' && git add -A && git -c user.name=b -c user.email=b@b commit -qm import\"",
           in: store)

@@ -14,6 +14,8 @@ struct IndexDaemonTests {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }
     #expect(store.indexDaemonStatus() == .none)
+    // The idle clock starts when the daemon starts publishing, not at run().
+    let started = ContinuousClock.now
     let daemon = try store.runIndexDaemon(idle: .milliseconds(300))
     #expect(store.indexDaemonStatus() == .daemon(pid: getpid()))
     #expect(store.indexDaemonStatus().description == "index daemon running (pid \(getpid()))")
@@ -21,7 +23,6 @@ struct IndexDaemonTests {
     let second = #expect(throws: FolioError.self) { try Store(at: scratch.url).runIndexDaemon() }
     #expect(second?.code == .locked)
     #expect(second?.message.contains("an index daemon") == true)
-    let started = ContinuousClock.now
     #expect(try daemon.run() == .idle)
     #expect(ContinuousClock.now - started >= .milliseconds(300))
     #expect(store.indexDaemonStatus() == .none)
