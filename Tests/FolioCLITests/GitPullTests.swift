@@ -314,6 +314,56 @@ import Testing
     #expect(try box.git("push -q origin main", in: "r1") == 0)
   }
 
+  /// git merges some paths cleanly while a stopped pull waits: a document
+  /// the other side inserted, which this side inserted and then removed
+  /// later, is added by git, but replay removes it. Concluding the merge
+  /// puts git's clean verdicts right too, so nothing is left to look like
+  /// an edit made outside Folio, and HEAD is the merge commit itself.
+  @Test func concludingAStoppedPullAlsoReplaysWhatGitMergedCleanly() throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
+    try box.root.write("r0/folio.yaml", Self.yaml)
+    try box.folio(["init"], in: "r0")
+    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1}"#)
+    try box.folio(["commit", "-m", "seed"], in: "r0")
+    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    try box.folio(["init"], in: "r1")
+
+    try box.folio(["rm", "todos", "t"], in: "r1")
+    try box.folio(increment(3, tag: "b"), in: "r0")
+    try box.folio(["put", "todos", "x", "-"], in: "r0", input: #"{"title": "theirs"}"#)
+    try box.folio(["commit"], in: "r0")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    try box.folio(["put", "todos", "x", "-"], in: "r1", input: #"{"title": "ours"}"#)
+    try box.folio(["rm", "todos", "x"], in: "r1")
+    try box.folio(["commit"], in: "r1")
+    #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
+    let pull = try FolioRunner.shellOutput(
+      "git pull --no-rebase --no-edit origin main", in: box.root.path + "/r1")
+    #expect(pull.status != 0 && pull.output.contains("CONFLICT (modify/delete)"), "\(pull.output)")
+    #expect(box.file("r1/todos/x.json") != nil, "git's merge added x: \(pull.output)")
+
+    let concluded = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
+    #expect(concluded.status == 0, "\(concluded.stderr)")
+    #expect(concluded.stdout.contains("concluded the stopped git merge"), "\(concluded.stdout)")
+    #expect(!concluded.stdout.contains("outside Folio"), "\(concluded.stdout)")
+    try box.folio(["sync", "--no-push"], in: "twin")
+    // The latest op on x is r1's remove; on t, r1's remove beats the update.
+    #expect(box.file("r1/todos/x.json") == nil)
+    #expect(box.file("twin/todos/x.json") == nil)
+    #expect(box.file("r1/todos/t.json") == nil)
+    #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0, "HEAD is not the merge commit")
+    let tree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/r1").output
+    let twinTree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/twin")
+      .output
+    #expect(tree == twinTree, "the merge commit holds what folio sync commits")
+    let status = try FolioRunner.shellOutput("git status --porcelain", in: box.root.path + "/r1")
+    #expect(status.output.isEmpty, "\(status.output)")
+  }
+
   /// When a file outside the tables conflicts too, `folio commit` names it,
   /// says how to go on, and leaves git's merge as it was.
   @Test func stoppedPullWithConflictOutsideTablesIsLeftToGit() throws {

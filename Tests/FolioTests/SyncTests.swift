@@ -192,6 +192,25 @@ import Testing
     #expect(try tableFiles(a) == tableFiles(c))
   }
 
+  /// The op log's stat data can go stale while its bytes still equal HEAD
+  /// (git smudges an entry written in the same second as the index); the
+  /// synthetic op a commit logs must still go into that commit.
+  @Test func aSyntheticOpIsCommittedWhenTheLogsStatIsStale() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 5, "title": "x"])
+    try a.commit()
+    var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+    #expect(utimensat(AT_FDCWD, a.opLogPath, &times, 0) == 0)
+    try fixture.scratch.write("r0/todos/t.json", #"{"id": "t", "views": 9, "title": "x"}"#)
+    #expect(try a.commit().syntheticOps == 1)
+    let status = try git(["status", "--porcelain"], in: a.rootPath).output
+    #expect(status.isEmpty, "\(status)")
+    let committed = try git(["show", "HEAD:.folio/ops/\(a.replicaID).ndjson"], in: a.rootPath).output
+    #expect(committed.contains(#""by":4,"#), "\(committed)")
+  }
+
   @Test func filesAddedOutsideFolioAreLoggedCompactlyAndStillMerge() throws {
     let fixture = try SyncFixture()
     defer { fixture.remove() }

@@ -119,6 +119,8 @@ extension Store {
       // The op log changed: stage its new bytes.
       let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
       scan.files.removeAll { $0.path == logPath }
+      // A stale-stat refresh of the old bytes must not stage over the new ones.
+      scan.refresh.removeAll { $0.path == logPath }
       scan.files.append((logPath, try FileSystem.read(opLogPath)))
     }
     var summary = CommitSummary(

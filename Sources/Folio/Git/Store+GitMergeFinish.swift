@@ -50,13 +50,26 @@ extension Store {
           + " still conflict; resolve them, 'git add' them and run 'git commit' (or 'git merge --abort')")
     }
     let targetTree = try repository.tree(result.tree)
+    let headTree = try head.tree()
     var writes: [String: GitOID?] = [:]
     var allowed: [String: Set<GitOID?>] = [:]
-    for change in try repository.changes(from: try head.tree(), to: targetTree) {
+    for change in try repository.changes(from: headTree, to: targetTree) {
       writes[change.path] = change.new
       // The file may hold HEAD's version, git's merge of it (staged), or
       // the result already; anything else is someone's edit.
       allowed[change.path] = [change.old, change.new, index.entry(at: change.path)?.id]
+    }
+    // git's own merge also staged and wrote the paths it merged cleanly,
+    // and its verdict may not be replay's (a document one side removed
+    // after the other inserted it): each path that differs between the two
+    // sides and is staged unlike the result goes back to the result.
+    for change in try repository.changes(from: headTree, to: try repository.commit(theirs).tree())
+    where writes[change.path] == nil {
+      let target = targetTree.blobID(at: change.path)
+      let staged = index.entry(at: change.path)?.id
+      guard conflicted.contains(change.path) || staged != target else { continue }
+      writes[change.path] = .some(target)
+      allowed[change.path] = [change.old, change.new, staged]
     }
     for path in conflicted where writes[path] == nil { writes[path] = .some(targetTree.blobID(at: path)) }
     let evicted = try evictedPaths()
