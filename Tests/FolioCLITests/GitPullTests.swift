@@ -35,6 +35,21 @@ import Testing
     }
 
     func file(_ relative: String) -> String? { root.read(relative) }
+
+    /// r0 (a `folio init` store holding `documents` of `todos`, committed and
+    /// pushed to a bare `remote.git`) and r1, its plain `git clone`, where
+    /// `folio init` runs too unless `initClone` is false.
+    func seedAndClone(_ documents: KeyValuePairs<String, String>, initClone: Bool = true) throws {
+      try FolioRunner.shell("git init -q --bare remote.git", in: root.path)
+      try root.write("r0/folio.yaml", GitPullTests.yaml)
+      try folio(["init"], in: "r0")
+      for (pk, body) in documents { try folio(["put", "todos", pk, "-"], in: "r0", input: body) }
+      try folio(["commit", "-m", "seed"], in: "r0")
+      #expect(try git("remote add origin \(remote)", in: "r0") == 0)
+      #expect(try git("push -q origin main", in: "r0") == 0)
+      #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: root.path) == 0)
+      if initClone { try folio(["init"], in: "r1") }
+    }
   }
 
   func increment(_ by: Int, tag: String) -> [String] {
@@ -47,16 +62,8 @@ import Testing
   @Test func plainGitPullMergesLikeFolioSync() throws {
     let box = try Sandbox()
     defer { box.root.remove() }
-    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
-    try box.root.write("r0/folio.yaml", Self.yaml)
-    try box.folio(["init"], in: "r0")
-    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1, "tags": ["a"], "title": "x"}"#)
-    try box.folio(["commit", "-m", "seed"], in: "r0")
-    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
-    #expect(try box.git("push -q origin main", in: "r0") == 0)
     // r1: a plain clone where only `folio init` ran.
-    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
-    try box.folio(["init"], in: "r1")
+    try box.seedAndClone(["t": #"{"views": 1, "tags": ["a"], "title": "x"}"#])
     #expect(try box.git("config merge.folio.driver", in: "r1") == 0)
 
     try box.folio(increment(5, tag: "b"), in: "r0")
@@ -96,15 +103,7 @@ import Testing
   @Test func plainGitPullReplaysDocumentsChangedOnOneSideWithOpsOnBoth() throws {
     let box = try Sandbox()
     defer { box.root.remove() }
-    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
-    try box.root.write("r0/folio.yaml", Self.yaml)
-    try box.folio(["init"], in: "r0")
-    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1, "tags": ["a", "b"]}"#)
-    try box.folio(["commit", "-m", "seed"], in: "r0")
-    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
-    #expect(try box.git("push -q origin main", in: "r0") == 0)
-    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
-    try box.folio(["init"], in: "r1")
+    try box.seedAndClone(["t": #"{"views": 1, "tags": ["a", "b"]}"#])
     let hook = try #require(box.file("r1/.git/hooks/post-merge"))
     #expect(hook.contains("merge-driver --post-merge"))
 
@@ -138,15 +137,7 @@ import Testing
   @Test func driverReplaysOpLogsOfHeadAndMergeHead() throws {
     let box = try Sandbox()
     defer { box.root.remove() }
-    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
-    try box.root.write("r0/folio.yaml", Self.yaml)
-    try box.folio(["init"], in: "r0")
-    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"hits": 1}"#)
-    try box.folio(["commit", "-m", "seed"], in: "r0")
-    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
-    #expect(try box.git("push -q origin main", in: "r0") == 0)
-    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
-    try box.folio(["init"], in: "r1")
+    try box.seedAndClone(["t": #"{"hits": 1}"#])
     #expect(try FolioRunner.shell("rm .git/hooks/post-merge", in: box.root.path + "/r1") == 0)
 
     let raise = { (by: Int) in
@@ -190,14 +181,7 @@ import Testing
   @Test func existingPostMergeHookRunsAfterFolios() throws {
     let box = try Sandbox()
     defer { box.root.remove() }
-    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
-    try box.root.write("r0/folio.yaml", Self.yaml)
-    try box.folio(["init"], in: "r0")
-    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1, "tags": ["a", "b"]}"#)
-    try box.folio(["commit", "-m", "seed"], in: "r0")
-    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
-    #expect(try box.git("push -q origin main", in: "r0") == 0)
-    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
+    try box.seedAndClone(["t": #"{"views": 1, "tags": ["a", "b"]}"#], initClone: false)
     // The user's hook sees what git passes and what Folio already did.
     let userHook = """
       #!/bin/sh
@@ -256,16 +240,7 @@ import Testing
   {
     let box = try Sandbox()
     defer { box.root.remove() }
-    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
-    try box.root.write("r0/folio.yaml", Self.yaml)
-    try box.folio(["init"], in: "r0")
-    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1, "tags": ["a"]}"#)
-    try box.folio(["put", "todos", "u", "-"], in: "r0", input: #"{"views": 1}"#)
-    try box.folio(["commit", "-m", "seed"], in: "r0")
-    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
-    #expect(try box.git("push -q origin main", in: "r0") == 0)
-    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
-    try box.folio(["init"], in: "r1")
+    try box.seedAndClone(["t": #"{"views": 1, "tags": ["a"]}"#, "u": #"{"views": 1}"#])
 
     let (remover, updater) = removeLocally ? ("r0", "r1") : ("r1", "r0")
     try box.folio(["rm", "todos", "t"], in: remover)
@@ -322,15 +297,7 @@ import Testing
   @Test func concludingAStoppedPullAlsoReplaysWhatGitMergedCleanly() throws {
     let box = try Sandbox()
     defer { box.root.remove() }
-    try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
-    try box.root.write("r0/folio.yaml", Self.yaml)
-    try box.folio(["init"], in: "r0")
-    try box.folio(["put", "todos", "t", "-"], in: "r0", input: #"{"views": 1}"#)
-    try box.folio(["commit", "-m", "seed"], in: "r0")
-    #expect(try box.git("remote add origin \(box.remote)", in: "r0") == 0)
-    #expect(try box.git("push -q origin main", in: "r0") == 0)
-    #expect(try FolioRunner.shell("git clone -q -b main remote.git r1", in: box.root.path) == 0)
-    try box.folio(["init"], in: "r1")
+    try box.seedAndClone(["t": #"{"views": 1}"#])
 
     try box.folio(["rm", "todos", "t"], in: "r1")
     try box.folio(increment(3, tag: "b"), in: "r0")
