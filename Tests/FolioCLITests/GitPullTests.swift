@@ -36,6 +36,17 @@ import Testing
 
     func file(_ relative: String) -> String? { root.read(relative) }
 
+    /// Checks that r1's merge commit holds the tree `folio sync` gave its
+    /// twin copy, and that r1's working tree is clean.
+    func expectConcludedLikeTwin(sourceLocation: SourceLocation = #_sourceLocation) throws {
+      let tree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: root.path + "/r1").output
+      let twinTree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: root.path + "/twin").output
+      #expect(
+        tree == twinTree, "the merge commit holds what folio sync commits", sourceLocation: sourceLocation)
+      let status = try FolioRunner.shellOutput("git status --porcelain", in: root.path + "/r1")
+      #expect(status.output.isEmpty, "\(status.output)", sourceLocation: sourceLocation)
+    }
+
     /// r0 (a `folio init` store holding `documents` of `todos`, committed and
     /// pushed to a bare `remote.git`) and r1, its plain `git clone`, where
     /// `folio init` runs too unless `initClone` is false.
@@ -280,12 +291,7 @@ import Testing
     #expect(u == box.file("twin/todos/u.json"))
     #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") != 0, "the git merge is still open")
     #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0)
-    let tree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/r1").output
-    let twinTree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/twin")
-      .output
-    #expect(tree == twinTree, "the merge commit holds what folio sync commits")
-    let status = try FolioRunner.shellOutput("git status --porcelain", in: box.root.path + "/r1")
-    #expect(status.output.isEmpty, "\(status.output)")
+    try box.expectConcludedLikeTwin()
     #expect(try box.git("push -q origin main", in: "r1") == 0)
   }
 
@@ -323,12 +329,7 @@ import Testing
     #expect(box.file("twin/todos/x.json") == nil)
     #expect(box.file("r1/todos/t.json") == nil)
     #expect(try box.git("rev-parse -q --verify HEAD^2", in: "r1") == 0, "HEAD is not the merge commit")
-    let tree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/r1").output
-    let twinTree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: box.root.path + "/twin")
-      .output
-    #expect(tree == twinTree, "the merge commit holds what folio sync commits")
-    let status = try FolioRunner.shellOutput("git status --porcelain", in: box.root.path + "/r1")
-    #expect(status.output.isEmpty, "\(status.output)")
+    try box.expectConcludedLikeTwin()
   }
 
   /// When a file outside the tables conflicts too, `folio commit` names it,
