@@ -53,7 +53,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "FolioBench",
-      dependencies: ["Folio"]
+      dependencies: ["Folio", "CSystem"]
     ),
     .testTarget(
       name: "FolioTests",

@@ -6,3 +6,6 @@ int accept4(int fd, void *address, unsigned int *length, int flags);
 #include <spawn.h>
 int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
+#include <stdio.h>
+/* Swift 6 cannot name the C global `stdout`; this sets it line-buffered. */
+static inline void folio_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }

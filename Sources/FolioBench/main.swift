@@ -1,5 +1,6 @@
 import Folio
 import Foundation
+internal import CSystem
 
 // folio-bench: Folio's JSON codec and store against Foundation's JSON, in one
 // run, as ratios. Run: swift run -c release folio-bench [--docs N] [--runs R]
@@ -56,6 +57,9 @@ struct Options {
   }
 }
 
+// Line by line, so that a run piped to a file shows its progress and keeps
+// every figure printed before a failure (a fatal error does not flush).
+folio_line_buffer_stdout()
 if CommandLine.arguments.dropFirst().first == "query" {  // queries: QueryBench.swift
   try runQueryBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
