@@ -57,6 +57,9 @@ enum FileSystem {
       }
       if n == 0 { break }
       count += n
+      // A regular file reads short only at its end: skip the read that
+      // would return 0 (a syscall per document of every page and export).
+      if (st.st_mode & S_IFMT) == S_IFREG && count < capacity { break }
     }
     bytes.removeLast(bytes.count - count)
     return bytes
