@@ -1,6 +1,6 @@
+internal import CSystem
 import Folio
 import Foundation
-internal import CSystem
 
 // folio-bench: Folio's JSON codec and store against Foundation's JSON, in one
 // run, as ratios. Run: swift run -c release folio-bench [--docs N] [--runs R]
