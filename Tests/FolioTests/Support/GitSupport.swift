@@ -72,13 +72,46 @@ func tableFiles(_ store: Store) throws -> [String: [UInt8]] {
 /// A `git daemon` serving `base` on 127.0.0.1, with push enabled; stopped on
 /// `stop()`.
 final class GitDaemon {
-  let process = Process()
+  let process: Process
   let port: Int
 
-  /// Starts the daemon on `port`, or on a random one, with `environment`
-  /// added to this process's for it and the git commands it runs.
+  /// Starts the daemon on `port`, or on a random free one, with
+  /// `environment` added to this process's for it and the git commands it
+  /// runs.
+  ///
+  /// A random port comes from below the kernel's ephemeral range: the suite
+  /// makes many outgoing connections at once, and one of them can hold any
+  /// port in that range as its local port (a CI run lost a restart on port
+  /// 39224 that way). A daemon that exits instead of listening (its port
+  /// taken) is retried, on a new port, or on the same one after a pause.
   init(base: String, port: Int? = nil, environment: [String: String] = [:]) throws {
-    self.port = port ?? 20000 + Int.random(in: 0..<20000)
+    let range = 10_000..<max(Self.ephemeralStart(), 10_001)
+    var candidate = port ?? Int.random(in: range)
+    for attempt in 0..<25 {
+      if let running = try Self.launch(base: base, port: candidate, environment: environment) {
+        process = running
+        self.port = candidate
+        return
+      }
+      if port == nil {
+        candidate = Int.random(in: range)
+      } else {
+        usleep(useconds_t(100_000 * min(attempt + 1, 5)))
+      }
+    }
+    throw FolioError(.remote, "git daemon did not start on port \(candidate)")
+  }
+
+  /// The first port of the kernel's ephemeral range (32768 by default).
+  private static func ephemeralStart() -> Int {
+    let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+    return text?.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
+  }
+
+  /// A daemon accepting connections on `port`, or nil if it exited first or
+  /// never accepted.
+  private static func launch(base: String, port: Int, environment: [String: String]) throws -> Process? {
+    let process = Process()
     if !environment.isEmpty {
       process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     }
@@ -86,18 +119,19 @@ final class GitDaemon {
     process.executableURL = URL(fileURLWithPath: "/usr/lib/git-core/git-daemon")
     process.arguments = [
       "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
-      "--port=\(self.port)", "--base-path=\(base)", base,
+      "--port=\(port)", "--base-path=\(base)", base,
     ]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
-    // Ready when it accepts connections.
     for _ in 0..<200 {
-      if Self.canConnect(port: self.port) { return }
+      guard process.isRunning else { return nil }
+      if canConnect(port: port) { return process }
       usleep(20_000)
     }
     process.terminate()
-    throw FolioError(.remote, "git daemon did not start on port \(self.port)")
+    process.waitUntilExit()
+    return nil
   }
 
   func url(_ repository: String) -> String { "git://127.0.0.1:\(port)/\(repository)" }
