@@ -57,9 +57,10 @@ enum FileSystem {
       }
       if n == 0 { break }
       count += n
-      // A regular file reads short only at its end: skip the read that
-      // would return 0 (a syscall per document of every page and export).
-      if (st.st_mode & S_IFMT) == S_IFREG && count < capacity { break }
+      // A regular file that read short at the size fstat gave is at its
+      // end: skip the read that would return 0 (a syscall per document of
+      // every page and export). Pseudo-files (procfs reports size 0) read on.
+      if (st.st_mode & S_IFMT) == S_IFREG && count == Int(st.st_size) && count < capacity { break }
     }
     bytes.removeLast(bytes.count - count)
     return bytes
