@@ -59,6 +59,16 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     public static let conflict = Code(rawValue: "CONFLICT")
     /// The user stopped a long operation (Ctrl-C) before it could change anything.
     public static let interrupted = Code(rawValue: "INTERRUPTED")
+    /// A path from git or from the working tree that Folio refuses to write
+    /// or follow: `..`, `.git` in any spelling, a symlink, a gitlink, or a
+    /// name too long for the file system.
+    public static let unsafePath = Code(rawValue: "UNSAFE_PATH")
+    /// An op stamped further ahead of local time than the configured bound.
+    public static let clockSkew = Code(rawValue: "CLOCK_SKEW")
+    /// Untrusted input past a documented size or depth limit.
+    public static let tooLarge = Code(rawValue: "TOO_LARGE")
+    /// An ssh host key that is unknown or has changed.
+    public static let hostKey = Code(rawValue: "HOST_KEY")
   }
 
   /// A 1-based position in a named file.
