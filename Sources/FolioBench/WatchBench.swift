@@ -33,7 +33,7 @@ enum WatchBench {
         case "--idle": idleSeconds = Double(next()) ?? idleSeconds
         case "--starts": starts = max(1, Int(next()) ?? starts)
         case "--offline": offline = max(0, Int(next()) ?? offline)
-        case "--debounce": debounce = (try? Duration(parsing: next())) ?? debounce
+        case "--debounce": debounce = (try? DurationParser.parse(next())) ?? debounce
         case "--work": work = next()
         case "--observe": observe = next()
         case "-h", "--help":

@@ -44,7 +44,7 @@ struct IndexDaemonCommand: Command {
         throw UsageError("'--idle' goes with running the daemon, not --stop or --status")
       }
       do {
-        idle = try Duration(parsing: text)
+        idle = try DurationParser.parse(text)
       } catch let error as FolioError {
         throw UsageError("--idle: \(error.message)")
       }

@@ -22,13 +22,26 @@ enum Output {
     text.withUTF8 { write(UnsafeRawBufferPointer($0), to: fd) }
   }
 
+  /// Makes a write to a closed pipe an `EPIPE` error instead of a signal,
+  /// so ``write(_:to:)`` can tell it from a failed disk. Call first thing.
+  static func ignoreBrokenPipeSignal() {
+    signal(SIGPIPE, SIG_IGN)
+  }
+
   private static func write(_ buffer: UnsafeRawBufferPointer, to fd: Int32) {
     var offset = 0
     while offset < buffer.count {
       let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
       if n < 0 {
-        if errno == EINTR { continue }
-        return  // a closed pipe: nothing more to say
+        let code = errno
+        if code == EINTR { continue }
+        guard fd == STDOUT_FILENO else { return }  // nowhere left to complain
+        // As git: a reader that stopped reading (`folio query | head`) is a
+        // quiet success. Any other failure (a full disk) must not pass for
+        // one: the data is incomplete.
+        if code == EPIPE { exit(0) }
+        error("error: IO: cannot write to standard output: \(String(cString: strerror(code)))")
+        exit(1)
       }
       offset += n
     }

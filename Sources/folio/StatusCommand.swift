@@ -39,7 +39,11 @@ struct StatusCommand: Command {
       return 0
     }
     let branch = status.branch.hasPrefix("refs/heads/") ? String(status.branch.dropFirst(11)) : status.branch
-    Output.print("On branch \(branch)" + (status.head.map { " at \($0.prefix(12))" } ?? " (no commits yet)"))
+    if status.branch == "HEAD", let head = status.head {
+      Output.print("HEAD detached at \(head.prefix(12))")  // as git says it
+    } else {
+      Output.print("On branch \(branch)" + (status.head.map { " at \($0.prefix(12))" } ?? " (no commits yet)"))
+    }
     var clean = true
     for table in status.tables
     where table.pendingOps > 0 || !table.changedDocuments.isEmpty || !table.evicted.isEmpty {

@@ -40,7 +40,7 @@ struct WatchCommand: Command {
     func duration(_ name: String) throws -> Duration? {
       guard let text = parsed.value(name) else { return nil }
       do {
-        return try Duration(parsing: text)
+        return try DurationParser.parse(text)
       } catch let error as FolioError {
         throw UsageError("\(name): \(error.message)")
       }

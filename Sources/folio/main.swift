@@ -5,6 +5,7 @@ import Glibc
 /// `folio`: parses the global options, picks the command, and maps errors to
 /// exit codes: 0 success, 1 failure, 64 usage.
 func main() -> Int32 {
+  Output.ignoreBrokenPipeSignal()
   var arguments = Array(CommandLine.arguments.dropFirst())
   var directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
   let topUsage = "folio [-C DIR] COMMAND [ARGS...]"
@@ -60,6 +61,8 @@ func main() -> Int32 {
   } catch let error as UsageError {
     return usageError(error.message, usage: command.usage, command: command.name)
   } catch let error as FolioError {
+    // A reader that stopped reading streamed output: quiet, as in git.
+    if error.code == .io && error.message == String(cString: strerror(EPIPE)) { return 0 }
     Output.error(error.description)
     return 1
   } catch {

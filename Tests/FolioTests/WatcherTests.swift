@@ -426,15 +426,24 @@ struct WatchPartsTests {
     ("5s", 5.0), ("2m", 120.0), ("1h", 3600.0), ("250ms", 0.25), ("1h30m", 5400.0), ("1.5s", 1.5),
   ])
   func durationsParse(_ text: String, _ seconds: Double) throws {
-    #expect(try Duration(parsing: text).seconds == seconds)
+    #expect(try DurationParser.parse(text).seconds == seconds)
   }
 
-  @Test(arguments: ["", "5", "s", "5x", "-1s", "0s", "5 s"])
+  @Test(arguments: ["", "5", "s", "5x", "-1s", "0s", "5 s", "9999999999h", "8761h", "1e300s", "99999999999999999999ms"])
   func badDurationsSayHowToWriteOne(_ text: String) {
     #expect {
-      try Duration(parsing: text)
+      try DurationParser.parse(text)
     } throws: { error in
       (error as? FolioError)?.message.contains("such as 500ms, 5s, 2m or 1h") == true
+    }
+  }
+
+  @Test func aDurationPastAYearIsRefusedNotTrapped() throws {
+    #expect(try DurationParser.parse("8760h") == DurationParser.maximum)
+    #expect {
+      try DurationParser.parse("9999999999h")
+    } throws: { error in
+      (error as? FolioError)?.message.contains("longer than the limit of 8760h") == true
     }
   }
 

@@ -49,14 +49,18 @@ extension Config {
     guard sync.isExplicit else { return "" }
     let every = sync.pullEvery.map { Self.durationText($0) } ?? "off"
     let key = sync.sshKey.map { "  ssh-key: \(Self.yamlString($0))\n" } ?? ""
-    return "sync:\n  remote: \(Self.yamlString(sync.remote))\n  pull-every: \(every)\n" + key
+    let skew =
+      sync.maxClockSkew == SyncConfig.defaultMaxClockSkew
+      ? "" : "  max-clock-skew: \(Self.durationText(sync.maxClockSkew))\n"
+    return "sync:\n  remote: \(Self.yamlString(sync.remote))\n  pull-every: \(every)\n" + key + skew
   }
 
-  /// A duration in the units `Duration(parsing:)` reads back exactly.
+  /// A duration in the units `DurationParser.parse(_:)` reads back exactly.
   static func durationText(_ duration: Duration) -> String {
     let milliseconds =
       duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
+    if milliseconds % 3_600_000 == 0 { return "\(milliseconds / 3_600_000)h" }
     return "\(milliseconds / 1000)s"
   }
 

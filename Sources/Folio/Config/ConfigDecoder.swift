@@ -9,7 +9,7 @@ struct ConfigDecoder {
   let file: String
 
   static let topLevelKeys = ["version", "tables", "sync", "index"]
-  static let syncKeys = ["remote", "pull-every", "ssh-key"]
+  static let syncKeys = ["remote", "pull-every", "ssh-key", "max-clock-skew"]
   static let indexKeys = ["daemon", "idle"]
   static let tableKeys = ["path", "key", "order", "columns"]
   static let supportedVersion = 1
@@ -85,13 +85,24 @@ struct ConfigDecoder {
           sync.pullEvery = nil
         } else {
           do {
-            sync.pullEvery = try Duration(parsing: text)
+            sync.pullEvery = try DurationParser.parse(text)
           } catch let failure as FolioError {
             throw error("'pull-every' in 'sync': \(failure.message)", at: value)
           }
         }
       case "ssh-key":
         sync.sshKey = try decodeSSHKey(value)
+      case "max-clock-skew":
+        guard let text = value.text else {
+          throw error(
+            "'max-clock-skew' in 'sync' must be a duration such as 24h; found \(value.typeDescription)",
+            at: value)
+        }
+        do {
+          sync.maxClockSkew = try DurationParser.parse(text)
+        } catch let failure as FolioError {
+          throw error("'max-clock-skew' in 'sync': \(failure.message)", at: value)
+        }
       default:
         throw error(
           "unknown key '\(pair.key.keyText)' in 'sync'; expected one of: \(Self.syncKeys.joined(separator: ", "))",
@@ -150,7 +161,7 @@ struct ConfigDecoder {
             at: value)
         }
         do {
-          index.idle = try Duration(parsing: text)
+          index.idle = try DurationParser.parse(text)
         } catch let failure as FolioError {
           throw error("'idle' in 'index': \(failure.message)", at: value)
         }

@@ -11,10 +11,20 @@
 ///   remote: origin      # default: origin
 ///   pull-every: 30s     # default: 30s; "off" never pulls on its own
 ///   ssh-key: ~/.ssh/id_ed25519   # optional; FOLIO_SSH_KEY overrides it
+///   max-clock-skew: 24h # default: 24h; ops stamped further ahead are refused
 /// ```
 public struct SyncConfig: Sendable, Hashable {
   /// The default pull interval.
   public static let defaultPullInterval = Duration.seconds(30)
+  /// The default bound on how far ahead of local time a fetched op may be
+  /// stamped.
+  public static let defaultMaxClockSkew = Duration.seconds(24 * 3600)
+
+  /// How far ahead of local time an op from another replica may be stamped.
+  /// A sync refuses an op stamped later (`CLOCK_SKEW`): it would beat every
+  /// edit made until then, and move this replica's clock with it. The local
+  /// clock never runs further ahead of real time than this either.
+  public var maxClockSkew: Duration = SyncConfig.defaultMaxClockSkew
 
   /// The git remote to pull from.
   public var remote: String

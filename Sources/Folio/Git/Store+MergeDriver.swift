@@ -108,6 +108,7 @@ extension Store {
   public func reconcileGitMerge() throws -> [String] {
     try lock.withLock {
       let repository = try openRepository()
+      try undoPullPastClockBound(repository: repository)
       guard let head = try repository.headCommit(), head.parentIDs.count == 2 else { return [] }
       let merge = TreeMerge(repository: repository, config: config)
       let result: TreeMerge.Result
@@ -150,6 +151,7 @@ extension Store {
   {
     let read = { (file: String) throws -> [UInt8] in try FileSystem.read(file) ?? [] }
     if TreeMerge.opLogName(path) != nil {
+      try checkClock(ofLog: try read(theirsPath), base: try read(basePath), path: path)
       let merged = OpLogMerge.merge(
         base: try read(basePath), ours: try read(oursPath), theirs: try read(theirsPath))
       try FileSystem.writeAtomically(oursPath, merged, sync: false)
@@ -168,6 +170,7 @@ extension Store {
       func parse(_ file: String) throws -> JSONObject? {
         let bytes = try read(file)
         if bytes.isEmpty { return nil }
+        try Limits.check(bytes.count, limit: Limits.maximumDocumentBytes, what: "the document", path: path)
         guard case .object(let object) = try JSONValue(parsing: bytes, file: path) else {
           throw FolioError(.invalidDocument, "a document must be a JSON object", path: path)
         }

@@ -97,11 +97,12 @@ extension Store {
     var action = SyncSummary.Action.fastForward
     var resolved = 0
     var latest: HLC?
+    if let ours, try repository.isDescendant(ours, of: theirs) {
+      _ = try restoreSubscribedDocuments(repository: repository)
+      return (.upToDate, 0, ours)
+    }
+    try checkClock(of: theirs, against: ours, repository: repository)
     if let ours {
-      if try repository.isDescendant(ours, of: theirs) {
-        _ = try restoreSubscribedDocuments(repository: repository)
-        return (.upToDate, 0, ours)
-      }
       if try !repository.isDescendant(theirs, of: ours) {
         // Resolved documents and the merge commit go into one pack.
         let merge = try GitRepository.withPackedWrites(workTree: rootPath) { packed in
@@ -169,6 +170,17 @@ extension Store {
         _ = try repository.checkout(tree: try repository.commit(id).tree())
         try repository.setReference(name, to: id, message: "folio clone")
         try repository.setHead(name)
+      }
+    }
+    if let head = try repository.headCommit() {
+      do {
+        // The clone's own folio.yaml is the remote's word: the default
+        // bound applies.
+        try checkClock(
+          of: head.id, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
+      } catch let error as FolioError {
+        try? FileManager.default.removeItem(atPath: path)
+        throw error
       }
     }
     guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {

@@ -34,18 +34,25 @@ struct OpHistory {
       let bytes = files[name]!
       let baseBytes = base?.files[name] ?? []
       let displayName = Store.opsFolder + "/" + name
-      if bytes.starts(with: baseBytes) {
-        for op in try Self.parse(bytes[baseBytes.count...], file: displayName) {
-          result[DocumentKey(table: op.table, pk: op.pk), default: []].append(op)
-        }
-      } else {
-        let known = Set(try Self.parse(baseBytes[...], file: displayName).map(\.hlc))
-        for op in try Self.parse(bytes[...], file: displayName) where !known.contains(op.hlc) {
-          result[DocumentKey(table: op.table, pk: op.pk), default: []].append(op)
-        }
+      for (_, op) in try Self.newOps(bytes, since: baseBytes, file: displayName) {
+        result[DocumentKey(table: op.table, pk: op.pk), default: []].append(op)
       }
     }
     return result
+  }
+
+  /// The ops of one log file that its base copy does not have, with their
+  /// line numbers. A file usually extends its base, so only the new tail is
+  /// parsed.
+  static func newOps(_ bytes: [UInt8], since baseBytes: [UInt8], file: String) throws
+    -> [(line: Int, op: Op)]
+  {
+    if bytes.starts(with: baseBytes) {
+      let baseLines = baseBytes.lazy.filter { $0 == UInt8(ascii: "\n") }.count
+      return try numbered(bytes[baseBytes.count...], file: file, firstLine: baseLines + 1)
+    }
+    let known = Set(try parse(baseBytes[...], file: file).map(\.hlc))
+    return try numbered(bytes[...], file: file, firstLine: 1).filter { !known.contains($0.op.hlc) }
   }
 
   /// The newest stamp in any log, so the local clock can move past it.
@@ -66,8 +73,18 @@ struct OpHistory {
   /// Parses complete lines; a line that is not an op is reported with its
   /// file and line number.
   static func parse(_ bytes: ArraySlice<UInt8>, file: String) throws -> [Op] {
-    var ops: [Op] = []
-    var lineNumber = 0
+    try numbered(bytes, file: file, firstLine: 1).map(\.op)
+  }
+
+  /// Parses complete lines, each op with its 1-based line number in the
+  /// whole file; `bytes` starts at line `firstLine`. A line longer than
+  /// ``Limits/maximumOpLineBytes`` is refused (`TOO_LARGE`), a line that is
+  /// not an op is reported with its file and line number.
+  static func numbered(_ bytes: ArraySlice<UInt8>, file: String, firstLine: Int) throws
+    -> [(line: Int, op: Op)]
+  {
+    var ops: [(line: Int, op: Op)] = []
+    var lineNumber = firstLine - 1
     var start = bytes.startIndex
     while start < bytes.endIndex {
       lineNumber += 1
@@ -75,7 +92,9 @@ struct OpHistory {
       defer { start = newline + 1 }
       if newline == start { continue }
       do {
-        ops.append(try Op(json: JSONValue(parsing: Array(bytes[start..<newline]), file: file)))
+        try Limits.check(
+          newline - start, limit: Limits.maximumOpLineBytes, what: "op log line \(lineNumber)", path: file)
+        ops.append((lineNumber, try Op(json: JSONValue(parsing: Array(bytes[start..<newline]), file: file))))
       } catch var error as FolioError {
         error.location = .init(file: file, line: lineNumber, column: error.location?.column ?? 1)
         throw error

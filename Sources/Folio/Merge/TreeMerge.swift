@@ -180,7 +180,9 @@ struct TreeMerge {
 
   func document(_ id: GitOID?, path: String) throws -> JSONObject? {
     guard let id else { return nil }
-    let value = try JSONValue(parsing: try repository.blob(id), file: path)
+    let bytes = try repository.blob(id)
+    try Limits.check(bytes.count, limit: Limits.maximumDocumentBytes, what: "the document", path: path)
+    let value = try JSONValue(parsing: bytes, file: path)
     guard case .object(let object) = value else {
       throw FolioError(
         .invalidDocument, "a document must be a JSON object, not \(value.kindName)", path: path)

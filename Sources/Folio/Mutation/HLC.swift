@@ -16,6 +16,8 @@ public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
   /// The largest counter before the clock borrows a millisecond, so the text
   /// form stays fixed-width.
   static let maximumCounter = 9999
+  /// The largest wall time the text form holds (13 digits, the year 2286).
+  static let maximumWall: Int64 = 9_999_999_999_999
 
   /// Creates a stamp.
   public init(wall: Int64, counter: Int, replica: String) {
@@ -28,6 +30,8 @@ public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
   public init?(_ text: String) {
     let parts = text.split(separator: "-", maxSplits: 2, omittingEmptySubsequences: false)
     guard parts.count == 3, parts[0].count == 13, parts[1].count == 4,
+      parts[0].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+      parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
       let wall = Int64(parts[0]), let counter = Int(parts[1]), !parts[2].isEmpty
     else { return nil }
     self.init(wall: wall, counter: counter, replica: String(parts[2]))
@@ -83,12 +87,16 @@ public struct HLC: Sendable, Hashable, Comparable, CustomStringConvertible {
   }
 
   /// The next stamp after `last` on `replica`, at wall time `now`: never
-  /// earlier than `last`, even if the wall clock went back.
+  /// earlier than `last`, even if the wall clock went back, and never past
+  /// what the text form holds (callers keep `last` within the clock bound,
+  /// so that limit is only a guard).
   static func next(after last: HLC?, now: Int64, replica: String) -> HLC {
-    guard let last, last.wall >= now else { return HLC(wall: now, counter: 0, replica: replica) }
+    guard let last, last.wall >= now else {
+      return HLC(wall: min(max(now, 0), maximumWall), counter: 0, replica: replica)
+    }
     if last.counter < maximumCounter {
       return HLC(wall: last.wall, counter: last.counter + 1, replica: replica)
     }
-    return HLC(wall: last.wall + 1, counter: 0, replica: replica)
+    return HLC(wall: min(last.wall + 1, maximumWall), counter: 0, replica: replica)
   }
 }

@@ -79,7 +79,10 @@ extension Mutation {
     case .arrayUnion(let values):
       var array = current?.arrayValue ?? []
       var added: [JSONValue] = []
-      for value in values where !array.contains(value) {
+      // Hashing the canonical form keeps a union O(n): a remote op may carry
+      // hundreds of thousands of members.
+      var held = Set(array)
+      for value in values where held.insert(value).inserted {
         array.append(value)
         added.append(value)
       }
@@ -89,8 +92,9 @@ extension Mutation {
       let array = current?.arrayValue ?? []
       var kept: [JSONValue] = []
       var dropped: [JSONValue] = []
+      let unwanted = Set(values)
       for member in array {
-        if values.contains(member) { dropped.append(member) } else { kept.append(member) }
+        if unwanted.contains(member) { dropped.append(member) } else { kept.append(member) }
       }
       object.setValue(.array(kept), at: path)
       return .removedMembers(pk: pk, path: path.description, values: dropped)

@@ -82,8 +82,10 @@ extension Mutation {
     case .array(let array)?: oldArray = array
     default: return nil
     }
-    let removed = oldArray.filter { !newArray.contains($0) }
-    let added = newArray.filter { !oldArray.contains($0) }
+    let oldMembers = Set(oldArray)
+    let newMembers = Set(newArray)
+    let removed = oldArray.filter { !newMembers.contains($0) }
+    let added = newArray.filter { !oldMembers.contains($0) }
     var transforms: [Transform] = []
     if !removed.isEmpty { transforms.append(.arrayRemove(removed)) }
     if !added.isEmpty || transforms.isEmpty { transforms.append(.arrayUnion(added)) }

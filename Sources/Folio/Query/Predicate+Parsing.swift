@@ -16,9 +16,15 @@ extension Predicate {
 /// A recursive-descent parser over the text's Unicode scalars, so that
 /// columns count scalars as the rest of Folio's positions do.
 struct PredicateParser {
+  /// How deep `(`, `!`, arrays and objects may nest, as the JSON parser's
+  /// limit: the parser and ``Predicate/matches(_:)`` recurse, and a
+  /// `--where` of 20k `(` must be an error, not a stack overflow.
+  static let maximumDepth = 512
+
   private let scalars: [Unicode.Scalar]
   private let source: String
   private var i = 0
+  private var depth = 0
 
   init(text: String, source: String) {
     scalars = Array(text.unicodeScalars)
@@ -39,25 +45,46 @@ struct PredicateParser {
   // MARK: Grammar
 
   private mutating func parseOr() throws -> Predicate {
-    var left = try parseAnd()
-    while consume("||") { left = .or(left, try parseAnd()) }
-    return left
+    var terms = [try parseAnd()]
+    while consume("||") { terms.append(try parseAnd()) }
+    return Self.balanced(terms[...], Predicate.or)
   }
 
   private mutating func parseAnd() throws -> Predicate {
-    var left = try parseUnary()
-    while consume("&&") { left = .and(left, try parseUnary()) }
-    return left
+    var terms = [try parseUnary()]
+    while consume("&&") { terms.append(try parseUnary()) }
+    return Self.balanced(terms[...], Predicate.and)
+  }
+
+  /// Joins a chain of terms into a tree of depth log2(n) rather than n: both
+  /// operators are associative and pure, and a left-deep tree of 100k
+  /// terms would overflow the stack when evaluated or freed.
+  private static func balanced(
+    _ terms: ArraySlice<Predicate>, _ join: (Predicate, Predicate) -> Predicate
+  ) -> Predicate {
+    if terms.count == 1 { return terms.first! }
+    let middle = terms.startIndex + terms.count / 2
+    return join(balanced(terms[..<middle], join), balanced(terms[middle...], join))
+  }
+
+  /// Runs `body` one nesting level deeper, refusing past ``maximumDepth``.
+  private mutating func nested<T>(_ body: (inout PredicateParser) throws -> T) throws -> T {
+    guard depth < Self.maximumDepth else {
+      throw error("the expression nests deeper than \(Self.maximumDepth) levels")
+    }
+    depth += 1
+    defer { depth -= 1 }
+    return try body(&self)
   }
 
   private mutating func parseUnary() throws -> Predicate {
     skipSpace()
     if peek("!") && !peek("!=") {
       i += 1
-      return .not(try parseUnary())
+      return .not(try nested { try $0.parseUnary() })
     }
     if consume("(") {
-      let inner = try parseOr()
+      let inner = try nested { try $0.parseOr() }
       guard consume(")") else { throw error("expected ')' to close the '(' ", expectedHere: true) }
       return inner
     }
@@ -221,6 +248,10 @@ struct PredicateParser {
   }
 
   private mutating func parseArray() throws -> JSONValue {
+    try nested { try $0.parseArrayBody() }
+  }
+
+  private mutating func parseArrayBody() throws -> JSONValue {
     i += 1
     var elements: [JSONValue] = []
     skipSpace()
@@ -237,6 +268,10 @@ struct PredicateParser {
   }
 
   private mutating func parseObject() throws -> JSONValue {
+    try nested { try $0.parseObjectBody() }
+  }
+
+  private mutating func parseObjectBody() throws -> JSONValue {
     i += 1
     var object = JSONObject()
     skipSpace()

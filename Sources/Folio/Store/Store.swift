@@ -249,12 +249,15 @@ public final class Store: Sendable {
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let cached = clock.withLock({ $0.logSize == size ? $0.last : nil }) { return cached }
     var last = try OpLog.lastOp(in: opLogPath)?.hlc
-    if let seen = try seenClock(), last.map({ $0 < seen }) ?? true { last = seen }
-    if last?.wall == 0 {
-      // A default write (stamped at time 0) is last: the clock is the
-      // newest real stamp, which takes a full read to find.
+    if let seen = withinHorizon(try seenClock()), last.map({ $0 < seen }) ?? true { last = seen }
+    if let stamp = last, stamp.wall == 0 || withinHorizon(stamp) == nil {
+      // A default write (stamped at time 0) is last, or a stamp past the
+      // clock bound: the clock is the newest real stamp within the bound,
+      // which takes a full read to find.
+      let horizon = clockHorizon
       last = try OpLog.entries(in: opLogPath, displayName: relative(opLogPath)).map(\.op.hlc)
-        .filter { $0.wall > 0 }.max()
+        .filter { $0.wall > 0 && $0.wall <= horizon }.max()
+      if let seen = withinHorizon(try seenClock()), last.map({ $0 < seen }) ?? true { last = seen }
     }
     clock.withLock { $0 = ClockState(last: last, logSize: size) }
     return last

@@ -102,13 +102,22 @@ extension Store {
         columns: columns!.map { ($0, types[$0] ?? nil) }, pk: table.key, indexes: table.order)
     } else {
       if let path = options.outputPath {
-        // Written under a temporary name and renamed at the end, so a
-        // failed export never leaves a half file under the real name.
-        let temp = FileSystem.temporaryPath(for: path)
-        fd = try FileSystem.syscall("open", path: temp) {
-          open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+          // A device, FIFO or `/dev/stdout`: written into as `cp` does.
+          // Renaming over it would replace the node, not feed it.
+          fd = try FileSystem.syscall("open", path: path) { open(path, O_WRONLY | O_CLOEXEC) }
+        } else {
+          // Written under a temporary name and renamed at the end, so a
+          // failed export never leaves a half file under the real name.
+          // Through a symlink, as `cp` does: the file it names is replaced.
+          let target = FileSystem.realPath(path) ?? path
+          let temp = FileSystem.temporaryPath(for: target)
+          fd = try FileSystem.syscall("open", path: temp) {
+            open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+          }
+          temporary = temp
         }
-        temporary = temp
       }
       let sink = ByteSink(fd: fd, name: options.outputPath ?? "<stdout>")
       switch options.format {
@@ -139,13 +148,15 @@ extension Store {
       if let temporary, let path = options.outputPath {
         close(fd)
         fd = -1
-        try FileSystem.syscall("rename", path: path) { rename(temporary, path) }
+        let target = FileSystem.realPath(path) ?? path
+        try FileSystem.syscall("rename", path: path) { rename(temporary, target) }
+      } else if fd != STDOUT_FILENO {
+        close(fd)
+        fd = -1
       }
     } catch {
-      if let temporary {
-        if fd >= 0 { close(fd) }
-        unlink(temporary)
-      }
+      if fd >= 0 && fd != STDOUT_FILENO { close(fd) }
+      if let temporary { unlink(temporary) }
       throw error
     }
     onProgress(summary.rows, summary.rows)

@@ -1,0 +1,57 @@
+extension Store {
+  /// Refuses a fetched commit whose new ops are stamped past the clock
+  /// bound, before anything of it is merged or checked out.
+  /// - Parameters:
+  ///   - theirs: the fetched commit.
+  ///   - ours: the local commit, or nil when every op is new (a clone).
+  func checkClock(of theirs: GitOID, against ours: GitOID?, repository: GitRepository) throws {
+    try Store.checkClock(of: theirs, against: ours, repository: repository, bound: config.sync.maxClockSkew)
+  }
+
+  /// ``checkClock(of:against:repository:)`` with an explicit bound, for a
+  /// clone, which has no trusted config yet.
+  static func checkClock(of theirs: GitOID, against ours: GitOID?, repository: GitRepository, bound: Duration)
+    throws
+  {
+    let incoming = try OpHistory(tree: try repository.commit(theirs).tree(), repository: repository)
+    let base = try ours.map { try OpHistory(tree: try repository.commit($0).tree(), repository: repository) }
+    try incoming.checkClock(since: base, now: Clock.nowMilliseconds(), bound: bound)
+  }
+}
+
+extension Store {
+  /// The post-merge half of the clock bound for plain `git pull`, which
+  /// merges op logs without Folio (each replica's log changes on one side
+  /// only, so git never calls the driver for it): when what came in holds
+  /// ops stamped past the bound, moves the branch back to `ORIG_HEAD` with
+  /// Folio's crash-safe checkout, and throws. Call with the lock held.
+  /// - Throws: `CLOCK_SKEW`, saying whether the pull was undone.
+  func undoPullPastClockBound(repository: GitRepository) throws {
+    guard let head = try repository.headCommit()?.id,
+      let bytes = try FileSystem.read(gitDirectory + "/ORIG_HEAD"),
+      let orig = GitOID(hex: String(decoding: bytes.prefix(40), as: UTF8.self)), orig != head,
+      try repository.isDescendant(head, of: orig)
+    else { return }
+    do {
+      try checkClock(of: head, against: orig, repository: repository)
+    } catch var error as FolioError where error.code == .clockSkew {
+      let blocked = try checkout(orig, branch: try repository.headBranch(), repository: repository)
+      if blocked.isEmpty {
+        error.message += "; the pull was undone (the branch is back at \(orig.description.prefix(12)))"
+      } else {
+        error.message +=
+          "; the pull could not be undone because \(blocked.joined(separator: ", ")) changed since: "
+          + "run 'git reset --keep ORIG_HEAD' once they are committed"
+      }
+      throw error
+    }
+  }
+
+  /// Refuses an op log, handed to the merge driver, whose new lines since
+  /// `base` are stamped past the clock bound.
+  func checkClock(ofLog theirs: [UInt8], base: [UInt8], path: String) throws {
+    let history = OpHistory(files: [String(path.split(separator: "/").last ?? ""): theirs])
+    let baseHistory = OpHistory(files: [String(path.split(separator: "/").last ?? ""): base])
+    try history.checkClock(since: baseHistory, now: Clock.nowMilliseconds(), bound: config.sync.maxClockSkew)
+  }
+}

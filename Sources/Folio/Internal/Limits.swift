@@ -1,0 +1,21 @@
+/// Bounds on input Folio does not trust: what a fetch brings and what the
+/// merge driver is handed. Past them the merge stops with `TOO_LARGE`
+/// instead of spending unbounded memory or time. The README's "Security"
+/// section lists them.
+enum Limits {
+  /// The largest document a merge reads: 16 MiB of JSON.
+  static let maximumDocumentBytes = 16 << 20
+  /// The longest op-log line a merge reads: 32 MiB (an op that sets a whole
+  /// document of the largest size, with room to spare).
+  static let maximumOpLineBytes = 32 << 20
+
+  /// Throws `TOO_LARGE` when `count` bytes of `what` at `path` pass `limit`.
+  static func check(_ count: Int, limit: Int, what: String, path: String) throws {
+    guard count > limit else { return }
+    throw FolioError(
+      .tooLarge,
+      "\(what) is \(count) bytes, more than Folio's limit of \(limit) bytes (\(limit >> 20) MiB); "
+        + "it was refused before anything was written",
+      path: path)
+  }
+}
