@@ -50,6 +50,9 @@ struct CommandLineArguments {
   /// The last value given for `name`.
   func value(_ name: String) -> String? { values[name]?.last }
 
+  /// Every value given for a repeatable option, in order.
+  func allValues(_ name: String) -> [String] { values[name] ?? [] }
+
   /// Whether the flag was given.
   func flag(_ name: String) -> Bool { flags.contains(name) }
 

@@ -8,10 +8,11 @@ struct ImportCommand: Command {
     folio import TABLE FILE|- [--format ndjson|json|csv|tsv|sqlite] [--sqlite-table NAME]
                  [--mode insert|upsert|merge|replace] [--pk COLUMN] [--no-detect-types]
                  [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
+                 [--create [--order A[,B…]]]
     """
   static let details = """
     ARGUMENTS:
-      TABLE                 The table (from folio.yaml).
+      TABLE                 The table (from folio.yaml; see --create).
       FILE                  The input file, or - for stdin.
 
     OPTIONS:
@@ -39,6 +40,9 @@ struct ImportCommand: Command {
       --no-commit           Leave the import uncommitted (commit later with 'folio commit').
       -m, --message MSG     The commit message.
       --json                Print the summary as one JSON object.
+      --create              Add TABLE to folio.yaml first if it is missing (folder
+                            data/TABLE, key --pk or id), and print what was added.
+      --order A[,B…]        With --create: the new table's order keys.
 
     Input is streamed: memory stays flat however big the file. A bad row (malformed JSON,
     a ragged CSV row, a non-object, an unsafe pk, an existing or repeated pk in insert mode)
@@ -54,12 +58,14 @@ struct ImportCommand: Command {
   var table: String
   var options: ImportOptions
   var json: Bool
+  var create: Bool
+  var order: [String]?
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
       arguments,
-      options: ["--format", "--sqlite-table", "--mode", "--pk", "--batch-size", "-m", "--message"],
-      flags: ["--no-detect-types", "--continue", "--no-commit", "--json"])
+      options: ["--format", "--sqlite-table", "--mode", "--pk", "--batch-size", "-m", "--message", "--order"],
+      flags: ["--no-detect-types", "--continue", "--no-commit", "--json", "--create"])
     try parsed.expectPositionals(2...2)
     table = parsed.positionals[0]
     options = ImportOptions(path: parsed.positionals[1])
@@ -88,10 +94,28 @@ struct ImportCommand: Command {
     options.commit = !parsed.flag("--no-commit")
     options.message = parsed.value("-m") ?? parsed.value("--message")
     json = parsed.flag("--json")
+    create = parsed.flag("--create")
+    order = parsed.value("--order").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+    if order != nil && !create { throw UsageError("--order applies only with --create") }
   }
 
   func run(in context: CommandContext) throws -> Int32 {
-    let store = try context.openStore()
+    var store = try context.openStore()
+    if store.config.table(named: table) == nil {
+      guard create else {
+        var error = store.config.unknownTableError(table)
+        error.message +=
+          "\nOr create it as you import: folio import \(Config.shellWord(table)) "
+          + "\(Config.shellWord(options.path)) --create"
+        throw error
+      }
+      // The key: --pk, else `id`, which holds the file's own ids if it has
+      // an `id` column, or the generated pks if not.
+      let added = try store.addTable(
+        TableConfig(name: table, path: "data/" + table, key: options.pkColumn ?? "id", order: order ?? []))
+      Output.error("created table '\(table)' in \(Config.fileName):\n" + added.entry, terminator: "")
+      store = added.store
+    }
     var options = self.options
     if options.path != "-" {
       options.displayName = options.path

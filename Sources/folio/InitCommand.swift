@@ -4,10 +4,14 @@ import Foundation
 struct InitCommand: Command {
   static let name = "init"
   static let abstract = "Create a store (a git repository with folio.yaml), or repair one; safe to rerun."
-  static let usage = "folio init [DIR]"
+  static let usage = "folio init [DIR] [--table NAME[:PATH]]…"
   static let details = """
     ARGUMENTS:
-      DIR    The directory to make a store (default: the current one, or -C DIR).
+      DIR                    The directory to make a store (default: the current one, or -C DIR).
+
+    OPTIONS:
+      --table NAME[:PATH]    Add a table (folder PATH, default data/NAME); repeatable. A
+                             table already there with that folder is left as it is.
 
     Creates the git repository if there is none, a minimal folio.yaml, .gitattributes,
     .folio/ops/ and this checkout's replica id in .git/folio/. Registers the merge
@@ -17,17 +21,28 @@ struct InitCommand: Command {
     """
 
   var directory: String?
+  var tables: [TableConfig]
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments)
+    let parsed = try CommandLineArguments(arguments, options: ["--table"])
     try parsed.expectPositionals(0...1)
     directory = parsed.positionals.first
+    tables = try parsed.allValues("--table").map { spec in
+      let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+      guard !parts[0].isEmpty else { throw UsageError("--table needs a name, as in --table todos or todos:data/todos") }
+      return TableConfig(name: parts[0], path: parts.count > 1 ? parts[1] : "data/" + parts[0])
+    }
   }
 
   func run(in context: CommandContext) throws -> Int32 {
     let url = directory.map { URL(fileURLWithPath: $0, relativeTo: context.directory) } ?? context.directory
-    let store = try Store.create(at: url, mergeDriver: Executable.path)
+    var store = try Store.create(at: url, mergeDriver: Executable.path)
     Output.print("Folio store at \(store.root.path) (replica \(store.replicaID))")
+    for table in tables where store.config.table(named: table.name)?.path != table.path {
+      let added = try store.addTable(table)
+      store = added.store
+      Output.print("added table '\(table.name)' to \(Config.fileName):\n" + added.entry, terminator: "")
+    }
     return 0
   }
 }

@@ -3,18 +3,16 @@ import Glibc
 /// Writes to stdout and stderr. Data goes to stdout, flushed per line so
 /// that pipes into `jq` see each record at once; diagnostics go to stderr.
 enum Output {
-  static func print(_ text: String) {
-    var line = text
-    line.append("\n")
-    write(line, to: STDOUT_FILENO)
+  static func print(_ text: String, terminator: String = "\n") {
+    write(text + terminator, to: STDOUT_FILENO)
   }
 
   static func printRaw(_ bytes: [UInt8]) {
     bytes.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
   }
 
-  static func error(_ text: String) {
-    write(text + "\n", to: STDERR_FILENO)
+  static func error(_ text: String, terminator: String = "\n") {
+    write(text + terminator, to: STDERR_FILENO)
   }
 
   private static func write(_ text: String, to fd: Int32) {

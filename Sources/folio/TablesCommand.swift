@@ -1,24 +1,90 @@
 import Folio
+import Foundation
 
 struct TablesCommand: Command {
   static let name = "tables"
-  static let abstract = "List the tables with their folder and document count."
-  static let usage = "folio tables [--json]"
+  static let abstract = "List the tables, or add and remove them in folio.yaml."
+  static let usage = """
+    folio tables [--json]
+           folio tables add NAME [--path PATH] [--key COLUMN] [--order A[,B…]] [--counter C]… [--set S]…
+           folio tables rm NAME
+    """
   static let details = """
+    ARGUMENTS:
+      NAME                The table's name: letters, digits, '_', '-' and '.'.
+
     OPTIONS:
-      --json    One JSON object per table (NDJSON): name, path, key, documents.
+      --json              List one JSON object per table (NDJSON): name, path, key, documents.
+      --path PATH         add: the table's folder, relative to the store (default: data/NAME).
+      --key COLUMN        add: the column holding each document's pk (default: id).
+      --order A[,B…]      add: order keys, indexed and the default sort of export.
+      --counter COLUMN    add: a counter column (an edit 3 -> 5 merges as +2); repeatable.
+      --set COLUMN        add: a set column (edits merge as unions and removes); repeatable.
+
+    'add' appends the table to folio.yaml, keeping the file's comments and layout, creates
+    its folder and updates .gitattributes. It refuses a name or folder another table has.
+    'rm' removes the table's entry from folio.yaml only: its folder and documents stay.
     """
 
-  var json: Bool
+  enum Action {
+    case list(json: Bool)
+    case add(TableConfig)
+    case remove(String)
+  }
+
+  var action: Action
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments, flags: ["--json"])
-    try parsed.expectPositionals(0...0)
-    json = parsed.flag("--json")
+    let parsed = try CommandLineArguments(
+      arguments, options: ["--path", "--key", "--order", "--counter", "--set"], flags: ["--json"])
+    switch parsed.positionals.first {
+    case nil:
+      try parsed.expectPositionals(0...0)
+      action = .list(json: parsed.flag("--json"))
+    case "add":
+      try parsed.expectPositionals(2...2)
+      let name = parsed.positionals[1]
+      var columns: [String: ColumnKind] = [:]
+      for column in parsed.allValues("--counter") { columns[column] = .counter }
+      for column in parsed.allValues("--set") {
+        if columns[column] != nil { throw UsageError("column '\(column)' cannot be both a counter and a set") }
+        columns[column] = .set
+      }
+      let order = parsed.value("--order").map {
+        $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+      }
+      action = .add(
+        TableConfig(
+          name: name, path: parsed.value("--path") ?? "data/" + name, key: parsed.value("--key") ?? "id",
+          order: order ?? [], columns: columns))
+    case "rm":
+      try parsed.expectPositionals(2...2)
+      action = .remove(parsed.positionals[1])
+    case let word?:
+      throw UsageError("unknown action '\(word)'; use 'add' or 'rm', or no word to list the tables")
+    }
   }
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    switch action {
+    case .list(let json):
+      return try list(store, json: json)
+    case .add(let table):
+      let (_, entry) = try store.addTable(table)
+      Output.print("added table '\(table.name)' to \(Config.fileName):\n" + entry, terminator: "")
+      return 0
+    case .remove(let name):
+      let path = try store.table(named: name).path
+      _ = try store.removeTable(named: name)
+      Output.print(
+        "removed table '\(name)' from \(Config.fileName); its folder \(path)/ and its documents are "
+          + "still there (delete them yourself if you no longer want them)")
+      return 0
+    }
+  }
+
+  private func list(_ store: Store, json: Bool) throws -> Int32 {
     var rows: [[String]] = []
     for table in store.config.tables {
       let count = try store.collection(table.name).count()
@@ -34,7 +100,7 @@ struct TablesCommand: Command {
     }
     if !json {
       if rows.isEmpty {
-        Output.error("no tables yet; add one under 'tables:' in folio.yaml")
+        Output.error("no tables yet; add one with 'folio tables add NAME'")
         return 0
       }
       let header = ["TABLE", "PATH", "DOCUMENTS"]

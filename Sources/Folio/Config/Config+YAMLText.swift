@@ -23,19 +23,26 @@ extension Config {
     var text = "version: \(version)\n"
     guard !tables.isEmpty else { return text + "tables: {}\n" + syncText() + indexText() }
     text += "tables:\n"
-    for table in tables {
-      text += "  \(Self.yamlString(table.name)):\n"
-      text += "    path: \(Self.yamlString(table.path))\n"
-      text += "    key: \(Self.yamlString(table.key))\n"
-      text += "    order: [\(table.order.map(Self.yamlString).joined(separator: ", "))]\n"
-      if !table.columns.isEmpty {
-        text += "    columns:\n"
-        for (column, kind) in table.columns.sorted(by: { $0.key < $1.key }) {
-          text += "      \(Self.yamlString(column)): \(kind.rawValue)\n"
-        }
+    for table in tables { text += Self.entryText(for: table, indent: 2) }
+    return text + syncText() + indexText()
+  }
+
+  /// One table's entry under `tables:`, its name indented by `indent`
+  /// spaces and its settings two more, ending with a newline.
+  static func entryText(for table: TableConfig, indent: Int) -> String {
+    let outer = String(repeating: " ", count: indent)
+    let inner = outer + "  "
+    var text = "\(outer)\(yamlString(table.name)):\n"
+    text += "\(inner)path: \(yamlString(table.path))\n"
+    text += "\(inner)key: \(yamlString(table.key))\n"
+    text += "\(inner)order: [\(table.order.map(yamlString).joined(separator: ", "))]\n"
+    if !table.columns.isEmpty {
+      text += "\(inner)columns:\n"
+      for (column, kind) in table.columns.sorted(by: { $0.key < $1.key }) {
+        text += "\(inner)  \(yamlString(column)): \(kind.rawValue)\n"
       }
     }
-    return text + syncText() + indexText()
+    return text
   }
 
   /// The `index:` section, written only when it differs from the defaults.

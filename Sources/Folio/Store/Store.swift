@@ -183,15 +183,11 @@ public final class Store: Sendable {
   var opLogPath: String { rootPath + "/" + Store.opsFolder + "/" + replicaID + ".ndjson" }
 
   /// The table named `name`.
-  /// - Throws: `UNKNOWN_TABLE`, listing the tables there are.
+  /// - Throws: `UNKNOWN_TABLE`, listing the tables there are (see
+  ///   ``Config/unknownTableError(_:)``).
   public func table(named name: String) throws -> TableConfig {
     if let table = config.table(named: name) { return table }
-    let known = config.tables.map(\.name)
-    throw FolioError(
-      .unknownTable,
-      "no table '\(name)' in \(Config.fileName)"
-        + (known.isEmpty ? "; add one under 'tables:'" : "; tables are: " + known.joined(separator: ", ")),
-      table: name)
+    throw config.unknownTableError(name)
   }
 
   /// The absolute folder of `table`.

@@ -1,0 +1,44 @@
+extension Store {
+  /// Adds `table` to `folio.yaml`, keeping the file's comments and layout
+  /// (see ``ConfigEditor``), creates its folder and routes it to the merge
+  /// driver in `.gitattributes`.
+  ///
+  /// ```swift
+  /// let (store, entry) = try store.addTable(TableConfig(name: "people", path: "data/people"))
+  /// ```
+  /// - Returns: the store opened again on the new config (this one keeps
+  ///   the config it was opened with), and the YAML lines added.
+  /// - Throws: `INVALID_CONFIG` for a bad table, or at `folio.yaml:L:C` for
+  ///   a name or folder another table has; nothing is written then.
+  public func addTable(_ table: TableConfig) throws -> (store: Store, entry: String) {
+    let entry: String = try lock.withLock {
+      let (text, entry) = try ConfigEditor(text: try configText()).adding(table)
+      try FileSystem.makeDirectories(rootPath + "/" + table.path)
+      try FileSystem.writeAtomically(rootPath + "/" + Config.fileName, Array(text.utf8), sync: true)
+      return entry
+    }
+    let reopened = try Store(rootPath: rootPath)
+    try reopened.lock.withLock { try reopened.writeGitAttributes() }
+    return (reopened, entry)
+  }
+
+  /// Removes table `name` from `folio.yaml`. Its folder and documents stay
+  /// where they are, committed or not: only the entry goes.
+  /// - Returns: the store opened again on the new config.
+  /// - Throws: `UNKNOWN_TABLE` when there is no such table.
+  public func removeTable(named name: String) throws -> Store {
+    try lock.withLock {
+      let text = try ConfigEditor(text: try configText()).removing(table: name)
+      try FileSystem.writeAtomically(rootPath + "/" + Config.fileName, Array(text.utf8), sync: true)
+    }
+    let reopened = try Store(rootPath: rootPath)
+    try reopened.lock.withLock { try reopened.writeGitAttributes() }
+    return reopened
+  }
+
+  /// The text of `folio.yaml` as it is on disk now.
+  private func configText() throws -> String {
+    let bytes = try FileSystem.read(rootPath + "/" + Config.fileName) ?? []
+    return String(decoding: bytes, as: UTF8.self)
+  }
+}
