@@ -16,10 +16,11 @@ trap 'rm -rf "$work" "$peers"' EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
-step "1. Create a store from samples/folio.yaml (a git repo; a table is a folder)"
-cp "$samples/folio.yaml" "$work/"
+step "1. Create a store and its tables from the command line (a git repo; a table is a folder)"
 cd "$work"
-run "$folio" init
+run "$folio" init --table notes
+run "$folio" tables add todos --path data/todos --order lastUpdate --counter views --set tags
+run cat folio.yaml
 run cat .gitattributes
 
 step "2. Import the sample documents: JSON files, then CSV (one git commit each, written as a pack)"
