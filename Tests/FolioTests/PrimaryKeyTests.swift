@@ -34,7 +34,7 @@ struct PrimaryKeyTests {
     } else {
       let error = #expect(throws: FolioError.self) { try PrimaryKey.fileName(for: pk) }
       // A name too long for the file system is a local limit, not a bad pk.
-      #expect(error?.code == (pk.utf8.count > 200 ? .localConstraint : .invalidPK))
+      #expect(error?.code == (pk.utf8.count > 80 ? .localConstraint : .invalidPK))
     }
   }
 

@@ -30,20 +30,19 @@ struct Journal {
     var original: JSONObject?
     var new: JSONObject?
 
-    /// The editor's change, as the diff from what the transaction read to
-    /// `current` read through the column kinds, and the document with that
-    /// change applied on top of the transaction's; nil if `current` is not
-    /// a JSON object (it is then left as the editor saved it).
-    func apply(over current: [UInt8]?) -> (mutation: Mutation, bytes: [UInt8]?)? {
+    /// The editor's change, as the diff from `original` (what the file held
+    /// before the editor saved) to `current` read through the column kinds,
+    /// and that change applied on top of `new`; nil if `current` is not a
+    /// JSON object (it is then left as the editor saved it).
+    func apply(over current: [UInt8]?) -> (mutation: Mutation, edited: JSONObject?, folded: JSONObject?)? {
       guard let current else {
         // Deleted behind the transaction's back: the delete is a change
         // too, recorded as a remove after the transaction's own ops.
-        return (Mutation(kind: .remove), nil)
+        return (Mutation(kind: .remove), nil, nil)
       }
       guard case .object(let edited)? = try? JSONValue(parsing: current) else { return nil }
       let mutation = Mutation.diff(from: original, to: edited, kinds: table.kind(of:))
-      let folded = mutation.apply(to: new, pk: pk, key: table.key).document
-      return (mutation, folded.map { JSONValue.object($0).canonicalBytes() })
+      return (mutation, edited, mutation.apply(to: new, pk: pk, key: table.key).document)
     }
   }
 

@@ -368,34 +368,26 @@ public final class Store: Sendable {
     for write in journal.writes {
       let (directory, name) = FileSystem.split(write.path)
       guard let dirfd = try folders.descriptor(for: directory, create: write.new != nil) else { continue }
-      var bytes = write.new
-      let current = try FileSystem.openForReading(in: dirfd, name: name, path: write.path).map { fd in
-        defer { close(fd) }
-        return try FileSystem.readAll(fd, path: write.path)
+      if redo {
+        let current = try FileSystem.openForReading(in: dirfd, name: name, path: relative(write.path)).map {
+          fd in
+          defer { close(fd) }
+          return try FileSystem.readAll(fd, path: write.path)
+        }
+        if let current, let new = write.new, current == new { continue }
+        if current == nil && write.new == nil { continue }
+        // Changed by someone after the crash: left alone.
+        guard current.map({ FNV.hex($0) }) == write.oldHash else { continue }
+        if let bytes = write.new {
+          try FileSystem.writeAtomically(in: dirfd, name: name, bytes, sync: !batch, path: write.path)
+        } else if unlinkat(dirfd, name, 0) != 0 && errno != ENOENT {
+          throw FileSystem.error(errno, "unlinkat", path: write.path)
+        }
+      } else {
+        folds += try placeDocument(
+          write, in: dirfd, name: name, sync: !batch, after: folds.last?.hlc ?? journal.lastHLC)
       }
-      if let current, let new = write.new, current == new { continue }
-      if current == nil && write.new == nil { continue }
-      if current.map({ FNV.hex($0) }) != write.oldHash {
-        // Changed since it was read: on redo, by someone after the crash,
-        // so it is left alone; here, by an editor's save within the last
-        // moments, so it is folded in.
-        guard !redo, let fold = write.fold, let folded = fold.apply(over: current) else { continue }
-        if folded.mutation.isEmpty { continue }
-        bytes = folded.bytes
-        folds.append(
-          Op(
-            hlc: HLC.next(
-              after: folds.last?.hlc ?? journal.lastHLC, now: Clock.nowMilliseconds(), replica: replicaID),
-            table: fold.table.name, pk: fold.pk, mutation: folded.mutation))
-      }
-      if let bytes {
-        try FileSystem.writeAtomically(in: dirfd, name: name, bytes, sync: !batch, path: write.path)
-        directories[directory] = dirfd
-      } else if unlinkat(dirfd, name, 0) == 0 {
-        directories[directory] = dirfd
-      } else if errno != ENOENT {
-        throw FileSystem.error(errno, "unlinkat", path: write.path)
-      }
+      directories[directory] = dirfd
       if !redo && write.path == journal.writes.first?.path { testPause(at: .commit) }
     }
     if !folds.isEmpty { try logFolds(folds) }
