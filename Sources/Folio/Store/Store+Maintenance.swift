@@ -101,7 +101,7 @@ extension Store {
   public func format(table name: String? = nil) throws -> (rewritten: [String], problems: [FolioError]) {
     let tables = try name.map { [try table(named: $0)] } ?? config.tables
     return try lock.withLock {
-      try recover()
+      try recoverBeforeWrite()
       var rewritten: [String] = []
       var problems: [FolioError] = []
       for table in tables {

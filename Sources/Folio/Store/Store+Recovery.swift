@@ -39,6 +39,13 @@ extension Store {
     }
   }
 
+  /// Completes an interrupted transaction if it can (with the lock held),
+  /// for a command that only reads: a failure is kept for
+  /// ``pendingRecoveryError``, not thrown.
+  func recoverForReading() {
+    _ = try? recoverBeforeWrite()
+  }
+
   /// `error`, said as the reason an earlier transaction is still pending.
   private static func pendingError(_ error: FolioError) -> FolioError {
     var pending = error
