@@ -9,7 +9,10 @@ import Testing
   @Test func symlinksAreRefusedAndNamed() throws {
     let scratch = try CLIScratch()
     let outside = try CLIScratch(yaml: nil)
-    defer { scratch.remove(); outside.remove() }
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
     try outside.write("secret.json", "{\"id\": \"d1\", \"secret\": true}\n")
     #expect(try scratch.folio("init").status == 0)
     #expect(try scratch.folio("apply", "todos", "a", "--op", "insert", "--columns", "{}").status == 0)
@@ -28,7 +31,8 @@ import Testing
 
     // A table folder that is a link stops the store at open, with its name.
     try FileManager.default.removeItem(atPath: scratch.path + "/data/todos")
-    try FileManager.default.createSymbolicLink(atPath: scratch.path + "/data/todos", withDestinationPath: outside.path)
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.path + "/data/todos", withDestinationPath: outside.path)
     let open = try scratch.folio("get", "todos", "d1")
     #expect(open.status == 1)
     #expect(open.stderr.contains("data/todos is a symbolic link"), "\(open.stderr)")
@@ -85,7 +89,9 @@ import Testing
     #expect(try scratch.folio("fsck").status == 1)
     let write = try scratch.folio("apply", "todos", "b", "--op", "insert")
     #expect(write.status == 1)
-    #expect(write.stderr.contains("Operation not permitted") && write.stderr.contains("fix that"), "\(write.stderr)")
+    #expect(
+      write.stderr.contains("Operation not permitted") && write.stderr.contains("fix that"), "\(write.stderr)"
+    )
 
     #expect(try FolioRunner.shell("chattr -i '\(log)'", in: scratch.path) == 0)
     let fixed = try scratch.folio("apply", "todos", "b", "--op", "insert")

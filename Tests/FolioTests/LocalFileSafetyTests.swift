@@ -36,12 +36,16 @@ import Testing
 
   @Test func symlinkedTableFolderIsRefusedAtOpen() throws {
     let (_, scratch, outside) = try setUp()
-    defer { scratch.remove(); outside.remove() }
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
     let before = snapshot(outside.path)
     // The table folder itself, and a folder on its way (data/ of data/todos).
     for link in ["notes", "data"] {
       try? FileManager.default.removeItem(atPath: scratch.path + "/" + link)
-      try FileManager.default.createSymbolicLink(atPath: scratch.path + "/" + link, withDestinationPath: outside.path)
+      try FileManager.default.createSymbolicLink(
+        atPath: scratch.path + "/" + link, withDestinationPath: outside.path)
       let error = #expect(throws: FolioError.self) { try Store(at: scratch.url) }
       #expect(error?.code == .unsafePath)
       #expect(error?.message.contains("\(link) is a symbolic link") == true, "\(String(describing: error))")
@@ -54,7 +58,10 @@ import Testing
 
   @Test func symlinkedDocumentIsNeitherReadNorWritten() throws {
     let (store, scratch, outside) = try setUp()
-    defer { scratch.remove(); outside.remove() }
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
     try store.apply(table: "notes", pk: "other", op: .insert, columns: ["v": 2])
     let before = snapshot(outside.path)
     try FileManager.default.createSymbolicLink(
@@ -70,7 +77,8 @@ import Testing
       #expect(write?.code == .unsafePath)
     }
     // fsck and status report it; other documents still read.
-    #expect(try store2.check().contains { $0.code == .unsafePath && $0.description.contains("notes/d1.json") })
+    #expect(
+      try store2.check().contains { $0.code == .unsafePath && $0.description.contains("notes/d1.json") })
     _ = try store2.status()
     #expect(try store2.collection("notes").findByID("other").exec()?["v"] == 2)
     #expect(snapshot(outside.path) == before)
@@ -80,7 +88,10 @@ import Testing
 
   @Test func symlinkedOpLogIsNotAppendedThrough() throws {
     let (store, scratch, outside) = try setUp()
-    defer { scratch.remove(); outside.remove() }
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
     try outside.write("log.ndjson", "")
     let before = snapshot(outside.path)
     try? FileManager.default.removeItem(atPath: store.opLogPath)
@@ -96,7 +107,8 @@ import Testing
     // The ops folder as a link is refused when the store opens.
     try FileManager.default.removeItem(atPath: store.opLogPath)
     try FileManager.default.removeItem(atPath: scratch.path + "/.folio/ops")
-    try FileManager.default.createSymbolicLink(atPath: scratch.path + "/.folio/ops", withDestinationPath: outside.path)
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.path + "/.folio/ops", withDestinationPath: outside.path)
     #expect(throws: FolioError.self) { try Store(at: scratch.url) }
     #expect(snapshot(outside.path) == before)
     try FileManager.default.removeItem(atPath: scratch.path + "/.folio/ops")
@@ -105,8 +117,12 @@ import Testing
 
   @Test func symlinkNamedAsTheTempFileDoesNotRedirectAWrite() throws {
     let (store, scratch, outside) = try setUp()
-    defer { scratch.remove(); outside.remove() }
-    try FileManager.default.createDirectory(atPath: scratch.path + "/notes", withIntermediateDirectories: true)
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
+    try FileManager.default.createDirectory(
+      atPath: scratch.path + "/notes", withIntermediateDirectories: true)
     // One link to a file that exists, one to a file that does not.
     try FileManager.default.createSymbolicLink(
       atPath: scratch.path + "/notes/.d1.json.folio-tmp", withDestinationPath: outside.path + "/secret.json")
@@ -141,7 +157,10 @@ import Testing
 
   @Test func readOnlyTableFolderIsRefusedBeforeTheDurabilityPoint() throws {
     let (store, scratch, outside) = try setUp()
-    defer { scratch.remove(); outside.remove() }
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
     try store.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 1])
     try setReadOnly(scratch.path + "/notes", true)
     defer { try? setReadOnly(scratch.path + "/notes", false) }
@@ -162,7 +181,10 @@ import Testing
 
   @Test func longPKIsALocalConstraint() throws {
     let (store, scratch, outside) = try setUp()
-    defer { scratch.remove(); outside.remove() }
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
     for length in [240, 250] {
       let pk = String(repeating: "k", count: length)
       let error = #expect(throws: FolioError.self) {
@@ -178,7 +200,10 @@ import Testing
 
   @Test func journalWhoseRedoFailsBlocksOnlyWrites() throws {
     let (store, scratch, outside) = try setUp()
-    defer { scratch.remove(); outside.remove() }
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
     try store.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 1])
     let path = store.rootPath + "/notes/a.json"
     let old = try #require(try FileSystem.read(path))
@@ -216,7 +241,10 @@ import Testing
   /// and folded in (an op assigns its note), and every apply is logged.
   @Test func applyNeverOverwritesAnEditorsSave() throws {
     let (store, scratch, outside) = try setUp()
-    defer { scratch.remove(); outside.remove() }
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
     try store.apply(table: "todos", pk: "c", op: .insert, columns: ["views": 0, "note": "e0"])
     let path = scratch.path + "/data/todos/c.json"
     let saves = 300
@@ -230,14 +258,16 @@ import Testing
         if object["note"] != .string("e\(i - 1)") { lost.withLock { $0.append("e\(i - 1)") } }
         object["note"] = .string("e\(i)")
         let temp = scratch.path + "/data/todos/sed\(i)"
-        FileManager.default.createFile(atPath: temp, contents: Data(JSONValue.object(object).canonicalBytes()))
+        FileManager.default.createFile(
+          atPath: temp, contents: Data(JSONValue.object(object).canonicalBytes()))
         rename(temp, path)
         usleep(200)
       }
     }
     editor.start()
     for _ in 0..<applies {
-      try store.apply(table: "todos", pk: "c", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
+      try store.apply(
+        table: "todos", pk: "c", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
     }
     while !editor.isFinished { usleep(1000) }
     let final = try #require(try store.collection("todos").findByID("c").exec())
@@ -245,7 +275,8 @@ import Testing
     // Every apply is in the log, and every save Folio caught between its
     // read and its rename is logged as an op of its own (assigning the note).
     let ops = try store.ops(table: "todos", pk: "c")
-    #expect(ops.filter { !$0.mutation.transforms.isEmpty && $0.mutation.assignments.isEmpty }.count == applies)
+    #expect(
+      ops.filter { !$0.mutation.transforms.isEmpty && $0.mutation.assignments.isEmpty }.count == applies)
     // A save the editor did not read back was swapped out by an apply (the
     // file showed the apply's version for a moment): it must be in the log.
     let folded = Set(

@@ -59,7 +59,8 @@ enum GitIndexLock {
     var ownerStat = stat()
     guard lstat(owner, &ownerStat) == 0,
       let bytes = try? FileSystem.read(owner),
-      let pid = Int32(String(decoding: bytes.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }, as: UTF8.self)),
+      let pid = Int32(
+        String(decoding: bytes.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }, as: UTF8.self)),
       pid > 0, pid != getpid()
     else { return false }
     // kill(pid, 0) fails with ESRCH only when there is no such process.
