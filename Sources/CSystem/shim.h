@@ -1,6 +1,7 @@
 /* Linux calls that glibc declares only under _GNU_SOURCE. */
 #include <sys/statfs.h>
 int syncfs(int fd);
+int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 int pipe2(int fds[2], int flags);
 int accept4(int fd, void *address, unsigned int *length, int flags);
 #include <spawn.h>

@@ -29,8 +29,16 @@ extension Command {
 struct CommandContext {
   var directory: URL
 
-  /// Opens the store that holds the directory.
-  func openStore() throws -> Store { try Store(at: directory) }
+  /// Opens the store that holds the directory. A transaction an
+  /// interrupted process left that cannot be completed yet is said on
+  /// stderr: reads go on, and writes fail with the cause.
+  func openStore() throws -> Store {
+    let store = try Store(at: directory)
+    if let pending = store.pendingRecoveryError {
+      Output.error("warning: \(pending.code): " + (pending.path.map { "\($0): " } ?? "") + pending.message)
+    }
+    return store
+  }
 }
 
 /// Every command, in the order `folio --help` lists them.

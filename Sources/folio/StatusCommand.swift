@@ -10,6 +10,8 @@ struct StatusCommand: Command {
 
     'pending ops' are mutations recorded since the last commit; 'edited outside Folio'
     are files changed with no op yet ('folio commit' records them from the diff).
+    A write that an interrupted process left and that could not be completed is
+    shown as 'pending write' (with --json: {"pendingWrite": reason, "code", "path"}).
     """
 
   var json: Bool
@@ -36,6 +38,13 @@ struct StatusCommand: Command {
       for problem in status.problems {
         Output.print(JSONValue.object(["problem": .string(problem.description)]).compactString)
       }
+      if let pending = store.pendingRecoveryError {
+        let object: JSONObject = [
+          "pendingWrite": .string(pending.message), "code": .string(pending.code.rawValue),
+          "path": pending.path.map(JSONValue.string) ?? .null,
+        ]
+        Output.print(JSONValue.object(object).compactString)
+      }
       return 0
     }
     let branch = status.branch.hasPrefix("refs/heads/") ? String(status.branch.dropFirst(11)) : status.branch
@@ -59,6 +68,10 @@ struct StatusCommand: Command {
     for problem in status.problems {
       clean = false
       Output.print("invalid: \(problem.description)")
+    }
+    if let pending = store.pendingRecoveryError {
+      clean = false
+      Output.print("pending write: \(pending.message)")
     }
     if clean { Output.print("nothing to commit") }
     return 0

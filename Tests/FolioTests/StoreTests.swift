@@ -235,7 +235,7 @@ struct StoreTests {
     // half-appended, and no document was touched.
     try journal.write(to: store.journalPath, root: store.rootPath)
     let half = Array(op.json.compactBytes().prefix(20))
-    try OpLog.append(half, to: store.opLogPath, at: journal.logOffset)
+    try OpLog.append(half, to: store.opLogPath, at: journal.logOffset, root: store.rootPath)
     let reopened = try Store(at: scratch.url)
     #expect(!Journal.isPending(at: store.journalPath))
     #expect(try reopened.collection("notes").findByID("a").exec()?["n"] == 5)

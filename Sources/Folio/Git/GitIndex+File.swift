@@ -27,15 +27,13 @@ extension GitIndex {
       }
     }
     let lockPath = path + ".lock"
-    let fd = open(lockPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    // Recovers a lock a dead Folio process left, and records this one.
+    try GitIndexLock.prepare(index: path)
+    defer { GitIndexLock.finish(index: path) }
+    let fd = open(lockPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
     if fd < 0 {
       let code = errno
-      if code == EEXIST {
-        throw FolioError(
-          .git,
-          "\(lockPath) exists: another git process is running, or one crashed; if none is running, remove the file",
-          path: lockPath)
-      }
+      if code == EEXIST { throw GitIndexLock.lockedError(lockPath) }
       throw FileSystem.error(code, "open", path: lockPath)
     }
     var committed = false

@@ -117,8 +117,17 @@ final class GitIndex {
   }
 
   /// Saves the index file (the repository's own index only).
+  ///
+  /// A `.git/index.lock` that a Folio process left when it died is removed
+  /// first (``GitIndexLock``); one held by anyone else is a `LOCKED` error
+  /// that names the file and the fix.
   func write() throws {
-    try LibGit2.check(git_index_write(handle), "git_index_write")
+    let path = git_index_path(handle).map { String(cString: $0) }
+    if let path { try GitIndexLock.prepare(index: path) }
+    defer { if let path { GitIndexLock.finish(index: path) } }
+    let rc = git_index_write(handle)
+    if rc == GIT_ELOCKED.rawValue, let path { throw GitIndexLock.lockedError(path + ".lock") }
+    try LibGit2.check(rc, "git_index_write")
   }
 
   /// Replaces the whole content with `tree`'s, keeping stat data where the

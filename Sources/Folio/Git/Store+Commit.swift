@@ -91,7 +91,7 @@ extension Store {
   @discardableResult
   public func commit(message: String? = nil) throws -> CommitSummary {
     try lock.withLock {
-      try recover()
+      try recoverBeforeWrite()
       let concluded = try finishGitMergeLocked() != nil ? try openRepository().headCommit()?.id : nil
       var summary = try commitLocked(message: message)
       summary.concludedMerge = concluded?.description
@@ -179,7 +179,9 @@ extension Store {
   /// What `folio commit` would do, without doing it.
   public func status() throws -> StoreStatus {
     try lock.withLock {
-      try recover()
+      // A pending transaction that cannot be completed yet does not stop
+      // status: it is shown (``pendingRecoveryError``).
+      recoverForReading()
       let repository = try openRepository()
       let head = try repository.headCommit()
       let scan = try scanPending(
@@ -272,10 +274,11 @@ extension Store {
         }
         present.insert(name)
         let path = table.path + "/" + name
-        guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else {
-          continue
-        }
         do {
+          // A link is reported (UNSAFE_PATH) and never read through.
+          guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else {
+            continue
+          }
           let object = try parseEditedDocument(bytes, table: table, pk: pk, path: path)
           let expected = try knownDocument(
             table: table, pk: pk, path: path, headBlob: headBlobs[name],

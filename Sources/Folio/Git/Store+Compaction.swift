@@ -23,7 +23,7 @@ extension Store {
   @discardableResult
   public func compact(message: String? = nil) throws -> CompactionSummary {
     try lock.withLock {
-      try recover()
+      try recoverBeforeWrite()
       _ = try commitLocked(message: nil)
       let repository = try openRepository()
       var summary = CompactionSummary(mergedEverywhere: nil, droppedOps: 0, keptOps: 0, commit: nil)

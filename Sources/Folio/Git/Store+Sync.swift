@@ -59,7 +59,7 @@ extension Store {
       let shortBranch = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch
       let theirs = try repository.fetch(remote: remote, branch: shortBranch, sshKey: sshKeyPath)
       let (action, resolved, head) = try lock.withLock {
-        try recover()
+        try recoverBeforeWrite()
         // Writes made through Folio during the fetch (they all log an op)
         // go into the merge too. An edit made by hand in that window stays
         // pending, and the checkout refuses to overwrite it.

@@ -27,11 +27,18 @@ enum FileSystem {
   }
 
   /// The whole file, or nil if it does not exist.
+  ///
+  /// A link at `path` is not followed (`O_NOFOLLOW`; no extra `lstat`, so
+  /// a document read stays one `open`): files in a store may come from a
+  /// fetch, and a link there could point anywhere.
+  /// - Throws: `UNSAFE_PATH` naming `path` if it is a symbolic link.
   static func read(_ path: String) throws -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    var fd: Int32
+    repeat { fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) } while fd < 0 && errno == EINTR
     if fd < 0 {
       let code = errno
       if code == ENOENT || code == ENOTDIR { return nil }
+      if code == ELOOP { throw unsafePathError(path, isLink: true) }
       throw error(code, "open", path: path)
     }
     defer { close(fd) }
@@ -90,31 +97,24 @@ enum FileSystem {
   /// starts with a dot, so it can never be mistaken for a document.
   static func temporaryPath(for path: String) -> String {
     let (directory, name) = split(path)
-    return directory + "/." + name + ".folio-tmp"
+    return directory + "/" + temporaryName(for: name)
   }
 
   /// Writes `bytes` to `path` atomically: temp file, optional fsync, rename.
   /// A reader or a crash sees the old file or the new one, never a mix.
+  ///
+  /// The temp file is made with `O_EXCL | O_NOFOLLOW`, so a link planted
+  /// under the temp name never redirects the write. The folder is opened by
+  /// path: for files in the store's tree use
+  /// ``writeAtomically(_:_:sync:under:)``, which also refuses links on the
+  /// way.
   static func writeAtomically(_ path: String, _ bytes: [UInt8], sync: Bool) throws {
-    let temp = temporaryPath(for: path)
-    let fd = try syscall("open", path: temp) {
-      open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let (directory, name) = split(path)
+    let dirfd = try syscall("open", path: directory) {
+      open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
-    do {
-      try writeAll(fd, bytes, path: temp)
-      if sync { try syscall("fsync", path: temp) { fsync(fd) } }
-      close(fd)
-    } catch {
-      close(fd)
-      unlink(temp)
-      throw error
-    }
-    do {
-      try syscall("rename", path: path) { rename(temp, path) }
-    } catch {
-      unlink(temp)
-      throw error
-    }
+    defer { close(dirfd) }
+    try writeAtomically(in: dirfd, name: name, bytes, sync: sync, path: path)
   }
 
   /// Flushes a directory, so that renames and unlinks inside it are durable.

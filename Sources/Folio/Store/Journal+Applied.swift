@@ -22,7 +22,7 @@ extension Journal {
   /// same reason; observers then wait for the journal to empty.
   static func stampApplied(_ trailer: [UInt8], journal path: String) {
     let stamp = appliedPath(journal: path)
-    let fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+    let fd = open(stamp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
     guard fd >= 0 else { return }
     defer { close(fd) }
     while trailer.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) < 0 && errno == EINTR {}
@@ -32,7 +32,7 @@ extension Journal {
   /// observer sees it: nil when the journal is empty or stamped applied.
   /// Reads only the journal's tail and the stamp.
   static func unstampedTrailer(at path: String) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var st = stat()

@@ -17,12 +17,42 @@ struct Journal {
     var path: String
     var oldHash: String?
     var new: [UInt8]?
+    /// In memory only (a redo has none): how to fold in an edit another
+    /// program saved over the document after it was read.
+    var fold: Fold? = nil
+  }
+
+  /// What a commit needs to fold an editor's save into its write (issue 12
+  /// item 7): the document as the transaction read it and as it wrote it.
+  struct Fold {
+    var table: TableConfig
+    var pk: String
+    var original: JSONObject?
+    var new: JSONObject?
+
+    /// The editor's change, as the diff from `original` (what the file held
+    /// before the editor saved) to `current` read through the column kinds,
+    /// and that change applied on top of `new`; nil if `current` is not a
+    /// JSON object (it is then left as the editor saved it).
+    func apply(over current: [UInt8]?) -> (mutation: Mutation, edited: JSONObject?, folded: JSONObject?)? {
+      guard let current else {
+        // Deleted behind the transaction's back: the delete is a change
+        // too, recorded as a remove after the transaction's own ops.
+        return (Mutation(kind: .remove), nil, nil)
+      }
+      guard case .object(let edited)? = try? JSONValue(parsing: current) else { return nil }
+      let mutation = Mutation.diff(from: original, to: edited, kinds: table.kind(of:))
+      return (mutation, edited, mutation.apply(to: new, pk: pk, key: table.key).document)
+    }
   }
 
   var logPath: String
   var logOffset: Int
   var logBytes: [UInt8]
   var writes: [Write]
+  /// In memory only: the newest stamp among the ops, so that an edit
+  /// folded in while applying is stamped after them.
+  var lastHLC: HLC? = nil
 
   /// The journal's bytes: a JSON line and its checksum line.
   func encoded(relativeTo root: String) -> [UInt8] {
@@ -79,8 +109,9 @@ extension Journal {
   func write(to path: String, root: String) throws -> [UInt8] {
     let bytes = encoded(relativeTo: root)
     let isNew = !FileSystem.exists(path)
+    // O_NOFOLLOW: a link left in `.git/folio/` must not redirect the journal.
     let fd = try FileSystem.syscall("open", path: path) {
-      open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+      open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
     }
     defer { close(fd) }
     try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, 0) }

@@ -6,10 +6,12 @@ enum OpLog {
   /// Where the next line goes: just past the last newline. Anything after it
   /// is a torn line that no commit ever finished, and the next append
   /// overwrites it.
+  /// - Throws: `UNSAFE_PATH` if the log is a symbolic link.
   static func size(of path: String) throws -> Int {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     if fd < 0 {
       if errno == ENOENT { return 0 }
+      if errno == ELOOP { throw FileSystem.unsafePathError(path, isLink: true) }
       throw FileSystem.error(errno, "open", path: path)
     }
     defer { close(fd) }
@@ -29,25 +31,41 @@ enum OpLog {
   }
 
   /// Writes `bytes` at `offset` (dropping anything after it) and flushes.
-  static func append(_ bytes: [UInt8], to path: String, at offset: Int) throws {
-    try FileSystem.makeDirectories(FileSystem.split(path).directory)
-    let isNew = !FileSystem.exists(path)
-    let fd = try FileSystem.syscall("open", path: path) {
-      open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+  ///
+  /// The log's folder is opened from the store `root` and the log itself
+  /// with `O_NOFOLLOW`: a log committed as a link must not be appended
+  /// through.
+  /// - Throws: `UNSAFE_PATH` if the log or a folder on its way is a link.
+  static func append(_ bytes: [UInt8], to path: String, at offset: Int, root: String) throws {
+    let (directory, name) = FileSystem.split(path)
+    let dirfd = try FileSystem.openDirectory(
+      try FileSystem.relativePath(directory, to: root), under: root, create: true)!
+    defer { close(dirfd) }
+    var st = stat()
+    let isNew = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0
+    // With O_NOFOLLOW, O_CREAT fails with ELOOP on a link instead of
+    // creating the file it points to.
+    var fd: Int32
+    repeat {
+      fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    } while fd < 0 && errno == EINTR
+    if fd < 0 {
+      if errno == ELOOP { throw FileSystem.unsafePathError(path, isLink: true) }
+      throw FileSystem.error(errno, "openat", path: path)
     }
     defer { close(fd) }
     try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, off_t(offset)) }
     try FileSystem.syscall("lseek", path: path) { lseek(fd, off_t(offset), SEEK_SET) }
     try FileSystem.writeAll(fd, bytes, path: path)
     try FileSystem.syscall("fsync", path: path) { fsync(fd) }
-    if isNew { try FileSystem.syncDirectory(FileSystem.split(path).directory) }
+    if isNew { try FileSystem.syscall("fsync", path: directory) { fsync(dirfd) } }
   }
 
   /// The last complete op in the log at `path`, if any.
   static func lastOp(in path: String) throws -> Op? {
     let end = try size(of: path)
     guard end > 0 else { return nil }
-    let fd = try FileSystem.syscall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    let fd = try FileSystem.syscall("open", path: path) { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
     defer { close(fd) }
     var length = 4096
     while true {

@@ -3,7 +3,8 @@
 /// Bytes outside `[A-Za-z0-9._-]` are percent-encoded (`%2F` for `/`, `%25`
 /// for `%`), so a pk can never name a path outside its table folder. An empty
 /// pk, `.`, `..` and pks that start with a dot are rejected, as are pks whose
-/// file name would pass the file system's 255-byte limit.
+/// file name, or the temp name that writes it, would pass the file system's
+/// 255-byte limit.
 ///
 /// ```swift
 /// try PrimaryKey.fileName(for: "a/b")   // "a%2Fb.json"
@@ -14,6 +15,11 @@ public enum PrimaryKey {
   public static let fileExtension = ".json"
   /// The longest file name Folio writes (ext4 and most others allow 255 bytes).
   public static let maximumFileNameLength = 255
+  /// The longest document file name: every write goes through a temp file
+  /// named `.<name>.folio-tmp`, 11 bytes longer, which must fit too; a
+  /// longer name would pass every check and then fail at the write, after
+  /// the transaction's durability point.
+  public static let maximumDocumentFileNameLength = maximumFileNameLength - 11
 
   private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
 
@@ -27,14 +33,15 @@ public enum PrimaryKey {
     }
   }
 
-  /// Checks that `pk` can be stored, and throws `INVALID_PK` saying why not.
+  /// Checks that `pk` can be stored, and throws `INVALID_PK` (or
+  /// `LOCAL_CONSTRAINT` for a name too long) saying why not.
   public static func validate(_ pk: String) throws {
     _ = try fileName(for: pk)
   }
 
   /// The file name (with `.json`) that stores the document `pk`.
-  /// - Throws: `INVALID_PK` for an empty pk, `.`, `..`, a leading dot, or a
-  ///   name too long for the file system.
+  /// - Throws: `INVALID_PK` for an empty pk, `.`, `..` or a leading dot;
+  ///   `LOCAL_CONSTRAINT` for a name too long for the file system.
   public static func fileName(for pk: String) throws -> String {
     if pk.isEmpty {
       throw FolioError(.invalidPK, "a pk must not be empty", pk: pk)
@@ -55,11 +62,12 @@ public enum PrimaryKey {
       }
     }
     bytes.append(contentsOf: fileExtension.utf8)
-    if bytes.count > maximumFileNameLength {
+    if bytes.count > maximumDocumentFileNameLength {
       throw FolioError(
-        .invalidPK,
+        .localConstraint,
         "pk is too long: its file name would be \(bytes.count) bytes, and the limit is "
-          + "\(maximumFileNameLength) (each byte outside [A-Za-z0-9._-] takes 3)",
+          + "\(maximumDocumentFileNameLength) (the file system's \(maximumFileNameLength) less the "
+          + "11 of Folio's temp name; each byte outside [A-Za-z0-9._-] takes 3)",
         pk: String(pk.prefix(40)) + "…")
     }
     return String(decoding: bytes, as: UTF8.self)

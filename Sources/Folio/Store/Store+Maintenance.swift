@@ -1,3 +1,5 @@
+import Glibc
+
 extension Store {
   /// Every problem `folio fsck` finds, each as an error with a file position
   /// where it has one: documents that are not valid JSON or not objects, key
@@ -6,6 +8,7 @@ extension Store {
   /// table.
   public func check() throws -> [FolioError] {
     var problems: [FolioError] = []
+    if let pending = pendingRecoveryError { problems.append(pending) }
     for table in config.tables {
       let directory = directory(of: table)
       for name in (try FileSystem.list(directory) ?? []).sorted() {
@@ -16,6 +19,11 @@ extension Store {
             FolioError(
               .invalidDocument, message, location: .init(file: display, line: line, column: column),
               table: table.name))
+        }
+        var st = stat()
+        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK {
+          problems.append(FileSystem.unsafePathError(display, isLink: true))
+          continue
         }
         if FileSystem.isDirectory(path) {
           problem("a table folder holds only documents; move this folder out of '\(table.path)'")
@@ -93,7 +101,7 @@ extension Store {
   public func format(table name: String? = nil) throws -> (rewritten: [String], problems: [FolioError]) {
     let tables = try name.map { [try table(named: $0)] } ?? config.tables
     return try lock.withLock {
-      try recover()
+      try recoverBeforeWrite()
       var rewritten: [String] = []
       var problems: [FolioError] = []
       for table in tables {

@@ -39,7 +39,10 @@ public final class Store: Sendable {
   let puller = SubscriptionPuller()
   /// Live queries (Observation/), told of every commit.
   let observation = ObservationCenter()
-  private let clock = Mutex<ClockState>(ClockState())
+  let clock = Mutex<ClockState>(ClockState())
+  /// Why the transaction an earlier process left in the journal could not
+  /// be completed, if it could not (Store+Recovery.swift).
+  let recoveryFailure = Mutex<FolioError?>(nil)
   /// When the last transaction committed here became visible
   /// (Store+Benchmark.swift).
   let lastCommitInstant = Mutex<Int>(0)
@@ -96,10 +99,11 @@ public final class Store: Sendable {
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
     subscriptions.onActivityChange { [weak self] active in self?.subscriptionsChanged(active: active) }
+    try verifyFolders()
     if Journal.isPending(at: journalPath) || ImportStaging.isPending(privateDirectory: privateDirectory)
       || FileSystem.exists(checkoutJournalPath)
     {
-      try lock.withLock { try recover() }
+      try recoverAtOpen()
     }
   }
 
@@ -223,19 +227,43 @@ public final class Store: Sendable {
   /// }
   /// ```
   /// Do not call `write` again from inside `body`.
+  ///
+  /// If another program (an editor) saves a document that `body` read
+  /// before the transaction's durability point, `body` runs again on the
+  /// saved file, so the save is never overwritten: keep `body` free of
+  /// other side effects. A save that lands later, between the durability
+  /// point and the rename, is folded in as an op of its own.
+  /// - Throws: `CONFLICT` if documents kept changing through every retry.
   public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
     try lock.withLock {
-      try recover()
+      try recoverBeforeWrite()
       return try writeLocked(body)
     }
   }
 
+  /// How many times a transaction runs again when a document it read
+  /// changes before its durability point.
+  static let changedDocumentRetries = 32
+
   /// ``write(_:)`` for callers that already hold the lock.
   func writeLocked<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
-    let transaction = WriteTransaction(store: self, lastHLC: try lastHLC())
-    let value = try body(transaction)
-    try commit(transaction)
-    return value
+    var attempt = 0
+    while true {
+      let transaction = WriteTransaction(store: self, lastHLC: try lastHLC())
+      let value = try body(transaction)
+      do {
+        try commit(transaction)
+        return value
+      } catch let changed as DocumentChangedError {
+        attempt += 1
+        if attempt < Store.changedDocumentRetries { continue }
+        throw FolioError(
+          .conflict,
+          "\(relative(changed.path)) kept changing while Folio wrote it (another program is saving it); "
+            + "nothing was written: try again",
+          path: relative(changed.path))
+      }
+    }
   }
 
   /// The newest HLC in this replica's log. Cached while the log's size is
@@ -263,7 +291,10 @@ public final class Store: Sendable {
     let ops = transaction.ops
     let writes = transaction.stagedWrites()
     if ops.isEmpty && writes.isEmpty { return }
-    try FileSystem.makeDirectories(rootPath + "/" + Store.opsFolder)
+    // Everything that can fail is checked before the durability point (a
+    // journal that cannot be redone would block every later write).
+    let folders = WriteFolders(root: rootPath)
+    try checkWrites(writes, opLog: !ops.isEmpty, folders: folders)
     var logBytes: [UInt8] = []
     for op in ops {
       logBytes += op.json.compactBytes()
@@ -271,12 +302,12 @@ public final class Store: Sendable {
     }
     let journal = Journal(
       logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath), logBytes: logBytes,
-      writes: writes)
+      writes: writes, lastHLC: ops.map(\.hlc).max())
     try transaction.commitEvictions(evicted: true)
     let trailer = try journal.write(to: journalPath, root: rootPath)
     var told = false
     do {
-      try apply(journal, redo: false)
+      try apply(journal, redo: false, folders: folders)
       // Every document is in place and flushed: the commit instant.
       lastCommitInstant.withLock { $0 = Store.wallNanos() }
       // Other processes' observers may read now (Observation/ObservationWatcher.swift).
@@ -320,35 +351,51 @@ public final class Store: Sendable {
   /// Carries out a journal: the op log first, then the documents, then
   /// flushes. On redo, a document that no longer holds its old content was
   /// changed by someone since, and is left alone.
-  private func apply(_ journal: Journal, redo: Bool) throws {
+  ///
+  /// Every file is opened relative to a folder descriptor from `folders`,
+  /// without following links. Right before each rename the document is
+  /// read again: an edit saved since the transaction read it is folded in
+  /// (Store+WriteChecks.swift), never overwritten.
+  private func apply(_ journal: Journal, redo: Bool, folders: WriteFolders) throws {
     if !journal.logBytes.isEmpty {
-      try OpLog.append(journal.logBytes, to: journal.logPath, at: journal.logOffset)
+      try OpLog.append(journal.logBytes, to: journal.logPath, at: journal.logOffset, root: rootPath)
     }
     // Past a few documents, one syncfs beats an fsync per file and folder.
     let batch = journal.writes.count > 16
-    var directories = Set<String>()
+    var directories: [String: Int32] = [:]
+    var folds: [Op] = []
     for write in journal.writes {
+      let (directory, name) = FileSystem.split(write.path)
+      guard let dirfd = try folders.descriptor(for: directory, create: write.new != nil) else { continue }
       if redo {
-        let current = try FileSystem.read(write.path)
+        let current = try FileSystem.openForReading(in: dirfd, name: name, path: relative(write.path)).map {
+          fd in
+          defer { close(fd) }
+          return try FileSystem.readAll(fd, path: write.path)
+        }
         if let current, let new = write.new, current == new { continue }
         if current == nil && write.new == nil { continue }
-        let currentHash = current.map { FNV.hex($0) }
-        guard currentHash == write.oldHash else { continue }
+        // Changed by someone after the crash: left alone.
+        guard current.map({ FNV.hex($0) }) == write.oldHash else { continue }
+        if let bytes = write.new {
+          try FileSystem.writeAtomically(in: dirfd, name: name, bytes, sync: !batch, path: write.path)
+        } else if unlinkat(dirfd, name, 0) != 0 && errno != ENOENT {
+          throw FileSystem.error(errno, "unlinkat", path: write.path)
+        }
+      } else {
+        folds += try placeDocument(
+          write, in: dirfd, name: name, sync: !batch, after: folds.last?.hlc ?? journal.lastHLC)
       }
-      let directory = FileSystem.split(write.path).directory
-      if let bytes = write.new {
-        try FileSystem.makeDirectories(directory)
-        try FileSystem.writeAtomically(write.path, bytes, sync: !batch)
-        directories.insert(directory)
-      } else if try FileSystem.remove(write.path) {
-        directories.insert(directory)
-      }
+      directories[directory] = dirfd
       if !redo && write.path == journal.writes.first?.path { testPause(at: .commit) }
     }
+    if !folds.isEmpty { try logFolds(folds) }
     if batch {
       try FileSystem.syncFileSystem(containing: rootPath)
     } else {
-      for directory in directories.sorted() { try FileSystem.syncDirectory(directory) }
+      for (directory, fd) in directories.sorted(by: { $0.key < $1.key }) {
+        try FileSystem.syscall("fsync", path: directory) { fsync(fd) }
+      }
     }
   }
 
@@ -368,8 +415,9 @@ public final class Store: Sendable {
       try Journal.clear(at: journalPath)
       return
     }
-    for write in journal.writes { try FileSystem.remove(FileSystem.temporaryPath(for: write.path)) }
-    try apply(journal, redo: true)
+    // A stale temp file is replaced by the exclusive create (never
+    // followed), so none needs removing here.
+    try apply(journal, redo: true, folders: WriteFolders(root: rootPath))
     markEvictionsInIndexIfPossible(journal.writes)
     try Journal.clear(at: journalPath)
     clock.withLock { $0 = ClockState() }

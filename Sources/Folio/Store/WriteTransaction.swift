@@ -18,7 +18,10 @@ public final class WriteTransaction {
   }
 
   private struct Staged {
+    var table: TableConfig
+    var pk: String
     var originalHash: String?
+    var original: JSONObject?
     var document: JSONObject?
     var changed = false
   }
@@ -41,7 +44,9 @@ public final class WriteTransaction {
     let path = try store.documentPath(table: table, pk: pk)
     if let entry = staged[path] { return (path, entry.document) }
     let read = try store.readDocument(at: path)
-    staged[path] = Staged(originalHash: read.map { FNV.hex($0.bytes) }, document: read?.object)
+    staged[path] = Staged(
+      table: table, pk: pk, originalHash: read.map { FNV.hex($0.bytes) }, original: read?.object,
+      document: read?.object)
     stagedOrder.append(path)
     return (path, read?.object)
   }
@@ -252,9 +257,15 @@ public final class WriteTransaction {
       let entry = staged[path]!
       // Created and gone again within the transaction: nothing to write.
       guard entry.changed, entry.document != nil || entry.originalHash != nil else { return nil }
+      // An eviction is not a change to fold an edit into: it only drops
+      // the local copy.
+      let evicted = evictions[DocumentKey(table: entry.table.name, pk: entry.pk)] == true
       return Journal.Write(
         path: path, oldHash: entry.originalHash,
-        new: entry.document.map { JSONValue.object($0).canonicalBytes() })
+        new: entry.document.map { JSONValue.object($0).canonicalBytes() },
+        fold: evicted
+          ? nil
+          : Journal.Fold(table: entry.table, pk: entry.pk, original: entry.original, new: entry.document))
     }
   }
 

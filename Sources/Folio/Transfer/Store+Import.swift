@@ -42,7 +42,7 @@ extension Store {
     let table = try self.table(named: tableName)
     let (reader, format) = try Store.makeReader(options)
     return try lock.withLock {
-      try recover()
+      try recoverBeforeWrite()
       let staging = ImportStaging(privateDirectory: privateDirectory)
       if options.commit {
         // Anything pending goes in first, on its own, so the import's

@@ -1,0 +1,129 @@
+internal import CSystem
+import Glibc
+
+extension Store {
+  /// `renameat2` flags (linux/fs.h), which Glibc does not export.
+  private static let renameNoReplace: UInt32 = 1
+  private static let renameExchange: UInt32 = 2
+
+  /// How many edits in a row one document write folds in before it gives
+  /// up and leaves the file as the editor saved it.
+  private static let foldLimit = 64
+
+  /// Puts one document of a committing transaction in place without ever
+  /// overwriting a save another program made after the transaction read the
+  /// file (issue 12 item 7).
+  ///
+  /// The new file is swapped in with `renameat2(RENAME_EXCHANGE)`, so what
+  /// it replaced is caught at the old name, atomically; if that is not the
+  /// content the transaction read, an editor saved in between: its change
+  /// is diffed through the column kinds, applied on top, logged as an op of
+  /// its own, and the result swapped in again. A new file goes in with
+  /// `RENAME_NOREPLACE`, which fails if an editor created it meanwhile. On
+  /// a file system without `renameat2` the check is a read right before a
+  /// plain rename.
+  /// - Returns: the ops of the edits folded in, in order.
+  func placeDocument(_ write: Journal.Write, in dirfd: Int32, name: String, sync: Bool, after last: HLC?)
+    throws -> [Op]
+  {
+    var expected = write.oldHash
+    var bytes = write.new
+    var fold = write.fold
+    var folds: [Op] = []
+    let temp = FileSystem.temporaryName(for: name)
+    let tempPath = FileSystem.split(write.path).directory + "/" + temp
+
+    /// Folds `current` (what the editor left) in; false if it cannot be.
+    func foldIn(_ current: [UInt8]?) -> Bool {
+      guard let step = fold, let folded = step.apply(over: current) else { return false }
+      if !folded.mutation.isEmpty {
+        folds.append(
+          Op(
+            hlc: HLC.next(after: folds.last?.hlc ?? last, now: Clock.nowMilliseconds(), replica: replicaID),
+            table: step.table.name, pk: step.pk, mutation: folded.mutation))
+      }
+      fold!.original = folded.edited
+      fold!.new = folded.folded
+      bytes = folded.folded.map { JSONValue.object($0).canonicalBytes() }
+      expected = current.map { FNV.hex($0) }
+      return true
+    }
+
+    func read(_ file: String? = nil, path: String? = nil) throws -> [UInt8]? {
+      let display = path ?? write.path
+      return try FileSystem.openForReading(in: dirfd, name: file ?? name, path: relative(display)).map { fd in
+        defer { close(fd) }
+        return try FileSystem.readAll(fd, path: display)
+      }
+    }
+
+    // An edit saved before this point is folded in before anything moves.
+    let current = try read()
+    if current.map({ FNV.hex($0) }) != expected && !foldIn(current) { return folds }
+
+    for _ in 0..<Store.foldLimit {
+      guard let content = bytes else {
+        // A removal: only the content the transaction read is removed.
+        if unlinkat(dirfd, name, 0) != 0 && errno != ENOENT {
+          throw FileSystem.error(errno, "unlinkat", path: write.path)
+        }
+        return folds
+      }
+      let fd = try FileSystem.createExclusive(in: dirfd, name: temp, path: tempPath)
+      do {
+        try FileSystem.writeAll(fd, content, path: tempPath)
+        if sync { try FileSystem.syscall("fsync", path: tempPath) { fsync(fd) } }
+        close(fd)
+      } catch {
+        close(fd)
+        unlinkat(dirfd, temp, 0)
+        throw error
+      }
+      let flags = expected == nil ? Store.renameNoReplace : Store.renameExchange
+      var rc: Int32
+      repeat { rc = CSystem.renameat2(dirfd, temp, dirfd, name, flags) } while rc != 0 && errno == EINTR
+      if rc != 0 {
+        let code = errno
+        if code == EEXIST || code == ENOENT {
+          // Created (or removed) by someone since it was read.
+          unlinkat(dirfd, temp, 0)
+          if !foldIn(try read()) { return folds }
+          continue
+        }
+        guard code == EINVAL || code == ENOSYS else {
+          unlinkat(dirfd, temp, 0)
+          throw FileSystem.error(code, "renameat2", path: write.path)
+        }
+        // No renameat2 here: check right before a plain rename.
+        let now = try read()
+        if now.map({ FNV.hex($0) }) != expected {
+          unlinkat(dirfd, temp, 0)
+          if !foldIn(now) { return folds }
+          continue
+        }
+        try FileSystem.syscall("renameat", path: write.path) { renameat(dirfd, temp, dirfd, name) }
+        return folds
+      }
+      if flags == Store.renameNoReplace { return folds }
+      // Exchanged: the file that was in place is now at the temp name.
+      let replaced = try read(temp, path: tempPath)
+      if replaced.map({ FNV.hex($0) }) == expected {
+        unlinkat(dirfd, temp, 0)
+        return folds
+      }
+      // An editor saved over the file after it was read: its save is the
+      // file just swapped out, made over the content this write expected,
+      // and what is in place now is this write's.
+      let placed = fold?.new
+      if !foldIn(replaced) {
+        // Not a JSON object: put the editor's file back as it was saved.
+        try FileSystem.syscall("renameat", path: write.path) { renameat(dirfd, temp, dirfd, name) }
+        return folds
+      }
+      unlinkat(dirfd, temp, 0)
+      fold!.original = placed
+      expected = FNV.hex(content)
+    }
+    return folds
+  }
+}
