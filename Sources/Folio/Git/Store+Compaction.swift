@@ -60,7 +60,7 @@ extension Store {
           }
         }
         if dropped > 0 {
-          try FileSystem.writeAtomically(path, kept, sync: true)
+          try FileSystem.writeAtomically(path, kept, sync: true, under: rootPath)
           summary.droppedOps += dropped
         }
       }

@@ -129,7 +129,7 @@ extension Store {
         else { continue }
         let absolute = rootPath + "/" + path
         try FileSystem.makeDirectories(directory(of: table))
-        try FileSystem.writeAtomically(absolute, bytes, sync: true)
+        try FileSystem.writeAtomically(absolute, bytes, sync: true, under: rootPath)
         try index.add(path: path, id: id, filePath: absolute)
         evictions[table.name]?.remove(pk)
         if evictions[table.name]?.isEmpty == true { evictions[table.name] = nil }

@@ -252,7 +252,7 @@ final class TableIndex {
         defer { doc += 1 }
         if overridden[doc] { continue }
         let ok = base.withPKBytes(doc) { IndexNames.fileName(of: $0, into: &name) }
-        guard ok, fstatat(dirfd, name, &st, 0) == 0 else {
+        guard ok, fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
           local.append(doc)
           continue
         }
@@ -267,7 +267,7 @@ final class TableIndex {
   static func statAt(_ dirfd: Int32, pk: String) -> FileStat? {
     guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     var st = stat()
-    return fstatat(dirfd, name, &st, 0) == 0 ? FileStat(st) : nil
+    return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? FileStat(st) : nil
   }
 
   /// Reads document `pk` afresh; nil if it is gone or not a regular file.
@@ -275,7 +275,8 @@ final class TableIndex {
   func readEntry(pk: String, dirfd: Int32) throws -> IndexEntry? {
     guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     let checkedAt = FileStat.now()
-    let fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC)
+    // A link is never followed: it is not a document (ELOOP reads as gone).
+    let fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     if fd < 0 { return nil }
     defer { close(fd) }
     var st = stat()

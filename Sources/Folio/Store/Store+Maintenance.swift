@@ -113,7 +113,7 @@ extension Store {
             guard let (bytes, object) = try readDocument(at: path) else { continue }
             let canonical = JSONValue.object(object).canonicalBytes()
             if canonical != bytes {
-              try FileSystem.writeAtomically(path, canonical, sync: false)
+              try FileSystem.writeAtomically(path, canonical, sync: false, under: rootPath)
               rewritten.append(relative(path))
             }
           } catch let error as FolioError {

@@ -81,7 +81,7 @@ final class KnownDocuments {
   private func readLog(from start: Int, to end: Int) throws -> [UInt8] {
     let path = store.opLogPath
     guard end > start else { return [] }
-    let fd = try FileSystem.syscall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    let fd = try FileSystem.syscall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
     defer { close(fd) }
     var bytes = [UInt8](repeating: 0, count: end - start)
     var done = 0
