@@ -56,6 +56,10 @@ struct StatusCommand: Command {
       clean = false
       Output.print("invalid: \(problem.description)")
     }
+    if let problem = store.pendingCheckoutProblem() {
+      clean = false
+      Output.print("unfinished sync checkout: \(problem)")
+    }
     if clean { Output.print("nothing to commit") }
     return 0
   }

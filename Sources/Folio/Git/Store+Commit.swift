@@ -179,7 +179,7 @@ extension Store {
   /// What `folio commit` would do, without doing it.
   public func status() throws -> StoreStatus {
     try lock.withLock {
-      try recover()
+      try recoverAtOpen()  // read-only: an unfinished checkout is reported, not fatal
       let repository = try openRepository()
       let head = try repository.headCommit()
       let scan = try scanPending(

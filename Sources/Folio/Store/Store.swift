@@ -99,7 +99,7 @@ public final class Store: Sendable {
     if Journal.isPending(at: journalPath) || ImportStaging.isPending(privateDirectory: privateDirectory)
       || FileSystem.exists(checkoutJournalPath)
     {
-      try lock.withLock { try recover() }
+      try lock.withLock { try recoverAtOpen() }
     }
   }
 
