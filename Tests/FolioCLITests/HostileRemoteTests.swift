@@ -115,7 +115,9 @@ import Testing
     }
 
     static let all: [Case] = [
-      Case(testDescription: "..", path: "..") { a, base in try a.tree(base, adding: try payload(a), in: [".."]) },
+      Case(testDescription: "..", path: "..") { a, base in
+        try a.tree(base, adding: try payload(a), in: [".."])
+      },
       gitFolder(".git"), gitFolder(".GIT"), gitFolder("git~1"), gitFolder(".git."), gitFolder(".git "),
       Case(testDescription: "a/../..", path: "a/..") { a, base in
         try a.tree(base, adding: try payload(a), in: ["a", "..", ".."])
@@ -154,13 +156,15 @@ import Testing
       Case(testDescription: "250-byte document name", path: String(repeating: "n", count: 245)) { a, base in
         try a.tree(
           base,
-          adding: Entry(mode: "100644", name: String(repeating: "n", count: 245) + ".json", id: try a.blob("{}\n")),
+          adding: Entry(
+            mode: "100644", name: String(repeating: "n", count: 245) + ".json", id: try a.blob("{}\n")),
           in: ["todos"])
       },
       Case(testDescription: "250-byte file name outside tables", path: String(repeating: "m", count: 250)) {
         a, base in
         try a.tree(
-          base, adding: Entry(mode: "100644", name: String(repeating: "m", count: 250), id: try a.blob("x\n")),
+          base,
+          adding: Entry(mode: "100644", name: String(repeating: "m", count: 250), id: try a.blob("x\n")),
           in: ["docs"])
       },
     ]
@@ -191,7 +195,9 @@ import Testing
     return result
   }
 
-  func expectNothingOutside(_ box: GitPullTests.Sandbox, _ step: String, sourceLocation: SourceLocation = #_sourceLocation) {
+  func expectNothingOutside(
+    _ box: GitPullTests.Sandbox, _ step: String, sourceLocation: SourceLocation = #_sourceLocation
+  ) {
     for target in Self.targets(box.root.path) {
       var st = stat()
       #expect(lstat(target, &st) != 0, "\(step): \(target) was written", sourceLocation: sourceLocation)
@@ -199,20 +205,24 @@ import Testing
   }
 
   /// `status`, `get` and `fsck` still work in `replica`.
-  func expectReadable(_ box: GitPullTests.Sandbox, _ replica: String, _ step: String, strictFsck: Bool = true,
-    sourceLocation: SourceLocation = #_sourceLocation) throws {
+  func expectReadable(
+    _ box: GitPullTests.Sandbox, _ replica: String, _ step: String, strictFsck: Bool = true,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
     let directory = box.root.path + "/" + replica
     let status = try FolioRunner.run(["status"], in: directory)
     #expect(status.status == 0, "\(step): status: \(status.stderr)", sourceLocation: sourceLocation)
     let get = try FolioRunner.run(["get", "todos", "t"], in: directory)
-    #expect(get.status == 0 && get.stdout.contains("\"views\""), "\(step): get: \(get.stderr)",
+    #expect(
+      get.status == 0 && get.stdout.contains("\"views\""), "\(step): get: \(get.stderr)",
       sourceLocation: sourceLocation)
     let fsck = try FolioRunner.run(["fsck"], in: directory)
     if strictFsck {
       #expect(fsck.status == 0, "\(step): fsck: \(fsck.stderr)", sourceLocation: sourceLocation)
     } else {
       // git itself wrote what Folio refuses: a report, not a crash.
-      #expect(fsck.status <= 1 && fsck.stdout.contains("checked"), "\(step): fsck: \(fsck.stderr)",
+      #expect(
+        fsck.status <= 1 && fsck.stdout.contains("checked"), "\(step): fsck: \(fsck.stderr)",
         sourceLocation: sourceLocation)
     }
   }
@@ -236,12 +246,14 @@ import Testing
     let clone = try FolioRunner.run(["clone", box.remote, "c"], in: box.root.path)
     #expect(clone.status == 1, "folio clone: \(clone.stderr)")
     #expect(clone.stderr.contains("UNSAFE_PATH") && clone.stderr.contains(attack.path), "\(clone.stderr)")
-    #expect(!FileManager.default.fileExists(atPath: box.root.path + "/c/todos"), "the clone checked out files")
+    #expect(
+      !FileManager.default.fileExists(atPath: box.root.path + "/c/todos"), "the clone checked out files")
     expectNothingOutside(box, "folio clone")
 
     // Plain git refuses many of these itself; what it lets through, Folio's
     // post-merge hook reports.
-    let pull = try FolioRunner.shellOutput("git pull --no-rebase --no-edit origin main", in: box.root.path + "/p")
+    let pull = try FolioRunner.shellOutput(
+      "git pull --no-rebase --no-edit origin main", in: box.root.path + "/p")
     #expect(pull.output.contains(attack.path), "git pull's output names the path: \(pull.output)")
     #expect(gitControl(box, "p") == hooks.p, "git pull wrote into .git")
     expectNothingOutside(box, "git pull")
@@ -251,7 +263,8 @@ import Testing
     _ = try attacker.git("update-ref refs/heads/main \(honest)")
     let honestTree = try attacker.tree(
       try attacker.git("rev-parse main^{tree}"),
-      adding: Entry(mode: "100644", name: "h.json", id: try attacker.blob("{\n  \"id\": \"h\"\n}\n")), in: ["todos"])
+      adding: Entry(mode: "100644", name: "h.json", id: try attacker.blob("{\n  \"id\": \"h\"\n}\n")),
+      in: ["todos"])
     try attacker.publish(honestTree, message: "honest")
     try box.folio(["sync"], in: "v")
     #expect(box.file("v/todos/h.json") != nil, "the honest sync brought the document")
@@ -271,25 +284,34 @@ import Testing
     defer { box.root.remove() }
     let base = try attacker.git("rev-parse main^{tree}")
     var tree = try attacker.tree(
-      base, adding: Entry(mode: "120000", name: "link", id: try attacker.blob(box.root.path + "/outside-dir")),
+      base,
+      adding: Entry(mode: "120000", name: "link", id: try attacker.blob(box.root.path + "/outside-dir")),
       in: ["docs"])
     tree = try attacker.tree(
       tree, adding: Entry(mode: "100755", name: "run.sh", id: try attacker.blob("#!/bin/sh\necho hi\n")),
       in: ["tools"])
     tree = try attacker.tree(
-      tree, adding: Entry(mode: "160000", name: "sub", id: String(repeating: "cd", count: 20)), in: ["vendor"])
+      tree, adding: Entry(mode: "160000", name: "sub", id: String(repeating: "cd", count: 20)), in: ["vendor"]
+    )
     try attacker.publish(tree)
 
     for replica in ["v", "c"] {
-      if replica == "v" { try box.folio(["sync"], in: "v") } else { try box.folio(["clone", box.remote, "c"], in: "") }
+      if replica == "v" {
+        try box.folio(["sync"], in: "v")
+      } else {
+        try box.folio(["clone", box.remote, "c"], in: "")
+      }
       let root = box.root.path + "/" + replica
       let target = try? FileManager.default.destinationOfSymbolicLink(atPath: root + "/docs/link")
       #expect(target == box.root.path + "/outside-dir", "\(replica): docs/link is a symlink")
       #expect(FileManager.default.isExecutableFile(atPath: root + "/tools/run.sh"), "\(replica): run.sh")
       var isFolder: ObjCBool = false
-      #expect(FileManager.default.fileExists(atPath: root + "/vendor/sub", isDirectory: &isFolder) && isFolder.boolValue)
+      #expect(
+        FileManager.default.fileExists(atPath: root + "/vendor/sub", isDirectory: &isFolder)
+          && isFolder.boolValue)
       let staged = try FolioRunner.shellOutput("git ls-files -s", in: root).output
-      #expect(staged.contains("120000") && staged.contains("100755") && staged.contains("160000"), "\(staged)")
+      #expect(
+        staged.contains("120000") && staged.contains("100755") && staged.contains("160000"), "\(staged)")
       let status = try FolioRunner.shellOutput("git status --porcelain", in: root).output
       #expect(status.isEmpty, "\(replica): git sees changes: \(status)")
       try expectReadable(box, replica, replica)
@@ -312,15 +334,18 @@ import Testing
     let link = Entry(mode: "120000", name: "link", id: try attacker.blob(box.root.path + "/outside-dir"))
     try attacker.publish(try attacker.tree(base, adding: link, in: []))
     try box.folio(["sync"], in: "v")
-    #expect(try FolioRunner.shell("git pull -q --no-rebase --no-edit origin main", in: box.root.path + "/p") == 0)
+    #expect(
+      try FolioRunner.shell("git pull -q --no-rebase --no-edit origin main", in: box.root.path + "/p") == 0)
     var evil = try Case.payload(attacker)
     evil.name = "evil"
     try attacker.publish(try attacker.tree(base, adding: evil, in: ["link"]))
     try box.folio(["sync"], in: "v")
-    #expect(try FolioRunner.shell("git pull -q --no-rebase --no-edit origin main", in: box.root.path + "/p") == 0)
+    #expect(
+      try FolioRunner.shell("git pull -q --no-rebase --no-edit origin main", in: box.root.path + "/p") == 0)
     for replica in ["v", "p"] {
       var st = stat()
-      #expect(lstat(box.root.path + "/\(replica)/link", &st) == 0 && st.st_mode & S_IFMT == S_IFDIR, "\(replica)")
+      #expect(
+        lstat(box.root.path + "/\(replica)/link", &st) == 0 && st.st_mode & S_IFMT == S_IFDIR, "\(replica)")
       #expect(box.file("\(replica)/link/evil") != nil, "\(replica)")
     }
     expectNothingOutside(box, "link then folder")
@@ -341,11 +366,13 @@ import Testing
     for (n, tree) in steps.enumerated() {
       try attacker.publish(tree, message: "step\(n)")
       try box.folio(["sync"], in: "v")
-      #expect(try FolioRunner.shell("git pull -q --no-rebase --no-edit origin main", in: box.root.path + "/p") == 0)
+      #expect(
+        try FolioRunner.shell("git pull -q --no-rebase --no-edit origin main", in: box.root.path + "/p") == 0)
       for replica in ["v", "p"] {
         let expected = n == 1 ? "a file\n" : "in a folder\n"
         #expect(box.file("\(replica)/docs/" + (n == 1 ? "a" : "a/x")) == expected, "step \(n), \(replica)")
-        let status = try FolioRunner.shellOutput("git status --porcelain", in: box.root.path + "/" + replica).output
+        let status = try FolioRunner.shellOutput("git status --porcelain", in: box.root.path + "/" + replica)
+          .output
         #expect(status.isEmpty, "step \(n), \(replica): \(status)")
       }
       try expectReadable(box, "v", "step \(n)")
@@ -368,9 +395,12 @@ import Testing
 
     try expectReadable(box, "v", "journal pending", strictFsck: false)
     let status = try FolioRunner.run(["status"], in: box.root.path + "/v")
-    #expect(status.stdout.contains("unfinished sync checkout") && status.stdout.contains("docs"), "\(status.stdout)")
+    #expect(
+      status.stdout.contains("unfinished sync checkout") && status.stdout.contains("docs"), "\(status.stdout)"
+    )
     let put = try FolioRunner.run(["put", "todos", "w", "-"], in: box.root.path + "/v", input: "{}")
-    #expect(put.status == 1 && put.stderr.contains("UNSAFE_PATH") && put.stderr.contains("docs"), "\(put.stderr)")
+    #expect(
+      put.status == 1 && put.stderr.contains("UNSAFE_PATH") && put.stderr.contains("docs"), "\(put.stderr)")
     expectNothingOutside(box, "journal")
     #expect(!FileManager.default.fileExists(atPath: box.root.path + "/outside-dir/f"))
 

@@ -56,7 +56,9 @@ extension Store {
         // when everything in it goes too, as git checks.
         guard change.new?.mode != TreePathValidator.gitlinkMode else { continue }
         if change.new != nil,
-          try FileSystem.filesBelow(root: rootPath, relative: change.path).contains(where: { !removed.contains($0) })
+          try FileSystem.filesBelow(root: rootPath, relative: change.path).contains(where: {
+            !removed.contains($0)
+          })
         {
           blocked.append(change.path)
         }
@@ -203,7 +205,7 @@ extension Store {
   func recoverAtOpen() throws {
     do {
       try recover()
-    } catch where FileSystem.exists(checkoutJournalPath) {
+    } catch  where FileSystem.exists(checkoutJournalPath) {
       // Left for the writes to report; `status` and `fsck` say it too.
     }
   }
@@ -251,7 +253,8 @@ extension Store {
       guard let target = try FileSystem.readTreeEntry(root: rootPath, relative: relative) else {
         return .entry(nil)
       }
-      return .entry(TreeEntryState(id: try GitRepository.hashBlob(target), mode: TreePathValidator.symlinkMode))
+      return .entry(
+        TreeEntryState(id: try GitRepository.hashBlob(target), mode: TreePathValidator.symlinkMode))
     case .file(let executable):
       let mode = executable ? TreePathValidator.executableMode : TreePathValidator.blobMode
       var st = stat()

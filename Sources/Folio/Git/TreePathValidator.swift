@@ -73,7 +73,9 @@ struct TreePathValidator {
           throw refuse("the folder holds two entries of that name (git fsck: duplicateEntries)")
         }
         var trustedEntry: (id: GitOID, mode: UInt32)?
-        if let old, let match = git_tree_entry_byname(old.handle, nameBytes.map { CChar(bitPattern: $0) } + [0]) {
+        if let old,
+          let match = git_tree_entry_byname(old.handle, nameBytes.map { CChar(bitPattern: $0) } + [0])
+        {
           trustedEntry = (
             GitOID(git_tree_entry_id(match).pointee), UInt32(git_tree_entry_filemode_raw(match).rawValue)
           )
@@ -99,7 +101,10 @@ struct TreePathValidator {
 
   /// Which of Folio's own places `path` is in, for a link there: nil when
   /// it is in none.
-  func folioOwner(of path: String) -> String? {
+  func folioOwner(of path: String) -> String? { Self.owner(of: path, config: config) }
+
+  /// ``folioOwner(of:)`` for the tables of `config`.
+  static func owner(of path: String, config: Config) -> String? {
     if path == Config.fileName || path == ".gitattributes" { return "as Folio's own \(path)" }
     if path == ".folio" || path.hasPrefix(".folio/") { return "in Folio's op log folder" }
     for table in config.tables {
