@@ -18,7 +18,10 @@ struct FsckCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
-    let problems = try store.check()
+    var problems = try store.check()
+    if let problem = store.pendingCheckoutProblem() {
+      problems.append(FolioError(.io, "unfinished sync checkout: \(problem)"))
+    }
     for problem in problems { Output.error(problem.description) }
     var documents = 0
     for table in store.config.tables { documents += try store.collection(table.name).count() }

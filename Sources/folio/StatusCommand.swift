@@ -69,7 +69,10 @@ struct StatusCommand: Command {
       clean = false
       Output.print("invalid: \(problem.description)")
     }
-    if let pending = store.pendingRecoveryError {
+    if let problem = store.pendingCheckoutProblem() {
+      clean = false
+      Output.print("unfinished sync checkout: \(problem)")
+    } else if let pending = store.pendingRecoveryError {
       clean = false
       Output.print("pending write: \(pending.message)")
     }

@@ -71,7 +71,8 @@ final class GitIndex {
   /// A stage-0 entry for blob `id`, with the stat data of the file at
   /// `filePath` when given, so git sees the file as clean without rehashing.
   static func entry(id: GitOID, filePath: String?) -> git_index_entry {
-    entry(id: id) { st in filePath.map { stat($0, &st) == 0 } ?? false }
+    // lstat: a symlink's entry takes the link's own stat data, as git's.
+    entry(id: id) { st in filePath.map { lstat($0, &st) == 0 } ?? false }
   }
 
   /// A stage-0 entry for blob `id`, with the stat data of the file `name`
@@ -95,7 +96,11 @@ final class GitIndex {
     entry.uid = st.st_uid
     entry.gid = st.st_gid
     entry.file_size = UInt32(truncatingIfNeeded: st.st_size)
-    if st.st_mode & 0o111 != 0 { entry.mode = 0o100755 }
+    switch st.st_mode & S_IFMT {
+    case S_IFLNK: entry.mode = 0o120000
+    case S_IFDIR: entry.mode = 0o160000  // a gitlink's folder
+    default: if st.st_mode & 0o111 != 0 { entry.mode = 0o100755 }
+    }
     return entry
   }
 

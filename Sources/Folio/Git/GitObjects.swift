@@ -21,6 +21,15 @@ final class GitTree {
     return GitOID(git_tree_entry_id(entry).pointee)
   }
 
+  /// The id and git mode of the entry at `path` (a blob, symlink, gitlink
+  /// or tree), or nil if there is none.
+  func entry(at path: String) -> (id: GitOID, mode: UInt32)? {
+    var entry: OpaquePointer?
+    guard git_tree_entry_bypath(&entry, handle, path) == 0, let entry else { return nil }
+    defer { git_tree_entry_free(entry) }
+    return (GitOID(git_tree_entry_id(entry).pointee), UInt32(git_tree_entry_filemode_raw(entry).rawValue))
+  }
+
   /// The names and ids of the blobs directly inside the folder `path` ("" for
   /// the root).
   func blobs(in path: String, repository: GitRepository) throws -> [(name: String, id: GitOID)] {

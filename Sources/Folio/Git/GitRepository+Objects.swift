@@ -190,11 +190,13 @@ extension GitRepository {
   /// Makes the working tree and index match `tree`, starting from what HEAD
   /// holds. Safe mode: a file someone changed since is never overwritten; the
   /// paths in the way are returned instead and nothing is written.
-  func checkout(tree: GitTree, paths: [String]? = nil) throws -> [String] {
+  /// `force` writes every file of `tree` (a fresh clone's empty working
+  /// tree, whose HEAD already names the commit).
+  func checkout(tree: GitTree, paths: [String]? = nil, force: Bool = false) throws -> [String] {
     var options = git_checkout_options()
     try LibGit2.check(
       git_checkout_options_init(&options, UInt32(GIT_CHECKOUT_OPTIONS_VERSION)), "git_checkout_options_init")
-    options.checkout_strategy = GIT_CHECKOUT_SAFE.rawValue
+    options.checkout_strategy = force ? GIT_CHECKOUT_FORCE.rawValue : GIT_CHECKOUT_SAFE.rawValue
     final class Conflicts { var paths: [String] = [] }
     let conflicts = Conflicts()
     options.notify_flags = GIT_CHECKOUT_NOTIFY_CONFLICT.rawValue
@@ -242,8 +244,11 @@ extension GitRepository {
     var old: GitOID?
     /// The id after, nil where the file was removed.
     var new: GitOID?
-    /// The file mode after (`0o100644`, `0o100755`, `0o120000`).
+    /// The file mode after (`0o100644`, `0o100755`, `0o120000`,
+    /// `0o160000`).
     var newMode: UInt32
+    /// The file mode before.
+    var oldMode: UInt32 = 0
   }
 
   /// The files that differ between two trees, with their modes. Renames are
@@ -259,7 +264,10 @@ extension GitRepository {
       let oldID = delta.status == GIT_DELTA_ADDED ? nil : GitOID(delta.old_file.id)
       let newID = delta.status == GIT_DELTA_DELETED ? nil : GitOID(delta.new_file.id)
       let path = String(cString: (delta.new_file.path ?? delta.old_file.path)!)
-      result.append(FileChange(path: path, old: oldID, new: newID, newMode: UInt32(delta.new_file.mode)))
+      result.append(
+        FileChange(
+          path: path, old: oldID, new: newID, newMode: UInt32(delta.new_file.mode),
+          oldMode: UInt32(delta.old_file.mode)))
     }
     return result
   }

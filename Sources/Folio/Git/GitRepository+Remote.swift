@@ -164,7 +164,9 @@ extension GitRepository {
     }
   }
 
-  /// Clones `url` into `path` (a plain clone with a working tree).
+  /// Clones `url` into `path`, without checking anything out: the
+  /// fetched tree is untrusted, and the caller validates it before writing
+  /// a file (``TreePathValidator``).
   /// - Parameter sshKey: the ssh private key to offer after the agent.
   static func clone(url: String, into path: String, sshKey: String?) throws -> GitRepository {
     _ = LibGit2.initialized
@@ -172,6 +174,7 @@ extension GitRepository {
     var options = git_clone_options()
     try LibGit2.check(
       git_clone_options_init(&options, UInt32(GIT_CLONE_OPTIONS_VERSION)), "git_clone_options_init")
+    options.checkout_opts.checkout_strategy = GIT_CHECKOUT_NONE.rawValue
     options.fetch_opts.callbacks.credentials = acquireCredential
     options.fetch_opts.callbacks.payload = Unmanaged.passUnretained(state).toOpaque()
     var repository: OpaquePointer?

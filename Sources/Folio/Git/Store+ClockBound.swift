@@ -25,13 +25,12 @@ extension Store {
   /// only, so git never calls the driver for it): when what came in holds
   /// ops stamped past the bound, moves the branch back to `ORIG_HEAD` with
   /// Folio's crash-safe checkout, and throws. Call with the lock held.
+  /// - Parameters:
+  ///   - orig: where the branch was before the pull (`ORIG_HEAD`).
+  ///   - head: where the pull left it.
   /// - Throws: `CLOCK_SKEW`, saying whether the pull was undone.
-  func undoPullPastClockBound(repository: GitRepository) throws {
-    guard let head = try repository.headCommit()?.id,
-      let bytes = try FileSystem.read(gitDirectory + "/ORIG_HEAD"),
-      let orig = GitOID(hex: String(decoding: bytes.prefix(40), as: UTF8.self)), orig != head,
-      try repository.isDescendant(head, of: orig)
-    else { return }
+  func undoPullPastClockBound(from orig: GitOID, to head: GitOID, repository: GitRepository) throws {
+    guard try repository.isDescendant(head, of: orig) else { return }
     do {
       try checkClock(of: head, against: orig, repository: repository)
     } catch var error as FolioError where error.code == .clockSkew {

@@ -75,7 +75,9 @@ extension Store {
     let evicted = try evictedPaths()
     var blocked: [String] = []
     for (path, accepted) in allowed where !conflicted.contains(path) && !evicted.contains(path) {
-      let current = try FileSystem.read(rootPath + "/" + path).map { try GitRepository.hashBlob($0) }
+      let current = try FileSystem.readTreeEntry(root: rootPath, relative: path).map {
+        try GitRepository.hashBlob($0)
+      }
       if !accepted.contains(current) { blocked.append(path) }
     }
     if !blocked.isEmpty {
@@ -95,21 +97,31 @@ extension Store {
     }
     let target = try repository.createCommit(tree: result.tree, parents: [head.id, theirs], message: message)
     if let latest = result.latestStamp { try observe(remoteStamp: latest) }
-    for (path, id) in writes where !evicted.contains(path) {
-      let full = rootPath + "/" + path
+    // Removals first, deepest first, then writes, so a folder replaced by
+    // a file (or the reverse) finds its place free; modes as git keeps them.
+    let ordered = writes.sorted { a, b in
+      if (a.value == nil) != (b.value == nil) { return a.value == nil }
+      return a.value == nil ? a.key > b.key : a.key < b.key
+    }
+    var modes: [String: UInt32] = [:]
+    for (path, id) in ordered where !evicted.contains(path) {
       if let id {
-        try FileSystem.makeDirectories(FileSystem.split(full).directory)
-        try FileSystem.writeAtomically(full, try repository.blob(id), sync: false)
+        let mode = targetTree.entry(at: path)?.mode ?? TreePathValidator.blobMode
+        modes[path] = mode
+        let content = mode == TreePathValidator.gitlinkMode ? [] : try repository.blob(id)
+        try FileSystem.writeTreeEntry(root: rootPath, relative: path, content: content, mode: mode)
       } else {
-        _ = try FileSystem.remove(full)
+        try FileSystem.removeTreeEntry(root: rootPath, relative: path)
       }
     }
     try FileSystem.syncFileSystem(containing: rootPath)
-    for (path, id) in writes {
+    for (path, id) in ordered {
       try? index.remove(path: path)
       if let id {
         let skip = evicted.contains(path)
-        try index.add(path: path, id: id, filePath: skip ? nil : rootPath + "/" + path, skipWorktree: skip)
+        try index.add(
+          path: path, id: id, filePath: skip ? nil : rootPath + "/" + path, skipWorktree: skip,
+          mode: modes[path] ?? targetTree.entry(at: path)?.mode)
       }
     }
     try index.write()

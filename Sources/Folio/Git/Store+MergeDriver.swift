@@ -108,8 +108,20 @@ extension Store {
   public func reconcileGitMerge() throws -> [String] {
     try lock.withLock {
       let repository = try openRepository()
-      try undoPullPastClockBound(repository: repository)
-      guard let head = try repository.headCommit(), head.parentIDs.count == 2 else { return [] }
+      guard let head = try repository.headCommit() else { return [] }
+      // git has written the tree already (its own checks refuse `.git`
+      // and writing through links); what Folio refuses beyond them (links
+      // in table folders, names too long for its temp files) is reported
+      // here, before Folio reads or writes any of it.
+      if let bytes = try FileSystem.read(gitDirectory + "/ORIG_HEAD"),
+        let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first,
+        let before = GitOID(hex: String(line)), before != head.id, (try? repository.commit(before)) != nil
+      {
+        try TreePathValidator(repository: repository, config: config).validate(
+          try head.tree(), of: head.id, against: try repository.commit(before).tree())
+        try undoPullPastClockBound(from: before, to: head.id, repository: repository)
+      }
+      guard head.parentIDs.count == 2 else { return [] }
       let merge = TreeMerge(repository: repository, config: config)
       let result: TreeMerge.Result
       do {

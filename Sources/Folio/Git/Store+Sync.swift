@@ -158,7 +158,8 @@ extension Store {
     // No folio.yaml yet: only the environment can name a key.
     let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
     let repository = try GitRepository.clone(url: url, into: path, sshKey: key)
-    if try repository.headCommit() == nil {
+    var target = try repository.headCommit()?.id
+    if target == nil {
       // The remote's HEAD names a branch it does not have (a bare repository
       // made with another default branch): check out its main branch.
       let branches = try repository.references(prefix: "refs/remotes/origin/")
@@ -167,21 +168,30 @@ extension Store {
         let id = try repository.referenceID(tracking)
       {
         let name = "refs/heads/" + tracking.dropFirst("refs/remotes/origin/".count)
-        _ = try repository.checkout(tree: try repository.commit(id).tree())
         try repository.setReference(name, to: id, message: "folio clone")
         try repository.setHead(name)
+        target = id
       }
     }
-    if let head = try repository.headCommit() {
+    if let target {
+      // libgit2 was told not to check out: the tree is validated whole
+      // first (no config yet: the remote's folio.yaml names the tables).
+      let tree = try repository.commit(target).tree()
+      let config = tree.entry(at: Config.fileName).flatMap { entry in
+        try? Config(bytes: try repository.blob(entry.id), file: Config.fileName)
+      }
       do {
-        // The clone's own folio.yaml is the remote's word: the default
-        // bound applies.
-        try checkClock(
-          of: head.id, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
+        try TreePathValidator(repository: repository, config: config ?? Config()).validate(
+          tree, of: target, against: nil)
+        // The remote's folio.yaml is its own word: the default clock bound.
+        try checkClock(of: target, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
       } catch let error as FolioError {
         try? FileManager.default.removeItem(atPath: path)
-        throw error
+        var refused = error
+        refused.message += "; the clone in \(path) was removed"
+        throw refused
       }
+      _ = try repository.checkout(tree: tree, force: true)
     }
     guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {
       throw FolioError(

@@ -19,11 +19,24 @@ struct TreeMerge {
   }
 
   /// Merges commit `theirs` into `ours`.
-  /// - Throws: `CONFLICT` naming files outside the tables that git's line
-  ///   merge could not resolve; nothing is written then.
+  /// - Throws: `UNSAFE_PATH` naming `theirs` and the path when its tree
+  ///   brings a path Folio must not write (``TreePathValidator``);
+  ///   `CONFLICT` naming files outside the tables that git's line merge
+  ///   could not resolve; nothing is written then.
   func merge(ours: GitOID, theirs: GitOID) throws -> Result {
+    try merge(ours: ours, theirs: theirs, validating: true)
+  }
+
+  /// ``merge(ours:theirs:)``; virtual merge bases are made of commits
+  /// already in both histories, and are not validated again.
+  private func merge(ours: GitOID, theirs: GitOID, validating: Bool) throws -> Result {
     let ourCommit = try repository.commit(ours)
     let theirCommit = try repository.commit(theirs)
+    if validating {
+      // Everything theirs holds that ours does not is untrusted input.
+      try TreePathValidator(repository: repository, config: config).validate(
+        try theirCommit.tree(), of: theirs, against: try ourCommit.tree())
+    }
     let base = try baseCommit(ours: ours, theirs: theirs)
     return try merge(
       base: try base.map { try repository.commit($0).tree() }, baseCommit: base,
@@ -39,7 +52,7 @@ struct TreeMerge {
     guard let first = bases.first else { return nil }
     var accumulated = first
     for next in bases.dropFirst() {
-      let virtual = try merge(ours: accumulated, theirs: next)
+      let virtual = try merge(ours: accumulated, theirs: next, validating: false)
       accumulated = try repository.createCommit(
         tree: virtual.tree, parents: [accumulated, next], message: "folio: virtual merge base")
     }
