@@ -202,6 +202,11 @@ extension Store {
         _ = try repository.checkout(tree: try repository.commit(id).tree())
         try repository.setReference(name, to: id, message: "folio clone")
         try repository.setHead(name)
+        // The upstream git clone would have set, so that a plain
+        // `git pull` and `folio sync` know where the branch syncs.
+        let short = String(name.dropFirst("refs/heads/".count))
+        try repository.setConfig("branch.\(short).remote", "origin")
+        try repository.setConfig("branch.\(short).merge", name)
       }
     }
     guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {
