@@ -121,7 +121,8 @@ import Testing
 
     /// Runs plain git in `replica`, over ssh the way a user's git would.
     func git(_ command: String, in replica: String) throws -> (status: Int32, output: String) {
-      let config = FileManager.default.fileExists(atPath: home + "/.ssh/config") ? home + "/.ssh/config" : "/dev/null"
+      let config =
+        FileManager.default.fileExists(atPath: home + "/.ssh/config") ? home + "/.ssh/config" : "/dev/null"
       let ssh =
         "ssh -F \(config) -o UserKnownHostsFile=\(home)/.ssh/known_hosts -o StrictHostKeyChecking=yes \(sshOptions)"
       var variables = folioEnvironment.merging(["GIT_SSH_COMMAND": ssh]) { $1 }
@@ -130,18 +131,25 @@ import Testing
         variables[key + "_EMAIL"] = "t@t"
       }
       let assignments = variables.map { "\($0.key)='\($0.value)'" }.sorted().joined(separator: " ")
-      return try FolioRunner.shellOutput("env \(assignments) git \(command)", in: scratch.path + "/" + replica)
+      return try FolioRunner.shellOutput(
+        "env \(assignments) git \(command)", in: scratch.path + "/" + replica)
     }
 
     /// The counter in `replica`'s copy of the document.
     func views(_ replica: String) -> Int? {
       let text = scratch.read(replica + "/todos/t.json") ?? ""
-      guard let line = text.split(separator: "\n").first(where: { $0.contains("\"views\"") }) else { return nil }
-      return Int(line.split(separator: ":").last?.trimmingCharacters(in: CharacterSet(charactersIn: " ,")) ?? "")
+      guard let line = text.split(separator: "\n").first(where: { $0.contains("\"views\"") }) else {
+        return nil
+      }
+      return Int(
+        line.split(separator: ":").last?.trimmingCharacters(in: CharacterSet(charactersIn: " ,")) ?? "")
     }
 
     func increment(_ by: Int) -> [String] {
-      ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": \#(by)}}"#]
+      [
+        "apply", "todos", "t", "--op", "update", "--transforms",
+        #"{"views": {"op": "increment", "by": \#(by)}}"#,
+      ]
     }
 
     /// Clone over ssh, then sync (fetch, merge, push) and a plain
@@ -189,7 +197,8 @@ import Testing
       for _ in 0..<500 where agent.isRunning { usleep(10_000) }
     }
     for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
-    #expect(try FolioRunner.shell("SSH_AUTH_SOCK=\(socket) ssh-add -q \(box.keys.agent) 2>/dev/null", in: "/") == 0)
+    #expect(
+      try FolioRunner.shell("SSH_AUTH_SOCK=\(socket) ssh-add -q \(box.keys.agent) 2>/dev/null", in: "/") == 0)
     box.environment["SSH_AUTH_SOCK"] = socket
     try box.roundTrip(box.url)
   }
@@ -298,11 +307,13 @@ import Testing
     let cloned = try box.folio(["clone", box.url, "b"], in: ".", ssh: true, expectSuccess: false)
     #expect(cloned.status == 1)
     for expected in [
-      "CREDENTIALS", "as 'root'", "SSH_AUTH_SOCK is not set", "wrong_key (FOLIO_SSH_KEY): refused by the server",
+      "CREDENTIALS", "as 'root'", "SSH_AUTH_SOCK is not set",
+      "wrong_key (FOLIO_SSH_KEY): refused by the server",
     ] {
       #expect(cloned.stderr.contains(expected), "\(expected) in \(cloned.stderr)")
     }
-    let secret = try String(contentsOfFile: box.keys.wrong, encoding: .utf8)
+    let secret =
+      try String(contentsOfFile: box.keys.wrong, encoding: .utf8)
       .split(separator: "\n").dropFirst().first.map(String.init) ?? "?"
     #expect(!cloned.stderr.contains(secret))
 
@@ -331,7 +342,8 @@ import Testing
     for expected in ["HOST_KEY", "'127.0.0.1'", "ED25519", try fingerprint(box.keys), scan] {
       #expect(cloned.stderr.contains(expected), "\(expected) in \(cloned.stderr)")
     }
-    #expect(!FileManager.default.fileExists(atPath: box.home + "/.ssh/known_hosts"), "never accepted on its own")
+    #expect(
+      !FileManager.default.fileExists(atPath: box.home + "/.ssh/known_hosts"), "never accepted on its own")
 
     #expect(try FolioRunner.shell("git remote add ssh '\(box.url)'", in: box.scratch.path + "/a") == 0)
     let synced = try box.folio(["sync", "ssh"], in: "a", ssh: true, expectSuccess: false)
@@ -352,7 +364,8 @@ import Testing
     let impostor = try String(contentsOfFile: box.scratch.path + "/impostor.pub", encoding: .utf8)
       .split(separator: " ").prefix(2).joined(separator: " ")
     try box.write(".ssh/known_hosts", "[127.0.0.1]:\(box.port) \(impostor)\n")
-    #expect(try FolioRunner.shell("ssh-keygen -q -H -f \(box.home)/.ssh/known_hosts >/dev/null 2>&1", in: "/") == 0)
+    #expect(
+      try FolioRunner.shell("ssh-keygen -q -H -f \(box.home)/.ssh/known_hosts >/dev/null 2>&1", in: "/") == 0)
     #expect(try String(contentsOfFile: box.home + "/.ssh/known_hosts", encoding: .utf8).hasPrefix("|1|"))
     box.environment["FOLIO_SSH_KEY"] = box.keys.plain
     box.sshOptions = "-i \(box.keys.plain) -o BatchMode=yes"

@@ -18,7 +18,10 @@ import Testing
       return result
     }
     let increment = { (by: Int) in
-      ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": \#(by)}}"#]
+      [
+        "apply", "todos", "t", "--op", "update", "--transforms",
+        #"{"views": {"op": "increment", "by": \#(by)}}"#,
+      ]
     }
 
     _ = try run("git init -q --bare remote.git", in: ".")

@@ -92,7 +92,9 @@ struct SSHConfigTests {
     #expect(endpoint.libgit2URL == expected)
   }
 
-  @Test(arguments: ["file:///srv/repo.git", "/srv/repo.git", "./a:b", "https://example.com/r.git", "git://h/r"])
+  @Test(arguments: [
+    "file:///srv/repo.git", "/srv/repo.git", "./a:b", "https://example.com/r.git", "git://h/r",
+  ])
   func otherURLsAreNotSSH(url: String) {
     #expect(!SSHEndpoint.isSSH(url))
   }
@@ -103,12 +105,17 @@ struct SSHConfigTests {
     try scratch.write(
       ".ssh/config",
       "Host gh-work\n  HostName github.com\n  User git\n  Port 443\n  IdentityFile %d/.ssh/%r_%h\n")
-    let environment = ["HOME": scratch.path, "USER": "me", "GIT_SSH_COMMAND": "ssh -i '~/my key' -o Port=2200"]
-    let endpoint = try #require(try SSHEndpoint(url: "gh-work:org/repo.git", namedKey: "/k", environment: environment))
+    let environment = [
+      "HOME": scratch.path, "USER": "me", "GIT_SSH_COMMAND": "ssh -i '~/my key' -o Port=2200",
+    ]
+    let endpoint = try #require(
+      try SSHEndpoint(url: "gh-work:org/repo.git", namedKey: "/k", environment: environment))
     #expect(endpoint.host == "github.com" && endpoint.user == "git")
     #expect(endpoint.port == 2200, "-o on the command line comes before the config")
     #expect(
-      endpoint.identityFiles.map(\.path) == ["/k", scratch.path + "/my key", scratch.path + "/.ssh/git_github.com"])
+      endpoint.identityFiles.map(\.path) == [
+        "/k", scratch.path + "/my key", scratch.path + "/.ssh/git_github.com",
+      ])
     #expect(endpoint.libgit2URL == "ssh://git@github.com:2200/~/org/repo.git")
   }
 
@@ -138,7 +145,9 @@ struct SSHConfigTests {
     #expect(SSHKnownHosts.verdict(host: "plain.example", port: 2222, key: key, files: files) == .unknown)
     #expect(SSHKnownHosts.verdict(host: "h", port: 2222, key: other, files: files) == .known)
     #expect(SSHKnownHosts.verdict(host: "h", port: 2222, key: key, files: files) == .changed(files[0] + ":3"))
-    #expect(SSHKnownHosts.verdict(host: "bad.example", port: 22, key: key, files: files) == .revoked(files[0] + ":4"))
+    #expect(
+      SSHKnownHosts.verdict(host: "bad.example", port: 22, key: key, files: files)
+        == .revoked(files[0] + ":4"))
     #expect(SSHKnownHosts.verdict(host: "a.wild.example", port: 22, key: key, files: files) == .known)
     #expect(SSHKnownHosts.verdict(host: "no.wild.example", port: 22, key: key, files: files) == .unknown)
     #expect(SSHKnownHosts.keyType(key) == "ssh-ed25519")

@@ -61,7 +61,9 @@ private func resolveRemote(_ remote: OpaquePointer?, _ direction: Int32, _ paylo
   let push = direction == Int32(GIT_DIRECTION_PUSH.rawValue)
   guard let url = (push ? git_remote_pushurl(remote) : nil) ?? git_remote_url(remote) else { return 0 }
   do {
-    guard let endpoint = try SSHEndpoint(url: String(cString: url), namedKey: state.sshKey, environment: state.environment)
+    guard
+      let endpoint = try SSHEndpoint(
+        url: String(cString: url), namedKey: state.sshKey, environment: state.environment)
     else { return 0 }
     state.endpoint = endpoint
     state.plan = SSHCredentialPlan(endpoint: endpoint, environment: state.environment)
@@ -135,7 +137,8 @@ private func acquireCredential(
     if state.plan == nil, let url {
       // No remote_ready call came (it always does in libgit2 1.5); resolve
       // from the URL libgit2 is using.
-      let endpoint = try? SSHEndpoint(url: String(cString: url), namedKey: state.sshKey, environment: environment)
+      let endpoint = try? SSHEndpoint(
+        url: String(cString: url), namedKey: state.sshKey, environment: environment)
       state.plan = endpoint.map { SSHCredentialPlan(endpoint: $0, environment: environment) }
     }
     if let plan = state.plan {

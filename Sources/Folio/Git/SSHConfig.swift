@@ -65,7 +65,8 @@ struct SSHConfig {
     guard let data = FileManager.default.contents(atPath: file) else {
       throw FolioError(.remote, "cannot read the ssh config file \(file)", path: file)
     }
-    return try parse(String(decoding: data, as: UTF8.self), file: file, sshDirectory: sshDirectory, depth: depth)
+    return try parse(
+      String(decoding: data, as: UTF8.self), file: file, sshDirectory: sshDirectory, depth: depth)
   }
 
   private static func parse(_ text: String, file: String, sshDirectory: String, depth: Int) throws -> [Line] {
@@ -127,7 +128,9 @@ struct SSHConfig {
         inWord = true
       }
     }
-    if quoted { throw FolioError(.remote, "\(file):\(number): unterminated quote in the ssh config", path: file) }
+    if quoted {
+      throw FolioError(.remote, "\(file):\(number): unterminated quote in the ssh config", path: file)
+    }
     if inWord { words.append(current) }
     return words
   }

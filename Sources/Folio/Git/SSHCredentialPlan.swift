@@ -143,7 +143,9 @@ final class SSHCredentialPlan {
     }
     guard connected == 0 else { return nil }
     let request: [UInt8] = [0, 0, 0, 1, 11]
-    guard request.withUnsafeBytes({ send(fd, $0.baseAddress, 5, Int32(MSG_NOSIGNAL)) }) == 5 else { return nil }
+    guard request.withUnsafeBytes({ send(fd, $0.baseAddress, 5, Int32(MSG_NOSIGNAL)) }) == 5 else {
+      return nil
+    }
     var answer = [UInt8](repeating: 0, count: 9)
     var received = 0
     while received < 9 {

@@ -67,7 +67,9 @@ struct SSHEndpoint {
     identitiesOnly = options.identitiesOnly
     var files: [(String, String)] = []
     if let namedKey { files.append((namedKey, "FOLIO_SSH_KEY")) }
-    for key in command.identityFiles { files.append((SSHConfig.expandTilde(key, home: home), "GIT_SSH_COMMAND -i")) }
+    for key in command.identityFiles {
+      files.append((SSHConfig.expandTilde(key, home: home), "GIT_SSH_COMMAND -i"))
+    }
     let tokens: [Character: String] = [
       "d": home, "u": localUser, "h": host, "r": user, "p": String(port), "n": alias, "%": "%",
     ]
@@ -77,7 +79,7 @@ struct SSHEndpoint {
     identityFiles = files
     knownHostsFiles =
       (options.knownHostsFiles?.map { SSHConfig.expandTilde(Self.expandTokens($0, tokens), home: home) }
-      ?? [home + "/.ssh/known_hosts", home + "/.ssh/known_hosts2"])
+        ?? [home + "/.ssh/known_hosts", home + "/.ssh/known_hosts2"])
       + ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
   }
 
@@ -100,7 +102,9 @@ struct SSHEndpoint {
   /// `HOME`, as libgit2 reads it for `known_hosts` (ssh itself reads the
   /// password database; they agree unless `HOME` was changed).
   static func home(_ environment: [String: String]) -> String {
-    if let home = environment["HOME"], !home.isEmpty { return home.count > 1 && home.hasSuffix("/") ? String(home.dropLast()) : home }
+    if let home = environment["HOME"], !home.isEmpty {
+      return home.count > 1 && home.hasSuffix("/") ? String(home.dropLast()) : home
+    }
     guard let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir else { return "/" }
     return String(cString: dir)
   }
@@ -147,7 +151,9 @@ struct SSHEndpoint {
         }
         port = number
       }
-      guard !host.isEmpty, slash < rest.endIndex else { throw FolioError(.remote, "\(url): no host or no path") }
+      guard !host.isEmpty, slash < rest.endIndex else {
+        throw FolioError(.remote, "\(url): no host or no path")
+      }
       return (user, host, port, String(rest[slash...]))
     }
     guard !url.contains("://") else { return nil }
