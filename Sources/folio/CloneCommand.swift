@@ -7,11 +7,14 @@ struct CloneCommand: Command {
   static let usage = "folio clone URL [DIR]"
   static let details = """
     ARGUMENTS:
-      URL    Any git URL: file://, ssh, https, git://.
+      URL    Any git URL: file://, ssh:// or scp-like user@host:path, https, git://.
       DIR    Where to clone (default: the last part of URL, without .git).
 
-    Credentials: an ssh agent, FOLIO_SSH_KEY=/path/to/key, or FOLIO_GIT_USERNAME with
-    FOLIO_GIT_TOKEN (or FOLIO_GIT_PASSWORD) for https.
+    Credentials: over ssh, as ssh tries them: an ssh agent, FOLIO_SSH_KEY=/path/to/key,
+    IdentityFile in ~/.ssh/config, then ~/.ssh/id_ed25519, id_ecdsa, id_rsa
+    (FOLIO_SSH_PASSPHRASE for an encrypted key); ~/.ssh/config's Host, HostName, User
+    and Port apply. Over https: FOLIO_GIT_USERNAME with FOLIO_GIT_TOKEN (or
+    FOLIO_GIT_PASSWORD). See docs/remotes.md.
     """
 
   var url: String
@@ -25,7 +28,9 @@ struct CloneCommand: Command {
   }
 
   func run(in context: CommandContext) throws -> Int32 {
-    var name = directory ?? String(url.split(separator: "/").last ?? "store")
+    // The last part of the path, as git picks it: after the last '/', or
+    // after the ':' of an scp-like `host:repo.git`.
+    var name = directory ?? String(url.split(whereSeparator: { $0 == "/" || $0 == ":" }).last ?? "store")
     if directory == nil && name.hasSuffix(".git") { name.removeLast(4) }
     let target = URL(fileURLWithPath: name, relativeTo: context.directory)
     let store = try Store.clone(url: url, into: target, mergeDriver: Executable.path)

@@ -6,7 +6,8 @@ struct SyncCommand: Command {
   static let usage = "folio sync [REMOTE] [--no-push] [--json]"
   static let details = """
     ARGUMENTS:
-      REMOTE      The git remote (default: origin).
+      REMOTE      The git remote (default: the branch's upstream, as 'git pull' uses it,
+                  else origin). The upstream's branch is fetched and pushed to.
 
     OPTIONS:
       --no-push   Fetch and merge only.
@@ -18,7 +19,7 @@ struct SyncCommand: Command {
     and if another push won the race, fetch and merge again.
     """
 
-  var remote = "origin"
+  var remote: String?
   var push: Bool
   var json: Bool
 
@@ -33,6 +34,7 @@ struct SyncCommand: Command {
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
     let summary = try store.sync(remote: remote, push: push)
+    let remote = summary.remote
     for problem in summary.committed.problems { Output.error("warning: left out: \(problem.description)") }
     if json {
       let object: JSONObject = [

@@ -24,6 +24,10 @@ public struct SyncSummary: Sendable {
   public var rounds: Int
   /// The commit the branch ends at.
   public var head: String?
+  /// The remote synced with (the upstream's, unless one was named).
+  public var remote = "origin"
+  /// The branch on the remote that was fetched and pushed to.
+  public var remoteBranch: String?
 }
 
 extension Store {
@@ -38,14 +42,24 @@ extension Store {
   /// someone edited since the commit is never overwritten: the sync stops
   /// with `WOULD_OVERWRITE` and changes nothing.
   ///
+  /// The branch's upstream (`branch.<name>.remote` and `.merge` in git's
+  /// config, as `git clone` and `git push -u` set them) decides what is
+  /// fetched and where the push goes, as for `git pull` and `git push`.
+  /// Without an upstream, or with a remote other than the upstream's, the
+  /// branch of the same name on the remote is used.
+  ///
   /// ```swift
-  /// let summary = try store.sync(remote: "origin")
+  /// let summary = try store.sync()                 // the upstream, else origin
+  /// let other = try store.sync(remote: "backup")   // another remote
   /// ```
+  /// - Parameter remote: the remote; nil means the upstream's remote, else
+  ///   `origin`.
   /// - Throws: `REMOTE` if the remote cannot be reached, `CREDENTIALS`,
+  ///   `HOST_KEY` for an ssh host key that is unknown or changed,
   ///   `PUSH_REJECTED` if the push kept losing races, `CONFLICT` for files
   ///   outside the tables that git could not merge.
   @discardableResult
-  public func sync(remote: String = "origin", push: Bool = true) throws -> SyncSummary {
+  public func sync(remote requested: String? = nil, push: Bool = true) throws -> SyncSummary {
     var summary = SyncSummary(
       committed: CommitSummary(commit: nil, documents: 0, syntheticOps: 0, problems: []), action: .upToDate,
       resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
@@ -57,7 +71,10 @@ extension Store {
       let repository = try openRepository()
       let branch = try repository.headBranch()
       let shortBranch = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch
-      let theirs = try repository.fetch(remote: remote, branch: shortBranch, sshKey: sshKeyPath)
+      let (remote, remoteBranch) = repository.upstream(of: shortBranch, remote: requested)
+      summary.remote = remote
+      summary.remoteBranch = remoteBranch
+      let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
       let (action, resolved, head) = try lock.withLock {
         try recoverBeforeWrite()
         // Writes made through Folio during the fetch (they all log an op)
@@ -72,7 +89,7 @@ extension Store {
       summary.head = head?.description
       guard push, let head, head != theirs else { return summary }
       do {
-        try repository.push(remote: remote, branch: shortBranch, sshKey: sshKeyPath)
+        try repository.push(remote: remote, branch: shortBranch, to: remoteBranch, sshKey: sshKeyPath)
         summary.pushed = true
         return summary
       } catch let error as FolioError where error.code == .pushRejected && round < Store.syncRounds {
@@ -136,6 +153,22 @@ extension Store {
   }
 }
 
+extension GitRepository {
+  /// The remote and remote branch that `branch` syncs with: its upstream
+  /// (`branch.<name>.remote`, `branch.<name>.merge`) when `remote` is nil
+  /// or names the upstream's remote; otherwise `remote` (default `origin`)
+  /// and a branch of the same name, as `git pull REMOTE` does.
+  func upstream(of branch: String, remote: String?) -> (remote: String, branch: String) {
+    let upstreamRemote = config("branch.\(branch).remote")
+    let merge = config("branch.\(branch).merge")
+    let name = remote ?? (upstreamRemote == "." ? nil : upstreamRemote) ?? "origin"
+    if name == upstreamRemote, let merge, merge.hasPrefix("refs/heads/") {
+      return (name, String(merge.dropFirst("refs/heads/".count)))
+    }
+    return (name, branch)
+  }
+}
+
 extension Store {
   /// The ssh key fetches and pushes offer after the agent: `FOLIO_SSH_KEY`,
   /// else `ssh-key` under `sync:` in folio.yaml.
@@ -170,6 +203,11 @@ extension Store {
         let name = "refs/heads/" + tracking.dropFirst("refs/remotes/origin/".count)
         try repository.setReference(name, to: id, message: "folio clone")
         try repository.setHead(name)
+        // The upstream git clone would have set, so that a plain
+        // `git pull` and `folio sync` know where the branch syncs.
+        let short = String(name.dropFirst("refs/heads/".count))
+        try repository.setConfig("branch.\(short).remote", "origin")
+        try repository.setConfig("branch.\(short).merge", name)
         target = id
       }
     }

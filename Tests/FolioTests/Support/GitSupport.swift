@@ -79,14 +79,12 @@ final class GitDaemon {
   /// `environment` added to this process's for it and the git commands it
   /// runs.
   ///
-  /// A random port comes from below the kernel's ephemeral range: the suite
-  /// makes many outgoing connections at once, and one of them can hold any
-  /// port in that range as its local port (a CI run lost a restart on port
-  /// 39224 that way). A daemon that exits instead of listening (its port
-  /// taken) is retried, on a new port, or on the same one after a pause.
+  /// A random port comes from below the kernel's ephemeral range (see
+  /// ``LoopbackPort/random()``). A daemon that exits instead of listening
+  /// (its port taken) is retried, on a new port, or on the same one after
+  /// a pause.
   init(base: String, port: Int? = nil, environment: [String: String] = [:]) throws {
-    let range = 10_000..<max(Self.ephemeralStart(), 10_001)
-    var candidate = port ?? Int.random(in: range)
+    var candidate = port ?? LoopbackPort.random()
     for attempt in 0..<25 {
       if let running = try Self.launch(base: base, port: candidate, environment: environment) {
         process = running
@@ -94,18 +92,12 @@ final class GitDaemon {
         return
       }
       if port == nil {
-        candidate = Int.random(in: range)
+        candidate = LoopbackPort.random()
       } else {
         usleep(useconds_t(100_000 * min(attempt + 1, 5)))
       }
     }
     throw FolioError(.remote, "git daemon did not start on port \(candidate)")
-  }
-
-  /// The first port of the kernel's ephemeral range (32768 by default).
-  private static func ephemeralStart() -> Int {
-    let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
-    return text?.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
   }
 
   /// A daemon accepting connections on `port`, or nil if it exited first or
@@ -177,18 +169,5 @@ final class GitDaemon {
 
   deinit { stop() }
 
-  static func canConnect(port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    return withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-      }
-    }
-  }
+  static func canConnect(port: Int) -> Bool { LoopbackPort.canConnect(port: port) }
 }
