@@ -12,9 +12,11 @@ struct IndexDaemonCLITests {
         order: [rank]
     """
 
-  /// With the daemon on, and FOLIO_DEBUG_INDEX=1 so that each index check
-  /// says how it was made.
-  static let on = ["FOLIO_INDEX_DAEMON": "auto", "FOLIO_DEBUG_INDEX": "1"]
+  /// With the daemon on, for any store size, and FOLIO_DEBUG_INDEX=1 so
+  /// that each index check says how it was made.
+  static let on = [
+    "FOLIO_INDEX_DAEMON": "auto", "FOLIO_DEBUG_INDEX": "1", "FOLIO_INDEX_DAEMON_MIN_DOCUMENTS": "0",
+  ]
 
   func makeStore(yaml: String = Self.yaml) throws -> CLIScratch {
     let scratch = try CLIScratch(yaml: yaml)
@@ -87,6 +89,23 @@ struct IndexDaemonCLITests {
     let after = try query(scratch)
     #expect(pks(after.stdout) == ["a", "b", "d"])
     #expect(after.stderr.contains("started an index daemon"), "\(after.stderr)")
+  }
+
+  /// A small store's full check is cheaper than a process: a query there
+  /// leaves nothing behind.
+  @Test func aQueryOnASmallStoreLeavesNoProcessBehind() throws {
+    let scratch = try makeStore()
+    defer {
+      _ = try? scratch.folio("index-daemon", "--stop")
+      scratch.remove()
+    }
+    let first = try FolioRunner.run(
+      ["query", "todos"], in: scratch.path, environment: ["FOLIO_INDEX_DAEMON": "auto", "FOLIO_DEBUG_INDEX": "1"])
+    #expect(first.status == 0)
+    #expect(first.stderr.contains("full stat check (no publisher)"), "\(first.stderr)")
+    #expect(!first.stderr.contains("started an index daemon"), "\(first.stderr)")
+    usleep(300_000)
+    #expect(try status(scratch) == "no index daemon\n")
   }
 
   @Test func theEnvironmentOrTheConfigTurnsItOff() throws {

@@ -173,6 +173,14 @@ extension IndexDaemon {
   /// The stores this process already started a daemon for.
   private static let started = Mutex<Set<String>>([])
 
+  /// A query that took the full check starts a daemon only for a table of
+  /// at least this many documents, whose stat sweep costs tens of
+  /// milliseconds or more (`FOLIO_INDEX_DAEMON_MIN_DOCUMENTS` overrides it;
+  /// 0 starts one on every missed check).
+  static var onDemandDocuments: Int {
+    getenv("FOLIO_INDEX_DAEMON_MIN_DOCUMENTS").flatMap { Int(String(cString: $0)) } ?? 20_000
+  }
+
   /// The mode the environment or the config asks for:
   /// `FOLIO_INDEX_DAEMON` (`auto`/`on` or `off`) when set, else `index.daemon`.
   static func mode(config: IndexConfig) -> IndexConfig.DaemonMode {

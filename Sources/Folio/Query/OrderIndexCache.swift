@@ -59,8 +59,14 @@ enum OrderIndexCache {
         missedPublisher: &missedPublisher)
       return IndexSnapshot(index)
     }
-    // Outside the lock: starting a process takes a few milliseconds.
-    if missedPublisher { IndexDaemon.publisherMissed(store: store) }
+    // Outside the lock: starting a process takes a few milliseconds. Only
+    // for a table whose full check is expensive: a small store's check
+    // costs less than a daemon is worth, and a query should not leave a
+    // process behind for nothing. (The count, not the check's time, decides:
+    // time would start daemons on a loaded machine and not on a calm one.)
+    if missedPublisher && snapshot.approximateCount >= IndexDaemon.onDemandDocuments {
+      IndexDaemon.publisherMissed(store: store)
+    }
     return snapshot
   }
 
@@ -197,6 +203,10 @@ struct IndexSnapshot: Sendable {
   let overridden: [Bool]
   let overlay: [(pk: String, entry: IndexEntry)]
   let keys: [FieldPath]
+
+  /// About how many documents the table holds (the base's, plus what the
+  /// overlay adds), without walking anything.
+  var approximateCount: Int { (base?.count ?? 0) + overlay.count }
 
   init(_ index: TableIndex) {
     base = index.base
