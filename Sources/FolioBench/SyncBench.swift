@@ -1,7 +1,7 @@
 import Folio
 import Foundation
 
-// folio-bench sync: the merge and commit figures of issue 5, in one run.
+// folio-bench sync: commit and merge against plain git, in one run.
 //   - commit: `folio commit` of N new documents against `git add -A && git
 //     commit` of the same files (time and .git size);
 //   - merge: two replicas each change C documents (C/2 of them the same,

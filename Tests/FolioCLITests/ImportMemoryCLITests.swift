@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
-/// Issue 7: "memory stays flat as the file grows". Runs the built `folio
+/// Memory stays flat as the file grows. Runs the built `folio
 /// import` on a generated NDJSON stream fed through a pipe, at two sizes,
 /// and compares the peak RSS the kernel reports for it (`wait4`). The rows
 /// are few and fat, so per-row bookkeeping (a name and a 20-byte id per

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// ssh remotes against a real OpenSSH server that the suite starts on
-/// 127.0.0.1 (issue 19). Every folio and git process gets a temporary
+/// 127.0.0.1. Every folio and git process gets a temporary
 /// `HOME`, so the user's own `~/.ssh` is never read or written.
 ///
 /// Each working case runs `folio clone`, `folio sync` (fetch, merge and

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `folio sync` follows the branch's upstream (`branch.<name>.remote` and
-/// `.merge`) as `git pull` and `git push` do (issue 12).
+/// `.merge`) as `git pull` and `git push` do.
 @Suite struct SyncUpstreamCLITests {
   @Test func syncFetchesAndPushesTheUpstreamBranchOfItsRemote() throws {
     let root = try CLIScratch(yaml: nil)

@@ -226,7 +226,7 @@ struct WatchCLITests {
     #expect(shown.contains("synced"))
   }
 
-  /// Issue 6, "done means": a person edits a counter and a set with vim
+  /// The whole path: a person edits a counter and a set with vim
   /// while `folio watch --sync-every` runs; a peer raised the same counter
   /// meanwhile. Both replicas end with the sum and the union.
   @Test func aVimEditUnderWatchIsSyncedAndMergedWithAPeer() throws {

@@ -22,8 +22,8 @@ struct Journal {
     var fold: Fold? = nil
   }
 
-  /// What a commit needs to fold an editor's save into its write (issue 12
-  /// item 7): the document as the transaction read it and as it wrote it.
+  /// What a commit needs to fold an editor's save into its write, so no
+  /// save is lost to an apply: the document as the transaction read it and as it wrote it.
   struct Fold {
     var table: TableConfig
     var pk: String

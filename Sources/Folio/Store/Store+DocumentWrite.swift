@@ -12,7 +12,7 @@ extension Store {
 
   /// Puts one document of a committing transaction in place without ever
   /// overwriting a save another program made after the transaction read the
-  /// file (issue 12 item 7).
+  /// file.
   ///
   /// The new file is swapped in with `renameat2(RENAME_EXCHANGE)`, so what
   /// it replaced is caught at the old name, atomically; if that is not the

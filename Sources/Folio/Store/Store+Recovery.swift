@@ -17,7 +17,7 @@ extension Store {
 
   /// Completes an interrupted transaction at open. A failure is kept, not
   /// thrown: a journal whose redo fails must not stop the commands that
-  /// only read (issue 12 item 5).
+  /// only read (no input may make every command fail).
   func recoverAtOpen() throws {
     do {
       try lock.withLock { try recover() }

@@ -13,7 +13,7 @@ extension Store {
   /// that is a link or a file, a read-only folder, an op log that is a
   /// link, and a document changed since the transaction read it. A journal
   /// that cannot be applied is redone on every open and would block every
-  /// later write (issue 12 item 5), so a fault must be found here, while
+  /// later write (a store must never be left unusable), so a fault must be found here, while
   /// nothing is written yet.
   /// - Throws: `LOCAL_CONSTRAINT` for a long name, `UNSAFE_PATH` for a link,
   ///   `IO` for a read-only folder, ``DocumentChangedError`` for a document

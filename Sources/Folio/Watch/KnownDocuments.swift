@@ -11,7 +11,7 @@ import Glibc
 ///
 /// It also knows, by content hash, which bytes hold each document's known
 /// state, so that Folio's own writes are dropped without being parsed
-/// (issue 6: "recognise them by content hash"):
+/// (recognised by content hash):
 /// - a document with no ops since HEAD is held by its HEAD blob, whose git
 ///   id is the SHA-1 of its bytes (a checkout, a sync, a commit);
 /// - a document Folio wrote is held by its canonical bytes, the bytes every
