@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 12, items 1, 2 and 5: commits built by an attacker with git
+/// Commits built by an attacker with git
 /// plumbing (trees written by hand, where `git mktree` would refuse the
 /// names) and pushed straight into the bare remote, run through `folio
 /// sync`, `folio clone` and plain `git pull` with Folio's merge driver.

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
-/// Issue 12 items 3 and 5 end to end: links in the store are refused and
+/// End to end: links in the store are refused and
 /// named, a transaction that cannot be completed leaves reads working, and
 /// a stale `.git/index.lock` is recovered when a dead Folio process left it.
 @Suite struct LocalSafetyCLITests {

@@ -3,8 +3,7 @@ import Foundation
 import Testing
 
 /// A query live query in this process sees `folio` commands run as child
-/// processes move documents into and out of its window (issue 4,
-/// "Cross-process").
+/// processes move documents into and out of its window.
 struct QueryLiveQueryCLITests {
   /// Collects events from a handler; a test waits on it.
   final class Events<T: Sendable>: @unchecked Sendable {

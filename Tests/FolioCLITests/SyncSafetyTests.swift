@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// What `folio sync` does with files it must not or cannot merge: a
-/// document the user is editing (step 6 of issue 5), and files outside the
+/// document the user is editing, and files outside the
 /// tables, which get git's own three-way merge.
 @Suite struct SyncSafetyTests {
   /// r0 seeded, pushed, and r1 cloned with `folio clone`.

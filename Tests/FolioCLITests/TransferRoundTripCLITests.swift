@@ -2,7 +2,7 @@ import Folio
 import Foundation
 import Testing
 
-/// Issue 7: import → export round trips in every format, compared row by
+/// Import → export round trips in every format, compared row by
 /// row with full equality, and the schema of an SQLite export.
 struct TransferRoundTripCLITests {
   static let yaml = """

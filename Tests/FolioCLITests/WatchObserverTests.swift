@@ -4,7 +4,7 @@ import Testing
 
 @testable import Folio
 
-/// Issue 6 §2: an app holding `observeLocal` on a document sees the save a
+/// An app holding `observeLocal` on a document sees the save a
 /// person makes in an editor while `folio watch` runs in another process,
 /// and the watcher records the save as an op.
 @Suite struct WatchObserverTests {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import Folio
 
-/// Issue 12 items 3, 5 and 7 on local files: links in the store are never
+/// Local files: links in the store are never
 /// followed, no local input bricks the store, and no editor's save is lost
 /// to an apply. After each case, nothing outside the store was created or
 /// changed, and the store still reads and writes.

@@ -3,8 +3,8 @@ import Testing
 
 @testable import Folio
 
-/// `~/.ssh/config`, ssh URLs and known_hosts, read as OpenSSH reads them
-/// (issue 19). The end-to-end cases against a real sshd are in
+/// `~/.ssh/config`, ssh URLs and known_hosts, read as OpenSSH reads them.
+/// The end-to-end cases against a real sshd are in
 /// `SSHRemoteCLITests`.
 struct SSHConfigTests {
   @Test(arguments: [

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Folio
 
-/// Issue 6: Folio's own writes are recognised by content hash, without
+/// Folio's own writes are recognised by content hash, without
 /// parsing, and a save that only reformats a file is handled on purpose.
 struct WatcherHashTests {
   @Test func ownWritesAreDroppedByHashAndReformatsAreNoOps() throws {

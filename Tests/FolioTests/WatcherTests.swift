@@ -361,7 +361,7 @@ struct WatcherTests {
     #expect(watch.recorded.count == 1)
   }
 
-  /// Issue 6 §2 with the watcher in the app's own process: the op the
+  /// With the watcher in the app's own process: the op the
   /// watcher records reaches the app's observer.
   @Test func anObserverInTheWatchersProcessSeesTheSave() throws {
     let (store, scratch, watch) = try Self.watched()
