@@ -268,3 +268,9 @@ extension Store {
     return paths
   }
 }
+
+/// Finishes a checkout a crash interrupted, at open and before writes.
+struct CheckoutRecoveryStep: RecoveryStep {
+  func isPending(in store: Store) -> Bool { FileSystem.exists(store.checkoutJournalPath) }
+  func recover(_ store: Store) throws { try store.recoverCheckout() }
+}

@@ -45,3 +45,11 @@ extension Store {
     _ = try? markEvictionsInIndex(writes, restored: restored)
   }
 }
+
+/// Keeps git's skip-worktree flags in step with evictions after every
+/// transaction (see ``Store/markEvictionsInIndexIfPossible(_:restored:)``).
+struct EvictionIndexObserver: CommitObserver {
+  func storeDidLand(_ store: Store, writes: [Journal.Write], restored: Set<String>) {
+    store.markEvictionsInIndexIfPossible(writes, restored: restored)
+  }
+}

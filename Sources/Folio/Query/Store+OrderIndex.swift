@@ -25,3 +25,8 @@ extension Store {
     }
   }
 }
+
+/// Brings the order indexes up to date with every commit.
+struct OrderIndexObserver: CommitObserver {
+  func storeDidCommit(_ store: Store, writes: [Journal.Write]) { store.indexDocumentsWritten(writes) }
+}

@@ -33,12 +33,8 @@ public final class Store: Sendable {
   let gitDirectory: String
   let privateDirectory: String
   let lock: StoreLock
-  /// Live subscriptions (seed `000_*` `subscribe`), consulted by `sync`.
-  let subscriptions = SubscriptionRegistry()
-  /// Pulls from the remote while any subscription is alive.
-  let puller = SubscriptionPuller()
-  /// Live queries (Observation/), told of every commit.
-  let observation = ObservationCenter()
+  /// Later layers' per-store state (live queries, subscriptions).
+  let attachments = StoreAttachments()
   let clock = Mutex<ClockState>(ClockState())
   /// Why the transaction an earlier process left in the journal could not
   /// be completed, if it could not (Store+Recovery.swift).
@@ -84,7 +80,7 @@ public final class Store: Sendable {
 
   init(rootPath: String, lockTimeout: Double = StoreLock.defaultTimeout) throws {
     let config = try Config(contentsOf: URL(fileURLWithPath: rootPath + "/" + Config.fileName))
-    guard let gitDirectory = try GitRepository.gitDirectory(workTree: rootPath) else {
+    guard let gitDirectory = try Store.wiring.gitDirectory(rootPath) else {
       throw FolioError(
         .git, "\(rootPath) has a \(Config.fileName) but is not a git working tree; run 'folio init'",
         path: rootPath)
@@ -98,43 +94,10 @@ public final class Store: Sendable {
     self.privateDirectory = privateDirectory
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
-    subscriptions.onActivityChange { [weak self] active in self?.subscriptionsChanged(active: active) }
     try verifyFolders()
-    if Journal.isPending(at: journalPath) || ImportStaging.isPending(privateDirectory: privateDirectory)
-      || FileSystem.exists(checkoutJournalPath)
-    {
+    if Journal.isPending(at: journalPath) || Store.wiring.recoverySteps.contains(where: { $0.isPending(in: self) }) {
       try recoverAtOpen()
     }
-  }
-
-  /// Makes `url` a store, or opens the store already there; safe to run twice.
-  ///
-  /// Creates the git repository if there is none, a minimal `folio.yaml`
-  /// (or `config` if given and there is no `folio.yaml` yet), `.gitattributes`
-  /// routing table files to Folio's merge driver, `.folio/ops/`, and the
-  /// replica id.
-  /// - Parameter mergeDriver: the `folio` program git should run as the
-  ///   merge driver (registered in `.git/config` as `merge.folio.driver`).
-  @discardableResult
-  public static func create(at url: URL, config: Config? = nil, mergeDriver: String = "folio") throws -> Store
-  {
-    let start = url.standardizedFileURL.path
-    let rootPath = findRoot(from: start) ?? start
-    try FileSystem.makeDirectories(rootPath)
-    let canonicalRoot = FileSystem.realPath(rootPath) ?? rootPath
-    if try GitRepository.open(workTree: canonicalRoot) == nil {
-      _ = try GitRepository.initialize(workTree: canonicalRoot)
-    }
-    let configPath = canonicalRoot + "/" + Config.fileName
-    if !FileSystem.exists(configPath) {
-      let text = (config ?? Config()).yamlText()
-      try FileSystem.writeAtomically(configPath, Array(text.utf8), sync: true)
-    }
-    let store = try Store(rootPath: canonicalRoot)
-    try FileSystem.makeDirectories(canonicalRoot + "/" + opsFolder)
-    try store.writeGitAttributes()
-    try store.registerMergeDriver(program: mergeDriver)
-    return store
   }
 
   /// The nearest directory at or above `path` that holds a `folio.yaml`.
@@ -318,7 +281,7 @@ public final class Store: Sendable {
       // system's own journal.
       tellCommitted(writes)
       told = true
-      markEvictionsInIndexIfPossible(journal.writes)
+      tellLanded(journal.writes)
       try Journal.clear(at: journalPath)
     } catch var error as FolioError {
       // Past the durability point the transaction has happened: finish it
@@ -331,7 +294,7 @@ public final class Store: Sendable {
     }
     if !told { tellCommitted(writes) }
     let restored = try transaction.commitEvictions(evicted: false)
-    if !restored.isEmpty { markEvictionsInIndexIfPossible([], restored: restored) }
+    if !restored.isEmpty { tellLanded([], restored: restored) }
     var st = stat()
     let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
     if let last = ops.map(\.hlc).max() {
@@ -342,10 +305,15 @@ public final class Store: Sendable {
     }
   }
 
-  /// Tells the order indexes and the live queries of a transaction's writes.
+  /// Tells the later layers (order indexes, live queries) of a
+  /// transaction's writes.
   private func tellCommitted(_ writes: [Journal.Write]) {
-    indexDocumentsWritten(writes)  // order indexes (Query/Store+OrderIndex.swift)
-    observation.didCommit(store: self, paths: writes.map(\.path))  // live queries (Observation/)
+    for observer in Store.wiring.observers { observer.storeDidCommit(self, writes: writes) }
+  }
+
+  /// Tells the later layers (git's index) that writes have fully landed.
+  private func tellLanded(_ writes: [Journal.Write], restored: Set<String> = []) {
+    for observer in Store.wiring.observers { observer.storeDidLand(self, writes: writes, restored: restored) }
   }
 
   /// Carries out a journal: the op log first, then the documents, then
@@ -404,8 +372,7 @@ public final class Store: Sendable {
 
   /// Finishes a transaction that a crash interrupted. Call with the lock held.
   func recover() throws {
-    try recoverImport()
-    try recoverCheckout()
+    for step in Store.wiring.recoverySteps where step.isPending(in: self) { try step.recover(self) }
     guard Journal.isPending(at: journalPath) else { return }
     guard let bytes = try FileSystem.read(journalPath),
       let journal = Journal.decode(bytes, root: rootPath)
@@ -418,7 +385,7 @@ public final class Store: Sendable {
     // A stale temp file is replaced by the exclusive create (never
     // followed), so none needs removing here.
     try apply(journal, redo: true, folders: WriteFolders(root: rootPath))
-    markEvictionsInIndexIfPossible(journal.writes)
+    tellLanded(journal.writes)
     try Journal.clear(at: journalPath)
     clock.withLock { $0 = ClockState() }
   }

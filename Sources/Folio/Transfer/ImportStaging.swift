@@ -177,3 +177,10 @@ extension Store {
     }
   }
 }
+
+/// Finishes an import a crash interrupted past its durability point, at
+/// open and before writes.
+struct ImportRecoveryStep: RecoveryStep {
+  func isPending(in store: Store) -> Bool { ImportStaging.isPending(privateDirectory: store.privateDirectory) }
+  func recover(_ store: Store) throws { try store.recoverImport() }
+}
