@@ -24,7 +24,7 @@ struct InitCommand: Command {
   var tables: [TableConfig]
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments, options: ["--table"])
+    let parsed = try CommandLineArguments(arguments, options: ["--table"], repeatable: ["--table"])
     try parsed.expectPositionals(0...1)
     directory = parsed.positionals.first
     tables = try parsed.allValues("--table").map { spec in

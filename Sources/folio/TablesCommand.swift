@@ -36,7 +36,8 @@ struct TablesCommand: Command {
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: ["--path", "--key", "--order", "--counter", "--set"], flags: ["--json"])
+      arguments, options: ["--path", "--key", "--order", "--counter", "--set"], flags: ["--json"],
+      repeatable: ["--counter", "--set"])
     switch parsed.positionals.first {
     case nil:
       try parsed.expectPositionals(0...0)
