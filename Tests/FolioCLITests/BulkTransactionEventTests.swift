@@ -29,7 +29,9 @@ struct BulkTransactionEventTests {
     try scratch.folio("apply", "todos", "seed", "--op", "insert", "--columns", #"{"lastUpdate": -1}"#)
     let store = try Store(at: URL(fileURLWithPath: scratch.path))
     let all = Events<Int>()
-    let live = try store.collection("todos").query().observeLocal { documents, _ in all.append(documents.count) }
+    let live = try store.collection("todos").query().observeLocal { documents, _ in
+      all.append(documents.count)
+    }
     defer { live.stop() }
     let window = Events<Int>()
     let liveWindow = try store.collection("todos").query().orderBy(child: "lastUpdate").limitToLast(5)

@@ -60,7 +60,8 @@ struct StrictArgumentsCLITests {
     defer { scratch.remove() }
     let made = try scratch.folio("init", "--table", "a", "--table", "b")
     #expect(made.status == 0, "\(made.stderr)")
-    let added = try scratch.folio("tables", "add", "c", "--counter", "x", "--counter", "w", "--set", "s", "--set", "t")
+    let added = try scratch.folio(
+      "tables", "add", "c", "--counter", "x", "--counter", "w", "--set", "s", "--set", "t")
     #expect(added.status == 0, "\(added.stderr)")
     let yaml = scratch.read("folio.yaml") ?? ""
     for name in ["x: counter", "w: counter", "s: set", "t: set"] { #expect(yaml.contains(name), "\(yaml)") }
@@ -71,14 +72,17 @@ struct StrictArgumentsCLITests {
     defer { scratch.remove() }
     try scratch.folio("init")
     for (pk, score) in [("a", 3), ("b", 1), ("c", 2)] {
-      try scratch.folio("apply", "todos", pk, "--op", "insert", "--columns", #"{"meta": {"score": \#(score)}}"#)
+      try scratch.folio(
+        "apply", "todos", pk, "--op", "insert", "--columns", #"{"meta": {"score": \#(score)}}"#)
     }
     let slash = try scratch.folio("query", "todos", "--order-by-child", "meta/score")
     let dotted = try scratch.folio("query", "todos", "--order-by-child", "meta.score")
     #expect(slash.status == 0, "\(slash.stderr)")
     #expect(slash.stdout == dotted.stdout)
     let pks = slash.stdout.split(separator: "\n").compactMap { line in
-      line.range(of: #""id":"(.)""#, options: .regularExpression).map { String(line[$0].dropFirst(6).prefix(1)) }
+      line.range(of: #""id":"(.)""#, options: .regularExpression).map {
+        String(line[$0].dropFirst(6).prefix(1))
+      }
     }
     #expect(pks == ["b", "c", "a"], "\(slash.stdout)")
   }

@@ -9,7 +9,10 @@ struct TwinKeyGitPullTests {
   static let decomposed = "cafe\u{301}"
 
   func increment(_ pk: String, by: Int) -> [String] {
-    ["apply", "todos", pk, "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": \#(by)}}"#]
+    [
+      "apply", "todos", pk, "--op", "update", "--transforms",
+      #"{"views": {"op": "increment", "by": \#(by)}}"#,
+    ]
   }
 
   func set(_ key: String, _ value: Int) -> [String] {

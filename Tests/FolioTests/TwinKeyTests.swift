@@ -66,7 +66,9 @@ struct TwinKeyTests {
     }
     defer { liveChanged.stop() }
     let single = EventRecorder<Int?>()
-    let observed = try todos.findByID(Self.composed).observeLocal { document, _ in single.append(Self.n(document)) }
+    let observed = try todos.findByID(Self.composed).observeLocal { document, _ in
+      single.append(Self.n(document))
+    }
     defer { observed.stop() }
     #expect(windows.wait(for: 1) == [Self.bytes([Self.composed, "z"])])
     #expect(single.wait(for: 1) == [0])
@@ -150,12 +152,18 @@ struct TwinKeyTests {
     let b = try fixture.clone("b")
     // Concurrent edits of each twin on a different replica, and twin keys
     // set in one document on both sides.
-    try a.apply(table: "todos", pk: Self.composed, op: .update, columns: ["n": 10], transforms: ["views": ["op": "increment", "by": 1]])
-    try b.apply(table: "todos", pk: Self.decomposed, op: .update, columns: ["n": 20], transforms: ["views": ["op": "increment", "by": 2]])
+    try a.apply(
+      table: "todos", pk: Self.composed, op: .update, columns: ["n": 10],
+      transforms: ["views": ["op": "increment", "by": 1]])
+    try b.apply(
+      table: "todos", pk: Self.decomposed, op: .update, columns: ["n": 20],
+      transforms: ["views": ["op": "increment", "by": 2]])
     try a.apply(table: "todos", pk: Self.joined, op: .update, columns: ["n": 30])
     try b.apply(table: "todos", pk: Self.plain, op: .update, columns: ["n": 40])
-    try a.apply(table: "todos", pk: "k", op: .update, columns: JSONObject([(Self.composed, JSONValue.integer(1))]))
-    try b.apply(table: "todos", pk: "k", op: .update, columns: JSONObject([(Self.decomposed, JSONValue.integer(2))]))
+    try a.apply(
+      table: "todos", pk: "k", op: .update, columns: JSONObject([(Self.composed, JSONValue.integer(1))]))
+    try b.apply(
+      table: "todos", pk: "k", op: .update, columns: JSONObject([(Self.decomposed, JSONValue.integer(2))]))
     try a.sync()
     try b.sync()
     try a.sync()

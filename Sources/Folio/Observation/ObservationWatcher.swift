@@ -276,7 +276,9 @@ final class ObservationWatcher: Sendable {
     }
   }
 
-  private static func merge(_ pks: Set<ExactKey>?, into changes: inout [String: Set<ExactKey>?], table: String) {
+  private static func merge(
+    _ pks: Set<ExactKey>?, into changes: inout [String: Set<ExactKey>?], table: String
+  ) {
     guard let pks else {
       changes[table] = .some(nil)
       return

@@ -121,7 +121,8 @@ final class QueryObserver: StoreObserver {
   }
 
   /// What is known after the changes.
-  private func fold(_ changes: [DocumentCache.Change], _ changed: Set<ExactKey>, into previous: Known) -> Fold {
+  private func fold(_ changes: [DocumentCache.Change], _ changed: Set<ExactKey>, into previous: Known) -> Fold
+  {
     var dropped = false
     var added: [Entry] = []
     for change in changes {

@@ -18,7 +18,8 @@ extension Query {
     case "$key":
       throw mistake("orderBy(child: \"$key\"): to order by pk, use orderByKey() (--order-by-key)")
     case "$value":
-      throw mistake("orderBy(child: \"$value\"): to order by the document, use orderByValue() (--order-by-value)")
+      throw mistake(
+        "orderBy(child: \"$value\"): to order by the document, use orderByValue() (--order-by-value)")
     case "$priority":
       throw mistake("orderBy(child: \"$priority\"): Folio has no priorities; order by a column")
     default: break

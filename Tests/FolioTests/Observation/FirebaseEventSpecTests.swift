@@ -113,7 +113,9 @@ struct FirebaseEventSpecTests {
       query: { try $0.orderBy(child: "boolKey").equalTo(true) }, initial: ["y"]),
     Case(
       name: "spec 61: a limit with a custom orderBy is refilled with the correct item",
-      documents: [("a", doc(["age": 4])), ("b", doc(["age": 3])), ("c", doc(["age": 2])), ("d", doc(["age": 1]))],
+      documents: [
+        ("a", doc(["age": 4])), ("b", doc(["age": 3])), ("c", doc(["age": 2])), ("d", doc(["age": 1])),
+      ],
       query: { try $0.orderBy(child: "age").limitToLast(1) }, initial: ["a"],
       steps: [Step(writes: [("a", nil)], events: ["removed a<-", "added b<-"])]),
     Case(
@@ -130,7 +132,8 @@ struct FirebaseEventSpecTests {
     Case(
       name: "spec 63: startAfter and endBefore",
       documents: [
-        ("a", doc(["index": 0])), ("b", doc(["index": 2])), ("c", doc(["index": 9])), ("d", doc(["index": 11])),
+        ("a", doc(["index": 0])), ("b", doc(["index": 2])), ("c", doc(["index": 9])),
+        ("d", doc(["index": 11])),
       ],
       query: { try $0.orderBy(child: "index").startAfter(1).endBefore(10) }, initial: ["b", "c"],
       steps: [
@@ -147,7 +150,9 @@ struct FirebaseEventSpecTests {
       initial: ["b", "c"]),
     Case(
       name: "spec 65: orderByKey with startAfter, endBefore and limitToFirst",
-      documents: [("a", doc(["v": "a"])), ("b", doc(["v": "b"])), ("c", doc(["v": "c"])), ("d", doc(["v": "d"]))],
+      documents: [
+        ("a", doc(["v": "a"])), ("b", doc(["v": "b"])), ("c", doc(["v": "c"])), ("d", doc(["v": "d"])),
+      ],
       query: { try $0.orderByKey().startAfter("a").endBefore("d").limitToFirst(1) }, initial: ["b"]),
     Case(
       name: "spec 66: orderByKey with startAfter, endBefore and limitToLast",
@@ -171,7 +176,9 @@ struct FirebaseEventSpecTests {
       steps: [Step(writes: [("a", doc(["index": -1]))], events: ["removed a<-"])]),
     Case(
       name: "spec 72: equalTo(null)",
-      documents: [("a", doc(["value": "a"])), ("b", doc(["value": "b"])), ("c", doc(["value": "c", "index": 1]))],
+      documents: [
+        ("a", doc(["value": "a"])), ("b", doc(["value": "b"])), ("c", doc(["value": "c", "index": 1])),
+      ],
       query: { try $0.orderBy(child: "index").startAt(.null).endAt(.null) }, initial: ["a", "b"],
       steps: [
         Step(writes: [("c", doc(["index": .null]))], events: ["added c<b"]),
