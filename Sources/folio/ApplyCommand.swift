@@ -56,15 +56,22 @@ struct ApplyCommand: Command {
     return 0
   }
 
-  private func objectArgument(_ text: String?, name: String) throws -> [String: JSONValue] {
+  /// The argument as an object: a JSONObject, not a dictionary, so twin
+  /// keys ("\u{E9}" and "e\u{301}") stay two columns.
+  private func objectArgument(_ text: String?, name: String) throws -> JSONObject {
     guard let text else { return [:] }
-    let value = try parseJSON(text, source: name)
+    // Text that is not JSON is a mistake in the command line (usage, 64);
+    // JSON of the wrong shape is the mutation's own error (seed 002).
+    let value: JSONValue
+    do {
+      value = try parseJSON(text, source: name)
+    } catch let error as FolioError {
+      throw UsageError("\(name) is not valid JSON: \(error.description)")
+    }
     guard case .object(let object) = value else {
       throw FolioError(
         .localConstraint, "\(name) must be a JSON object keyed by column, not \(value.kindName)")
     }
-    var dictionary: [String: JSONValue] = [:]
-    for (key, member) in object { dictionary[key] = member }
-    return dictionary
+    return object
   }
 }

@@ -1,6 +1,10 @@
 /// A command line split into options, flags and positional arguments, by a
 /// command's declared option names. Accepts `--name value`, `--name=value`,
 /// `-x value`, and `--` to end options.
+///
+/// An option or flag given twice is a usage error unless it is declared
+/// `repeatable` (read those with ``allValues(_:)``): a silent "last one
+/// wins" would run a query other than the one typed (issue 13).
 struct CommandLineArguments {
   private(set) var positionals: [String] = []
   private var values: [String: [String]] = [:]
@@ -9,7 +13,11 @@ struct CommandLineArguments {
   /// - Parameters:
   ///   - options: names that take a value, such as `["--op", "-m"]`.
   ///   - flags: names that take none, such as `["--json"]`.
-  init(_ arguments: [String], options: Set<String> = [], flags: Set<String> = []) throws {
+  ///   - repeatable: options that may be given more than once, such as
+  ///     `["--table"]`.
+  init(
+    _ arguments: [String], options: Set<String> = [], flags: Set<String> = [], repeatable: Set<String> = []
+  ) throws {
     var index = 0
     var onlyPositionals = false
     while index < arguments.count {
@@ -30,6 +38,9 @@ struct CommandLineArguments {
         inline = String(argument[argument.index(after: equals)...])
       }
       if options.contains(name) {
+        if values[name] != nil && !repeatable.contains(name) {
+          throw UsageError("option '\(name)' is given more than once; give it once")
+        }
         if let inline {
           values[name, default: []].append(inline)
         } else {
@@ -38,7 +49,9 @@ struct CommandLineArguments {
           index += 1
         }
       } else if flags.contains(name), inline == nil {
-        self.flags.insert(name)
+        if !self.flags.insert(name).inserted {
+          throw UsageError("option '\(name)' is given more than once; give it once")
+        }
       } else if Double(argument) != nil {
         positionals.append(argument)  // a negative number, not an option
       } else {

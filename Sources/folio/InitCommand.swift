@@ -24,12 +24,14 @@ struct InitCommand: Command {
   var tables: [TableConfig]
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments, options: ["--table"])
+    let parsed = try CommandLineArguments(arguments, options: ["--table"], repeatable: ["--table"])
     try parsed.expectPositionals(0...1)
     directory = parsed.positionals.first
     tables = try parsed.allValues("--table").map { spec in
       let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-      guard !parts[0].isEmpty else { throw UsageError("--table needs a name, as in --table todos or todos:data/todos") }
+      guard !parts[0].isEmpty else {
+        throw UsageError("--table needs a name, as in --table todos or todos:data/todos")
+      }
       return TableConfig(name: parts[0], path: parts.count > 1 ? parts[1] : "data/" + parts[0])
     }
   }

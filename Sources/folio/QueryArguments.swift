@@ -23,7 +23,7 @@ struct QueryArguments {
   /// The help text for these options.
   static let details = """
     ORDERING (one; default: the table's first 'order' key in folio.yaml, else the key):
-      --order-by-child PATH   By the value at PATH (dotted: meta.updated).
+      --order-by-child PATH   By the value at PATH (meta.updated, or meta/updated as Firebase).
       --order-by-key          By pk.
       --order-by-value        By the whole document.
 

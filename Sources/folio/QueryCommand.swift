@@ -100,11 +100,14 @@ struct QueryCommand: Command {
 
   /// The key column, then every other top-level column, sorted.
   static func columns(_ documents: [Document], key: String) -> [String] {
-    var seen = Set<String>()
+    // By bytes: twin keys ("\u{E9}" and "e\u{301}") are two columns.
+    var seen = Set<ExactKey>()
     for document in documents {
-      for member in document.value where member.key != key { seen.insert(member.key) }
+      for member in document.value where !member.key.utf8.elementsEqual(key.utf8) {
+        seen.insert(ExactKey(member.key))
+      }
     }
-    return [key] + seen.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
+    return [key] + seen.sorted().map(\.string)
   }
 
   /// A value as a cell: strings as they are, other values as compact JSON,

@@ -36,7 +36,8 @@ struct TablesCommand: Command {
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: ["--path", "--key", "--order", "--counter", "--set"], flags: ["--json"])
+      arguments, options: ["--path", "--key", "--order", "--counter", "--set"], flags: ["--json"],
+      repeatable: ["--counter", "--set"])
     switch parsed.positionals.first {
     case nil:
       try parsed.expectPositionals(0...0)
@@ -47,7 +48,9 @@ struct TablesCommand: Command {
       var columns: [String: ColumnKind] = [:]
       for column in parsed.allValues("--counter") { columns[column] = .counter }
       for column in parsed.allValues("--set") {
-        if columns[column] != nil { throw UsageError("column '\(column)' cannot be both a counter and a set") }
+        if columns[column] != nil {
+          throw UsageError("column '\(column)' cannot be both a counter and a set")
+        }
         columns[column] = .set
       }
       let order = parsed.value("--order").map {

@@ -18,9 +18,11 @@ func main() -> Int32 {
       }
       // As with `git -C`, run as if started there: every relative path in
       // the arguments is then relative to DIR.
+      // A directory that is not there is a mistake in the command line,
+      // as in `git -C` (which exits 128 for it): usage, 64.
       guard FileManager.default.changeCurrentDirectoryPath(arguments[1]) else {
-        Output.error("error: IO: \(arguments[1]): cannot change to this directory")
-        return 1
+        return usageError(
+          "-C \(arguments[1]): no such directory (or it cannot be entered)", usage: topUsage, command: nil)
       }
       directory = URL(
         fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)

@@ -124,8 +124,9 @@ struct CLITests {
     defer { scratch.remove() }
     try scratch.folio("init")
     let columns = try scratch.folio("apply", "todos", "a", "--op", "insert", "--columns", #"{"a": 1,}"#)
-    #expect(columns.status == 1)
-    #expect(columns.stderr.hasPrefix("--columns:1:8: error: trailing comma"), "\(columns.stderr)")
+    // Text that is not JSON is a usage error (issue 13), with the position.
+    #expect(columns.status == 64)
+    #expect(columns.stderr.contains("--columns:1:8: error: trailing comma"), "\(columns.stderr)")
     try scratch.write("doc.json", "{\n  \"title\": \"x\"\n  \"views\": 2\n}\n")
     let put = try scratch.folio("put", "todos", "a", "doc.json")
     #expect(put.status == 1)
@@ -199,7 +200,8 @@ extension CLITests {
     #expect(put.status == 0, "\(put.stderr)")
     #expect(scratch.read("store/data/todos/d.json")?.contains("\"v\": 1") == true)
     let missing = try FolioRunner.run(["-C", "nowhere", "tables"], in: scratch.path)
-    #expect(missing.status == 1)
+    // A directory that is not there is a usage error (issue 13).
+    #expect(missing.status == 64)
     #expect(missing.stderr.contains("nowhere"))
   }
 }

@@ -81,7 +81,9 @@ struct QueryCLITests {
     (["--limit-to-first", "1", "--limit-to-last", "1"], "one limit"),
     (["--order-by-key", "--order-by-value"], "one ordering"),
     (["--order-by-key", "--start-at", "a", "--start-key", "b"], "drop key:"),
-    (["--start-at", "[1]"], "an array"),
+    (["--start-at", "1", "--start-at", "2"], "more than once"),
+    (["--order-by-key", "--start-at", "5"], "must be a pk"),
+    (["--order-by-child", "$key"], "orderByKey"),
     (["--start-key", "b"], "--start-key needs"),
     (["--format", "xml"], "unknown format"),
   ])

@@ -80,7 +80,10 @@ extension Store {
     if !blocked.isEmpty { return blocked.sorted() }
     let line = (from?.id.description ?? "-") + " " + target.description + " " + branch + "\n"
     try FileSystem.writeAtomically(checkoutJournalPath, Array(line.utf8), sync: true)
-    try finishCheckout(changes, target: target, branch: branch, repository: repository, evicted: evicted)
+    // One event for live queries in other processes (TransactionMarker).
+    try withTransactionMarker {
+      try finishCheckout(changes, target: target, branch: branch, repository: repository, evicted: evicted)
+    }
     return []
   }
 

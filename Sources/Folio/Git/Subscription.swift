@@ -73,7 +73,7 @@ final class SubscriptionRegistry: Sendable {
   func covers(table: TableConfig, pk: String, document: JSONObject) -> Bool {
     targets.contains { target in
       switch target {
-      case .document(let name, let wanted): name == table.name && wanted == pk
+      case .document(let name, let wanted): name == table.name && wanted.utf8Equals(pk)
       case .query(let query):
         query.collection.name == table.name && query.covers(pk: pk, document: document, table: table)
       }

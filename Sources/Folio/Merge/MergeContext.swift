@@ -102,7 +102,7 @@ final class MergeContext {
       for (name, bytes) in try OpHistory(tree: tree, repository: repository).files {
         for line in OpLogMerge.lines(bytes) where line.firstRange(of: marker) != nil {
           let op = try Op(json: JSONValue(parsing: line, file: Store.opsFolder + "/" + name))
-          if op.table == key.table && op.pk == key.pk { ops.insert(op.hlc) }
+          if OpHistory.DocumentKey(table: op.table, pk: op.pk) == key { ops.insert(op.hlc) }
         }
       }
       let rest = all.subtracting(ops)

@@ -1,10 +1,27 @@
 /// The ops recorded in one commit's tree (all `.folio/ops/*.ndjson` files),
 /// and the ops one commit has that another does not.
 struct OpHistory {
-  /// One document.
+  /// One document. Pks compare by their bytes: twins that Swift's `==`
+  /// calls equal are two documents, and replay must never mix their ops
+  /// (issue 13).
   struct DocumentKey: Hashable, Sendable {
     var table: String
     var pk: String
+
+    static func == (lhs: DocumentKey, rhs: DocumentKey) -> Bool {
+      lhs.pk.utf8Equals(rhs.pk) && lhs.table.utf8Equals(rhs.table)
+    }
+
+    func hash(into hasher: inout Hasher) {
+      table.hashUTF8(into: &hasher)
+      pk.hashUTF8(into: &hasher)
+    }
+
+    /// Byte order: by table, then pk.
+    static func precedes(_ a: DocumentKey, _ b: DocumentKey) -> Bool {
+      let c = a.table.utf8Compare(b.table)
+      return c != 0 ? c < 0 : a.pk.utf8Compare(b.pk) < 0
+    }
   }
 
   /// The raw op log files, by file name.

@@ -163,9 +163,7 @@ struct TreeMerge {
     }
     // A document only one side's file changed still needs replay when both
     // sides recorded ops for it.
-    for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: {
-      ($0.table, $0.pk) < ($1.table, $1.pk)
-    }) {
+    for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: OpHistory.DocumentKey.precedes) {
       guard let table = config.table(named: key.table),
         let name = try? PrimaryKey.fileName(for: key.pk)
       else { continue }

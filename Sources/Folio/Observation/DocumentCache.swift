@@ -6,6 +6,8 @@ final class DocumentCache {
   /// refresh.
   final class Change {
     let pk: String
+    /// `pk` as a set or dictionary key.
+    var key: ExactKey { ExactKey(pk) }
     let document: Document?
     /// Order values already computed, by ordering: a table has few.
     private var values: [(ordering: Query.Ordering, value: OrderValue)] = []
@@ -25,15 +27,16 @@ final class DocumentCache {
     }
   }
 
-  private var documents: [String: [String: Change]] = [:]
+  // Pks by their bytes: twins are two documents (issue 13).
+  private var documents: [String: [ExactKey: Change]] = [:]
   /// The changes primed, by table, in order: what windows walk.
   private var primed: [String: [Change]] = [:]
   /// What was read from disk: pks by table, nil for a whole table.
-  private(set) var read: [String: Set<String>?] = [:]
+  private(set) var read: [String: Set<ExactKey>?] = [:]
 
   func prime(table: String, pk: String, document: Document?) {
     let change = Change(pk: pk, document: document)
-    documents[table, default: [:]][pk] = change
+    documents[table, default: [:]][ExactKey(pk)] = change
     primed[table, default: []].append(change)
     noteRead(table: table, pk: pk)
   }
@@ -43,10 +46,10 @@ final class DocumentCache {
   }
 
   private func change(store: Store, table: String, pk: String) throws -> Change {
-    if let cached = documents[table]?[pk] { return cached }
+    if let cached = documents[table]?[ExactKey(pk)] { return cached }
     let change = Change(
       pk: pk, document: try PendingIDSpecificOperation(collection: store.collection(table), pk: pk).exec())
-    documents[table, default: [:]][pk] = change
+    documents[table, default: [:]][ExactKey(pk)] = change
     noteRead(table: table, pk: pk)
     return change
   }
@@ -56,26 +59,26 @@ final class DocumentCache {
   /// table the same set, the pks it primed), checked once per table, so
   /// the 500th window costs no more lookups than the first; else each read
   /// or taken from the cache.
-  func changes(store: Store, table: String, pks: Set<String>) throws -> [Change] {
+  func changes(store: Store, table: String, pks: Set<ExactKey>) throws -> [Change] {
     if let primed = primed[table], primed.count == pks.count {
       // The same set again shares its storage, and `==` sees that at once.
       if verified[table] == pks { return primed }
-      if primed.allSatisfy({ pks.contains($0.pk) }) {
+      if primed.allSatisfy({ pks.contains($0.key) }) {
         verified[table] = pks
         return primed
       }
     }
-    return try pks.map { try change(store: store, table: table, pk: $0) }
+    return try pks.map { try change(store: store, table: table, pk: $0.string) }
   }
 
   /// The set each table's primed list was last found to match.
-  private var verified: [String: Set<String>] = [:]
+  private var verified: [String: Set<ExactKey>] = [:]
 
   /// A query ran over the table.
   func noteReadAll(table: String) { read[table] = .some(nil) }
 
   private func noteRead(table: String, pk: String) {
     if case .some(.none) = read[table] { return }
-    read[table, default: Set<String>()]?.insert(pk)
+    read[table, default: Set<ExactKey>()]?.insert(ExactKey(pk))
   }
 }

@@ -54,13 +54,13 @@ final class SingleDocumentObserver: StoreObserver {
     self.core = core
   }
 
-  func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)? {
-    if let changed, !changed.contains(pk) { return nil }
+  func prepare(store: Store, changed: Set<ExactKey>?, cache: DocumentCache) throws -> (() -> Void)? {
+    if let changed, !changed.contains(exact: pk) { return nil }
     let document = try cache.document(store: store, table: table, pk: pk)
     return { self.core.update(document) }
   }
 
-  var footprint: ObserverIndex.Footprint { .known(pks: [pk], range: nil) }
+  var footprint: ObserverIndex.Footprint { .known(pks: [ExactKey(pk)], range: nil) }
 
   func stop() { core.stop() }
 }

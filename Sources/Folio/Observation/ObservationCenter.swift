@@ -27,7 +27,7 @@ final class ObservationCenter: Sendable {
   /// What the refresh lock guards.
   private struct Refreshing {
     /// The content hash (nil: no file) of each document as last refreshed.
-    var seen: [String: String?] = [:]
+    var seen: [ExactKey: String?] = [:]
     /// Which observers each change concerns.
     let index = ObserverIndex()
 
@@ -104,11 +104,11 @@ final class ObservationCenter: Sendable {
     guard !isEmpty else { return }
     var folders: [String: String] = [:]
     for table in store.config.tables { folders[store.directory(of: table)] = table.name }
-    var changes: [String: Set<String>?] = [:]
+    var changes: [String: Set<ExactKey>?] = [:]
     for path in paths {
       let (directory, name) = FileSystem.split(path)
       guard let table = folders[directory], let pk = PrimaryKey.pk(fromFileName: name) else { continue }
-      changes[table, default: Set<String>()]?.insert(pk)
+      changes[table, default: Set<ExactKey>()]?.insert(ExactKey(pk))
     }
     refresh(store: store, changes: changes)
   }
@@ -131,42 +131,43 @@ final class ObservationCenter: Sendable {
   /// - Returns: false when `isConsistent` said no.
   @discardableResult
   func refresh(
-    store: Store, changes: [String: Set<String>?],
-    isConsistent: (_ read: [String: Set<String>?]) -> Bool = { _ in true }
+    store: Store, changes: [String: Set<ExactKey>?],
+    isConsistent: (_ read: [String: Set<ExactKey>?]) -> Bool = { _ in true }
   ) -> Bool {
     if changes.isEmpty { return true }
     let observers = state.withLock { $0.observers }
     return refreshLock.withLock { refreshing in
       refreshing.prune(self)
       let cache = DocumentCache()
-      var fresh: [String: Set<String>?] = [:]
-      var hashes: [String: String?] = [:]
+      var fresh: [String: Set<ExactKey>?] = [:]
+      var hashes: [ExactKey: String?] = [:]
       for (table, pks) in changes {
         guard let pks else {
           fresh[table] = .some(nil)
           continue
         }
         guard let config = store.config.table(named: table) else { continue }
-        var kept = Set<String>()
-        for pk in pks {
+        var kept = Set<ExactKey>()
+        for exact in pks {
+          let pk = exact.string
           guard let path = try? store.documentPath(table: config, pk: pk) else { continue }
           // A document that does not parse right now (a hand edit in
           // progress) is skipped; the fix is a change too, and is seen.
           let read: (bytes: [UInt8], object: JSONObject)?
           do { read = try store.readDocument(at: path) } catch { continue }
-          let key = table + "\u{0}" + pk
+          let key = ExactKey(table + "\u{0}" + pk)
           let hash = read.map { FNV.hex($0.bytes) }
           if let previous = refreshing.seen[key], previous == hash { continue }
           hashes[key] = .some(hash)
           cache.prime(
             table: table, pk: pk, document: read.map { Document(pk: pk, table: table, value: $0.object) })
-          kept.insert(pk)
+          kept.insert(exact)
         }
         if !kept.isEmpty { fresh[table] = .some(kept) }
       }
       // Only the observers a change can concern (ObserverIndex), in id
       // order; a whole table asks all of its observers.
-      var concerned: [(id: Int, observer: any StoreObserver, changed: Set<String>?)] = []
+      var concerned: [(id: Int, observer: any StoreObserver, changed: Set<ExactKey>?)] = []
       for (table, changed) in fresh {
         if let changed, let changes = try? cache.changes(store: store, table: table, pks: changed) {
           for id in refreshing.index.candidates(table: table, changes: changes) {
@@ -204,7 +205,7 @@ protocol StoreObserver: AnyObject, Sendable {
   /// or nil when nothing it shows has changed. It changes nothing itself:
   /// the center may drop the result (``ObservationCenter/refresh``).
   /// `changed` nil means anything in the table may have changed.
-  func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)?
+  func prepare(store: Store, changed: Set<ExactKey>?, cache: DocumentCache) throws -> (() -> Void)?
   /// What changes can concern it, as its last delivered state says;
   /// asked under the refresh lock, after each delivery.
   var footprint: ObserverIndex.Footprint { get }

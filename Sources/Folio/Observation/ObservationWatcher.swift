@@ -15,8 +15,10 @@ import Synchronization
 /// applied (`.git/folio/applied`, see ``Journal/stampApplied(_:journal:)``)
 /// a Folio transaction is under way; the thread holds back changes to the
 /// documents it writes until it is stamped, so it sees another process's
-/// transaction whole. A writer that is not Folio (git, an editor) may be
-/// seen in more than one step.
+/// transaction whole. An import or a sync checkout, which write outside the
+/// journal, leave a ``TransactionMarker`` while they write; every change is
+/// held back while it is there, so they too are seen whole. A writer that
+/// is not Folio (git, an editor) may be seen in more than one step.
 final class ObservationWatcher: Sendable {
   private let inotify: Inotify
   /// A pipe whose write end ``stop()`` closes to wake the thread.
@@ -72,7 +74,9 @@ final class ObservationWatcher: Sendable {
         ops = try inotify.addWatch(store.rootPath + "/" + Store.opsFolder, mask: ObservationWatcher.opsMask)
       }
       if journal == nil {
-        journal = try inotify.addWatch(store.privateDirectory, mask: UInt32(IN_MODIFY | IN_CLOSE_WRITE))
+        // IN_DELETE: the transaction marker's removal ends a wait.
+        journal = try inotify.addWatch(
+          store.privateDirectory, mask: UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE))
       }
       var added: [String] = []
       let watched = Set(tables.values)
@@ -97,8 +101,8 @@ final class ObservationWatcher: Sendable {
 
     /// The documents at `paths`, by table; a path in no table folder (an
     /// older name, say) stands for the whole of every table, to be safe.
-    func keys(of paths: [String]) -> [String: Set<String>?] {
-      var keys: [String: Set<String>?] = [:]
+    func keys(of paths: [String]) -> [String: Set<ExactKey>?] {
+      var keys: [String: Set<ExactKey>?] = [:]
       let folders = Dictionary(
         store.config.tables.map { (store.directory(of: $0), $0.name) }, uniquingKeysWith: { a, _ in a })
       for path in paths {
@@ -107,7 +111,7 @@ final class ObservationWatcher: Sendable {
           for table in store.config.tables { keys[table.name] = .some(nil) }
           continue
         }
-        ObservationWatcher.merge([pk], into: &keys, table: table)
+        ObservationWatcher.merge([ExactKey(pk)], into: &keys, table: table)
       }
       return keys
     }
@@ -116,7 +120,7 @@ final class ObservationWatcher: Sendable {
   private static func loop(
     inotify: Inotify, wake: Int32, watches: inout Watches, store: Store, center: ObservationCenter
   ) {
-    var changes: [String: Set<String>?] = [:]
+    var changes: [String: Set<ExactKey>?] = [:]
     var sawOps = false
     var waitingSince: Double?
     // Set when changes are left over from a refresh: look again at once.
@@ -124,7 +128,7 @@ final class ObservationWatcher: Sendable {
     // Refreshes in a row that a transaction overlapped.
     var conflicts = 0
     // The documents of the transaction under way, by its checksum line.
-    var known: (trailer: [UInt8], keys: [String: Set<String>?])?
+    var known: (trailer: [UInt8], keys: [String: Set<ExactKey>?])?
     while true {
       var fds = [
         pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
@@ -138,6 +142,22 @@ final class ObservationWatcher: Sendable {
       if fds[1].revents != 0 { return }
       collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
       if changes.isEmpty && !sawOps { continue }
+      // An import or a checkout under way (TransactionMarker): nothing is
+      // read until it is done, so it arrives as one event. After a second
+      // the wait goes on under the store lock, which the writer holds until
+      // it is done; a mark still there then is one a killed writer left.
+      if TransactionMarker.isPresent(privateDirectory: store.privateDirectory) {
+        let now = Clock.monotonicSeconds()
+        if waitingSince == nil { waitingSince = now }
+        if now - waitingSince! < 1 { continue }
+        _ = try? store.lock.withLock {
+          try store.recover()
+          TransactionMarker.remove(privateDirectory: store.privateDirectory)
+        }
+        waitingSince = nil
+        again = true
+        continue
+      }
       // A Folio transaction under way (here or in another process) is seen
       // whole: once it stamps itself applied (or, from an older writer or a
       // recovery, empties the journal), which wakes us. The stamp comes as
@@ -147,7 +167,7 @@ final class ObservationWatcher: Sendable {
       // The watcher does not take the store lock: a busy writer would starve
       // it. A journal a writer killed midway left is finished after a second,
       // under the lock, as the next open would: its half is never delivered.
-      var underWay: [String: Set<String>?] = [:]
+      var underWay: [String: Set<ExactKey>?] = [:]
       if let trailer = Journal.unstampedTrailer(at: store.journalPath),
         let keys = known?.trailer == trailer
           ? known!.keys
@@ -170,7 +190,7 @@ final class ObservationWatcher: Sendable {
       waitingSince = nil
       center.afterJournalCheck.withLock { $0 }?()
       for table in (try? watches.update(inotify)) ?? [] { changes[table] = .some(nil) }
-      var batch: [String: Set<String>?] = [:]
+      var batch: [String: Set<ExactKey>?] = [:]
       swap(&batch, &changes)
       sawOps = false
       // A transaction that began after the journal check may be half done
@@ -193,6 +213,8 @@ final class ObservationWatcher: Sendable {
         whole = center.refresh(store: store, changes: batch) { read in
           !collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
             .touches(read, underWay: underWay)
+            // An import or checkout began during the reads.
+            && !TransactionMarker.isPresent(privateDirectory: store.privateDirectory)
         }
       }
       if whole {
@@ -210,7 +232,7 @@ final class ObservationWatcher: Sendable {
   /// written), then those of each such transaction.
   struct Drained {
     /// Table to pks; nil pks: anything in the table.
-    var segments: [[String: Set<String>?]] = [[:]]
+    var segments: [[String: Set<ExactKey>?]] = [[:]]
     var overflowed = false
 
     /// Whether a transaction seen here may show in part in reads of `read`
@@ -224,7 +246,7 @@ final class ObservationWatcher: Sendable {
     /// the journal check: the reads may hold its other documents, so any of
     /// it counts, except the writes of `underWay`, which count if they were
     /// read (it writes nothing else).
-    func touches(_ read: [String: Set<String>?], underWay: [String: Set<String>?] = [:]) -> Bool {
+    func touches(_ read: [String: Set<ExactKey>?], underWay: [String: Set<ExactKey>?] = [:]) -> Bool {
       if overflowed { return true }
       if read.contains(where: { Drained.overlap(underWay[$0.key], $0.value) }) { return true }
       for (table, written) in segments[0] {
@@ -247,14 +269,16 @@ final class ObservationWatcher: Sendable {
 
     /// Whether `a` and `b` (pks of one table; nil for all of it) may share a
     /// document; false if either is missing.
-    static func overlap(_ a: Set<String>??, _ b: Set<String>?) -> Bool {
+    static func overlap(_ a: Set<ExactKey>??, _ b: Set<ExactKey>?) -> Bool {
       guard case .some(let a) = a else { return false }
       guard let a, let b else { return true }
       return !a.isDisjoint(with: b)
     }
   }
 
-  private static func merge(_ pks: Set<String>?, into changes: inout [String: Set<String>?], table: String) {
+  private static func merge(
+    _ pks: Set<ExactKey>?, into changes: inout [String: Set<ExactKey>?], table: String
+  ) {
     guard let pks else {
       changes[table] = .some(nil)
       return
@@ -269,7 +293,7 @@ final class ObservationWatcher: Sendable {
   /// Drains the queued events into `changes`, and says what they were.
   @discardableResult
   private static func collect(
-    inotify: Inotify, watches: inout Watches, into changes: inout [String: Set<String>?], sawOps: inout Bool
+    inotify: Inotify, watches: inout Watches, into changes: inout [String: Set<ExactKey>?], sawOps: inout Bool
   ) -> Drained {
     var drained = Drained()
     guard let events = try? inotify.readEvents() else { return drained }
@@ -283,6 +307,9 @@ final class ObservationWatcher: Sendable {
         // Emptying the journal (`truncate`) does not close it; writing a
         // new one does, before the transaction touches any document.
         if event.name == "journal" && event.has(IN_CLOSE_WRITE) { drained.segments.append([:]) }
+        // An import or checkout began (and may have ended) since the last
+        // drain: reads made meanwhile may hold part of it.
+        if event.name == TransactionMarker.name && event.has(IN_CREATE) { drained.overflowed = true }
         continue  // also a wake-up: the loop checks the journal
       }
       if event.watch == watches.ops || watches.ancestors.contains(event.watch) {
@@ -301,8 +328,8 @@ final class ObservationWatcher: Sendable {
         continue
       }
       guard let pk = PrimaryKey.pk(fromFileName: event.name) else { continue }
-      merge([pk], into: &changes, table: table)
-      merge([pk], into: &drained.segments[drained.segments.count - 1], table: table)
+      merge([ExactKey(pk)], into: &changes, table: table)
+      merge([ExactKey(pk)], into: &drained.segments[drained.segments.count - 1], table: table)
     }
     return drained
   }

@@ -16,7 +16,7 @@ final class ObserverIndex {
     case everything
     /// Changes to `pks`, and documents whose position under `ordering`
     /// falls between `lower` and `upper` (nil: no end), ends included.
-    case known(pks: Set<String>, range: Stretch?)
+    case known(pks: Set<ExactKey>, range: Stretch?)
   }
 
   /// A stretch of one ordering, ends included.
@@ -50,7 +50,7 @@ final class ObserverIndex {
 
   private var registered: [Int: Registered] = [:]
   /// By table, then pk: the observers holding it.
-  private var holders: [String: [String: Set<Int>]] = [:]
+  private var holders: [String: [ExactKey: Set<Int>]] = [:]
   /// By table: the observers concerned by everything.
   private var everything: [String: Set<Int>] = [:]
   /// By table, then ordering: the stretches, sorted when first asked.
@@ -115,7 +115,7 @@ final class ObserverIndex {
     var found = everything[table] ?? []
     let tableHolders = holders[table]
     for change in changes {
-      if let ids = tableHolders?[change.pk] { found.formUnion(ids) }
+      if let ids = tableHolders?[change.key] { found.formUnion(ids) }
     }
     for ordering in stretches[table].map({ Array($0.keys) }) ?? [] {
       for change in changes where change.document != nil {

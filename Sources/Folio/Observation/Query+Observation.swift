@@ -66,9 +66,12 @@ extension Query {
   ) throws -> LiveQuery {
     let store = collection.store
     let config = try store.table(named: collection.name)
+    let ordering = QueryPlan(self, table: config).ordering
     let core = LiveQueryCore<[Document], LiveQueryEvent>(
       deliverOn: queue, nextSignal: nextSignal, initialEvent: { _ in .initial },
-      changeEvent: { old, new in LiveQueryUpdate.diff(old: old, new: new).map { .update($0) } },
+      changeEvent: { old, new in
+        LiveQueryUpdate.diff(old: old, new: new, ordering: ordering).map { .update($0) }
+      },
       handler: handler)
     let observer = QueryObserver(query: self, config: config, core: core)
     return LiveQuery(center: store.observation, id: try store.observation.add(observer, store: store))

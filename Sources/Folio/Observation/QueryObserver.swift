@@ -35,13 +35,13 @@ final class QueryObserver: StoreObserver {
   /// in the table.
   private struct Known {
     var entries: [Entry]
-    /// The pks of `entries`.
-    var pks: Set<String>
+    /// The pks of `entries`, by their bytes: twins are two documents.
+    var pks: Set<ExactKey>
     var boundary: Entry?
 
     init(entries: [Entry], boundary: Entry?) {
       self.entries = entries
-      self.pks = Set(entries.map(\.document.pk))
+      self.pks = Set(entries.map(\.document.key))
       self.boundary = boundary
     }
   }
@@ -65,7 +65,7 @@ final class QueryObserver: StoreObserver {
     case folded(Known)
   }
 
-  func prepare(store: Store, changed: Set<String>?, cache: DocumentCache) throws -> (() -> Void)? {
+  func prepare(store: Store, changed: Set<ExactKey>?, cache: DocumentCache) throws -> (() -> Void)? {
     var outcome = Fold.rerun
     if let changed {
       let changes = try cache.changes(store: store, table: table, pks: changed)
@@ -121,11 +121,12 @@ final class QueryObserver: StoreObserver {
   }
 
   /// What is known after the changes.
-  private func fold(_ changes: [DocumentCache.Change], _ changed: Set<String>, into previous: Known) -> Fold {
+  private func fold(_ changes: [DocumentCache.Change], _ changed: Set<ExactKey>, into previous: Known) -> Fold
+  {
     var dropped = false
     var added: [Entry] = []
     for change in changes {
-      if previous.pks.contains(change.pk) { dropped = true }
+      if previous.pks.contains(change.key) { dropped = true }
       guard let document = change.document else { continue }
       // Past the boundary (or outside the range): never seen, and not
       // needed, so the cheap comparisons go before the filter.
@@ -139,7 +140,7 @@ final class QueryObserver: StoreObserver {
     }
     // Nothing to sort, compare or deliver.
     if !dropped && added.isEmpty { return .unchanged }
-    var kept = dropped ? previous.entries.filter { !changed.contains($0.document.pk) } : previous.entries
+    var kept = dropped ? previous.entries.filter { !changed.contains($0.document.key) } : previous.entries
     for entry in added {
       // Sorted insertion: the kept entries are sorted already.
       var low = 0

@@ -103,7 +103,7 @@ public struct Query: Sendable {
 
   /// Orders by the value at `path` (dotted: `"meta.updated"`).
   public func orderBy(child path: String) throws -> Query {
-    try ordered(.child(FieldPath(path)))
+    try ordered(.child(Query.childPath(path)))
   }
 
   /// Orders by the value at `path`.
@@ -199,14 +199,11 @@ public struct Query: Sendable {
     return copy
   }
 
+  // Any JSON value is a cursor, objects and arrays included (Firebase
+  // refuses those): they all sort as one class, ties broken by pk, so
+  // `startAfter(<any object>, key: K)` continues after K and paging
+  // never gets stuck on such values (issue 13).
   private func check(_ bound: Bound) throws {
-    switch bound.value {
-    case .array, .object:
-      throw Query.mistake(
-        "\(bound.call) with \(bound.value.kindName): a range value must be null, a boolean, a number or a string"
-      )
-    default: break
-    }
     if ordering == .key {
       if bound.key != nil {
         throw Query.mistake(
@@ -223,7 +220,10 @@ public struct Query: Sendable {
   static func pkBound(_ value: JSONValue, call: String) throws -> String {
     switch value {
     case .string(let pk): return pk
-    case .number(let text): return text
+    case .number(let text):
+      // As Firebase: "When ordering by key, the argument … must be a string."
+      throw mistake(
+        "\(call) with the number \(text) and orderByKey(): the value must be a pk, a string (\"\(text)\")")
     default:
       throw mistake("\(call) with \(value.kindName) and orderByKey(): the value must be a pk (a string)")
     }

@@ -91,7 +91,7 @@ extension TableIndex {
       loseWatch()
       return
     }
-    if !event.name.isEmpty, let pk = PrimaryKey.pk(fromFileName: event.name) { pending.insert(pk) }
+    if !event.name.isEmpty, let pk = PrimaryKey.pk(fromFileName: event.name) { pending.insert(ExactKey(pk)) }
   }
 
   /// Events were lost: everything must be checked again.
@@ -106,7 +106,7 @@ extension TableIndex {
   private func checkPending() throws {
     QueryStatistics.countCheck(.changed, folder: folder)
     guard !pending.isEmpty else { return }
-    let changes = try recheck(Array(pending))
+    let changes = try recheck(pending.map(\.string))
     pending = []
     record(changes, persist: true)
   }
@@ -146,17 +146,17 @@ extension TableIndex {
       return false
     }
     QueryStatistics.countCheck(.trusted, folder: folder)
-    var suspects = Set<String>()
-    for (pk, end) in loadedRecordEnds where end > reply.logSize { suspects.insert(pk) }
-    for (_, item) in overlay { if let entry = item.entry, entry.isRacy { suspects.insert(item.pk) } }
+    var suspects = Set<ExactKey>()
+    for (pk, end) in loadedRecordEnds where end > reply.logSize { suspects.insert(ExactKey(pk)) }
+    for (key, item) in overlay { if let entry = item.entry, entry.isRacy { suspects.insert(key) } }
     let overridden = self.overridden
     // The base lists its racy records: a fresh process need not touch
     // every record (and fault in the whole file) to find them.
     for index in 0..<base.racyCount {
       let doc = base.racyDocument(index)
-      if !overridden[doc] { suspects.insert(base.pk(doc)) }
+      if !overridden[doc] { suspects.insert(ExactKey(base.pk(doc))) }
     }
-    record(try recheck(Array(suspects)), persist: true)
+    record(try recheck(suspects.map(\.string)), persist: true)
     return true
   }
 

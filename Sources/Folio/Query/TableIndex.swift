@@ -45,7 +45,7 @@ final class TableIndex {
   var watch: IndexWatcher.Watch?
   var cleanListing = false
   var cleanContents = false
-  var pending = Set<String>()
+  var pending = Set<ExactKey>()
 
   init(table: TableConfig, folder: String, indexDirectory: String) {
     self.table = table
@@ -102,7 +102,7 @@ final class TableIndex {
       // repair of ours that the log does not hold is found again by the
       // stat check, or, under a watch, by checking again every document
       // whose entry the reload may change.
-      for (_, item) in overlay { pending.insert(item.pk) }
+      for (key, _) in overlay { pending.insert(key) }
       directory = base!.directory
       directoryCheckedAt = base!.directoryCheckedAt
       resetOverlay()
@@ -113,7 +113,7 @@ final class TableIndex {
           apply(record)
           if case .document(let pk, _) = record {
             loadedRecordEnds.append((pk, end))
-            pending.insert(pk)
+            pending.insert(ExactKey(pk))
           }
         }
         loadedLogSize = size

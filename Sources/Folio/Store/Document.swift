@@ -1,4 +1,8 @@
 /// A document as read from its file: a JSON object and its pk.
+///
+/// Two documents are equal when their pks and tables have the same bytes
+/// and their values the same canonical form: pks that Swift's `==` would
+/// call equal ("\u{E9}" and "e\u{301}") are two documents (issue 13).
 public struct Document: Sendable, Hashable {
   /// The pk (also the file name and the value of the table's key column).
   public let pk: String
@@ -22,6 +26,22 @@ public struct Document: Sendable, Hashable {
 
   /// The whole document as a JSON value.
   public var json: JSONValue { .object(value) }
+
+  /// Whether the two are the same document with the same content, pk and
+  /// table compared by their bytes.
+  public static func == (lhs: Document, rhs: Document) -> Bool {
+    lhs.pk.utf8Equals(rhs.pk) && lhs.table.utf8Equals(rhs.table) && lhs.value == rhs.value
+  }
+
+  /// Hashes the pk's and table's bytes and the value, as `==` compares them.
+  public func hash(into hasher: inout Hasher) {
+    pk.hashUTF8(into: &hasher)
+    table.hashUTF8(into: &hasher)
+    hasher.combine(value)
+  }
+
+  /// The pk as a set or dictionary key.
+  var key: ExactKey { ExactKey(pk) }
 }
 
 extension Store {

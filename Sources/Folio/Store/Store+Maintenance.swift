@@ -130,7 +130,7 @@ extension Store {
   /// one document.
   public func ops(table: String? = nil, pk: String? = nil) throws -> [Op] {
     try OpLog.allEntries(root: rootPath).map(\.op).filter {
-      (table == nil || $0.table == table) && (pk == nil || $0.pk == pk)
+      (table == nil || $0.table == table) && (pk.map($0.pk.utf8Equals) ?? true)
     }
   }
 

@@ -46,13 +46,14 @@ final class CSVReader: RowReader {
         throw error("the file is empty; CSV input needs a header row naming the columns", line: 1)
       }
       var names: [String] = []
-      var seen = Set<String>()
+      // By bytes: "\u{E9}" and "e\u{301}" are two columns (issue 13).
+      var seen = Set<ExactKey>()
       for (index, field) in fields.enumerated() {
         let name = String(decoding: field.bytes, as: UTF8.self)
         if name.isEmpty {
           throw error("column \(index + 1) of the header row has no name", line: headerLine)
         }
-        if !seen.insert(name).inserted {
+        if !seen.insert(ExactKey(name)).inserted {
           throw error("the header row names column '\(name)' twice", line: headerLine)
         }
         names.append(name)

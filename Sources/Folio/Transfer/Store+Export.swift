@@ -72,17 +72,19 @@ extension Store {
     }
 
     var columns = options.columns
-    var types: [String: SQLiteExportWriter.ColumnType?] = [:]
+    // Column names by their bytes: twin keys are two columns (issue 13).
+    var types: [ExactKey: SQLiteExportWriter.ColumnType?] = [:]
     if options.format == .sqlite || (columns == nil && (options.format == .csv || options.format == .tsv)) {
-      var seen = Set<String>()
+      var seen = Set<ExactKey>()
       try documents { document in
         for (key, value) in document {
-          seen.insert(key)
-          types[key] = SQLiteExportWriter.widen(types[key] ?? nil, SQLiteExportWriter.type(of: value))
+          let exact = ExactKey(key)
+          seen.insert(exact)
+          types[exact] = SQLiteExportWriter.widen(types[exact] ?? nil, SQLiteExportWriter.type(of: value))
         }
       }
       if columns == nil {
-        columns = [table.key] + seen.subtracting([table.key]).sorted()
+        columns = [table.key] + seen.subtracting([ExactKey(table.key)]).sorted().map(\.string)
       }
     }
     // A table without its pk could not be imported back or keyed in SQL.
@@ -99,7 +101,7 @@ extension Store {
       }
       writer = try SQLiteExportWriter(
         path: path, table: options.sqliteTable ?? table.name,
-        columns: columns!.map { ($0, types[$0] ?? nil) }, pk: table.key, indexes: table.order)
+        columns: columns!.map { ($0, types[ExactKey($0)] ?? nil) }, pk: table.key, indexes: table.order)
     } else {
       if let path = options.outputPath {
         var st = stat()

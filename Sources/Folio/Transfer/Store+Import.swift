@@ -81,7 +81,8 @@ extension Store {
           opsSize: try Store.fileSize(staging.opsPath),
           wholeFolder: stillEmpty)
         try staging.seal(record, root: rootPath)
-        try staging.land(record, root: rootPath)
+        // One event for live queries in other processes (TransactionMarker).
+        try withTransactionMarker { try staging.land(record, root: rootPath) }
         resetClockCache()
         try forgetEvictions(table: table)
         if let pack = staged.pack {

@@ -156,7 +156,7 @@ struct WatcherOverlapTests {
   typealias Drained = ObservationWatcher.Drained
 
   @Test func aTransactionOverlapsOnlyIfItWroteADocumentThatWasRead() {
-    let read: [String: Set<String>?] = ["todos": ["a", "b"]]
+    let read: [String: Set<ExactKey>?] = ["todos": ["a", "b"]]
     #expect(!Drained().touches(read))
     // Began after the check, wrote other documents: the reads hold none of it.
     #expect(!Drained(segments: [[:], ["todos": ["c"]], ["notes": ["a"]]]).touches(read))

@@ -30,9 +30,26 @@ struct QueryValidationTests {
     expectMistake("1 or more") { try q.limitToLast(-3) }
     expectMistake("drop key:") { try q.orderByKey().startAt("a", key: "b") }
     expectMistake("drop key:") { try q.endAt("a", key: "b").orderByKey() }
-    expectMistake("an array") { try q.startAt([1]) }
-    expectMistake("an object") { try q.endBefore(["a": 1]) }
     expectMistake("a pk") { try q.orderByKey().startAt(true) }
+    // Firebase: with orderByKey the cursor must be a string.
+    expectMistake("must be a pk") { try q.orderByKey().startAt(5) }
+    // Child paths, as Firebase checks them.
+    expectMistake("empty") { try q.orderBy(child: "") }
+    expectMistake("orderByKey") { try q.orderBy(child: "$key") }
+    expectMistake("'['") { try q.orderBy(child: "a[0]") }
+    expectMistake("'#'") { try q.orderBy(child: "a#b") }
+    expectMistake("empty segment") { try q.orderBy(child: "a/") }
+  }
+
+  /// Any JSON value is a cursor (issue 13), and `meta/score` is `meta.score`.
+  @Test func objectCursorsAndFirebasePaths() throws {
+    let (q, scratch) = try query()
+    defer { scratch.remove() }
+    _ = try q.startAt([1])
+    _ = try q.endBefore(["a": 1], key: "k")
+    #expect(try q.orderBy(child: "meta/score").ordering == .child(FieldPath(["meta", "score"])))
+    #expect(try q.orderBy(child: "meta.score").ordering == .child(FieldPath(["meta", "score"])))
+    #expect(try q.orderBy(child: "a~1b/c").ordering == .child(FieldPath(["a.b", "c"])))
   }
 
   @Test func validChainsLeaveTheOriginalAlone() throws {

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+/// Issue 13, part 4: every mistake below is a usage error (exit 64) whose
+/// message names the problem, as Firebase's argument validation refuses
+/// them; nothing is run.
+struct StrictArgumentsCLITests {
+  static let mistakes: [(arguments: [String], names: String)] = [
+    (["query", "todos", "--start-at", "1", "--start-at", "3"], "--start-at"),
+    (["query", "todos", "--equal-to", "1", "--equal-to", "2"], "--equal-to"),
+    (["query", "todos", "--limit-to-first", "1", "--limit-to-first", "2"], "--limit-to-first"),
+    (["query", "todos", "--order-by-child", "a", "--order-by-child", "b"], "--order-by-child"),
+    (["query", "todos", "--order-by-key", "--order-by-key"], "--order-by-key"),
+    (["export", "todos", "--end-at", "1", "--end-at=2"], "--end-at"),
+    (["query", "todos", "--order-by-key", "--start-at", "5"], "must be a pk"),
+    (["query", "todos", "--order-by-key", "--equal-to", "true"], "must be a pk"),
+    (["query", "todos", "--order-by-child", ""], "empty"),
+    (["query", "todos", "--order-by-child", "$key"], "orderByKey"),
+    (["query", "todos", "--order-by-child", "$value"], "orderByValue"),
+    (["query", "todos", "--order-by-child", "$priority"], "priorities"),
+    (["query", "todos", "--order-by-child", "a[0]"], "'['"),
+    (["query", "todos", "--order-by-child", "a#b"], "'#'"),
+    (["query", "todos", "--order-by-child", "a//b"], "empty segment"),
+    (["query", "todos", "--order-by-child", "a\u{7}b"], "control character"),
+    (["apply", "todos", "a", "--op", "upsert", "--columns", "{\"n\": 1"], "--columns is not valid JSON"),
+    (["apply", "todos", "a", "--op", "upsert", "--transforms", "{oops}"], "--transforms is not valid JSON"),
+    (["apply", "todos", "a", "--op", "upsert", "--op", "insert"], "--op"),
+    (["-C", "/nonexistent/folio-dir", "tables"], "/nonexistent/folio-dir"),
+  ]
+
+  @Test func eachMistakeIsAUsageErrorThatNamesIt() throws {
+    let scratch = try CLIScratch()
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    try scratch.folio("apply", "todos", "a", "--op", "insert", "--columns", #"{"lastUpdate": 1}"#)
+    for (arguments, names) in Self.mistakes {
+      let result = try FolioRunner.run(arguments, in: scratch.path)
+      #expect(result.status == 64, "\(arguments): \(result.stderr)")
+      #expect(result.stderr.contains(names), "\(arguments): \(result.stderr)")
+      #expect(result.stdout.isEmpty, "\(arguments)")
+    }
+    // Nothing was written by the refused applies.
+    let a = try scratch.folio("get", "todos", "a")
+    #expect(!a.stdout.contains("\"n\""), "\(a.stdout)")
+  }
+
+  @Test func wellFormedButInvalidTransformStaysALocalConstraint() throws {
+    let scratch = try CLIScratch()
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    // seed 002: a malformed transform is LOCAL_CONSTRAINT, exit 1.
+    let result = try scratch.folio(
+      "apply", "todos", "a", "--op", "upsert", "--transforms", #"{"views": {"op": "increment", "by": 1.5}}"#)
+    #expect(result.status == 1, "\(result.stderr)")
+    #expect(result.stderr.contains("LOCAL_CONSTRAINT"), "\(result.stderr)")
+  }
+
+  @Test func repeatableOptionsStayRepeatable() throws {
+    let scratch = try CLIScratch(yaml: nil)
+    defer { scratch.remove() }
+    let made = try scratch.folio("init", "--table", "a", "--table", "b")
+    #expect(made.status == 0, "\(made.stderr)")
+    let added = try scratch.folio(
+      "tables", "add", "c", "--counter", "x", "--counter", "w", "--set", "s", "--set", "t")
+    #expect(added.status == 0, "\(added.stderr)")
+    let yaml = scratch.read("folio.yaml") ?? ""
+    for name in ["x: counter", "w: counter", "s: set", "t: set"] { #expect(yaml.contains(name), "\(yaml)") }
+  }
+
+  @Test func aFirebasePathIsTheSameAsADottedOne() throws {
+    let scratch = try CLIScratch()
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    for (pk, score) in [("a", 3), ("b", 1), ("c", 2)] {
+      try scratch.folio(
+        "apply", "todos", pk, "--op", "insert", "--columns", #"{"meta": {"score": \#(score)}}"#)
+    }
+    let slash = try scratch.folio("query", "todos", "--order-by-child", "meta/score")
+    let dotted = try scratch.folio("query", "todos", "--order-by-child", "meta.score")
+    #expect(slash.status == 0, "\(slash.stderr)")
+    #expect(slash.stdout == dotted.stdout)
+    let pks = slash.stdout.split(separator: "\n").compactMap { line in
+      line.range(of: #""id":"(.)""#, options: .regularExpression).map {
+        String(line[$0].dropFirst(6).prefix(1))
+      }
+    }
+    #expect(pks == ["b", "c", "a"], "\(slash.stdout)")
+  }
+
+  @Test func anObjectCursorPagesPastObjects() throws {
+    let scratch = try CLIScratch()
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    for (pk, value) in [("a", #"{"o": 2}"#), ("b", "[1]"), ("c", #"{"o": 1}"#), ("d", "5")] {
+      try scratch.folio("apply", "todos", pk, "--op", "insert", "--columns", #"{"v": \#(value)}"#)
+    }
+    // Objects and arrays sort as one class, after 5, ties by pk: a, b, c.
+    let page = try scratch.folio(
+      "query", "todos", "--order-by-child", "v", "--start-after", #"{"any": "object"}"#, "--start-key", "a")
+    #expect(page.status == 0, "\(page.stderr)")
+    #expect(page.stdout.split(separator: "\n").count == 2, "\(page.stdout)")
+    #expect(page.stdout.contains(#""id":"b""#) && page.stdout.contains(#""id":"c""#), "\(page.stdout)")
+  }
+}
