@@ -79,12 +79,10 @@ struct QueryCommand: Command {
       }
       Output.print(first ? "[]" : "\n]")
     case "csv":
-      let documents = try query.get()
-      let columns = Self.columns(documents, key: key)
-      Output.print(columns.map(Self.csvField).joined(separator: ","))
-      for document in documents {
-        Output.print(columns.map { Self.csvField(Self.cell(document[$0], csv: true)) }.joined(separator: ","))
-      }
+      // The export's CSV writer (RFC 4180), so query and export agree.
+      var options = ExportOptions()
+      options.format = .csv
+      _ = try store.exportRows(query, options: options)
     default:
       let documents = try query.get()
       if documents.isEmpty {
@@ -92,7 +90,7 @@ struct QueryCommand: Command {
         return 0
       }
       let columns = Self.columns(documents, key: key)
-      let rows = [columns] + documents.map { document in columns.map { Self.cell(document[$0], csv: false) } }
+      let rows = [columns] + documents.map { document in columns.map { Self.cell(document[$0]) } }
       for line in TableLayout(rows: rows, width: TableLayout.terminalWidth()).lines() { Output.print(line) }
     }
     return 0
@@ -110,31 +108,14 @@ struct QueryCommand: Command {
     return [key] + seen.sorted().map(\.string)
   }
 
-  /// A value as a cell: strings as they are, other values as compact JSON,
-  /// missing as empty (and null as empty in CSV).
-  static func cell(_ value: JSONValue?, csv: Bool) -> String {
+  /// A value as a table cell: strings as they are, other values as compact
+  /// JSON, missing as empty.
+  static func cell(_ value: JSONValue?) -> String {
     switch value {
     case nil: ""
-    case .null?: csv ? "" : "null"
     case .string(let text)?: text
     case let other?: other.compactString
     }
-  }
-
-  /// RFC 4180: quote a field holding a comma, a quote or a line break.
-  static func csvField(_ text: String) -> String {
-    guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-    return "\"" + text.replacingQuotes() + "\""
-  }
-}
-
-extension String {
-  fileprivate func replacingQuotes() -> String {
-    var out = ""
-    for character in self {
-      if character == "\"" { out += "\"\"" } else { out.append(character) }
-    }
-    return out
   }
 }
 
