@@ -9,29 +9,22 @@ enum IndexNames {
   }
 
   /// Writes the file name of the pk in `pk` (UTF-8) into `buffer` as a C
-  /// string, percent-encoding as ``PrimaryKey/fileName(for:)`` does,
-  /// without allocating. False if it does not fit.
+  /// string, encoded by ``PrimaryKey/encodeStem(_:_:)`` as document files
+  /// are named, without allocating. False if it does not fit.
   static func fileName(of pk: UnsafeRawBufferPointer, into buffer: inout [CChar]) -> Bool {
-    let hex: StaticString = "0123456789ABCDEF"
-    var n = 0
     let limit = buffer.count - 1 - PrimaryKey.fileExtension.utf8.count
     return buffer.withUnsafeMutableBufferPointer { out in
-      for byte in pk {
-        let safe =
-          (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-          || byte == 0x2E || byte == 0x5F || byte == 0x2D
-        if safe {
-          guard n < limit else { return false }
-          out[n] = CChar(bitPattern: byte)
-          n += 1
-        } else {
-          guard n + 3 <= limit else { return false }
-          out[n] = CChar(bitPattern: UInt8(ascii: "%"))
-          out[n + 1] = CChar(bitPattern: hex.utf8Start[Int(byte >> 4)])
-          out[n + 2] = CChar(bitPattern: hex.utf8Start[Int(byte & 0xF)])
-          n += 3
+      var n = 0
+      var fits = true
+      PrimaryKey.encodeStem(pk) { byte in
+        guard n < limit else {
+          fits = false
+          return
         }
+        out[n] = CChar(bitPattern: byte)
+        n += 1
       }
+      guard fits else { return false }
       for byte in PrimaryKey.fileExtension.utf8 {
         out[n] = CChar(bitPattern: byte)
         n += 1

@@ -52,15 +52,7 @@ public enum PrimaryKey {
     }
     var bytes: [UInt8] = []
     bytes.reserveCapacity(pk.utf8.count + 5)
-    for byte in pk.utf8 {
-      if isSafe(byte) {
-        bytes.append(byte)
-      } else {
-        bytes.append(UInt8(ascii: "%"))
-        bytes.append(hex[Int(byte >> 4)])
-        bytes.append(hex[Int(byte & 0xF)])
-      }
-    }
+    encodeStem(pk.utf8) { bytes.append($0) }
     bytes.append(contentsOf: fileExtension.utf8)
     if bytes.count > maximumDocumentFileNameLength {
       throw FolioError(
@@ -71,6 +63,23 @@ public enum PrimaryKey {
         pk: String(pk.prefix(40)) + "…")
     }
     return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Hands `emit` each byte of the file-name stem of `pk` (its UTF-8):
+  /// bytes in `[A-Za-z0-9._-]` as they are, any other as `%XX`. The one
+  /// pk encoder: ``fileName(for:)`` and the index's allocation-free sweep
+  /// both use it.
+  @inline(__always)
+  static func encodeStem(_ pk: some Sequence<UInt8>, _ emit: (UInt8) -> Void) {
+    for byte in pk {
+      if isSafe(byte) {
+        emit(byte)
+      } else {
+        emit(UInt8(ascii: "%"))
+        emit(hex[Int(byte >> 4)])
+        emit(hex[Int(byte & 0xF)])
+      }
+    }
   }
 
   /// The pk stored in a file named `name`, or nil if `name` is not a document
