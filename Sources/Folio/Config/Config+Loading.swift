@@ -61,39 +61,15 @@ extension Config {
   /// Reads at most one byte more than ``maxFileSize``: enough to tell that a
   /// file is too large without reading all of it.
   private static func readFile(_ url: URL, displayName: String) throws -> [UInt8] {
-    func failure(_ function: String, _ code: Int32) -> FolioError {
-      FolioError(
-        .io, "cannot read the config file: \(String(cString: strerror(code)))",
-        path: displayName, function: function)
-    }
     guard url.isFileURL else {
       throw FolioError(
         .io, "cannot read the config file: \(url) is not a file URL", path: displayName)
     }
-    let (fd, openErrno) = url.withUnsafeFileSystemRepresentation { path -> (Int32, Int32) in
-      guard let path else { return (-1, ENOENT) }
-      while true {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 { return (fd, 0) }
-        let code = errno
-        if code != EINTR { return (-1, code) }
-      }
+    do {
+      return try FileSystem.readPrefix(url.path, limit: maxFileSize + 1)
+    } catch let error as FolioError {
+      throw FolioError(
+        .io, "cannot read the config file: \(error.message)", path: displayName, function: error.function)
     }
-    guard fd >= 0 else { throw failure("open", openErrno) }
-    defer { close(fd) }
-
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while bytes.count <= maxFileSize {
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 {
-        let code = errno
-        if code == EINTR { continue }
-        throw failure("read", code)
-      }
-      if count == 0 { break }
-      bytes.append(contentsOf: chunk[..<count])
-    }
-    return bytes
   }
 }

@@ -45,6 +45,23 @@ enum FileSystem {
     return try readAll(fd, path: path)
   }
 
+  /// At most `limit` bytes from the start of the file at `path` (which must
+  /// exist): enough to tell a file is too large without reading it all.
+  static func readPrefix(_ path: String, limit: Int) throws -> [UInt8] {
+    let fd = try syscall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while bytes.count < limit {
+      let count = try chunk.withUnsafeMutableBytes { buffer in
+        try syscall("read", path: path) { Glibc.read(fd, buffer.baseAddress, min(buffer.count, limit - bytes.count)) }
+      }
+      if count == 0 { break }
+      bytes.append(contentsOf: chunk[..<count])
+    }
+    return bytes
+  }
+
   /// Reads from `fd` until end of file.
   static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
     var st = stat()
