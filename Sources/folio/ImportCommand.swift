@@ -144,8 +144,8 @@ struct ImportCommand: Command {
         },
         onProgress: { progress in
           bar.update(
-            count: progress.rows, done: progress.done, total: progress.total, phase: progress.phase,
-            force: progress.phase != "reading")
+            count: progress.rows, done: progress.done, total: progress.total, phase: progress.phase.rawValue,
+            force: progress.phase != .reading)
         })
     } catch let error as FolioError where error.code == .interrupted {
       bar.finish()

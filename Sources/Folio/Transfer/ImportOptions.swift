@@ -102,8 +102,18 @@ public struct ImportProgress: Sendable {
   public var done: Int
   /// See ``done``.
   public var total: Int?
-  /// What the import is doing ("reading", "landing", "committing").
-  public var phase: String
+  /// What the import is doing.
+  public var phase: Phase
+
+  /// The steps of an import, in order.
+  public enum Phase: String, Sendable {
+    /// Reading and staging rows (most of the time).
+    case reading
+    /// Moving the staged documents into the table.
+    case landing
+    /// Writing the git commit.
+    case committing
+  }
 }
 
 /// What an import did.

@@ -74,7 +74,7 @@ extension Store {
       // made on another thread while the import lands and commits.
       staged.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
       do {
-        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "landing"))
+        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .landing))
         let stillEmpty = staged.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
         let record = ImportStaging.Record(
           tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
@@ -86,7 +86,7 @@ extension Store {
         resetClockCache()
         try forgetEvictions(table: table)
         if let pack = staged.pack {
-          onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: "committing"))
+          onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .committing))
           let message =
             options.message
             ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
@@ -175,7 +175,7 @@ extension Store {
       summary.rows += 1
       if summary.rows % 512 == 0 {
         let (done, total) = reader.progress
-        onProgress(ImportProgress(rows: summary.rows, done: done, total: total, phase: "reading"))
+        onProgress(ImportProgress(rows: summary.rows, done: done, total: total, phase: .reading))
       }
       if summary.rows % batch == 0 && !opBytes.isEmpty {
         try FileSystem.writeAll(ops, opBytes, path: opsPath)
@@ -295,7 +295,7 @@ extension Store {
     writerFinished = true
     try writer.finish()
     let (done, total) = reader.progress
-    onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: "reading"))
+    onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: .reading))
     return summary
   }
 
