@@ -76,33 +76,15 @@ struct ConfigDecoder {
         }
         sync.remote = text
       case "pull-every":
-        guard let text = value.text else {
-          throw error(
-            "'pull-every' in 'sync' must be a duration such as 30s or 5m, or off; found \(value.typeDescription)",
-            at: value)
-        }
-        if ["off", "false", "no", "never"].contains(text.lowercased()) {
+        if let text = value.text, ["off", "false", "no", "never"].contains(text.lowercased()) {
           sync.pullEvery = nil
         } else {
-          do {
-            sync.pullEvery = try DurationParser.parse(text)
-          } catch let failure as FolioError {
-            throw error("'pull-every' in 'sync': \(failure.message)", at: value)
-          }
+          sync.pullEvery = try decodeDuration(value, key: "pull-every", section: "sync", example: "30s or 5m, or off")
         }
       case "ssh-key":
         sync.sshKey = try decodeSSHKey(value)
       case "max-clock-skew":
-        guard let text = value.text else {
-          throw error(
-            "'max-clock-skew' in 'sync' must be a duration such as 24h; found \(value.typeDescription)",
-            at: value)
-        }
-        do {
-          sync.maxClockSkew = try DurationParser.parse(text)
-        } catch let failure as FolioError {
-          throw error("'max-clock-skew' in 'sync': \(failure.message)", at: value)
-        }
+        sync.maxClockSkew = try decodeDuration(value, key: "max-clock-skew", section: "sync", example: "24h")
       default:
         throw error(
           "unknown key '\(pair.key.keyText)' in 'sync'; expected one of: \(Self.syncKeys.joined(separator: ", "))",
@@ -115,6 +97,23 @@ struct ConfigDecoder {
 
   /// `ssh-key`: a path to a private key file. Only the path's shape is
   /// checked here; a missing file is reported when a remote asks for it.
+  /// A duration setting, such as `pull-every: 30s`, with the key, its
+  /// section and examples in any error.
+  private func decodeDuration(_ value: YAMLNode, key: String, section: String, example: String) throws
+    -> Duration
+  {
+    guard let text = value.text else {
+      throw error(
+        "'\(key)' in '\(section)' must be a duration such as \(example); found \(value.typeDescription)",
+        at: value)
+    }
+    do {
+      return try DurationParser.parse(text)
+    } catch let failure as FolioError {
+      throw error("'\(key)' in '\(section)': \(failure.message)", at: value)
+    }
+  }
+
   private func decodeSSHKey(_ value: YAMLNode) throws -> String {
     guard let text = value.text, !text.isEmpty else {
       throw error(
@@ -155,16 +154,7 @@ struct ConfigDecoder {
         }
         index.daemon = mode
       case "idle":
-        guard let text = value.text else {
-          throw error(
-            "'idle' in 'index' must be a duration such as 30m or 1h; found \(value.typeDescription)",
-            at: value)
-        }
-        do {
-          index.idle = try DurationParser.parse(text)
-        } catch let failure as FolioError {
-          throw error("'idle' in 'index': \(failure.message)", at: value)
-        }
+        index.idle = try decodeDuration(value, key: "idle", section: "index", example: "30m or 1h")
       default:
         throw error(
           "unknown key '\(pair.key.keyText)' in 'index'; expected one of: \(Self.indexKeys.joined(separator: ", "))",
