@@ -64,7 +64,9 @@ struct ImportCommand: Command {
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
       arguments,
-      options: ["--format", "--sqlite-table", "--mode", "--pk", "--batch-size", "-m", "--message", "--order"],
+      options: [
+        "--format", "--sqlite-table", "--mode", "--pk", "--batch-size", "-m", "--message", "--order",
+      ],
       flags: ["--no-detect-types", "--continue", "--no-commit", "--json", "--create"])
     try parsed.expectPositionals(2...2)
     table = parsed.positionals[0]
@@ -95,7 +97,9 @@ struct ImportCommand: Command {
     options.message = parsed.value("-m") ?? parsed.value("--message")
     json = parsed.flag("--json")
     create = parsed.flag("--create")
-    order = parsed.value("--order").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+    order = parsed.value("--order").map {
+      $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
     if order != nil && !create { throw UsageError("--order applies only with --create") }
   }
 

@@ -51,7 +51,8 @@ struct StatusCommand: Command {
     if status.branch == "HEAD", let head = status.head {
       Output.print("HEAD detached at \(head.prefix(12))")  // as git says it
     } else {
-      Output.print("On branch \(branch)" + (status.head.map { " at \($0.prefix(12))" } ?? " (no commits yet)"))
+      Output.print(
+        "On branch \(branch)" + (status.head.map { " at \($0.prefix(12))" } ?? " (no commits yet)"))
     }
     var clean = true
     for table in status.tables

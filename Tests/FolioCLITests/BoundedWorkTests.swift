@@ -25,7 +25,10 @@ import Testing
     try box.folio(["sync"], in: "r0")
 
     try box.folio(
-      ["apply", "todos", "t", "--op", "update", "--transforms", #"{"tags": {"op": "arrayUnion", "values": ["x"]}}"#],
+      [
+        "apply", "todos", "t", "--op", "update", "--transforms",
+        #"{"tags": {"op": "arrayUnion", "values": ["x"]}}"#,
+      ],
       in: "r1")
     try box.folio(["commit"], in: "r1")
     #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
@@ -75,7 +78,9 @@ import Testing
   func seeded(_ count: Int = 3) throws -> CLIScratch {
     let scratch = try CLIScratch()
     #expect(try scratch.folio("init").status == 0)
-    let rows = (0..<count).map { #"{"id": "k\#($0)", "n": \#($0), "title": "row \#($0) \#(String(repeating: "padded ", count: 30))"}"# }
+    let rows = (0..<count).map {
+      #"{"id": "k\#($0)", "n": \#($0), "title": "row \#($0) \#(String(repeating: "padded ", count: 30))"}"#
+    }
     try scratch.write("rows.ndjson", rows.joined(separator: "\n") + "\n")
     #expect(try scratch.folio("import", "todos", "rows.ndjson").status == 0)
     return scratch

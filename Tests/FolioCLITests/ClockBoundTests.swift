@@ -24,7 +24,8 @@ import Testing
     let honest = try FolioRunner.shellOutput("git rev-parse HEAD", in: box.root.path + "/evil").output
     let line = #"{"hlc":"\#(hlc)","op":"update","pk":"t","set":{"title":"pwned"},"table":"todos"}"#
     try box.root.write("evil/.folio/ops/evil.ndjson", line + "\n")
-    try box.root.write("evil/todos/t.json", "{\n  \"id\": \"t\",\n  \"title\": \"pwned\",\n  \"views\": 1\n}\n")
+    try box.root.write(
+      "evil/todos/t.json", "{\n  \"id\": \"t\",\n  \"title\": \"pwned\",\n  \"views\": 1\n}\n")
     #expect(try box.git("add -A", in: "evil") == 0)
     #expect(try box.git("commit -q -m future", in: "evil") == 0)
     #expect(try box.git("push -q origin main", in: "evil") == 0)
@@ -64,7 +65,8 @@ import Testing
     let sync = try FolioRunner.run(["sync"], in: box.root.path + "/r1")
     #expect(sync.status == 1)
     #expect(
-      sync.stderr.contains(".folio/ops/evil.ndjson:1:1: error: op \(hlc) from replica 'evil' (update todos/t)"),
+      sync.stderr.contains(
+        ".folio/ops/evil.ndjson:1:1: error: op \(hlc) from replica 'evil' (update todos/t)"),
       "\(sync.stderr)")
     #expect(sync.stderr.contains("hours ahead of this machine's clock"), "\(sync.stderr)")
     #expect(sync.stderr.contains("max-clock-skew"), "the message says how to accept such stamps")
@@ -111,7 +113,8 @@ import Testing
     try box.folio(["put", "todos", "local", "-"], in: "r1", input: #"{"n": 1}"#)
     try box.folio(["commit", "-m", "local"], in: "r1")
     let before = try FolioRunner.shellOutput("git rev-parse HEAD", in: box.root.path + "/r1").output
-    let pull = try FolioRunner.shellOutput("git pull --no-rebase --no-edit origin main", in: box.root.path + "/r1")
+    let pull = try FolioRunner.shellOutput(
+      "git pull --no-rebase --no-edit origin main", in: box.root.path + "/r1")
     #expect(pull.output.contains("hours ahead of this machine's clock"), "\(pull.output)")
     #expect(pull.output.contains("the pull was undone"), "\(pull.output)")
     #expect(try FolioRunner.shellOutput("git rev-parse HEAD", in: box.root.path + "/r1").output == before)

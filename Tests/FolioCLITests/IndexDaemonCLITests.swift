@@ -100,7 +100,8 @@ struct IndexDaemonCLITests {
       scratch.remove()
     }
     let first = try FolioRunner.run(
-      ["query", "todos"], in: scratch.path, environment: ["FOLIO_INDEX_DAEMON": "auto", "FOLIO_DEBUG_INDEX": "1"])
+      ["query", "todos"], in: scratch.path,
+      environment: ["FOLIO_INDEX_DAEMON": "auto", "FOLIO_DEBUG_INDEX": "1"])
     #expect(first.status == 0)
     #expect(first.stderr.contains("full stat check (no publisher)"), "\(first.stderr)")
     #expect(!first.stderr.contains("started an index daemon"), "\(first.stderr)")

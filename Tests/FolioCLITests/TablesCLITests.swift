@@ -37,7 +37,8 @@ import Testing
   @Test func addKeepsCommentsAndLayoutAndTheResultLoads() throws {
     let scratch = try store()
     defer { scratch.remove() }
-    let result = try scratch.folio("tables", "add", "people", "--order", "age,name", "--counter", "visits", "--set", "tags")
+    let result = try scratch.folio(
+      "tables", "add", "people", "--order", "age,name", "--counter", "visits", "--set", "tags")
     #expect(result.status == 0, "\(result.stderr)")
     #expect(
       result.stdout == """
@@ -95,7 +96,8 @@ import Testing
     #expect(scratch.read("folio.yaml") == "version: 1\ntables: {}\n")
     #expect(try scratch.folio("tables", "add", "todos").status == 0)
     #expect(
-      scratch.read("folio.yaml") == "version: 1\ntables:\n  todos:\n    path: data/todos\n    key: id\n    order: []\n")
+      scratch.read("folio.yaml")
+        == "version: 1\ntables:\n  todos:\n    path: data/todos\n    key: id\n    order: []\n")
   }
 
   @Test func clashesAreRefusedAtTheirPositionAndNothingIsWritten() throws {
@@ -201,7 +203,8 @@ import Testing
       #expect(imported.status == 0, "\(imported.stderr)")
       #expect(
         imported.stderr
-          == "created table 'people' in folio.yaml:\n  people:\n    path: data/people\n    key: id\n    order: [name]\n")
+          == "created table 'people' in folio.yaml:\n  people:\n    path: data/people\n    key: id\n    order: [name]\n"
+      )
       #expect(imported.stdout.hasPrefix("imported 2 row(s) into people: 2 created"))
       let rows = try scratch.folio("query", "people").stdout.split(separator: "\n")
       #expect(rows.count == 2)
@@ -211,7 +214,9 @@ import Testing
         let pk = try #require(rows[0].firstMatch(of: #/"id":"([0-9a-z]{26})"/#)).output.1
         #expect(FileManager.default.fileExists(atPath: scratch.path + "/data/people/\(pk).json"))
       }
-      #expect(try FolioRunner.shellOutput("git status --porcelain -- folio.yaml data", in: scratch.path).output.isEmpty)
+      #expect(
+        try FolioRunner.shellOutput("git status --porcelain -- folio.yaml data", in: scratch.path).output
+          .isEmpty)
     }
   }
 
@@ -220,7 +225,8 @@ import Testing
     defer { scratch.remove() }
     try scratch.write("codes.csv", "code,name\nAA,American\nDL,Delta\n")
     #expect(try scratch.folio("import", "carriers", "codes.csv", "--create", "--pk", "code").status == 0)
-    #expect(try Config(yaml: try #require(scratch.read("folio.yaml"))).table(named: "carriers")?.key == "code")
+    #expect(
+      try Config(yaml: try #require(scratch.read("folio.yaml"))).table(named: "carriers")?.key == "code")
     #expect(try scratch.folio("get", "carriers", "DL").stdout.contains("Delta"))
   }
 
@@ -228,7 +234,8 @@ import Testing
     let scratch = try store()
     defer { scratch.remove() }
     try scratch.write("rows.ndjson", "{\"id\": \"a\"}\n")
-    let hint = "no table 'todo' in folio.yaml; did you mean 'todos'? Tables are: notes, todos.\nTo add it: folio tables add todo"
+    let hint =
+      "no table 'todo' in folio.yaml; did you mean 'todos'? Tables are: notes, todos.\nTo add it: folio tables add todo"
     let cases: [[String]] = [
       ["put", "todo", "a"], ["apply", "todo", "a", "--op", "insert", "--columns", "{}"], ["query", "todo"],
       ["get", "todo", "a"], ["observe", "todo", "a"],
@@ -242,7 +249,8 @@ import Testing
     #expect(imported.status == 1)
     #expect(
       imported.stderr
-        == "error: UNKNOWN_TABLE: \(hint)\nOr create it as you import: folio import todo rows.ndjson --create\n")
+        == "error: UNKNOWN_TABLE: \(hint)\nOr create it as you import: folio import todo rows.ndjson --create\n"
+    )
     let far = try scratch.folio("query", "people")
     #expect(
       far.stderr

@@ -9,7 +9,9 @@ import Testing
 struct ClockBoundStoreTests {
   @Test func theTextFormHoldsOnlyItsOwnDigits() {
     #expect(HLC("9999999999999-9999-r") == HLC(wall: HLC.maximumWall, counter: 9999, replica: "r"))
-    for text in ["10000000000000-0000-r", "+999999999999-0000-r", "-999999999999-0000-r", "0000000000001-+999-r"] {
+    for text in [
+      "10000000000000-0000-r", "+999999999999-0000-r", "-999999999999-0000-r", "0000000000001-+999-r",
+    ] {
       #expect(HLC(text) == nil, "\(text)")
     }
   }

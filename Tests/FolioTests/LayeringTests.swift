@@ -40,7 +40,8 @@ struct LayeringTests {
     var found: [String] = []
     for folder in ["Store", "Mutation", "JSON", "Config"] {
       for file in try Self.swiftFiles(in: folder) {
-        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOf: file, encoding: .utf8).split(
+          separator: "\n", omittingEmptySubsequences: false)
         for (number, line) in lines.enumerated() {
           let code = line.trimmingCharacters(in: .whitespaces)
           if code.hasPrefix("//") { continue }

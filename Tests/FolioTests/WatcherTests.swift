@@ -429,7 +429,9 @@ struct WatchPartsTests {
     #expect(try DurationParser.parse(text).seconds == seconds)
   }
 
-  @Test(arguments: ["", "5", "s", "5x", "-1s", "0s", "5 s", "9999999999h", "8761h", "1e300s", "99999999999999999999ms"])
+  @Test(arguments: [
+    "", "5", "s", "5x", "-1s", "0s", "5 s", "9999999999h", "8761h", "1e300s", "99999999999999999999ms",
+  ])
   func badDurationsSayHowToWriteOne(_ text: String) {
     #expect {
       try DurationParser.parse(text)

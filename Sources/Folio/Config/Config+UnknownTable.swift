@@ -37,7 +37,8 @@ extension Config {
     for i in 1...a.count {
       var current = [i] + Array(repeating: 0, count: b.count)
       for j in stride(from: 1, through: b.count, by: 1) {
-        current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        current[j] = Swift.min(
+          previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
       }
       previous = current
     }
@@ -46,9 +47,12 @@ extension Config {
 
   /// `word` as one shell word: bare when it is plainly safe, else quoted.
   public static func shellWord(_ word: String) -> String {
-    let safe = !word.isEmpty && word.unicodeScalars.allSatisfy {
-      $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-/".unicodeScalars.contains($0))
-    }
+    let safe =
+      !word.isEmpty
+      && word.unicodeScalars.allSatisfy {
+        $0.isASCII
+          && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-/".unicodeScalars.contains($0))
+      }
     return safe ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
   }
 }

@@ -79,7 +79,8 @@ struct ConfigDecoder {
         if let text = value.text, ["off", "false", "no", "never"].contains(text.lowercased()) {
           sync.pullEvery = nil
         } else {
-          sync.pullEvery = try decodeDuration(value, key: "pull-every", section: "sync", example: "30s or 5m, or off")
+          sync.pullEvery = try decodeDuration(
+            value, key: "pull-every", section: "sync", example: "30s or 5m, or off")
         }
       case "ssh-key":
         sync.sshKey = try decodeSSHKey(value)

@@ -200,7 +200,8 @@ public struct ConfigEditor: Sendable {
   static func clash(_ new: String, _ other: TableConfig) -> String? {
     if new == other.path { return "the folder '\(new)' is already the folder of table '\(other.name)'" }
     let relation =
-      new.hasPrefix(other.path + "/") ? "would lie inside" : other.path.hasPrefix(new + "/") ? "would contain" : nil
+      new.hasPrefix(other.path + "/")
+      ? "would lie inside" : other.path.hasPrefix(new + "/") ? "would contain" : nil
     return relation.map { "the folder '\(new)' \($0) '\(other.path)', the folder of table '\(other.name)'" }
   }
 

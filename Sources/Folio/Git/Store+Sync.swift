@@ -222,7 +222,8 @@ extension Store {
         try TreePathValidator(repository: repository, config: config ?? Config()).validate(
           tree, of: target, against: nil)
         // The remote's folio.yaml is its own word: the default clock bound.
-        try checkClock(of: target, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
+        try checkClock(
+          of: target, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
       } catch let error as FolioError {
         try? FileManager.default.removeItem(atPath: path)
         var refused = error

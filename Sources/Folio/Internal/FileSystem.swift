@@ -54,7 +54,9 @@ enum FileSystem {
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     while bytes.count < limit {
       let count = try chunk.withUnsafeMutableBytes { buffer in
-        try syscall("read", path: path) { Glibc.read(fd, buffer.baseAddress, min(buffer.count, limit - bytes.count)) }
+        try syscall("read", path: path) {
+          Glibc.read(fd, buffer.baseAddress, min(buffer.count, limit - bytes.count))
+        }
       }
       if count == 0 { break }
       bytes.append(contentsOf: chunk[..<count])

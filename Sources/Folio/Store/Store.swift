@@ -95,7 +95,9 @@ public final class Store: Sendable {
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
     try verifyFolders()
-    if Journal.isPending(at: journalPath) || Store.wiring.recoverySteps.contains(where: { $0.isPending(in: self) }) {
+    if Journal.isPending(at: journalPath)
+      || Store.wiring.recoverySteps.contains(where: { $0.isPending(in: self) })
+    {
       try recoverAtOpen()
     }
   }

@@ -181,6 +181,8 @@ extension Store {
 /// Finishes an import a crash interrupted past its durability point, at
 /// open and before writes.
 struct ImportRecoveryStep: RecoveryStep {
-  func isPending(in store: Store) -> Bool { ImportStaging.isPending(privateDirectory: store.privateDirectory) }
+  func isPending(in store: Store) -> Bool {
+    ImportStaging.isPending(privateDirectory: store.privateDirectory)
+  }
   func recover(_ store: Store) throws { try store.recoverImport() }
 }
