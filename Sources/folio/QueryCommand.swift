@@ -8,7 +8,7 @@ struct QueryCommand: Command {
     folio query TABLE [--order-by-child PATH | --order-by-key | --order-by-value]
                       [--start-at V] [--start-after V] [--end-at V] [--end-before V] [--equal-to V]
                       [--start-key K] [--end-key K] [--limit-to-first N | --limit-to-last N]
-                      [--where EXPR] [--format ndjson|json|csv|table] [--count] [--follow]
+                      [--where EXPR] [--format ndjson|json|csv|table] [--count] [--follow] [--explain]
     """
   static let details = """
     ARGUMENTS:
@@ -24,6 +24,8 @@ struct QueryCommand: Command {
                               table (aligned columns fitted to the terminal width).
       --count                 Print only the number of documents.
       --follow                Then print each change as NDJSON until interrupted (see 'folio observe').
+      --explain               Print how the query will run (the index, whether the filter
+                              narrows its range, how many documents it reads) instead.
 
     Values sort null < false < true < numbers < strings (UTF-16) < arrays/objects; ties by pk.
     A bad expression or an invalid combination exits 64 with the position of the mistake.
@@ -34,11 +36,12 @@ struct QueryCommand: Command {
   var format: String
   var count: Bool
   var follow: Bool
+  var explain: Bool
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
       arguments, options: QueryArguments.options.union(["--format"]),
-      flags: QueryArguments.flags.union(["--count", "--follow"]))
+      flags: QueryArguments.flags.union(["--count", "--follow", "--explain"]))
     try parsed.expectPositionals(1...1)
     table = parsed.positionals[0]
     query = try QueryArguments(parsed)
@@ -48,6 +51,7 @@ struct QueryCommand: Command {
     }
     count = parsed.flag("--count")
     follow = parsed.flag("--follow")
+    explain = parsed.flag("--explain")
     if follow && (count || format != "ndjson") {
       throw UsageError("--follow prints NDJSON: drop --count and --format")
     }
@@ -62,6 +66,10 @@ struct QueryCommand: Command {
     // A full stat check here starts a daemon for the next query (see IndexDaemon).
     store.startIndexDaemonOnDemand(executable: Executable.path)
     let query = try makeQuery(store)
+    if explain {
+      Output.print(try query.explain().description)
+      return 0
+    }
     if follow { return try ObserveCommand.follow(query) }
     if count {
       Output.print(String(try query.count()))

@@ -49,8 +49,8 @@ extension Query {
     let store = collection.store
     let table = try store.table(named: collection.name)
     let ordering = effectiveOrdering(table)
-    let lower = start.map { (point(for: $0, isStart: true, ordering: ordering), $0.inclusive) }
-    let upper = end.map { (point(for: $0, isStart: false, ordering: ordering), $0.inclusive) }
+    var lower = start.map { (point(for: $0, isStart: true, ordering: ordering), $0.inclusive) }
+    var upper = end.map { (point(for: $0, isStart: false, ordering: ordering), $0.inclusive) }
     var runs: [any OrderedRun]
     var filtered = false
     switch ordering {
@@ -62,6 +62,13 @@ extension Query {
       if let key = table.order.firstIndex(where: { FieldPath($0) == path }) {
         let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: true)
         runs = snapshot.runs(key: key, constant: .null)
+        // The planner: a filter on the indexed path narrows the range read,
+        // where the query sets no bound of its own on that side.
+        if usesFilterBounds {
+          let bounds = Query.filterBounds(filter ?? boundsOnlyFilter, path: path)
+          if lower == nil, let point = bounds.lower { lower = (point, true) }
+          if upper == nil, let point = bounds.upper { upper = (point, true) }
+        }
       } else {
         runs = [try scan(store: store, table: table, path: path)]
         filtered = true

@@ -60,6 +60,23 @@ public struct Query: Sendable {
   private(set) var end: Bound?
   private(set) var limit: Limit?
   private(set) var filter: Predicate?
+  /// Whether the planner may narrow an index range by the filter (off only
+  /// to compare planned and unplanned results in tests).
+  var usesFilterBounds = true
+  /// A filter whose bounds narrow the range but which is not applied
+  /// (``rangeProbe``).
+  private(set) var boundsOnlyFilter: Predicate?
+
+  /// This query's range as the planner narrows it, with no filter to apply
+  /// and no limit when there is a filter: counting its entries reads no
+  /// document (``explain()``).
+  var rangeProbe: Query {
+    var copy = self
+    copy.boundsOnlyFilter = filter
+    copy.filter = nil
+    if filter != nil { copy.limit = nil }
+    return copy
+  }
 
   /// What a query orders by.
   public enum Ordering: Sendable, Hashable, CustomStringConvertible {
