@@ -11,6 +11,10 @@ struct LogCommand: Command {
 
     Each line is one op: hlc, table, pk, op, and its set, unset and transforms.
     Pipe it into jq, for example: folio log todos | jq -c '.set'
+
+    Merges replay these ops in hlc order. A remove beats an update: an update
+    that replays after the remove changes nothing, and the removed values are
+    not listed by 'folio conflicts'; both ops stay here to show what happened.
     """
 
   var table: String?

@@ -10,6 +10,8 @@ struct StatusCommand: Command {
 
     'pending ops' are mutations recorded since the last commit; 'edited outside Folio'
     are files changed with no op yet ('folio commit' records them from the diff).
+    'open conflicts' counts the values concurrent assignments overwrote in merges
+    ('folio conflicts' lists them; with --json, each table's "conflicts").
     A write that an interrupted process left and that could not be completed is
     shown as 'pending write' (with --json: {"pendingWrite": reason, "code", "path"}).
     """
@@ -25,6 +27,7 @@ struct StatusCommand: Command {
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
     let status = try store.status()
+    let conflicts = Dictionary(grouping: try store.conflicts(), by: \.table).mapValues(\.count)
     if json {
       for table in status.tables {
         let object: JSONObject = [
@@ -32,6 +35,7 @@ struct StatusCommand: Command {
           "changed": .array(table.changedDocuments.map(JSONValue.string)),
           "editedOutsideFolio": .array(table.externalEdits.map(JSONValue.string)),
           "evicted": .array(table.evicted.map(JSONValue.string)),
+          "conflicts": .number(String(conflicts[table.name] ?? 0)),
         ]
         Output.print(JSONValue.object(object).compactString)
       }
@@ -65,6 +69,10 @@ struct StatusCommand: Command {
         Output.print("  edited outside Folio: " + table.externalEdits.joined(separator: ", "))
       }
       if !table.evicted.isEmpty { Output.print("  evicted: " + table.evicted.joined(separator: ", ")) }
+    }
+    for table in status.tables where (conflicts[table.name] ?? 0) > 0 {
+      clean = false
+      Output.print("\(table.name): \(conflicts[table.name]!) open conflict(s); see 'folio conflicts \(table.name)'")
     }
     for problem in status.problems {
       clean = false

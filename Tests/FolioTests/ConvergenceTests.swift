@@ -71,12 +71,19 @@ import Testing
       }
     }
     var increments: [String: DecimalInteger] = [:]
+    // Causality, as the test sees it: the ops each op's replica held when
+    // it was made. The conflict model is built from this, not from merges.
+    var seen: [HLC: Set<HLC>] = [:]
     for _ in 0..<30 {
       let r = random.int(0...2)
       let replica = replicas[r]
       switch random.int(0...99) {
       case 0..<60:
+        let known = Set(try OpLog.allEntries(root: replica.rootPath).map(\.op.hlc))
         try mutate(replica, random: &random, increments: &increments)
+        for entry in try OpLog.allEntries(root: replica.rootPath) where !known.contains(entry.op.hlc) {
+          seen[entry.op.hlc] = known
+        }
       case 60..<80:
         try replica.sync()
       default:
@@ -113,10 +120,12 @@ import Testing
       }
     }
     try checkInvariants(replicas[0], increments: increments, seed: seed)
+    try checkConflicts(replicas, seen: seen, seed: seed)
     // And the ordinary path still ends in one history.
     for replica in replicas + replicas { try replica.sync() }
     #expect(
       try replicas.map(tableFiles).allSatisfy { $0 == tables[0] }, "seed \(seed): final sync changed tables")
+    try checkConflicts(replicas, seen: seen, seed: seed)
     replicas.removeAll()
   }
 
@@ -217,5 +226,73 @@ import Testing
       )
       #expect(document.value["title"] == title, "seed \(seed): \(pk).title: the latest assignment must win")
     }
+  }
+
+  /// Every replica lists the same conflicts, from the same record files, and
+  /// for the stable documents they are what a model of the ops says: for a
+  /// lost assignment X, the concurrent later assignments to an overlapping
+  /// path that changed the value there (each a record), open while no other
+  /// later op touches that path.
+  func checkConflicts(_ replicas: [Store], seen: [HLC: Set<HLC>], seed: UInt64) throws {
+    let lists = try replicas.map { try $0.conflicts() }
+    let files = try replicas.map { (try FileSystem.list($0.rootPath + "/" + Conflict.folder) ?? []).sorted() }
+    for r in 1..<replicas.count {
+      #expect(lists[r] == lists[0], "seed \(seed): r\(r) lists other conflicts than r0")
+      #expect(files[r] == files[0], "seed \(seed): r\(r) holds other conflict records than r0")
+    }
+    var ops: [HLC: Op] = [:]
+    for entry in try OpLog.allEntries(root: replicas[0].rootPath) { ops[entry.op.hlc] = entry.op }
+    let sorted = ops.values.sorted { $0.hlc < $1.hlc }
+    func concurrent(_ a: HLC, _ b: HLC) -> Bool {
+      guard let sa = seen[a], let sb = seen[b] else { return false }  // the seeded inserts: seen by all
+      return !sa.contains(b) && !sb.contains(a)
+    }
+    func value(_ v: JSONValue?, at segments: ArraySlice<String>) -> JSONValue? {
+      var current = v
+      for segment in segments {
+        guard case .object(let o)? = current else { return nil }
+        current = o[segment]
+      }
+      return current
+    }
+    struct Loss: Hashable { var pk: String; var path: String; var loser: HLC }
+    var expected = Set<String>()
+    for pk in Self.stable {
+      let docOps = sorted.filter { $0.table == "items" && $0.pk == pk }
+      var records: [Loss: [HLC]] = [:]
+      for (i, x) in docOps.enumerated() {
+        for a in x.mutation.assignments where !["views", "tags"].contains(a.path.column) {
+          for z in docOps[(i + 1)...] where concurrent(x.hlc, z.hlc) {
+            for b in z.mutation.assignments {
+              let (path, lost, won): (FieldPath, JSONValue?, JSONValue?)
+              if a.path.hasPrefix(b.path) {
+                (path, lost, won) = (a.path, a.value, value(b.value, at: a.path.segments.dropFirst(b.path.segments.count)))
+              } else if b.path.hasPrefix(a.path) {
+                (path, lost, won) = (b.path, value(a.value, at: b.path.segments.dropFirst(a.path.segments.count)), b.value)
+              } else {
+                continue
+              }
+              guard let lost, lost != won else { continue }
+              records[Loss(pk: pk, path: path.description, loser: x.hlc), default: []].append(z.hlc)
+            }
+          }
+        }
+      }
+      for (loss, winners) in records {
+        let path = FieldPath(loss.path)
+        let settled = docOps.contains { z in
+          loss.loser < z.hlc && !winners.contains(z.hlc)
+            && z.mutation.assignments.contains { $0.path.hasPrefix(path) || path.hasPrefix($0.path) }
+        }
+        if !settled { expected.insert("\(loss.pk) \(loss.path) \(loss.loser) \(winners.max()!)") }
+      }
+    }
+    let actual = Set(
+      lists[0].filter { Self.stable.contains($0.pk) }.map {
+        "\($0.pk) \($0.path) \($0.losingStamp) \($0.winningStamp)"
+      })
+    #expect(
+      actual == expected,
+      "seed \(seed): conflicts \(actual.sorted()) but the ops say \(expected.sorted())")
   }
 }

@@ -131,7 +131,7 @@ extension Store {
       }
       let headTree = try head.tree()
       let changes = try repository.changes(from: headTree, to: try repository.tree(result.tree))
-        .filter { merge.documentAddress($0.path) != nil }
+        .filter { merge.documentAddress($0.path) != nil || $0.path.hasPrefix(Conflict.folder + "/") }
       guard !changes.isEmpty else { return [] }
       let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new, 0) })
       let commit = try repository.createCommit(tree: tree, parents: head.parentIDs, message: head.message)

@@ -24,6 +24,8 @@ final class MergeContext {
   private var baseAll: [OpHistory.DocumentKey: [Op]]?
   private var ourAll: [OpHistory.DocumentKey: [Op]]?
   private var theirAll: [OpHistory.DocumentKey: [Op]]?
+  /// The conflicts the resolutions so far recorded, in the order met.
+  private(set) var conflicts: [Conflict] = []
 
   init(
     merge: TreeMerge, base: GitTree?, baseCommit: GitOID?, ours: (tree: GitTree, stamp: HLC),
@@ -58,19 +60,32 @@ final class MergeContext {
       if ourAll == nil { ourAll = try ourHistory.ops(since: nil) }
       if theirAll == nil { theirAll = try theirHistory.ops(since: nil) }
       let known = rewound.ops
-      return resolver.resolve(
+      return record(key, resolver.resolveRecording(
         pk: key.pk, base: rewound.document,
         ours: .init(
           document: ourDocument, ops: (ourAll![key] ?? []).filter { !known.contains($0.hlc) },
           syntheticStamp: ours.stamp),
         theirs: .init(
           document: theirDocument, ops: (theirAll![key] ?? []).filter { !known.contains($0.hlc) },
-          syntheticStamp: theirs.stamp))
+          syntheticStamp: theirs.stamp)))
     }
-    return resolver.resolve(
+    return record(key, resolver.resolveRecording(
       pk: key.pk, base: try merge.document(ids.0, path: path),
       ours: .init(document: ourDocument, ops: ourOps[key] ?? [], syntheticStamp: ours.stamp),
-      theirs: .init(document: theirDocument, ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp))
+      theirs: .init(document: theirDocument, ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp)))
+  }
+
+  /// Keeps a resolution's overwrites as conflicts; returns its document.
+  private func record(
+    _ key: OpHistory.DocumentKey, _ resolution: (document: JSONObject?, overwrites: [DocumentResolver.Overwrite])
+  ) -> JSONObject? {
+    for o in resolution.overwrites {
+      conflicts.append(
+        Conflict(
+          table: key.table, pk: key.pk, path: o.path, winningStamp: o.winner, winningValue: o.winningValue,
+          losingStamp: o.loser, losingValue: o.losingValue))
+    }
+    return resolution.document
   }
 
   /// The newest ancestor of the base whose ops for the document all come

@@ -179,6 +179,11 @@ struct TreeMerge {
         "git could not merge \(conflicts.joined(separator: ", ")) (outside Folio's tables); merge them by hand with 'git merge', then run 'folio sync' again"
       )
     }
+    // Conflict records are immutable files named by their content: equal
+    // on every replica that meets the same pair (see Conflict).
+    for conflict in context.conflicts {
+      updates[conflict.recordPath] = (try repository.writeBlob(conflict.recordBytes), 0)
+    }
     let latest = [context.ourHistory.latestStamp(), context.theirHistory.latestStamp()].compactMap { $0 }
       .max()
     let tree =
