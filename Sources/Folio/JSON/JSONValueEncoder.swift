@@ -40,7 +40,7 @@ public struct JSONValueEncoder: Sendable {
   /// How `Date` values are written.
   public enum DateEncoding: Sendable, Hashable {
     /// Integer milliseconds since 1970-01-01T00:00:00Z, a JSON number
-    /// (sub-millisecond parts are dropped).
+    /// (rounded to the nearest millisecond).
     case millisecondsSince1970
     /// Seconds since 1970 as a JSON number, fraction kept.
     case secondsSince1970
@@ -102,7 +102,7 @@ public struct JSONValueEncoder: Sendable {
   func encodeDate(_ date: Date) throws -> JSONValue {
     switch dateEncoding {
     case .millisecondsSince1970:
-      let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+      let ms = (date.timeIntervalSince1970 * 1000).rounded()
       guard let integer = Int64(exactly: ms) else { throw JSONValueEncoder.nonFinite("\(date)") }
       return .number(String(integer))
     case .secondsSince1970:

@@ -110,8 +110,9 @@ private struct DryRun: Error {}
 public struct FilteredWriteResult: Sendable, Hashable {
   /// The pks the filter matched, in the query's order.
   public var matchedPKs: [String]
-  /// What changed, per pk; a matched document that did not change (an
-  /// update that assigned what it already held) has no entry.
+  /// What changed, per pk; a matched document the mutation did not change
+  /// (an update with nothing in it) has no entry. An assignment of the value
+  /// a document already holds is recorded, as for one document.
   public var results: [String: [UpdateResult]]
 
   /// The pks that changed, in the query's order.
