@@ -117,10 +117,11 @@ private struct DecoderImpl: Decoder {
       return Date(timeIntervalSinceReferenceDate: try double())
     case .iso8601:
       guard case .string(let text) = value else { throw mismatch(Date.self) }
-      if let date = JSONValueEncoder.iso8601.date(from: text) { return date }
-      // Also without fractional seconds.
-      let plain = ISO8601DateFormatter()
-      guard let date = plain.date(from: text) else {
+      // With or without fractional seconds.
+      guard
+        let date = JSONValueEncoder.iso8601().date(from: text)
+          ?? JSONValueEncoder.iso8601(fractionalSeconds: false).date(from: text)
+      else {
         throw mismatch(Date.self, "expected an ISO 8601 date, found \"\(text)\"")
       }
       return date

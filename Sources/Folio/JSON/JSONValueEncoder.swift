@@ -108,18 +108,19 @@ public struct JSONValueEncoder: Sendable {
     case .secondsSince1970:
       return try double(date.timeIntervalSince1970)
     case .iso8601:
-      return .string(JSONValueEncoder.iso8601.string(from: date))
+      return .string(JSONValueEncoder.iso8601().string(from: date))
     case .deferredToDate:
       return try double(date.timeIntervalSinceReferenceDate)
     }
   }
 
-  // ISO8601DateFormatter is thread-safe once configured.
-  nonisolated(unsafe) static let iso8601: ISO8601DateFormatter = {
+  /// A new ISO 8601 formatter with milliseconds (one per call: formatters
+  /// are not documented as thread-safe on every platform).
+  static func iso8601(fractionalSeconds: Bool = true) -> ISO8601DateFormatter {
     let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    formatter.formatOptions = fractionalSeconds ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
     return formatter
-  }()
+  }
 
   func integer<T: BinaryInteger>(_ value: T) -> JSONValue {
     // seed 002: "the stored result switches to a string past the 32-bit range"
