@@ -7,7 +7,8 @@ struct ApplyWhereCLITests {
     let scratch = try CLIScratch()
     try #require(try scratch.folio("init").status == 0)
     for (pk, done) in [("a", false), ("b", true), ("c", false)] {
-      let result = try scratch.folio("apply", "todos", pk, "--op", "insert", "--columns", #"{"done":\#(done)}"#)
+      let result = try scratch.folio(
+        "apply", "todos", pk, "--op", "insert", "--columns", #"{"done":\#(done)}"#)
       try #require(result.status == 0, "\(result.stderr)")
     }
     return scratch

@@ -68,9 +68,11 @@ struct AsyncAPITests {
     #expect(try await todos.findByID("a").exec(as: Todo.self) == Todo(id: "a", title: "one", views: 5))
     #expect(try await todos.query().orderByKey().get(as: Todo.self).map(\.title) == ["one", "two", "three"])
     #expect(try await todos.query().count() == 3)
-    #expect(try await todos.query().where("views > 0").update(columns: ["hot": true]).changedPKs == ["a", "b"])
-    #expect(try await store.apply(table: "todos", where: "hot == true", op: .update, columns: ["n": 1])
-      .matchedPKs.count == 2)
+    #expect(
+      try await todos.query().where("views > 0").update(columns: ["hot": true]).changedPKs == ["a", "b"])
+    #expect(
+      try await store.apply(table: "todos", where: "hot == true", op: .update, columns: ["n": 1])
+        .matchedPKs.count == 2)
     #expect(try await todos.findByID("c").evict())
     #expect(try await todos.findByID("b").remove())
     #expect(try await todos.query().remove().changedPKs == ["a"])

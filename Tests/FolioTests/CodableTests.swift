@@ -82,7 +82,8 @@ struct CodableTests {
     #expect(throws: DecodingError.self) { try JSONValue.string("12a").decode(Int.self) }
     #expect(throws: DecodingError.self) { try JSONValue.bool(true).decode(Int.self) }
     #expect(try JSONValue.number("1e3").decode(Int.self) == 1000)
-    #expect(try JSONValue.number("99999999999999999999").decode(Decimal.self).description == "99999999999999999999")
+    #expect(
+      try JSONValue.number("99999999999999999999").decode(Decimal.self).description == "99999999999999999999")
   }
 
   @Test(arguments: [

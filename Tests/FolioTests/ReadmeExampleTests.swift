@@ -1,7 +1,6 @@
+import Folio  // not @testable: the README uses only the public API
 import Foundation
 import Testing
-
-import Folio  // not @testable: the README uses only the public API
 
 /// The README's library example, compiled and run as written (issue 15 §6).
 /// Only `root` differs: the README says `URL(fileURLWithPath: "todo-data")`;
@@ -18,7 +17,8 @@ struct ReadmeExampleTests {
   }
 
   static func example(root: URL) async throws -> (Todo?, [Todo], [String]) {
-    let store = try Store.create(at: root, tables: ["todos": .init(path: "data/todos", order: ["lastUpdate"])])
+    let store = try Store.create(
+      at: root, tables: ["todos": .init(path: "data/todos", order: ["lastUpdate"])])
     let todos = store.collection("todos")
 
     // In async code every call awaits: it runs on the store's own queue.
@@ -56,7 +56,8 @@ struct ReadmeExampleTests {
   // README: end
 
   @Test func readmeLibraryExampleRunsAsWritten() async throws {
-    let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("readme-\(UUID().uuidString)")
+    let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+      "readme-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
     let (todo, page, seen) = try await Self.example(root: root)
     #expect(todo?.title == "Buy oat milk")

@@ -41,7 +41,7 @@ struct SwiftValuesTests {
     #expect(a["where", as: Point.self] == Point(x: 1, y: 2))
 
     try store.write { tx in
-      try tx.apply(table: "todos", pk: "b", op: .upsert, columns: ["height": 3.5, "lastUpdate": 9])
+      _ = try tx.apply(table: "todos", pk: "b", op: .upsert, columns: ["height": 3.5, "lastUpdate": 9])
     }
     let limit = 2.0
     let tall = try store.collection("todos").query().orderBy(child: "height").startAt(limit).get()
@@ -142,5 +142,15 @@ struct SwiftValuesTests {
     let again = try Store.create(at: scratch.url, tables: ["todos": .init(), "notes": .init()])
     #expect(again.config.tables.map(\.name) == ["todos", "notes"])
     #expect(again.config.table(named: "todos")?.path == "data/todos")
+  }
+}
+
+extension SwiftValuesTests {
+  /// A Double from a variable is written as the same literal would be.
+  @Test func doublesKeepTheirLiteralForm() throws {
+    let one = 1.0
+    #expect(try JSONValue(one) == JSONValue(floatLiteral: 1.0))
+    #expect(try JSONValue(one) == .number("1.0"))
+    #expect(JSONValue.arrayUnion([one]) == .arrayUnion([1.0] as [JSONValue]))
   }
 }

@@ -91,7 +91,8 @@ extension PendingIDSpecificOperation {
   /// - Throws: `UNKNOWN_TABLE` if `folio.yaml` does not define the table.
   public func subscribe() throws -> Subscription {
     _ = try collection.store.table(named: collection.name)
-    return Subscription(registry: collection.store.subscriptions, target: .document(table: collection.name, pk: pk))
+    return Subscription(
+      registry: collection.store.subscriptions, target: .document(table: collection.name, pk: pk))
   }
 }
 

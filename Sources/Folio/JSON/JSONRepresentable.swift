@@ -61,8 +61,8 @@ extension Bool: JSONRepresentable {
 }
 
 extension Double: JSONRepresentable {
-  /// A JSON number in shortest round-trip form; whole values print without
-  /// a fraction.
+  /// A JSON number in shortest round-trip form, as a float literal gives
+  /// (`1.0` stays `1.0`).
   public var jsonValue: JSONValue {
     get throws { try JSONValueEncoder().double(self) }
   }

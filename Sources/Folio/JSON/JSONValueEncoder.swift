@@ -118,7 +118,8 @@ public struct JSONValueEncoder: Sendable {
   /// are not documented as thread-safe on every platform).
   static func iso8601(fractionalSeconds: Bool = true) -> ISO8601DateFormatter {
     let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = fractionalSeconds ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+    formatter.formatOptions =
+      fractionalSeconds ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
     return formatter
   }
 
@@ -130,10 +131,8 @@ public struct JSONValueEncoder: Sendable {
 
   func double(_ value: Double) throws -> JSONValue {
     guard value.isFinite else { throw JSONValueEncoder.nonFinite(String(value)) }
-    // Integral values print without ".0", as the writer prints computed numbers.
-    if value == value.rounded(), abs(value) < 1e15, let integer = Int64(exactly: value) {
-      return .number(String(integer))
-    }
+    // Swift's shortest round-trip text, as a float literal gives (1.0 stays
+    // "1.0": seed 002 compares array members by their JSON text).
     return .number(String(value))
   }
 
@@ -261,7 +260,9 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   let encoder: EncoderImpl
   var codingPath: [any CodingKey] { encoder.codingPath }
 
-  mutating func encodeNil(forKey key: Key) throws { encoder.box.member(key.stringValue).content = .value(.null) }
+  mutating func encodeNil(forKey key: Key) throws {
+    encoder.box.member(key.stringValue).content = .value(.null)
+  }
   mutating func encode(_ value: Bool, forKey key: Key) throws { try put(value, key) }
   mutating func encode(_ value: String, forKey key: Key) throws { try put(value, key) }
   mutating func encode(_ value: Double, forKey key: Key) throws { try put(value, key) }

@@ -16,7 +16,7 @@ extension PendingIDSpecificOperation {
   ///     render(todo)
   /// }
   /// ```
-  public func observeLocal<T: Decodable>(
+  public func observeLocal<T: Decodable & Sendable>(
     as type: T.Type, deliverOn queue: DispatchQueue = .main, decoder: JSONValueDecoder = JSONValueDecoder(),
     _ handler: @escaping @Sendable (T?, SingleDocumentLiveQueryEvent) -> Void
   ) throws -> LiveQuery {
@@ -38,12 +38,15 @@ extension PendingIDSpecificOperation {
   ///     print(event.isInitial ? "now" : "changed", todo?.title ?? "gone")
   /// }
   /// ```
-  public func changes<T: Decodable & Sendable>(as type: T.Type, decoder: JSONValueDecoder = JSONValueDecoder())
+  public func changes<T: Decodable & Sendable>(
+    as type: T.Type, decoder: JSONValueDecoder = JSONValueDecoder()
+  )
     throws -> LiveQueryChanges<(T?, SingleDocumentLiveQueryEvent)>
   {
     _ = try collection.store.table(named: collection.name)
     return LiveQueryChanges { yield in
-      try observeLocal(as: type, deliverOn: ObservationCenter.sequenceQueue, decoder: decoder) { value, event in
+      try observeLocal(as: type, deliverOn: ObservationCenter.sequenceQueue, decoder: decoder) {
+        value, event in
         yield((value, event))
       }
     }

@@ -85,7 +85,9 @@ extension PendingIDSpecificOperation {
   public func changes() throws -> LiveQueryChanges<(Document?, SingleDocumentLiveQueryEvent)> {
     _ = try collection.store.table(named: collection.name)
     return LiveQueryChanges { yield in
-      try observeLocal(deliverOn: ObservationCenter.sequenceQueue) { document, event in yield((document, event)) }
+      try observeLocal(deliverOn: ObservationCenter.sequenceQueue) { document, event in
+        yield((document, event))
+      }
     }
   }
 

@@ -16,7 +16,7 @@ extension Query {
   ///     render(todos)
   /// }
   /// ```
-  public func observeLocal<T: Decodable>(
+  public func observeLocal<T: Decodable & Sendable>(
     as type: T.Type, deliverOn queue: DispatchQueue = .main, decoder: JSONValueDecoder = JSONValueDecoder(),
     _ handler: @escaping @Sendable ([T], LiveQueryEvent) -> Void
   ) throws -> LiveQuery {
@@ -34,12 +34,15 @@ extension Query {
   /// ```swift
   /// for try await (todos, _) in try todos.query().changes(as: Todo.self) { render(todos) }
   /// ```
-  public func changes<T: Decodable & Sendable>(as type: T.Type, decoder: JSONValueDecoder = JSONValueDecoder())
+  public func changes<T: Decodable & Sendable>(
+    as type: T.Type, decoder: JSONValueDecoder = JSONValueDecoder()
+  )
     throws -> LiveQueryChanges<([T], LiveQueryEvent)>
   {
     _ = try collection.store.table(named: collection.name)
     return LiveQueryChanges { yield in
-      try observeLocal(as: type, deliverOn: ObservationCenter.sequenceQueue, decoder: decoder) { values, event in
+      try observeLocal(as: type, deliverOn: ObservationCenter.sequenceQueue, decoder: decoder) {
+        values, event in
         yield((values, event))
       }
     }

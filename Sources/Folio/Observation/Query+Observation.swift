@@ -58,7 +58,9 @@ extension Query {
   public func changes() throws -> LiveQueryChanges<([Document], LiveQueryEvent)> {
     _ = try collection.store.table(named: collection.name)
     return LiveQueryChanges { yield in
-      try observeLocal(deliverOn: ObservationCenter.sequenceQueue) { documents, event in yield((documents, event)) }
+      try observeLocal(deliverOn: ObservationCenter.sequenceQueue) { documents, event in
+        yield((documents, event))
+      }
     }
   }
 

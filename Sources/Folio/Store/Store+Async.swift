@@ -33,7 +33,8 @@ extension Store {
   /// }
   /// ```
   @discardableResult
-  public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
+  public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T
+  {
     try await perform { try self.write(body) }
   }
 
@@ -48,7 +49,9 @@ extension Store {
     table: String, pk: String, op: Mutation.Kind, columns: [String: JSONValue] = [:],
     transforms: [String: JSONValue] = [:]
   ) async throws -> [UpdateResult] {
-    try await perform { try self.apply(table: table, pk: pk, op: op, columns: columns, transforms: transforms) }
+    try await perform {
+      try self.apply(table: table, pk: pk, op: op, columns: columns, transforms: transforms)
+    }
   }
 
   /// ``apply(table:pk:op:columns:transforms:)`` with Swift values, run on

@@ -48,7 +48,9 @@ struct MainQueueDeliveryTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     let onMain = Mutex<[Bool]>([])
-    let live = try store.collection("todos").findByID("a").observeLocal(deliverOn: DispatchQueue(label: "own")) {
+    let live = try store.collection("todos").findByID("a").observeLocal(
+      deliverOn: DispatchQueue(label: "own")
+    ) {
       _, _ in onMain.withLock { $0.append(Self.onMainQueue) }
     }
     try await waitUntil { onMain.withLock { $0.count } == 1 }

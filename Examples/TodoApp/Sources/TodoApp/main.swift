@@ -36,7 +36,8 @@ let store = try Store.create(
 let todos = store.collection("todos")
 
 // Codable in and out.
-try todos.insert(Todo(id: "a", title: "Buy milk", lastUpdate: 1, due: Date(timeIntervalSince1970: 1_700_000_000)))
+try todos.insert(
+  Todo(id: "a", title: "Buy milk", lastUpdate: 1, due: Date(timeIntervalSince1970: 1_700_000_000)))
 try todos.upsert(Todo(id: "b", title: "Walk", lastUpdate: 2))
 check(try todos.findByID("a").exec(as: Todo.self)?.title == "Buy milk", "exec(as:)")
 
@@ -75,7 +76,9 @@ let live = try todos.findByID("a").observeLocal(as: Todo.self) { todo, event in
     Task {
       try await store.apply(
         table: "todos", pk: "a", op: .update, columns: [:],
-        transforms: ["views": ["op": "increment", "by": 1], "tags": ["op": "arrayUnion", "values": ["offline"]]])
+        transforms: [
+          "views": ["op": "increment", "by": 1], "tags": ["op": "arrayUnion", "values": ["offline"]],
+        ])
     }
   } else {
     check(events == [5_000_000_001, 5_000_000_002], "events \(events)")
