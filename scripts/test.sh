@@ -9,3 +9,8 @@ git config --global user.name >/dev/null 2>&1 || git config --global user.name "
 export FOLIO_INDEX_DAEMON=off
 swift build --build-tests
 swift test --skip-build
+# A consumer package that depends on the library and uses only its public
+# API, with no JSON text by hand (Codable, Swift values, write with filters,
+# async/await, live queries on the main queue under dispatchMain).
+swift build --package-path Examples/TodoApp
+swift run --skip-build --package-path Examples/TodoApp TodoApp

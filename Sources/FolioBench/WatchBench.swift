@@ -453,10 +453,12 @@ enum WatchBench {
     let items = store.collection("items")
     let out = Mutex(())
     var live: [LiveQuery] = []
+    // Not the library's default, the main queue, which this program does not run.
+    let delivery = DispatchQueue(label: "folio-bench.watch-observer")
     while let line = readLine(), !line.isEmpty {
       let pk = line
       live.append(
-        try items.findByID(pk).observeLocal { document, event in
+        try items.findByID(pk).observeLocal(deliverOn: delivery) { document, event in
           guard !event.isInitial else { return }
           let time = now()
           let views = document?["views"]?.intValue.map(String.init) ?? "-"

@@ -4,13 +4,17 @@ struct ApplyCommand: Command {
   static let name = "apply"
   static let abstract = "Apply one mutation, with transforms, exactly as the API's apply does."
   static let usage =
-    "folio apply TABLE PK --op insert|update|upsert|remove [--columns JSON] [--transforms JSON]"
+    "folio apply TABLE (PK | --where EXPR [--dry-run]) --op insert|update|upsert|remove [--columns JSON] [--transforms JSON]"
   static let details = """
     ARGUMENTS:
       TABLE               The table.
       PK                  The document's pk.
 
     OPTIONS:
+      --where EXPR        Instead of PK: every document that matches EXPR (the
+                          language of 'folio query --where'), in one transaction,
+                          one recorded op per document. Not with insert.
+      --dry-run           With --where: print the pks that would change, change nothing.
       --op OP             insert, update, upsert or remove.
       --columns JSON      A JSON object of columns to assign (applied first).
       --transforms JSON   A JSON object mapping columns to transforms (applied on top):
@@ -21,22 +25,25 @@ struct ApplyCommand: Command {
     nothing. A malformed transform prints 'error: LOCAL_CONSTRAINT: …', exits 1, and
     changes no file.
 
-    EXAMPLE:
+    With --where, a filter that matches nothing prints a note to stderr and exits 0.
+
+    EXAMPLES:
       folio apply todos 3f2a --op update --columns '{"done":true}' \\
         --transforms '{"views":{"op":"increment","by":1}}'
+      folio apply todos --where 'done == false' --op update --columns '{"done":true}'
     """
 
   var table: String
-  var pk: String
+  /// The target: one pk, or a filter (seed `002_*` "Write with filters").
+  var target: WriteTarget
   var op: Mutation.Kind
   var columns: String?
   var transforms: String?
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments, options: ["--op", "--columns", "--transforms"])
-    try parsed.expectPositionals(2...2)
-    table = parsed.positionals[0]
-    pk = parsed.positionals[1]
+    let parsed = try CommandLineArguments(
+      arguments, options: ["--op", "--columns", "--transforms", "--where"], flags: ["--dry-run"])
+    (table, target) = try WriteTarget.parse(parsed)
     guard let name = parsed.value("--op") else { throw UsageError("missing '--op'") }
     guard let op = Mutation.Kind(rawValue: name) else {
       throw UsageError("unknown op '\(name)'; expected insert, update, upsert or remove")
@@ -50,9 +57,16 @@ struct ApplyCommand: Command {
     let columns = try objectArgument(self.columns, name: "--columns")
     let transforms = try objectArgument(self.transforms, name: "--transforms")
     let store = try context.openStore()
-    let results = try store.apply(
-      table: table, pk: pk, op: op, columns: columns, transforms: transforms)
-    for result in results { Output.print(result.json.compactString) }
+    switch target {
+    case .pk(let pk):
+      let results = try store.apply(
+        table: table, pk: pk, op: op, columns: columns, transforms: transforms)
+      for result in results { Output.print(result.json.compactString) }
+    case .filter(let expression, let dryRun):
+      let outcome = try store.apply(
+        table: table, where: expression, op: op, columns: columns, transforms: transforms, dryRun: dryRun)
+      target.report(outcome, table: table)
+    }
     return 0
   }
 

@@ -68,12 +68,14 @@ struct ObserveCommand: Command {
     defer { subscription?.cancel() }
     if let query {
       let made = try query.makeQuery(store)
-      if subscribe { subscription = made.subscribe() }
+      if subscribe { subscription = try made.subscribe() }
       return try Self.follow(made)
     }
     let address = address!
-    if subscribe { subscription = store.collection(address.table).findByID(address.pk).subscribe() }
-    let live = try store.collection(address.table).findByID(address.pk).observeLocal { document, event in
+    if subscribe { subscription = try store.collection(address.table).findByID(address.pk).subscribe() }
+    let live = try store.collection(address.table).findByID(address.pk).observeLocal(
+      deliverOn: Self.deliveryQueue
+    ) { document, event in
       let line: JSONValue =
         event.isInitial
         ? ["initial": true, "document": document?.json ?? .null]
@@ -87,7 +89,7 @@ struct ObserveCommand: Command {
 
   /// Prints a query's results, then its child events, until interrupted.
   static func follow(_ query: Query) throws -> Int32 {
-    let live = try query.observeLocal { documents, event in
+    let live = try query.observeLocal(deliverOn: deliveryQueue) { documents, event in
       var bytes: [UInt8] = []
       switch event {
       case .initial:
@@ -107,6 +109,11 @@ struct ObserveCommand: Command {
     live.stop()
     return 0
   }
+
+  /// Where events are printed. The library delivers on the main queue by
+  /// default (seed `000_*`), and this thread blocks in `waitForInterrupt`
+  /// rather than running it, so the command names its own serial queue.
+  static let deliveryQueue = DispatchQueue(label: "folio.observe.print")
 
   /// Blocks until SIGINT or SIGTERM.
   static func waitForInterrupt() {

@@ -3,25 +3,41 @@ import Folio
 struct RemoveCommand: Command {
   static let name = "rm"
   static let abstract = "Remove a document; the removal is recorded and syncs as a delete."
-  static let usage = "folio rm TABLE PK"
+  static let usage = "folio rm TABLE (PK | --where EXPR [--dry-run])"
   static let details = """
     ARGUMENTS:
-      TABLE    The table.
-      PK       The document's pk.
+      TABLE          The table.
+      PK             The document's pk.
 
-    Exits 1 with 'error: NOT_FOUND: …' when there is no such document.
+    OPTIONS:
+      --where EXPR   Instead of PK: every document that matches EXPR, in one
+                     transaction, one recorded removal per document; prints one
+                     NDJSON line per removed document. A filter that matches
+                     nothing prints a note to stderr and exits 0.
+      --dry-run      With --where: print the pks that would go, remove nothing.
+
+    With a PK, exits 1 with 'error: NOT_FOUND: …' when there is no such document.
     See also 'folio evict', which removes only the local copy.
     """
 
-  var address: DocumentAddress
+  var table: String
+  var target: WriteTarget
 
   init(arguments: [String]) throws {
-    address = try DocumentAddress(arguments: arguments)
+    let parsed = try CommandLineArguments(arguments, options: ["--where"], flags: ["--dry-run"])
+    (table, target) = try WriteTarget.parse(parsed)
   }
 
   func run(in context: CommandContext) throws -> Int32 {
-    guard try context.openStore().collection(address.table).findByID(address.pk).remove() else {
-      throw address.notFound
+    let store = try context.openStore()
+    switch target {
+    case .pk(let pk):
+      guard try store.collection(table).findByID(pk).remove() else {
+        throw FolioError(.notFound, "no document '\(pk)' in table '\(table)'", table: table, pk: pk)
+      }
+    case .filter(let expression, let dryRun):
+      let outcome = try store.apply(table: table, where: expression, op: .remove, dryRun: dryRun)
+      target.report(outcome, table: table)
     }
     return 0
   }

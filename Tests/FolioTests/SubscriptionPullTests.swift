@@ -39,7 +39,7 @@ struct SubscriptionPullTests {
     #expect(pulls.all.isEmpty)
 
     // Subscribed: it arrives without a call to sync, and the observer sees it.
-    let subscription = b.collection("todos").findByID("t").subscribe()
+    let subscription = try b.collection("todos").findByID("t").subscribe()
     #expect(seen.wait { $0.last == 3 }.last == 3)
     #expect(try views(b, "t") == 3)
     // It keeps pulling: a later change arrives too.
@@ -71,7 +71,7 @@ struct SubscriptionPullTests {
     b.onPull { result in
       if case .failure(let error as FolioError) = result { failures.append(error.code) }
     }
-    let subscription = b.collection("todos").query().subscribe()
+    let subscription = try b.collection("todos").query().subscribe()
     // Every tick tries again and says why it failed.
     #expect(failures.wait(for: 2).prefix(2) == [.remote, .remote])
     try b.apply(table: "todos", pk: "n", op: .insert, columns: ["views": 5])
@@ -86,7 +86,7 @@ struct SubscriptionPullTests {
     let store = try Store.create(at: URL(fileURLWithPath: scratch.path + "/s"))
     let pulls = EventRecorder<Bool>()
     store.onPull { _ in pulls.append(true) }
-    let subscription = store.collection("todos").findByID("x").subscribe()
+    let subscription = try store.collection("todos").findByID("x").subscribe()
     Thread.sleep(forTimeInterval: 0.3)
     #expect(pulls.all.isEmpty)
     subscription.cancel()

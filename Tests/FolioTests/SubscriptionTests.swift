@@ -17,9 +17,9 @@ struct SubscriptionTests {
     defer { scratch.remove() }
     #expect(store.activeSubscriptions.isEmpty)
     let todos = store.collection("todos")
-    let one = todos.findByID("a").subscribe()
-    var query: Subscription? = todos.query().where(try Predicate(parsing: "done == false")).subscribe()
-    let note = store.collection("notes").findByID("n").subscribe()
+    let one = try todos.findByID("a").subscribe()
+    var query: Subscription? = try todos.query().where(Predicate(parsing: "done == false")).subscribe()
+    let note = try store.collection("notes").findByID("n").subscribe()
     #expect(store.activeSubscriptions.map(Self.describe) == ["todos/a", "query on todos", "notes/n"])
     #expect(store.activeSubscriptions.map(\.table) == ["todos", "todos", "notes"])
     #expect(Self.describe(one.target) == "todos/a")

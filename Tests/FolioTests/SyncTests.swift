@@ -295,13 +295,13 @@ import Testing
     #expect(try doc(a, "t1") == nil)
     #expect(try a.isEvicted(table: "todos", pk: "t1"))
     // Subscribing brings it back on the next sync, with the remote's data.
-    let subscription = a.collection("todos").findByID("t1").subscribe()
+    let subscription = try a.collection("todos").findByID("t1").subscribe()
     try a.sync()
     #expect(try doc(a, "t1")?["title"] == "one, edited")
     #expect(try !a.isEvicted(table: "todos", pk: "t1"))
     subscription.cancel()
     // A query subscription covers t2 by its title.
-    let query = a.collection("todos").query().where(try Predicate(parsing: #"title == "two""#)).subscribe()
+    let query = try a.collection("todos").query().where(Predicate(parsing: #"title == "two""#)).subscribe()
     try a.sync()
     #expect(try doc(a, "t2")?["title"] == "two")
     query.cancel()

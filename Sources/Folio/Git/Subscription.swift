@@ -84,8 +84,15 @@ final class SubscriptionRegistry: Sendable {
 extension PendingIDSpecificOperation {
   /// Subscribes to the document: while the returned handle is alive, `sync`
   /// keeps it on this replica, bringing it back if it was evicted.
-  public func subscribe() -> Subscription {
-    Subscription(registry: collection.store.subscriptions, target: .document(table: collection.name, pk: pk))
+  ///
+  /// ```swift
+  /// let sub = try todos.findByID("3f2a").subscribe()   // keep it alive
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE` if `folio.yaml` does not define the table.
+  public func subscribe() throws -> Subscription {
+    _ = try collection.store.table(named: collection.name)
+    return Subscription(
+      registry: collection.store.subscriptions, target: .document(table: collection.name, pk: pk))
   }
 }
 
@@ -93,8 +100,14 @@ extension Query {
   /// Subscribes to every document this query covers (its filter and range):
   /// while the returned handle is alive, `sync` brings back covered
   /// documents that were evicted.
-  public func subscribe() -> Subscription {
-    Subscription(registry: collection.store.subscriptions, target: .query(self))
+  ///
+  /// ```swift
+  /// let sub = try todos.query().where("done == false").subscribe()
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE` if `folio.yaml` does not define the table.
+  public func subscribe() throws -> Subscription {
+    _ = try collection.store.table(named: collection.name)
+    return Subscription(registry: collection.store.subscriptions, target: .query(self))
   }
 }
 

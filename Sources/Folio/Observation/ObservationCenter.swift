@@ -48,8 +48,12 @@ final class ObservationCenter: Sendable {
   /// Tests only: runs on the watcher thread between its journal check and
   /// its reads, the moment where another process's transaction can begin.
   let afterJournalCheck = Mutex<(@Sendable () -> Void)?>(nil)
-  /// Where handlers run when the caller names no queue.
-  static let defaultQueue = DispatchQueue(label: "folio.observation.delivery")
+  /// Where handlers run when the caller names no queue: the main queue, as
+  /// seed `000_*` says ("Defaults to the main queue").
+  static var defaultQueue: DispatchQueue { .main }
+  /// Where the async-sequence forms (`changes()`) take their events: they
+  /// must not depend on anyone running the main queue.
+  static let sequenceQueue = DispatchQueue(label: "folio.observation.sequence")
 
   /// Registers `observer`, delivers its initial state, and starts the
   /// watcher if it is the first.

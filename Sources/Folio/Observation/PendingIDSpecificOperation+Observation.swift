@@ -11,8 +11,12 @@ import Dispatch
 ///   change made outside Folio's transactions (a checkout writing many
 ///   files) may be seen in more than one step;
 /// - `oldDocument` is the document as the handler last received it;
-/// - the handler runs on a serial queue Folio owns, or on `deliverOn`, and
-///   never concurrently with itself;
+/// - the handler runs on `deliverOn`, by default the main queue (seed
+///   `000_*`: "Defaults to the main queue"), and never concurrently with
+///   itself. **A command-line program must run the main queue**
+///   (`dispatchMain()`, a `RunLoop`, or an `async` main, which drains it)
+///   **or pass `deliverOn:`**, or no event arrives. The `changes()` async
+///   sequences need neither: they take events on a queue of Folio's;
 /// - after ``LiveQuery/stop()`` returns, or the ``LiveQuery`` is released,
 ///   nothing more is delivered.
 ///
@@ -80,7 +84,11 @@ extension PendingIDSpecificOperation {
   /// ```
   public func changes() throws -> LiveQueryChanges<(Document?, SingleDocumentLiveQueryEvent)> {
     _ = try collection.store.table(named: collection.name)
-    return LiveQueryChanges { yield in try observeLocal { document, event in yield((document, event)) } }
+    return LiveQueryChanges { yield in
+      try observeLocal(deliverOn: ObservationCenter.sequenceQueue) { document, event in
+        yield((document, event))
+      }
+    }
   }
 
   private func start(

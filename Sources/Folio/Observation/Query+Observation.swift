@@ -57,7 +57,11 @@ extension Query {
   /// the iteration stops the live query; each iteration runs its own.
   public func changes() throws -> LiveQueryChanges<([Document], LiveQueryEvent)> {
     _ = try collection.store.table(named: collection.name)
-    return LiveQueryChanges { yield in try observeLocal { documents, event in yield((documents, event)) } }
+    return LiveQueryChanges { yield in
+      try observeLocal(deliverOn: ObservationCenter.sequenceQueue) { documents, event in
+        yield((documents, event))
+      }
+    }
   }
 
   private func start(

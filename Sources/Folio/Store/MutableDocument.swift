@@ -20,6 +20,10 @@ public final class MutableDocument {
   public private(set) var value: JSONObject
   private var assignments: [Mutation.Assignment] = []
   private var transforms: [Mutation.TransformEntry] = []
+  /// The first error from converting a Swift value assigned in the update
+  /// body (a setter cannot throw); the update throws it and records nothing
+  /// (MutableDocument+Values.swift).
+  var deferredError: (any Error)?
 
   init(pk: String, value: JSONObject) {
     self.pk = pk

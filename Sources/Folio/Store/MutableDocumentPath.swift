@@ -3,8 +3,8 @@
 /// Assigning a literal (`d?["done"] = true`) works because a path can also
 /// stand for a plain value; such a detached path only carries the value.
 public struct MutableDocumentPath {
-  private let document: MutableDocument?
-  private let path: FieldPath?
+  let document: MutableDocument?
+  let path: FieldPath?
   let detachedValue: JSONValue?
 
   init(document: MutableDocument, path: FieldPath) {
@@ -20,7 +20,7 @@ public struct MutableDocumentPath {
     detachedValue = value
   }
 
-  private func attached(_ operation: StaticString) -> (MutableDocument, FieldPath) {
+  func attached(_ operation: StaticString) -> (MutableDocument, FieldPath) {
     guard let document, let path else {
       preconditionFailure("\(operation) needs a path in a document, not a plain value")
     }

@@ -42,6 +42,9 @@ public final class Store: Sendable {
   /// When the last transaction committed here became visible
   /// (Store+Benchmark.swift).
   let lastCommitInstant = Mutex<Int>(0)
+  /// Where the `async` forms of the blocking calls run (Store+Async.swift):
+  /// one serial queue per store, off Swift's cooperative thread pool.
+  let executor = DispatchQueue(label: "folio.store.executor")
 
   /// The latest HLC this process has seen in the op log, and the log size it
   /// saw it at, so a new stamp needs no read when no one else wrote.

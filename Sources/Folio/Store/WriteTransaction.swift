@@ -65,8 +65,13 @@ public final class WriteTransaction {
     // seed 002: a malformed transform throws "before anything is written".
     var entries: [Mutation.TransformEntry] = []
     for column in transforms.keys.sorted() {
-      entries.append(
-        .init(path: .column(column), transform: try Transform(json: transforms[column]!, column: column)))
+      do {
+        entries.append(
+          .init(path: .column(column), transform: try Transform(json: transforms[column]!, column: column)))
+      } catch var error as FolioError {
+        (error.table, error.pk) = (table, pk)  // issue 15: the error names where
+        throw error
+      }
     }
     let assignments = columns.keys.sorted().map {
       Mutation.Assignment(path: .column($0), value: columns[$0]!)
@@ -89,6 +94,7 @@ public final class WriteTransaction {
     }
     let document = MutableDocument(pk: pk, value: current)
     try body(document)
+    if let error = document.deferredError { throw error }
     return try record(document.mutation, table: config, pk: pk)
   }
 

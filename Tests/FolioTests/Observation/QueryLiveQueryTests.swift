@@ -196,7 +196,7 @@ struct QueryLiveQueryTests {
     let stream = try store.collection("todos").query().orderBy(child: "lastUpdate").limitToLast(1).changes()
     let writer = Task.detached {
       try await Task.sleep(nanoseconds: 20_000_000)
-      try store.apply(table: "todos", pk: "f", op: .insert, columns: ["lastUpdate": 6])
+      try await store.apply(table: "todos", pk: "f", op: .insert, columns: ["lastUpdate": 6])
     }
     var seen: [String] = []
     for try await (documents, event) in stream {

@@ -196,7 +196,7 @@ struct SingleDocumentLiveQueryTests {
     let writer = Task.detached {
       for n in 1...3 {
         try await Task.sleep(nanoseconds: 20_000_000)
-        try store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": .integer(n)])
+        try await store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": .integer(n)])
       }
     }
     var seen: [JSONValue?] = []
@@ -247,7 +247,7 @@ struct LiveQueryChangesFailureTests {
   @Test func aStartThatFailsThrowsFromTheFirstNext() async throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
-    try store.apply(table: "todos", pk: "b", op: .insert, columns: ["lastUpdate": 1])
+    try await store.apply(table: "todos", pk: "b", op: .insert, columns: ["lastUpdate": 1])
     try scratch.write("data/todos/a.json", #"{"id": "a", "#)  // a save caught half way
     let single = try store.collection("todos").findByID("a").changes()
     var iterator = single.makeAsyncIterator()

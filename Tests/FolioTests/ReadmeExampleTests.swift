@@ -1,0 +1,75 @@
+import Folio  // not @testable: the README uses only the public API
+import Foundation
+import Testing
+
+/// The README's library example, compiled and run as written (issue 15 §6).
+/// Only `root` differs: the README says `URL(fileURLWithPath: "todo-data")`;
+/// here it is a scratch folder.
+struct ReadmeExampleTests {
+  // README: begin (after `import Folio` and `import Foundation`)
+  struct Todo: Codable, Sendable {
+    var id: String
+    var title: String
+    var done = false
+    var views = 0
+    var tags: [String] = []
+    var lastUpdate = 0
+  }
+
+  static func example(root: URL) async throws -> (Todo?, [Todo], [String]) {
+    let store = try Store.create(
+      at: root, tables: ["todos": .init(path: "data/todos", order: ["lastUpdate"])])
+    let todos = store.collection("todos")
+
+    // In async code every call awaits: it runs on the store's own queue.
+    try await todos.upsert(Todo(id: "3f2a", title: "Buy milk", lastUpdate: 100))
+    let title = "Buy oat milk"
+    try await todos.findByID("3f2a").update { d in  // one mutation: assignments and transforms
+      d?["title"] = title
+      d?["views"].increment(by: 1)
+    }
+    try await store.apply(
+      table: "todos", pk: "3f2a", op: .update,
+      columns: ["done": true], transforms: ["tags": .arrayUnion(["home"])])
+    let todo = try await todos.findByID("3f2a").exec(as: Todo.self)  // Todo?
+    let page = try await todos.query()  // ordered, cursor-paged, filtered
+      .orderBy(child: "lastUpdate").startAfter(0).limitToFirst(20).get(as: Todo.self)
+    try await store.apply(  // write with filters: one op per matching document
+      table: "todos", where: "done == true", op: .update, transforms: ["views": .increment(1)])
+    var seen: [String] = []
+    for try await (todo, event) in try todos.findByID("3f2a").changes(as: Todo.self) {
+      seen.append("\(event.isInitial ? "now" : "changed"): \(todo?.title ?? "deleted")")
+      break
+    }
+    try await store.write { tx in  // several mutations, one durability point
+      try tx.apply(table: "todos", pk: "b", op: .upsert, columns: ["title": "Walk", "lastUpdate": 200])
+      try tx.remove(table: "todos", pk: "b")
+    }
+    return (todo, page, seen)
+  }
+
+  // Outside async code, the same calls block and take no await.
+  static func markDone(_ store: Store, pk: String) throws -> Bool {
+    try store.collection("todos").findByID(pk).update { d in d?["done"] = true }
+    return try store.collection("todos").findByID(pk).exec(as: Todo.self)?.done == true
+  }
+  // README: end
+
+  @Test func readmeLibraryExampleRunsAsWritten() async throws {
+    let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+      "readme-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (todo, page, seen) = try await Self.example(root: root)
+    #expect(todo?.title == "Buy oat milk")
+    #expect(todo?.views == 1)
+    #expect(todo?.done == true)
+    #expect(todo?.tags == ["home"])
+    #expect(page.map(\.id) == ["3f2a"])
+    #expect(seen == ["now: Buy oat milk"])
+    let reopened = try Store(at: root)
+    #expect(try await reopened.collection("todos").query().count() == 1)  // b came and went
+    #expect(try await reopened.collection("todos").findByID("3f2a").exec(as: Todo.self)?.views == 2)
+    try await reopened.apply(table: "todos", pk: "3f2a", op: .update, columns: ["done": false])
+    #expect(try Self.markDone(reopened, pk: "3f2a"))
+  }
+}
