@@ -61,6 +61,16 @@ extension Query {
   func write(
     op: Mutation.Kind, columns: [String: JSONValue], transforms: [String: JSONValue], dryRun: Bool
   ) throws -> FilteredWriteResult {
+    try write(
+      op: op, columns: JSONObject(columns.map { ($0.key, $0.value) }),
+      transforms: JSONObject(transforms.map { ($0.key, $0.value) }), dryRun: dryRun)
+  }
+
+  /// ``write(op:columns:transforms:dryRun:)`` with JSON objects, whose keys
+  /// are told apart by their bytes (twin keys stay two columns).
+  func write(op: Mutation.Kind, columns: JSONObject, transforms: JSONObject, dryRun: Bool) throws
+    -> FilteredWriteResult
+  {
     let table = collection.name
     guard op != .insert else {
       throw FolioError(
@@ -70,9 +80,9 @@ extension Query {
     }
     // seed 002: a malformed transform throws "before anything is written";
     // here, before any document is even read.
-    for column in transforms.keys.sorted() {
+    for (column, value) in transforms.members.sorted(by: { $0.key.utf8Compare($1.key) < 0 }) {
       do {
-        _ = try Transform(json: transforms[column]!, column: column)
+        _ = try Transform(json: value, column: column)
       } catch var error as FolioError {
         error.table = table
         throw error

@@ -24,6 +24,18 @@ extension Store {
       .write(op: op, columns: columns, transforms: transforms, dryRun: dryRun)
   }
 
+  /// ``apply(table:where:op:columns:transforms:dryRun:)`` with the columns
+  /// and transforms as JSON objects, so twin keys stay two columns (the
+  /// CLI's `--columns` and `--transforms` come this way).
+  @discardableResult
+  public func apply(
+    table: String, where expression: String, op: Mutation.Kind, columns: JSONObject,
+    transforms: JSONObject = [:], dryRun: Bool = false
+  ) throws -> FilteredWriteResult {
+    try collection(table).query().where(expression)
+      .write(op: op, columns: columns, transforms: transforms, dryRun: dryRun)
+  }
+
   /// ``apply(table:where:op:columns:transforms:dryRun:)`` with plain Swift
   /// values as columns.
   @discardableResult
