@@ -9,8 +9,16 @@ git config --global user.name >/dev/null 2>&1 || git config --global user.name "
 export FOLIO_INDEX_DAEMON=off
 swift build --build-tests
 swift test --skip-build
-# A consumer package that depends on the library and uses only its public
-# API, with no JSON text by hand (Codable, Swift values, write with filters,
-# async/await, live queries on the main queue under dispatchMain).
+# A consumer package that depends on the library by version, as a real one
+# does, and uses only its public API, with no JSON text by hand (Codable,
+# Swift values, write with filters, async/await, live queries on the main
+# queue under dispatchMain). The release it depends on is this checkout's
+# HEAD, tagged 1.0.0 in a bare repository made for the purpose.
+release=$(mktemp -d "${TMPDIR:-/tmp}/folio-release-XXXXXX")
+trap 'rm -rf "$release"' EXIT
+git clone -q --bare . "$release/Folio.git"
+git -C "$release/Folio.git" tag 1.0.0 HEAD
+rm -f Examples/TodoApp/Package.resolved
+export FOLIO_PACKAGE_URL="file://$release/Folio.git"
 swift build --package-path Examples/TodoApp
 swift run --skip-build --package-path Examples/TodoApp TodoApp
