@@ -49,6 +49,27 @@ struct TwinKeyTests {
     #expect(try todos.findByID(Self.decomposed).exec() == nil)
   }
 
+  @Test func evictingOneTwinLeavesTheOther() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    for (i, pk) in Self.twins.enumerated() { try put(store, pk, n: i) }
+    _ = try store.commit(message: "twins")
+    let todos = store.collection("todos")
+    #expect(try todos.findByID(Self.composed).evict())
+    #expect(try store.isEvicted(table: "todos", pk: Self.composed))
+    #expect(try !store.isEvicted(table: "todos", pk: Self.decomposed))
+    #expect(try todos.findByID(Self.composed).exec() == nil)
+    #expect(Self.n(try todos.findByID(Self.decomposed).exec()) == 1)
+    // The commit sees one eviction, not a deletion, and leaves the twin alone.
+    let status = try store.status()
+    let table = try #require(status.tables.first { $0.name == "todos" })
+    #expect(Self.bytes(table.evicted) == Self.bytes([Self.composed]), "\(table.evicted)")
+    // Writing the evicted twin again clears only its mark.
+    try put(store, Self.composed, n: 9)
+    #expect(try !store.isEvicted(table: "todos", pk: Self.composed))
+    #expect(Self.n(try todos.findByID(Self.decomposed).exec()) == 1)
+  }
+
   @Test func liveQueriesChildEventsAndObserveKeepTwinsApart() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }

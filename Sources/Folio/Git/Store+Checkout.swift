@@ -266,7 +266,7 @@ extension Store {
     var paths = Set<String>()
     for (name, pks) in try loadEvictions() {
       guard let table = config.table(named: name) else { continue }
-      for pk in pks { paths.insert(table.path + "/" + (try PrimaryKey.fileName(for: pk))) }
+      for pk in pks { paths.insert(table.path + "/" + (try PrimaryKey.fileName(for: pk.string))) }
     }
     return paths
   }

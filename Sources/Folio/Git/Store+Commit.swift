@@ -68,7 +68,7 @@ struct PendingScan {
   var files: [(path: String, bytes: [UInt8]?)] = []
   var problems: [FolioError] = []
   var ownOps: [OpHistory.DocumentKey: [Op]] = [:]
-  var evictedByTable: [String: Set<String>] = [:]
+  var evictedByTable: [String: Set<ExactKey>] = [:]
 }
 
 extension Store {
@@ -195,7 +195,7 @@ extension Store {
             pendingOps: scan.ownOps.filter { $0.key.table == table.name }.reduce(0) { $0 + $1.value.count },
             changedDocuments: documents.map(\.pk).sorted(),
             externalEdits: documents.filter { $0.synthetic != nil }.map(\.pk).sorted(),
-            evicted: (scan.evictedByTable[table.name] ?? []).sorted()))
+            evicted: (scan.evictedByTable[table.name] ?? []).sorted().map(\.string)))
       }
       return StoreStatus(
         tables: tables, problems: scan.problems, branch: (try? repository.headBranch()) ?? "HEAD",
@@ -305,7 +305,7 @@ extension Store {
       for (name, id) in headBlobs where !present.contains(name) && name.hasSuffix(".json") {
         guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
         let path = table.path + "/" + name
-        if scan.evictedByTable[table.name]?.contains(pk) == true {
+        if scan.evictedByTable[table.name]?.contains(ExactKey(pk)) == true {
           if index.entry(at: path)?.skipWorktree != true { scan.evicted.append((path, id)) }
           continue
         }
@@ -322,7 +322,7 @@ extension Store {
           unchanged
             ? index.entry(at: table.path + "/" + name) == nil
             : !present.contains(name) && headBlobs[name] == nil,
-          scan.evictedByTable[table.name]?.contains(key.pk) != true
+          scan.evictedByTable[table.name]?.contains(ExactKey(key.pk)) != true
         else { continue }
         let path = table.path + "/" + name
         let expected = try knownDocument(

@@ -16,7 +16,7 @@ extension Store {
   /// count of the folder's `*.json` names. When it is false, the caller
   /// does the full scan, which finds what differs.
   func folderMatchesHead(
-    _ table: TableConfig, headTree: GitTree?, index: GitIndex, repository: GitRepository, evicted: Set<String>
+    _ table: TableConfig, headTree: GitTree?, index: GitIndex, repository: GitRepository, evicted: Set<ExactKey>
   ) throws -> Bool {
     guard let headTree else { return false }
     var folderEntry: OpaquePointer?
@@ -94,7 +94,7 @@ extension Store {
   /// any differs.
   private static func countMatching(
     _ entries: Slice<UnsafeBufferPointer<UnsafePointer<git_index_entry>>>, dirfd: Int32, prefixLength: Int,
-    evicted: Set<String>
+    evicted: Set<ExactKey>
   ) -> Int {
     var st = stat()
     var present = 0
@@ -105,7 +105,7 @@ extension Store {
       if fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 {
         // Only an evicted document may be missing.
         guard errno == ENOENT, skipWorktree,
-          let pk = PrimaryKey.pk(fromFileName: String(cString: name)), evicted.contains(pk)
+          let pk = PrimaryKey.pk(fromFileName: String(cString: name)), evicted.contains(ExactKey(pk))
         else { return -1 }
         continue
       }

@@ -132,7 +132,8 @@ extension Store {
     let index = try repository.index()
     var restored = 0
     for table in config.tables {
-      for pk in (evictions[table.name] ?? []).sorted() {
+      for key in (evictions[table.name] ?? []).sorted() {
+        let pk = key.string
         let name = try PrimaryKey.fileName(for: pk)
         let path = table.path + "/" + name
         guard let id = tree.blobID(at: path) else { continue }
@@ -144,7 +145,7 @@ extension Store {
         try FileSystem.makeDirectories(directory(of: table))
         try FileSystem.writeAtomically(absolute, bytes, sync: true, under: rootPath)
         try index.add(path: path, id: id, filePath: absolute)
-        evictions[table.name]?.remove(pk)
+        evictions[table.name]?.remove(key)
         if evictions[table.name]?.isEmpty == true { evictions[table.name] = nil }
         restored += 1
       }

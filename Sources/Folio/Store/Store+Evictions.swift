@@ -1,26 +1,27 @@
 extension Store {
-  /// The evicted documents, by table: removed locally, not deleted.
-  /// Kept in `.git/folio/evicted.json`.
-  func loadEvictions() throws -> [String: Set<String>] {
+  /// The evicted documents' pks, by table: removed locally, not deleted.
+  /// Kept in `.git/folio/evicted.json`. Pks compare by their bytes, so
+  /// evicting one of two twin pks leaves the other alone.
+  func loadEvictions() throws -> [String: Set<ExactKey>] {
     guard let bytes = try FileSystem.read(evictedPath), !bytes.isEmpty else { return [:] }
     let value = try JSONValue(parsing: bytes, file: relative(evictedPath))
-    var result: [String: Set<String>] = [:]
+    var result: [String: Set<ExactKey>] = [:]
     for (table, pks) in value.objectValue ?? [:] {
-      result[table] = Set((pks.arrayValue ?? []).compactMap(\.stringValue))
+      result[table] = Set((pks.arrayValue ?? []).compactMap { $0.stringValue.map { ExactKey($0) } })
     }
     return result
   }
 
-  func saveEvictions(_ evictions: [String: Set<String>]) throws {
+  func saveEvictions(_ evictions: [String: Set<ExactKey>]) throws {
     var object = JSONObject()
     for table in evictions.keys.sorted() {
-      object[table] = .array(evictions[table]!.sorted().map(JSONValue.string))
+      object[table] = .array(evictions[table]!.sorted().map { .string($0.string) })
     }
     try FileSystem.writeAtomically(evictedPath, JSONValue.object(object).canonicalBytes(), sync: true)
   }
 
   /// Whether `pk` in `table` was evicted (and not written since).
   public func isEvicted(table: String, pk: String) throws -> Bool {
-    try loadEvictions()[table]?.contains(pk) ?? false
+    try loadEvictions()[table]?.contains(ExactKey(pk)) ?? false
   }
 }

@@ -289,8 +289,8 @@ public final class WriteTransaction {
     var restored = Set<String>()
     for (key, _) in changes {
       if evicted {
-        set[key.table, default: []].insert(key.pk)
-      } else if set[key.table]?.remove(key.pk) != nil {
+        set[key.table, default: []].insert(ExactKey(key.pk))
+      } else if set[key.table]?.remove(ExactKey(key.pk)) != nil {
         if set[key.table]?.isEmpty == true { set[key.table] = nil }
         if let table = store.config.table(named: key.table) {
           restored.insert(store.relative(try store.documentPath(table: table, pk: key.pk)))

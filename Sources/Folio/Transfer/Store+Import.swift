@@ -324,7 +324,7 @@ extension Store {
     var evictions = try loadEvictions()
     guard let pks = evictions[table.name], !pks.isEmpty else { return }
     let remaining = pks.filter { pk in
-      (try? documentPath(table: table, pk: pk)).map { !FileSystem.exists($0) } ?? true
+      (try? documentPath(table: table, pk: pk.string)).map { !FileSystem.exists($0) } ?? true
     }
     if remaining.count == pks.count { return }
     evictions[table.name] = remaining.isEmpty ? nil : remaining

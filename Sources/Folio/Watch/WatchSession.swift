@@ -306,7 +306,7 @@ final class WatchSession {
         try store.recover()
         if known == nil { known = try KnownDocuments(store: store) }
         try known!.refresh()
-        var evictions: [String: Set<String>]?
+        var evictions: [String: Set<ExactKey>]?
         var mutations: [(FileKey, TableConfig, String, Mutation, UInt64?)] = []
         for key in sorted {
           guard let table = store.config.table(named: key.table),
@@ -365,13 +365,13 @@ final class WatchSession {
   }
 
   private func examine(
-    table: TableConfig, pk: String, path: String, evictions: inout [String: Set<String>]?
+    table: TableConfig, pk: String, path: String, evictions: inout [String: Set<ExactKey>]?
   ) throws -> Outcome {
     let absolute = store.rootPath + "/" + path
     guard let bytes = try FileSystem.read(absolute) else {
       // Evicting removes the local copy only: not a delete.
       if evictions == nil { evictions = try store.loadEvictions() }
-      if evictions![table.name]?.contains(pk) == true { return .unchanged(hash: nil) }
+      if evictions![table.name]?.contains(ExactKey(pk)) == true { return .unchanged(hash: nil) }
       guard try known!.document(table: table, pk: pk, path: path) != nil else { return .unchanged(hash: nil) }
       return .mutation(Mutation(kind: .remove), hash: nil)
     }
