@@ -45,37 +45,10 @@ extension Store {
     let evicted = try evictedPaths()
     let index = try repository.index()
     try index.readFromDisk()
-    let removed = Set(changes.filter { $0.old != nil && $0.new?.mode != $0.old?.mode }.map(\.path))
+    let removed = Self.pathsRemoved(by: changes)
     var blocked: [String] = []
     for change in changes where !evicted.contains(change.path) {
-      switch try worktreeEntry(change.path, index: index) {
-      case .entry(let current):
-        if current != change.old && current != change.new { blocked.append(change.path) }
-      case .folder:
-        // A folder where a file goes (a folder replaced by a file): fine
-        // when everything in it goes too, as git checks.
-        guard change.new?.mode != TreePathValidator.gitlinkMode else { continue }
-        if change.new != nil,
-          try FileSystem.filesBelow(root: rootPath, relative: change.path).contains(where: {
-            !removed.contains($0)
-          })
-        {
-          blocked.append(change.path)
-        }
-      case .shadowed(let prefix):
-        // Behind a file or link the checkout removes: absent. Behind one
-        // it keeps: git would not write there either.
-        if change.new != nil && !removed.contains(prefix) {
-          throw FolioError(
-            .unsafePath,
-            "commit \(target.description.prefix(12)) brings '\(change.path)', but '\(prefix)' in the working "
-              + "tree is a symlink or a file, and Folio never writes through one; move it aside, then run "
-              + "the command again",
-            path: change.path)
-        }
-      case .other:
-        blocked.append(change.path)
-      }
+      if try isBlocked(change, index: index, removed: removed, target: target) { blocked.append(change.path) }
     }
     if !blocked.isEmpty { return blocked.sorted() }
     let line = (from?.id.description ?? "-") + " " + target.description + " " + branch + "\n"
@@ -85,6 +58,58 @@ extension Store {
       try finishCheckout(changes, target: target, branch: branch, repository: repository, evicted: evicted)
     }
     return []
+  }
+
+  /// Whether something in the working tree stands in the way of `change`:
+  /// a file changed since the commit, a folder with files the checkout
+  /// keeps, a fifo or device. (A function of its own: written inline in
+  /// ``checkout(_:branch:repository:)``, the loop crashed the 6.3.1
+  /// optimizer's copy propagation.)
+  /// - Throws: `UNSAFE_PATH` when the path lies behind a link or file the
+  ///   checkout keeps.
+  @inline(never)
+  private func isBlocked(_ change: CheckoutChange, index: GitIndex, removed: Set<String>, target: GitOID) throws
+    -> Bool
+  {
+    let path = change.path
+    let old = change.old
+    let new = change.new
+    switch try worktreeEntry(path, index: index) {
+    case .entry(let current):
+      return current != old && current != new
+    case .folder:
+      // A folder where a file goes (a folder replaced by a file): fine
+      // when everything in it goes too, as git checks.
+      guard let new, new.mode != TreePathValidator.gitlinkMode else { return false }
+      return try FileSystem.filesBelow(root: rootPath, relative: path).contains { !removed.contains($0) }
+    case .shadowed(let prefix):
+      // Behind a file or link the checkout removes: absent. Behind one it
+      // keeps: git would not write there either.
+      if new != nil && !removed.contains(prefix) {
+        throw FolioError(
+          .unsafePath,
+          "commit \(target.description.prefix(12)) brings '\(path)', but '\(prefix)' in the working "
+            + "tree is a symlink or a file, and Folio never writes through one; move it aside, then run "
+            + "the command again",
+          path: path)
+      }
+      return false
+    case .other:
+      return true
+    }
+  }
+
+  /// The paths whose entry goes or changes type (a file that becomes a
+  /// link or a folder), so what stands there now may be replaced.
+  @inline(never)
+  static func pathsRemoved(by changes: [CheckoutChange]) -> Set<String> {
+    var removed = Set<String>()
+    for change in changes {
+      guard let old = change.old else { continue }
+      if let new = change.new, new.mode == old.mode { continue }
+      removed.insert(change.path)
+    }
+    return removed
   }
 
   /// The entries that differ between two trees, one per path: a type change
