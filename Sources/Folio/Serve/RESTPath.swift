@@ -84,7 +84,8 @@ struct RESTError: Error, Sendable {
   /// table 404 (writes only; reads answer null), anything else 500.
   init(_ error: FolioError) {
     switch error.code {
-    case .localConstraint, .invalidPK, .invalidDocument, .invalidJSON, .usage, .unsafePath, .tooLarge:
+    case .localConstraint, .invalidPK, .invalidDocument, .invalidJSON, .invalidQuery, .usage, .unsafePath,
+      .tooLarge:
       self.init(400, "\(error.code): \(error.message)")
     case .unknownTable, .notFound:
       self.init(404, "\(error.code): \(error.message)")
