@@ -5,7 +5,8 @@ import Glibc
 
 struct ServeCommand: Command {
   static let name = "serve"
-  static let abstract = "Serve the store over HTTP as a Firebase Realtime Database REST API, with live streams."
+  static let abstract =
+    "Serve the store over HTTP as a Firebase Realtime Database REST API, with live streams."
   static let usage = "folio serve [--port PORT] [--host HOST] [--token TOKEN] [--quiet]"
   static let details = """
     OPTIONS:
@@ -47,7 +48,8 @@ struct ServeCommand: Command {
     options.quiet = parsed.flag("--quiet")
     if !options.isLoopback && options.token == nil {
       throw UsageError(
-        "serving on '\(options.host)' needs a token (--token or FOLIO_SERVE_TOKEN): only loopback may go without")
+        "serving on '\(options.host)' needs a token (--token or FOLIO_SERVE_TOKEN): only loopback may go without"
+      )
     }
   }
 

@@ -21,7 +21,9 @@ struct ServeCLITests {
       let ephemeral = text?.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
       for _ in 0..<20 {
         let candidate = Int.random(in: 10_000..<max(ephemeral, 10_001))
-        if let started = try Self.launch(directory, ["serve", "--port", "\(candidate)"] + arguments, environment) {
+        if let started = try Self.launch(
+          directory, ["serve", "--port", "\(candidate)"] + arguments, environment)
+        {
           (process, stderrText) = started
           port = candidate
           return
@@ -30,7 +32,8 @@ struct ServeCLITests {
       throw FolioError(.io, "folio serve did not start")
     }
 
-    private static func launch(_ directory: String, _ arguments: [String], _ environment: [String: String]) throws
+    private static func launch(_ directory: String, _ arguments: [String], _ environment: [String: String])
+      throws
       -> (Process, Mutexed<String>)?
     {
       let process = Process()
@@ -203,7 +206,10 @@ struct ServeCLITests {
     #expect(root.status == 200)
     #expect(root.json?["todos"]?["k2"]?["title"] == "b")
     #expect(root.headers["access-control-allow-origin"] == "*")
-    #expect(try Self.curl("GET", server.base + "/todos.json").json?.objectValue?.keys.sorted() == ["k1", "k2", "k3"])
+    #expect(
+      try Self.curl("GET", server.base + "/todos.json").json?.objectValue?.keys.sorted() == [
+        "k1", "k2", "k3",
+      ])
     #expect(try Self.curl("GET", server.base + "/todos/k1.json").json?["title"] == "a")
     #expect(try Self.curl("GET", server.base + "/todos/k1/tags.json").body == #"["x"]"#)
     #expect(try Self.curl("GET", server.base + "/todos/nope.json").body == "null")
@@ -272,7 +278,8 @@ struct ServeCLITests {
       #expect(server.stop() == 0)
       scratch.remove()
     }
-    let put = try Self.curl("PUT", server.base + "/todos/k4.json", body: #"{"title":"d","at":{".sv":"timestamp"}}"#)
+    let put = try Self.curl(
+      "PUT", server.base + "/todos/k4.json", body: #"{"title":"d","at":{".sv":"timestamp"}}"#)
     #expect(put.status == 200)
     let at = try #require(put.json?["at"]?.intValue)
     #expect(abs(at - Int(Date().timeIntervalSince1970 * 1000)) < 60_000)
@@ -304,7 +311,8 @@ struct ServeCLITests {
     #expect(try Self.curl("DELETE", server.base + "/todos/k4.json").body == "null")
     #expect(scratch.read("data/todos/k4.json") == nil)
     let viaOverride = try Self.curl(
-      "POST", server.base + "/todos/k2.json", body: #"{"views":6}"#, headers: ["X-HTTP-Method-Override: PATCH"])
+      "POST", server.base + "/todos/k2.json", body: #"{"views":6}"#,
+      headers: ["X-HTTP-Method-Override: PATCH"])
     #expect(viaOverride.status == 200)
     #expect(try Self.curl("GET", server.base + "/todos/k2/views.json").body == "6")
     // The CLI sees every write.
@@ -317,7 +325,8 @@ struct ServeCLITests {
       #expect(server.stop() == 0)
       scratch.remove()
     }
-    let before = try FolioRunner.shellOutput("cat data/todos/*.json .folio/ops/*.ndjson | md5sum", in: scratch.path)
+    let before = try FolioRunner.shellOutput(
+      "cat data/todos/*.json .folio/ops/*.ndjson | md5sum", in: scratch.path)
     let big = scratch.path + "/big.json"
     try Data(repeating: UInt8(ascii: " "), count: 17 << 20).write(to: URL(fileURLWithPath: big))
     let cases: [(String, String, String?, Int)] = [
@@ -339,7 +348,8 @@ struct ServeCLITests {
       #expect(reply.json?["error"]?.stringValue?.isEmpty == false)
     }
     try FileManager.default.removeItem(atPath: big)
-    let after = try FolioRunner.shellOutput("cat data/todos/*.json .folio/ops/*.ndjson | md5sum", in: scratch.path)
+    let after = try FolioRunner.shellOutput(
+      "cat data/todos/*.json .folio/ops/*.ndjson | md5sum", in: scratch.path)
     #expect(before.output == after.output)
   }
 
@@ -385,7 +395,8 @@ struct ServeCLITests {
           var done = 0
           while done < 200 {
             let value = reply.json?.intValue ?? -1_000_000
-            let attempt = try Self.curl("PUT", url, body: "\(value + 1)", headers: ["if-match: \(reply.headers["etag"] ?? "")"])
+            let attempt = try Self.curl(
+              "PUT", url, body: "\(value + 1)", headers: ["if-match: \(reply.headers["etag"] ?? "")"])
             if attempt.status == 200 {
               done += 1
               reply = try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"])
@@ -416,11 +427,15 @@ struct ServeCLITests {
     }
     #expect(try Self.curl("GET", server.base + "/todos/k1.json").status == 401)
     #expect(try Self.curl("GET", server.base + "/todos/k1.json?auth=wrong").status == 401)
-    #expect(try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer s3cre"]).status == 401)
+    #expect(
+      try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer s3cre"]).status
+        == 401)
     #expect(try Self.curl("PUT", server.base + "/todos/k9.json", body: "{}").status == 401)
     #expect(scratch.read("data/todos/k9.json") == nil)
     #expect(try Self.curl("GET", server.base + "/todos/k1.json?auth=s3cret").status == 200)
-    #expect(try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer s3cret"]).status == 200)
+    #expect(
+      try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer s3cret"]).status
+        == 200)
     // A preflight carries no credentials.
     let preflight = try Self.curl("OPTIONS", server.base + "/todos/k1.json")
     #expect(preflight.status == 204)
@@ -433,7 +448,9 @@ struct ServeCLITests {
       #expect(server.stop() == 0)
       scratch.remove()
     }
-    #expect(try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer x"]).status == 200)
+    #expect(
+      try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer x"]).status == 200
+    )
   }
 
   @Test func aNetworkHostWithoutATokenIsRefused() throws {

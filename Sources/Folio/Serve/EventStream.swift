@@ -164,7 +164,9 @@ final class EventStream: Sendable {
       let result: Int?? = state.withLock { state in
         if !state.buffer.isEmpty {
           let count = min(destination.count, state.buffer.count)
-          state.buffer.withUnsafeBytes { destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+          state.buffer.withUnsafeBytes {
+            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<count]))
+          }
           state.buffer.removeFirst(count)
           return .some(count)
         }
@@ -173,7 +175,9 @@ final class EventStream: Sendable {
       if let result { return result }
       if wake.wait(timeout: .now() + keepAlive) == .timedOut {
         state.withLock { state in
-          if state.buffer.isEmpty && !state.closed { state.buffer = Array("event: keep-alive\ndata: null\n\n".utf8) }
+          if state.buffer.isEmpty && !state.closed {
+            state.buffer = Array("event: keep-alive\ndata: null\n\n".utf8)
+          }
         }
       }
     }
@@ -203,7 +207,9 @@ final class StreamRegistry: Sendable {
     }
     let id = ObjectIdentifier(stream)
     let admitted = open.withLock { streams in
-      guard streams.count < options.maxStreams, !closed.load(ordering: .sequentiallyConsistent) else { return false }
+      guard streams.count < options.maxStreams, !closed.load(ordering: .sequentiallyConsistent) else {
+        return false
+      }
       streams[id] = stream
       return true
     }

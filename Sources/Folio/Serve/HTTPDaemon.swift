@@ -1,5 +1,5 @@
-import Glibc
 internal import CMicroHTTPD
+import Glibc
 
 /// Owns one libmicrohttpd daemon: it listens, parses HTTP, and calls
 /// `handler` with each complete request, on that connection's own thread.
@@ -53,8 +53,10 @@ final class HTTPDaemon: @unchecked Sendable {
         MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
       ]
       return items.withUnsafeMutableBufferPointer { buffer in
-        withVaList([Int32(bitPattern: MHD_OPTION.ARRAY.rawValue), buffer.baseAddress!, Int32(bitPattern: MHD_OPTION.END.rawValue)])
-        { arguments in
+        withVaList([
+          Int32(bitPattern: MHD_OPTION.ARRAY.rawValue), buffer.baseAddress!,
+          Int32(bitPattern: MHD_OPTION.END.rawValue),
+        ]) { arguments in
           MHD_start_daemon_va(flags, UInt16(port), nil, nil, Self.access, context, arguments)
         }
       }
@@ -100,11 +102,12 @@ final class HTTPDaemon: @unchecked Sendable {
     requestContext.pointee = nil
   }
 
-  private static let keepEscaped: @convention(c) (
-    UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?
-  ) -> Int = { _, _, text in
-    text.map { strlen($0) } ?? 0
-  }
+  private static let keepEscaped:
+    @convention(c) (
+      UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?
+    ) -> Int = { _, _, text in
+      text.map { strlen($0) } ?? 0
+    }
 
   private func access(
     _ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ method: UnsafePointer<CChar>,
@@ -150,7 +153,9 @@ final class HTTPDaemon: @unchecked Sendable {
   }
 
   /// Headers (lower-cased names) or query parameters (percent-decoded).
-  private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, decode: Bool) -> [String: String] {
+  private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, decode: Bool) -> [String:
+    String]
+  {
     final class Collected {
       var values: [String: String] = [:]
       let decode: Bool
@@ -172,7 +177,8 @@ final class HTTPDaemon: @unchecked Sendable {
       return .YES
     }
     withExtendedLifetime(collected) {
-      _ = MHD_get_connection_values(connection, kind, iterator, Unmanaged.passUnretained(collected).toOpaque())
+      _ = MHD_get_connection_values(
+        connection, kind, iterator, Unmanaged.passUnretained(collected).toOpaque())
     }
     return collected.values
   }
@@ -182,7 +188,10 @@ final class HTTPDaemon: @unchecked Sendable {
     var headers: [(String, String)] = [
       ("Access-Control-Allow-Origin", "*"),
       ("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS"),
-      ("Access-Control-Allow-Headers", "Authorization, Content-Type, If-Match, X-Firebase-ETag, X-HTTP-Method-Override"),
+      (
+        "Access-Control-Allow-Headers",
+        "Authorization, Content-Type, If-Match, X-Firebase-ETag, X-HTTP-Method-Override"
+      ),
       ("Access-Control-Expose-Headers", "ETag"),
       ("Access-Control-Max-Age", "3600"),
     ]

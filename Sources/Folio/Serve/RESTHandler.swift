@@ -54,7 +54,9 @@ final class RESTHandler: Sendable {
 
   /// `print=silent` and `print=pretty` applied to a successful reply.
   private func shaped(_ reply: HTTPReply, _ request: HTTPRequest) -> HTTPReply {
-    guard case .body(let status, let headers, let bytes) = reply, (200..<300).contains(status) else { return reply }
+    guard case .body(let status, let headers, let bytes) = reply, (200..<300).contains(status) else {
+      return reply
+    }
     switch request.query["print"] {
     case "silent":
       return .body(status: 204, headers: headers.filter { $0.0 != "Content-Type" }, bytes: [])
@@ -189,14 +191,18 @@ final class RESTHandler: Sendable {
       }
       switch request.method {
       case "PUT", "DELETE":
-        guard !path.segments.isEmpty else { throw RESTError(400, "write a table or a path below it, not the whole store") }
+        guard !path.segments.isEmpty else {
+          throw RESTError(400, "write a table or a path below it, not the whole store")
+        }
         try set(path, try ServerValues(body, now: now), in: transaction)
         return .json(200, request.method == "DELETE" ? .null : try read(path, in: transaction))
       case "PATCH":
         guard case .object(let members) = body else {
           throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
         }
-        let targets = try members.map { member throws(RESTError) in (try path.appending(member.key), member.value) }
+        let targets = try members.map { member throws(RESTError) in
+          (try path.appending(member.key), member.value)
+        }
         try Self.checkDisjoint(targets.map(\.0))
         var echo = JSONObject()
         for (target, value) in targets {
@@ -244,7 +250,9 @@ final class RESTHandler: Sendable {
       }
       for (pk, document) in documents {
         try PrimaryKey.validate(pk)
-        let nested = values.increments.filter { $0.path.first == pk }.map { (Array($0.path.dropFirst()), $0.by) }
+        let nested = values.increments.filter { $0.path.first == pk }.map {
+          (Array($0.path.dropFirst()), $0.by)
+        }
         try set(
           RESTPath(segments: [table, pk]), ServerValues(value: document, increments: nested), in: transaction)
       }
@@ -269,7 +277,8 @@ final class RESTHandler: Sendable {
       }
       document = .object(object)
       try transaction.put(table: table, pk: pk, document: document)
-      try increment(values.increments.filter { !$0.path.isEmpty }, under: [], table: table, pk: pk, transaction)
+      try increment(
+        values.increments.filter { !$0.path.isEmpty }, under: [], table: table, pk: pk, transaction)
       return
     }
     if current == nil {
@@ -305,7 +314,9 @@ final class RESTHandler: Sendable {
   ) throws {
     guard !increments.isEmpty else { return }
     try transaction.update(table: table, pk: pk) { document in
-      for increment in increments { document?[FieldPath(prefix + increment.path)].increment(by: increment.by) }
+      for increment in increments {
+        document?[FieldPath(prefix + increment.path)].increment(by: increment.by)
+      }
     }
   }
 

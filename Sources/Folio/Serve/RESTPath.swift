@@ -25,7 +25,8 @@ struct RESTPath: Sendable, Hashable, CustomStringConvertible {
       segments = []
       return
     }
-    segments = try text.split(separator: "/", omittingEmptySubsequences: false).map { part throws(RESTError) in
+    segments = try text.split(separator: "/", omittingEmptySubsequences: false).map {
+      part throws(RESTError) in
       guard let decoded = RESTPath.percentDecode(part), !decoded.isEmpty else {
         throw RESTError(400, "invalid path segment '\(part)'")
       }
@@ -48,7 +49,9 @@ struct RESTPath: Sendable, Hashable, CustomStringConvertible {
     var iterator = Array(text.utf8).makeIterator()
     while let byte = iterator.next() {
       if byte == UInt8(ascii: "%") {
-        guard let high = iterator.next().flatMap(hex), let low = iterator.next().flatMap(hex) else { return nil }
+        guard let high = iterator.next().flatMap(hex), let low = iterator.next().flatMap(hex) else {
+          return nil
+        }
         bytes.append(high << 4 | low)
       } else {
         bytes.append(byte)

@@ -50,7 +50,8 @@ struct RESTQuery: Sendable {
     case nil: break
     case "$key": query = try query.orderByKey()
     case "$value": query = try query.orderByValue()
-    case "$priority": throw RESTError(400, "orderBy \"$priority\" is not supported: Folio keeps no priorities")
+    case "$priority":
+      throw RESTError(400, "orderBy \"$priority\" is not supported: Folio keeps no priorities")
     case let path?:
       let segments = path.split(separator: "/").map(String.init)
       guard !segments.isEmpty else { throw RESTError(400, "orderBy must be a valid JSON encoded path") }

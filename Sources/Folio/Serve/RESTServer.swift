@@ -31,7 +31,8 @@ public final class RESTServer: Sendable {
     if !options.isLoopback && (options.token ?? "").isEmpty {
       throw FolioError(
         .usage,
-        "serving on '\(options.host)' needs a token (--token or FOLIO_SERVE_TOKEN): only loopback may go without")
+        "serving on '\(options.host)' needs a token (--token or FOLIO_SERVE_TOKEN): only loopback may go without"
+      )
     }
     self.store = store
     self.options = options
@@ -53,7 +54,12 @@ public final class RESTServer: Sendable {
   /// Stops accepting connections, ends every stream, lets requests in
   /// flight finish, then returns. Safe to call twice.
   public func stop() {
-    guard let running = daemon.withLock({ daemon in defer { daemon = nil }; return daemon }) else { return }
+    guard
+      let running = daemon.withLock({ daemon in
+        defer { daemon = nil }
+        return daemon
+      })
+    else { return }
     running.quiesce()
     streams.closeAll()
     running.stop()

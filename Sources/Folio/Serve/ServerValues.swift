@@ -21,7 +21,9 @@ struct ServerValues {
   ) throws(RESTError) -> JSONValue? {
     guard case .object(let object) = value else { return value }
     if let sentinel = object[".sv"] {
-      guard object.count == 1 else { throw RESTError(400, "a server value {\".sv\": …} has no other members") }
+      guard object.count == 1 else {
+        throw RESTError(400, "a server value {\".sv\": …} has no other members")
+      }
       switch sentinel {
       case .string("timestamp"):
         return .number(String(now))
