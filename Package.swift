@@ -29,10 +29,15 @@ let package = Package(
       pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"])]
     ),
+    .systemLibrary(
+      name: "CMicroHTTPD",
+      pkgConfig: "libmicrohttpd",
+      providers: [.apt(["libmicrohttpd-dev"])]
+    ),
     .systemLibrary(name: "CSystem"),
     .target(
       name: "Folio",
-      dependencies: ["Clibgit2", "CYAML", "CSQLite", "CZlib", "CSystem"]
+      dependencies: ["Clibgit2", "CYAML", "CSQLite", "CZlib", "CSystem", "CMicroHTTPD"]
     ),
     .executableTarget(
       name: "FolioCLI",

@@ -2,7 +2,7 @@
 # Installs the Debian packages Folio needs, only those missing, with one
 # `apt-get update` first. Sourced by demo.sh and test.sh.
 set -euo pipefail
-packages=(libgit2-dev libyaml-dev libsqlite3-dev zlib1g-dev git vim sqlite3 openssh-server openssh-client "$@")
+packages=(libgit2-dev libyaml-dev libsqlite3-dev zlib1g-dev libmicrohttpd-dev curl git vim sqlite3 openssh-server openssh-client "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -49,7 +49,7 @@ var allCommands: [any Command.Type] {
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
     CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
     CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, WatchCommand.self,
-    IndexDaemonCommand.self,
+    IndexDaemonCommand.self, ServeCommand.self,
   ]
 }
 

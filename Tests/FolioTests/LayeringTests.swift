@@ -33,7 +33,7 @@ struct LayeringTests {
 
   @Test func lowerLayersNameNoTypeOfALaterOne() throws {
     var later = Set<String>()
-    for folder in ["Git", "Merge", "Query", "Observation", "Transfer", "Watch"] {
+    for folder in ["Git", "Merge", "Query", "Observation", "Transfer", "Watch", "Serve"] {
       later.formUnion(try Self.declaredTypes(in: folder))
     }
     #expect(later.contains("GitRepository") && later.contains("ObservationCenter"), "the scan finds types")

@@ -1,0 +1,227 @@
+import Dispatch
+import Synchronization
+
+/// One client's server-sent event stream (Firebase's "Streaming from the
+/// REST API"): `put` first with the value at the path, then `put` or `patch`
+/// per committed transaction, from Folio's live queries.
+///
+/// Events wait in a bounded buffer that the HTTP layer drains as the socket
+/// takes them. A client that falls `streamBufferBytes` behind is sent
+/// `cancel` and dropped: memory per client stays bounded, and the writers
+/// never wait for a reader.
+final class EventStream: Sendable {
+  private struct State {
+    var buffer: [UInt8] = []
+    var closed = false
+    var liveQueries: [LiveQuery] = []
+    /// Per followed document, the bytes last sent, so that a transaction
+    /// that leaves the followed field alone sends nothing.
+    var lastSent: [UInt8]?
+    /// For the whole store: each table's value until every table's first
+    /// value has arrived, then nil.
+    var pendingRoot: [String: JSONValue]? = nil
+  }
+
+  private let state = Mutex(State())
+  private let wake = DispatchSemaphore(value: 0)
+  private let limit: Int
+  private let keepAlive: Double
+  private let onFinish: @Sendable (ObjectIdentifier) -> Void
+  /// Live query handlers run here, one at a time, in commit order.
+  private let queue = DispatchQueue(label: "folio.serve.stream")
+
+  init(limit: Int, keepAlive: Double, onFinish: @escaping @Sendable (ObjectIdentifier) -> Void) {
+    self.limit = limit
+    self.keepAlive = keepAlive
+    self.onFinish = onFinish
+  }
+
+  // MARK: Producing
+
+  /// Starts the live queries behind `path`.
+  func follow(_ path: RESTPath, query: RESTQuery?, store: Store) throws {
+    guard let table = path.table else {
+      let tables = store.config.tables.map(\.name)
+      if tables.isEmpty {
+        send("put", ["path": "/", "data": .null])
+        return
+      }
+      state.withLock { $0.pendingRoot = [:] }
+      for name in tables { try followTable(name, query: nil, store: store, prefix: "/" + name, root: tables) }
+      return
+    }
+    guard store.config.table(named: table) != nil else {
+      // Firebase streams null for a path with nothing at it.
+      send("put", ["path": "/", "data": .null])
+      return
+    }
+    guard let pk = path.pk else {
+      try followTable(table, query: query, store: store, prefix: "", root: nil)
+      return
+    }
+    let field = path.field
+    let live = try store.collection(table).findByID(pk).observeLocal(deliverOn: queue) {
+      [weak self] document, _ in
+      guard let self else { return }
+      let value = field.map { document?.value.value(at: $0) ?? .null } ?? document?.json ?? .null
+      let bytes = value.compactBytes()
+      let changed = self.state.withLock { state in
+        defer { state.lastSent = bytes }
+        return state.lastSent != bytes
+      }
+      if changed { self.send("put", ["path": "/", "data": value]) }
+    }
+    attach(live)
+  }
+
+  private func followTable(
+    _ table: String, query: RESTQuery?, store: Store, prefix: String, root: [String]?
+  ) throws {
+    let made = try (query ?? RESTQuery([:])).query(on: store.collection(table))
+    let live = try made.observeLocal(deliverOn: queue) { [weak self] documents, event in
+      guard let self else { return }
+      switch event {
+      case .initial:
+        var object = JSONObject()
+        for document in documents { object[document.pk] = document.json }
+        let value: JSONValue = object.isEmpty && query == nil ? .null : .object(object)
+        guard let root else {
+          self.send("put", ["path": "/", "data": value])
+          return
+        }
+        // The whole store's first event is one put, once every table has
+        // given its first value.
+        let ready: JSONValue? = self.state.withLock { state in
+          state.pendingRoot?[table] = value
+          guard let pending = state.pendingRoot, pending.count == root.count else { return nil }
+          state.pendingRoot = nil
+          var out = JSONObject()
+          for name in root where !(pending[name]?.isNull ?? true) { out[name] = pending[name] }
+          return out.isEmpty ? .null : .object(out)
+        }
+        if let ready { self.send("put", ["path": "/", "data": ready]) }
+      case .update(let update):
+        var changes = JSONObject()
+        for child in update.childEvents {
+          changes[child.key] = child.kind == .removed ? .null : child.document.json
+        }
+        if changes.isEmpty { return }
+        // One event per transaction: a put for one document, else a patch.
+        if changes.count == 1, let only = changes.members.first {
+          self.send("put", ["path": .string(prefix + "/" + only.key), "data": only.value])
+        } else {
+          self.send("patch", ["path": .string(prefix.isEmpty ? "/" : prefix), "data": .object(changes)])
+        }
+      }
+    }
+    attach(live)
+  }
+
+  private func attach(_ live: LiveQuery) {
+    let closed = state.withLock { state in
+      if !state.closed { state.liveQueries.append(live) }
+      return state.closed
+    }
+    if closed { live.stop() }
+  }
+
+  /// Queues one event. Past the buffer limit the client is too slow: what
+  /// waits is replaced by `cancel` and the stream ends.
+  func send(_ event: String, _ data: JSONValue) {
+    let bytes = Array("event: \(event)\ndata: ".utf8) + data.compactBytes() + Array("\n\n".utf8)
+    let dropped = state.withLock { state -> [LiveQuery]? in
+      if state.closed { return nil }
+      if state.buffer.count + bytes.count > limit {
+        state.buffer = Array("event: cancel\ndata: null\n\n".utf8)
+        state.closed = true
+        defer { state.liveQueries = [] }
+        return state.liveQueries
+      }
+      state.buffer += bytes
+      return nil
+    }
+    dropped?.forEach { $0.stop() }
+    wake.signal()
+  }
+
+  /// Ends the stream after what is buffered, as on server shutdown.
+  func close() {
+    let live = state.withLock { state -> [LiveQuery] in
+      state.closed = true
+      defer { state.liveQueries = [] }
+      return state.liveQueries
+    }
+    live.forEach { $0.stop() }
+    wake.signal()
+  }
+
+  // MARK: Consuming (the HTTP layer's thread for this connection)
+
+  /// Copies up to `max` bytes into `destination`, waiting for events; sends
+  /// `keep-alive` when idle. Returns nil at the end of the stream.
+  func read(into destination: UnsafeMutableRawBufferPointer) -> Int? {
+    while true {
+      let result: Int?? = state.withLock { state in
+        if !state.buffer.isEmpty {
+          let count = min(destination.count, state.buffer.count)
+          state.buffer.withUnsafeBytes {
+            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<count]))
+          }
+          state.buffer.removeFirst(count)
+          return .some(count)
+        }
+        return state.closed ? .some(nil) : nil
+      }
+      if let result { return result }
+      if wake.wait(timeout: .now() + keepAlive) == .timedOut {
+        state.withLock { state in
+          if state.buffer.isEmpty && !state.closed {
+            state.buffer = Array("event: keep-alive\ndata: null\n\n".utf8)
+          }
+        }
+      }
+    }
+  }
+
+  /// Called once when the HTTP layer lets go of the stream (the client left
+  /// or the stream ended): stops the live queries and frees the slot.
+  func finish() {
+    close()
+    onFinish(ObjectIdentifier(self))
+  }
+}
+
+/// The open streams, so that there are at most `maxStreams` and shutdown
+/// can end them all.
+final class StreamRegistry: Sendable {
+  private let open = Mutex<[ObjectIdentifier: EventStream]>([:])
+  /// Set by ``closeAll()``: a stream opened while the server stops would
+  /// keep its connection's thread, and so the stop, waiting forever.
+  private let closed = Atomic<Bool>(false)
+
+  /// A new stream, or nil when `maxStreams` are open.
+  func open(options: ServeOptions) -> EventStream? {
+    let stream = EventStream(limit: options.streamBufferBytes, keepAlive: options.keepAliveSeconds) {
+      [weak self] id in
+      _ = self?.open.withLock { $0.removeValue(forKey: id) }
+    }
+    let id = ObjectIdentifier(stream)
+    let admitted = open.withLock { streams in
+      guard streams.count < options.maxStreams, !closed.load(ordering: .sequentiallyConsistent) else {
+        return false
+      }
+      streams[id] = stream
+      return true
+    }
+    return admitted ? stream : nil
+  }
+
+  /// Ends every stream (server shutdown).
+  func closeAll() {
+    let streams = open.withLock { streams in
+      closed.store(true, ordering: .sequentiallyConsistent)
+      return Array(streams.values)
+    }
+    streams.forEach { $0.close() }
+  }
+}

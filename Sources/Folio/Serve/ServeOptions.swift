@@ -1,0 +1,35 @@
+/// How `folio serve` listens, whom it lets in, and its limits.
+///
+/// ```swift
+/// var options = ServeOptions()
+/// options.port = 8471
+/// let server = try RESTServer(store: store, options: options)
+/// ```
+public struct ServeOptions: Sendable {
+  /// The address to bind: an IPv4 address, or `localhost`.
+  public var host = "127.0.0.1"
+  /// The TCP port.
+  public var port = 8471
+  /// The token requests must carry (`Authorization: Bearer T` or `?auth=T`);
+  /// nil lets every request in, which is allowed on a loopback host only.
+  public var token: String?
+  /// No per-request log line on stderr.
+  public var quiet = false
+  /// The largest request body; a larger one gets 413 and nothing is written.
+  public var maxBodyBytes = 16 << 20
+  /// How many event streams may be open at once; one more gets 503.
+  public var maxStreams = 256
+  /// How many bytes of events may wait for one slow stream client before it
+  /// is sent `cancel` and dropped, so that no client grows memory without bound.
+  public var streamBufferBytes = 4 << 20
+  /// Seconds between `keep-alive` events on an idle stream (Firebase: 30).
+  public var keepAliveSeconds = 30.0
+
+  /// The defaults: loopback, port 8471, no token.
+  public init() {}
+
+  /// Whether `host` only accepts connections from this machine.
+  public var isLoopback: Bool {
+    host == "localhost" || host == "::1" || host.hasPrefix("127.")
+  }
+}

@@ -1,0 +1,535 @@
+import Folio
+import Foundation
+import Testing
+
+/// `folio serve`, end to end: the built binary on a real port, spoken to
+/// with curl as any Firebase REST client would.
+struct ServeCLITests {
+  /// A running `folio serve`, stopped with SIGTERM.
+  final class Server: @unchecked Sendable {
+    // @unchecked: all state is set once in init; `stderrText` guards itself.
+    let process: Process
+    let port: Int
+    private let stderrText: Mutexed<String>
+
+    /// Starts `folio serve` on a random port below the kernel's ephemeral
+    /// range (as `GitDaemon` in FolioTests does: the suite's own outgoing
+    /// connections take ports in that range), trying another port if the
+    /// one picked is taken.
+    init(in directory: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+      let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+      let ephemeral = text?.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
+      for _ in 0..<20 {
+        let candidate = Int.random(in: 10_000..<max(ephemeral, 10_001))
+        if let started = try Self.launch(
+          directory, ["serve", "--port", "\(candidate)"] + arguments, environment)
+        {
+          (process, stderrText) = started
+          port = candidate
+          return
+        }
+      }
+      throw FolioError(.io, "folio serve did not start")
+    }
+
+    private static func launch(_ directory: String, _ arguments: [String], _ environment: [String: String])
+      throws
+      -> (Process, Mutexed<String>)?
+    {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: FolioRunner.binary)
+      process.arguments = arguments
+      process.currentDirectoryURL = URL(fileURLWithPath: directory)
+      var env = ProcessInfo.processInfo.environment
+      env["FOLIO_INDEX_DAEMON"] = "off"
+      env["FOLIO_SERVE_TOKEN"] = nil
+      for (key, value) in environment { env[key] = value }
+      process.environment = env
+      let pipe = Pipe()
+      process.standardError = pipe
+      process.standardOutput = FileHandle.nullDevice
+      try process.run()
+      let text = Mutexed<String>("")
+      let handle = pipe.fileHandleForReading
+      Thread {
+        while true {
+          let chunk = handle.availableData
+          if chunk.isEmpty { break }
+          text.set(text.value + String(decoding: chunk, as: UTF8.self))
+        }
+      }.start()
+      let deadline = Date().addingTimeInterval(10)
+      while Date() < deadline {
+        if text.value.contains("listening on") { return (process, text) }
+        if !process.isRunning { return nil }
+        usleep(20_000)
+      }
+      process.terminate()
+      return nil
+    }
+
+    /// What the server printed on stderr so far.
+    var log: String { stderrText.value }
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    /// SIGTERM, then the exit status.
+    func stop() -> Int32 {
+      if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+      process.waitUntilExit()
+      return process.terminationStatus
+    }
+  }
+
+  struct Reply {
+    var status: Int
+    var headers: [String: String]
+    var body: String
+    var json: JSONValue? { try? JSONValue(parsing: body) }
+  }
+
+  /// One request with curl.
+  static func curl(
+    _ method: String, _ url: String, body: String? = nil, bodyFile: String? = nil, headers: [String] = []
+  ) throws -> Reply {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    var arguments = ["-s", "-i", "-X", method, "-H", "Expect:", "--max-time", "30"]
+    for header in headers { arguments += ["-H", header] }
+    if let body { arguments += ["--data-binary", body] }
+    if let bodyFile { arguments += ["--data-binary", "@" + bodyFile] }
+    process.arguments = arguments + ["-g", url]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    var text = String(decoding: data, as: UTF8.self)
+    var reply = Reply(status: 0, headers: [:], body: "")
+    while text.hasPrefix("HTTP/") {
+      let end = text.range(of: "\r\n\r\n") ?? text.endIndex..<text.endIndex
+      let head = text[..<end.lowerBound].components(separatedBy: "\r\n")
+      reply.status = Int(head[0].split(separator: " ")[1]) ?? 0
+      reply.headers = [:]
+      for line in head.dropFirst() {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        reply.headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+          in: .whitespaces)
+      }
+      text = String(text[end.upperBound...])
+    }
+    reply.body = text
+    return reply
+  }
+
+  /// An `Accept: text/event-stream` client, collecting `(event, data)`.
+  final class EventClient: @unchecked Sendable {
+    // @unchecked: `events` is guarded by `condition`; the rest is set once.
+    let process = Process()
+    private let condition = NSCondition()
+    private var events: [(String, JSONValue?)] = []
+
+    init(_ url: String) throws {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+      process.arguments = ["-s", "-N", "-H", "Accept: text/event-stream", "-g", url]
+      let out = Pipe()
+      process.standardOutput = out
+      try process.run()
+      let handle = out.fileHandleForReading
+      Thread { [self] in
+        var buffer = ""
+        while true {
+          let chunk = handle.availableData
+          if chunk.isEmpty { break }
+          buffer += String(decoding: chunk, as: UTF8.self)
+          while let end = buffer.range(of: "\n\n") {
+            let block = buffer[..<end.lowerBound]
+            buffer = String(buffer[end.upperBound...])
+            var event = ""
+            var data: JSONValue?
+            for line in block.split(separator: "\n") {
+              if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
+              if line.hasPrefix("data: ") { data = try? JSONValue(parsing: String(line.dropFirst(6))) }
+            }
+            condition.lock()
+            events.append((event, data))
+            condition.broadcast()
+            condition.unlock()
+          }
+        }
+      }.start()
+    }
+
+    /// Waits for the `n`th event (1-based) and returns it.
+    func event(_ n: Int, timeout: Double = 10) -> (String, JSONValue?)? {
+      let deadline = Date().addingTimeInterval(timeout)
+      condition.lock()
+      defer { condition.unlock() }
+      while events.count < n {
+        if !condition.wait(until: deadline) { return nil }
+      }
+      return events[n - 1]
+    }
+
+    var count: Int {
+      condition.lock()
+      defer { condition.unlock() }
+      return events.count
+    }
+
+    func stop() {
+      // Foundation's terminate() can miss a process on Linux; kill(2) does not.
+      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+      process.waitUntilExit()
+    }
+  }
+
+  /// A store with two documents written through the CLI, and a server on it.
+  static func started(arguments: [String] = []) throws -> (CLIScratch, Server) {
+    let scratch = try CLIScratch()
+    try scratch.folio("init")
+    try scratch.folio("put", "todos", "k1", input: #"{"title":"a","views":1,"lastUpdate":10,"tags":["x"]}"#)
+    try scratch.folio("put", "todos", "k2", input: #"{"title":"b","views":5,"lastUpdate":30}"#)
+    try scratch.folio("put", "todos", "k3", input: #"{"title":"c","views":2,"lastUpdate":20}"#)
+    return (scratch, try Server(in: scratch.path, arguments: arguments))
+  }
+
+  // MARK: Reading
+
+  @Test func getsTheStoreATableADocumentAndAField() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let root = try Self.curl("GET", server.base + "/.json")
+    #expect(root.status == 200)
+    #expect(root.json?["todos"]?["k2"]?["title"] == "b")
+    #expect(root.headers["access-control-allow-origin"] == "*")
+    #expect(
+      try Self.curl("GET", server.base + "/todos.json").json?.objectValue?.keys.sorted() == [
+        "k1", "k2", "k3",
+      ])
+    #expect(try Self.curl("GET", server.base + "/todos/k1.json").json?["title"] == "a")
+    #expect(try Self.curl("GET", server.base + "/todos/k1/tags.json").body == #"["x"]"#)
+    #expect(try Self.curl("GET", server.base + "/todos/nope.json").body == "null")
+    #expect(try Self.curl("GET", server.base + "/todos/k1/nope.json").body == "null")
+    #expect(try Self.curl("GET", server.base + "/other.json").body == "null")
+    let shallow = try Self.curl("GET", server.base + "/todos.json?shallow=true")
+    #expect(shallow.body == #"{"k1":true,"k2":true,"k3":true}"#)
+    let pretty = try Self.curl("GET", server.base + "/todos/k2.json?print=pretty")
+    #expect(pretty.body.contains("\n  \"title\": \"b\""))
+    let silent = try Self.curl("GET", server.base + "/todos/k2.json?print=silent")
+    #expect(silent.status == 204 && silent.body.isEmpty)
+    #expect(server.log.contains("GET /todos/k2.json 200 "))
+  }
+
+  @Test(arguments: [
+    (#"orderBy="lastUpdate""#, ["k1", "k3", "k2"]),
+    (#"orderBy="lastUpdate"&limitToFirst=2"#, ["k1", "k3"]),
+    (#"orderBy="lastUpdate"&limitToLast=1"#, ["k2"]),
+    (#"orderBy="lastUpdate"&startAt=15&endAt=30"#, ["k3", "k2"]),
+    (#"orderBy="lastUpdate"&equalTo=20"#, ["k3"]),
+    (#"orderBy="views"&startAt=2"#, ["k3", "k2"]),
+    (#"orderBy="$key"&startAt="k2""#, ["k2", "k3"]),
+    (#"orderBy="$key"&endAt="k1""#, ["k1"]),
+    (#"orderBy="$value"&limitToFirst=1"#, ["k1"]),
+    (#"orderBy="lastUpdate"&startAt=99"#, []),
+  ])
+  func queriesFilterAndLimit(query: String, expected: [String]) throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let escaped = query.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "$", with: "%24")
+    let reply = try Self.curl("GET", server.base + "/todos.json?" + escaped)
+    #expect(reply.status == 200, "\(reply.body)")
+    #expect(reply.json?.objectValue?.keys.sorted() == expected.sorted())
+  }
+
+  @Test(arguments: [
+    ("/todos.json?orderBy=lastUpdate", 400),
+    (#"/todos.json?limitToFirst=2"#, 400),
+    (#"/todos.json?orderBy=%22lastUpdate%22&limitToFirst=x"#, 400),
+    (#"/todos.json?orderBy=%22lastUpdate%22&startAt=%7Bbad"#, 400),
+    (#"/todos.json?orderBy=%22lastUpdate%22&limitToFirst=1&limitToLast=1"#, 400),
+    (#"/todos.json?shallow=true&orderBy=%22%24key%22"#, 400),
+    ("/todos/..json", 400),
+    ("/todos/.hidden.json", 400),
+    ("/todos/k1", 404),
+  ])
+  func badReadsAreClear400s(path: String, status: Int) throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let reply = try Self.curl("GET", server.base + path)
+    #expect(reply.status == status, "\(reply.body)")
+    #expect(reply.json?["error"]?.stringValue?.isEmpty == false)
+  }
+
+  // MARK: Writing
+
+  @Test func everyVerbWritesThroughFolio() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let put = try Self.curl(
+      "PUT", server.base + "/todos/k4.json", body: #"{"title":"d","at":{".sv":"timestamp"}}"#)
+    #expect(put.status == 200)
+    let at = try #require(put.json?["at"]?.intValue)
+    #expect(abs(at - Int(Date().timeIntervalSince1970 * 1000)) < 60_000)
+    #expect(scratch.read("data/todos/k4.json")?.contains(#""title": "d""#) == true)
+
+    let patch = try Self.curl(
+      "PATCH", server.base + "/todos.json",
+      body: #"{"k1/views":{".sv":{"increment":2}},"k2/title":"B","k3/tags":null}"#)
+    #expect(patch.status == 200, "\(patch.body)")
+    #expect(patch.json?["k1/views"] == 3)
+    #expect(try Self.curl("GET", server.base + "/todos/k2/title.json").body == #""B""#)
+    // The increment is recorded as Folio's transform, so it sums on merge.
+    let log = try FolioRunner.shellOutput("cat .folio/ops/*.ndjson", in: scratch.path).output
+    #expect(log.contains(#""increment""#))
+
+    let field = try Self.curl("PUT", server.base + "/todos/k1/meta/color.json", body: #""red""#)
+    #expect(field.body == #""red""#)
+    #expect(try Self.curl("GET", server.base + "/todos/k1/meta.json").body == #"{"color":"red"}"#)
+
+    let post = try Self.curl("POST", server.base + "/todos.json", body: #"{"title":"pushed"}"#)
+    let name = try #require(post.json?["name"]?.stringValue)
+    #expect(name.count == 26)
+    #expect(try Self.curl("GET", server.base + "/todos/\(name)/title.json").body == #""pushed""#)
+    let later = try Self.curl("POST", server.base + "/todos.json", body: #"{"title":"later"}"#)
+    #expect(try #require(later.json?["name"]?.stringValue) > name, "push keys sort by time")
+
+    #expect(try Self.curl("DELETE", server.base + "/todos/k1/meta.json").status == 200)
+    #expect(try Self.curl("GET", server.base + "/todos/k1/meta.json").body == "null")
+    #expect(try Self.curl("DELETE", server.base + "/todos/k4.json").body == "null")
+    #expect(scratch.read("data/todos/k4.json") == nil)
+    let viaOverride = try Self.curl(
+      "POST", server.base + "/todos/k2.json", body: #"{"views":6}"#,
+      headers: ["X-HTTP-Method-Override: PATCH"])
+    #expect(viaOverride.status == 200)
+    #expect(try Self.curl("GET", server.base + "/todos/k2/views.json").body == "6")
+    // The CLI sees every write.
+    #expect(try JSONValue(parsing: try scratch.folio("get", "todos", "k2").stdout)["views"] == 6)
+  }
+
+  @Test func badWritesAreRefusedAndWriteNothing() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let before = try FolioRunner.shellOutput(
+      "cat data/todos/*.json .folio/ops/*.ndjson | md5sum", in: scratch.path)
+    let big = scratch.path + "/big.json"
+    try Data(repeating: UInt8(ascii: " "), count: 17 << 20).write(to: URL(fileURLWithPath: big))
+    let cases: [(String, String, String?, Int)] = [
+      ("PUT", "/todos/k1.json", "{bad", 400),
+      ("PUT", "/todos/k1.json", "[1,2]", 400),
+      ("PUT", "/todos/k1.json", #"{"id":"other"}"#, 400),
+      ("PATCH", "/todos/k1.json", "3", 400),
+      ("PATCH", "/todos.json", #"{"k1":{"a":1},"k1/b":2}"#, 400),
+      ("PATCH", "/todos/k1.json", #"{"views":{".sv":{"increment":1.5}}}"#, 400),
+      ("PUT", "/todos/k1.json", #"{"x":{".sv":"nope"}}"#, 400),
+      ("PUT", "/todos/..json", "{}", 400),
+      ("PUT", "/nope/k1.json", "{}", 404),
+      ("PUT", "/.json", "{}", 400),
+      ("PUT", "/todos/k1.json", nil, 413),
+    ]
+    for (method, path, body, status) in cases {
+      let reply = try Self.curl(method, server.base + path, body: body, bodyFile: body == nil ? big : nil)
+      #expect(reply.status == status, "\(method) \(path) \(body ?? "big"): \(reply.body)")
+      #expect(reply.json?["error"]?.stringValue?.isEmpty == false)
+    }
+    try FileManager.default.removeItem(atPath: big)
+    let after = try FolioRunner.shellOutput(
+      "cat data/todos/*.json .folio/ops/*.ndjson | md5sum", in: scratch.path)
+    #expect(before.output == after.output)
+  }
+
+  // MARK: Conditional writes
+
+  @Test func etagsAndIfMatch() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let url = server.base + "/todos/k1/views.json"
+    let read = try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"])
+    let etag = try #require(read.headers["etag"])
+    #expect(try Self.curl("GET", url).headers["etag"] == nil)
+    #expect(try Self.curl("PUT", url, body: "2", headers: ["if-match: \(etag)"]).status == 200)
+    let stale = try Self.curl("PUT", url, body: "3", headers: ["if-match: \(etag)"])
+    #expect(stale.status == 412)
+    #expect(stale.body == "2")
+    let fresh = try #require(stale.headers["etag"])
+    #expect(fresh == (try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"]).headers["etag"]))
+    #expect(try Self.curl("DELETE", url, headers: ["if-match: \(etag)"]).status == 412)
+    #expect(try Self.curl("DELETE", url, headers: ["if-match: \(fresh)"]).status == 200)
+    #expect(try Self.curl("GET", url).body == "null")
+  }
+
+  @Test func twoCompareAndSetLoopsLoseNoIncrement() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let url = server.base + "/todos/k1/counter.json"
+    _ = try Self.curl("PUT", url, body: "0")
+    let failures = Mutexed<[String]>([])
+    let group = DispatchGroup()
+    for _ in 0..<2 {
+      group.enter()
+      Thread {
+        defer { group.leave() }
+        do {
+          var reply = try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"])
+          var done = 0
+          while done < 200 {
+            let value = reply.json?.intValue ?? -1_000_000
+            let attempt = try Self.curl(
+              "PUT", url, body: "\(value + 1)", headers: ["if-match: \(reply.headers["etag"] ?? "")"])
+            if attempt.status == 200 {
+              done += 1
+              reply = try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"])
+            } else if attempt.status == 412 {
+              reply = attempt
+            } else {
+              failures.set(failures.value + ["\(attempt.status) \(attempt.body)"])
+              return
+            }
+          }
+        } catch {
+          failures.set(failures.value + ["\(error)"])
+        }
+      }.start()
+    }
+    group.wait()
+    #expect(failures.value.isEmpty)
+    #expect(try Self.curl("GET", url).body == "400")
+  }
+
+  // MARK: Auth
+
+  @Test func tokensAreRequiredWhenSet() throws {
+    let (scratch, server) = try Self.started(arguments: ["--token", "s3cret"])
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    #expect(try Self.curl("GET", server.base + "/todos/k1.json").status == 401)
+    #expect(try Self.curl("GET", server.base + "/todos/k1.json?auth=wrong").status == 401)
+    #expect(
+      try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer s3cre"]).status
+        == 401)
+    #expect(try Self.curl("PUT", server.base + "/todos/k9.json", body: "{}").status == 401)
+    #expect(scratch.read("data/todos/k9.json") == nil)
+    #expect(try Self.curl("GET", server.base + "/todos/k1.json?auth=s3cret").status == 200)
+    #expect(
+      try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer s3cret"]).status
+        == 200)
+    // A preflight carries no credentials.
+    let preflight = try Self.curl("OPTIONS", server.base + "/todos/k1.json")
+    #expect(preflight.status == 204)
+    #expect(preflight.headers["access-control-allow-methods"]?.contains("PATCH") == true)
+  }
+
+  @Test func loopbackWithoutATokenAcceptsAnyAuthorization() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    #expect(
+      try Self.curl("GET", server.base + "/todos/k1.json", headers: ["Authorization: Bearer x"]).status == 200
+    )
+  }
+
+  @Test func aNetworkHostWithoutATokenIsRefused() throws {
+    let scratch = try CLIScratch()
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    let refused = try scratch.folio("serve", "--host", "0.0.0.0", "--port", "18999")
+    #expect(refused.status == 64)
+    #expect(refused.stderr.contains("needs a token"))
+  }
+
+  // MARK: Streaming
+
+  @Test func streamsAFirstPutThenAnEventPerWriteAndPerEdit() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let document = try EventClient(server.base + "/todos/k1.json")
+    let table = try EventClient(server.base + "/todos.json")
+    defer {
+      document.stop()
+      table.stop()
+    }
+    let first = try #require(document.event(1))
+    #expect(first.0 == "put")
+    #expect(first.1?["path"] == "/")
+    #expect(first.1?["data"]?["title"] == "a")
+    let tableFirst = try #require(table.event(1))
+    #expect(tableFirst.1?["data"]?.objectValue?.keys.sorted() == ["k1", "k2", "k3"])
+
+    _ = try Self.curl("PATCH", server.base + "/todos/k1.json", body: #"{"title":"over http"}"#)
+    #expect(document.event(2)?.1?["data"]?["title"] == "over http")
+    let put = try #require(table.event(2))
+    #expect(put.0 == "put")
+    #expect(put.1?["path"] == "/k1")
+
+    // One transaction touching two documents is one patch event.
+    _ = try Self.curl("PATCH", server.base + "/todos.json", body: #"{"k2/views":9,"k3":null}"#)
+    let patch = try #require(table.event(3))
+    #expect(patch.0 == "patch")
+    #expect(patch.1?["data"]?["k3"] == .null)
+    #expect(patch.1?["data"]?["k2"]?["views"] == 9)
+
+    // An edit behind the server's back, as an editor would make it.
+    try FolioRunner.shell(#"sed -i 's/"over http"/"by sed"/' data/todos/k1.json"#, in: scratch.path)
+    #expect(document.event(3)?.1?["data"]?["title"] == "by sed")
+    #expect(table.event(4)?.1?["data"]?["title"] == "by sed")
+
+    // A write through the CLI, another process.
+    let applied = try scratch.folio(
+      "apply", "todos", "k1", "--op", "update", "--transforms", #"{"views":{"op":"increment","by":1}}"#)
+    #expect(applied.status == 0, "\(applied.stderr)")
+    #expect(document.event(4)?.1?["data"]?["views"] == 2)
+  }
+
+  @Test func streamsAFieldAndAQuery() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let field = try EventClient(server.base + "/todos/k2/views.json")
+    let query = try EventClient(server.base + "/todos.json?orderBy=%22lastUpdate%22&limitToFirst=1")
+    defer {
+      field.stop()
+      query.stop()
+    }
+    #expect(field.event(1)?.1?["data"] == 5)
+    #expect(query.event(1)?.1?["data"]?.objectValue?.keys == ["k1"])
+    // A change elsewhere in the document sends nothing on the field.
+    _ = try Self.curl("PATCH", server.base + "/todos/k2.json", body: #"{"title":"x"}"#)
+    _ = try Self.curl("PATCH", server.base + "/todos/k2.json", body: #"{"views":6,"lastUpdate":1}"#)
+    #expect(field.event(2)?.1?["data"] == 6)
+    // k2 moves into the one-document window, k1 out.
+    let change = try #require(query.event(2))
+    #expect(change.0 == "patch")
+    #expect(change.1?["data"]?["k1"] == .null)
+    #expect(change.1?["data"]?["k2"]?["views"] == 6)
+  }
+}
