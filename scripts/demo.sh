@@ -94,7 +94,25 @@ run "$folio" get todos buy-milk
 run git log --oneline --graph -n 6
 run git status --short
 
-step "10. Export in order: NDJSON for jq, CSV, and a SQLite table"
+step "10. folio serve: the store over Firebase's REST protocol, with a live stream"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$folio" serve --port "$port" --quiet > serve.out 2>&1 &
+server=$!
+for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$port/.json?shallow=true" && break; sleep 0.1; done
+run curl -s "http://127.0.0.1:$port/todos.json?orderBy=%22views%22&limitToLast=2&print=pretty"
+curl -s -N -H 'Accept: text/event-stream' "http://127.0.0.1:$port/todos/buy-milk/views.json" > stream.out &
+stream=$!
+sleep 0.5
+run curl -s -X PATCH -d '{"buy-milk/views": {".sv": {"increment": 1}}}' "http://127.0.0.1:$port/todos.json"
+echo
+sleep 0.5
+kill "$stream" 2>/dev/null || true
+kill -TERM "$server"; wait "$server" || true
+echo "\$ the stream saw (the value, then the increment):"
+cat stream.out
+rm -f stream.out serve.out
+
+step "11. Export in order: NDJSON for jq, CSV, and a SQLite table"
 run "$folio" export todos --format ndjson
 run "$folio" export todos --format csv -o "$peers/todos.csv"
 run cat "$peers/todos.csv"
