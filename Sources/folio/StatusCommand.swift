@@ -72,7 +72,8 @@ struct StatusCommand: Command {
     }
     for table in status.tables where (conflicts[table.name] ?? 0) > 0 {
       clean = false
-      Output.print("\(table.name): \(conflicts[table.name]!) open conflict(s); see 'folio conflicts \(table.name)'")
+      Output.print(
+        "\(table.name): \(conflicts[table.name]!) open conflict(s); see 'folio conflicts \(table.name)'")
     }
     for problem in status.problems {
       clean = false

@@ -16,12 +16,16 @@ import Testing
     defer { box.root.remove() }
     try box.seedAndClone(["t": #"{"views": 1, "title": "start"}"#])
     try box.folio(title("from r0"), in: "r0")
-    try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 1}}"#], in: "r0")
+    try box.folio(
+      ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 1}}"#],
+      in: "r0")
     try box.folio(["commit"], in: "r0")
     #expect(try box.git("push -q origin main", in: "r0") == 0)
     usleep(20_000)  // r1's assignment is the later one
     try box.folio(title("from r1"), in: "r1")
-    try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 2}}"#], in: "r1")
+    try box.folio(
+      ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 2}}"#],
+      in: "r1")
     try box.folio(["commit"], in: "r1")
     #expect(try FolioRunner.shell("cp -a r1 twin", in: box.root.path) == 0)
     #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") == 0)
@@ -29,7 +33,8 @@ import Testing
     try box.expectConcludedLikeTwin()
 
     let listed = try box.folio(["conflicts", "--json"], in: "r1").stdout
-    #expect(listed == (try box.folio(["conflicts"], in: "twin").stdout), "piped output is NDJSON, and the same")
+    #expect(
+      listed == (try box.folio(["conflicts"], in: "twin").stdout), "piped output is NDJSON, and the same")
     let lines = listed.split(separator: "\n")
     try #require(lines.count == 1, "one conflict: \(listed)")
     #expect(lines[0].contains(#""path":"title""#))
@@ -52,7 +57,8 @@ import Testing
     #expect(box.file("r1/todos/t.json")?.contains("\"title\": \"from r0\"") == true)
 
     // Usage errors.
-    let usage = try FolioRunner.run(["conflicts", "resolve", "todos", "t", "title"], in: box.root.path + "/r1")
+    let usage = try FolioRunner.run(
+      ["conflicts", "resolve", "todos", "t", "title"], in: box.root.path + "/r1")
     #expect(usage.status == 64)
     let missing = try FolioRunner.run(
       ["conflicts", "resolve", "todos", "t", "title", "--keep"], in: box.root.path + "/r1")

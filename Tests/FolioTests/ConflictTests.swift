@@ -20,7 +20,10 @@ import Testing
 
   func stamp(_ wall: Int64, _ replica: String) -> HLC { HLC(wall: wall, counter: 0, replica: replica) }
 
-  func update(_ wall: Int64, _ replica: String, _ assignments: [(String, JSONValue?)], transforms: [Mutation.TransformEntry] = []) -> Op {
+  func update(
+    _ wall: Int64, _ replica: String, _ assignments: [(String, JSONValue?)],
+    transforms: [Mutation.TransformEntry] = []
+  ) -> Op {
     Op(
       hlc: stamp(wall, replica), table: "todos", pk: "a",
       mutation: Mutation(
@@ -28,7 +31,9 @@ import Testing
         transforms: transforms))
   }
 
-  func resolve(base: JSONObject, ours: [Op], theirs: [Op]) throws -> (JSONObject?, [DocumentResolver.Overwrite]) {
+  func resolve(base: JSONObject, ours: [Op], theirs: [Op]) throws -> (
+    JSONObject?, [DocumentResolver.Overwrite]
+  ) {
     let config = try Config(yaml: Self.yaml)
     let resolver = DocumentResolver(table: try #require(config.table(named: "todos")))
     func side(_ ops: [Op]) -> DocumentResolver.Side {
@@ -45,7 +50,9 @@ import Testing
     #expect(document?["title"] == "theirs")
     #expect(
       overwrites == [
-        .init(path: "title", loser: stamp(10, "A"), losingValue: "mine", winner: stamp(20, "B"), winningValue: "theirs")
+        .init(
+          path: "title", loser: stamp(10, "A"), losingValue: "mine", winner: stamp(20, "B"),
+          winningValue: "theirs")
       ])
   }
 
@@ -88,7 +95,8 @@ import Testing
       theirs: [update(20, "B", [("meta", ["other": 2])])])
     #expect(
       overwrites == [
-        .init(path: "meta.k", loser: stamp(10, "A"), losingValue: 1, winner: stamp(20, "B"), winningValue: nil)
+        .init(
+          path: "meta.k", loser: stamp(10, "A"), losingValue: 1, winner: stamp(20, "B"), winningValue: nil)
       ])
   }
 
@@ -100,15 +108,19 @@ import Testing
       theirs: [update(20, "B", [("title", "b")])])
     #expect(
       Set(overwrites) == [
-        .init(path: "title", loser: stamp(10, "A"), losingValue: "a", winner: stamp(20, "B"), winningValue: "b"),
-        .init(path: "title", loser: stamp(20, "B"), losingValue: "b", winner: stamp(30, "A"), winningValue: "c"),
+        .init(
+          path: "title", loser: stamp(10, "A"), losingValue: "a", winner: stamp(20, "B"), winningValue: "b"),
+        .init(
+          path: "title", loser: stamp(20, "B"), losingValue: "b", winner: stamp(30, "A"), winningValue: "c"),
       ])
   }
 
   // MARK: replicas through sync
 
   static func conflictKeys(_ store: Store) throws -> [String] {
-    try store.conflicts().map { "\($0.table)/\($0.pk)/\($0.path)/\($0.losingValue.compactString)->\($0.winningValue?.compactString ?? "-")" }
+    try store.conflicts().map {
+      "\($0.table)/\($0.pk)/\($0.path)/\($0.losingValue.compactString)->\($0.winningValue?.compactString ?? "-")"
+    }
   }
 
   static func recordFiles(_ store: Store) throws -> [String] {
@@ -122,9 +134,11 @@ import Testing
     try r0.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "start", "views": 0])
     try r0.sync()
     let r1 = try fixture.clone("r1")
-    try r0.apply(table: "todos", pk: "a", op: .update, columns: ["title": "from r0"],
+    try r0.apply(
+      table: "todos", pk: "a", op: .update, columns: ["title": "from r0"],
       transforms: ["views": ["op": "increment", "by": 1]])
-    try r1.apply(table: "todos", pk: "a", op: .update, columns: ["title": "from r1"],
+    try r1.apply(
+      table: "todos", pk: "a", op: .update, columns: ["title": "from r1"],
       transforms: ["views": ["op": "increment", "by": 2]])
     try r0.sync()
     try r1.sync()

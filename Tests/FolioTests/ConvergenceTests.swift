@@ -255,7 +255,11 @@ import Testing
       }
       return current
     }
-    struct Loss: Hashable { var pk: String; var path: String; var loser: HLC }
+    struct Loss: Hashable {
+      var pk: String
+      var path: String
+      var loser: HLC
+    }
     var expected = Set<String>()
     for pk in Self.stable {
       let docOps = sorted.filter { $0.table == "items" && $0.pk == pk }
@@ -266,9 +270,13 @@ import Testing
             for b in z.mutation.assignments {
               let (path, lost, won): (FieldPath, JSONValue?, JSONValue?)
               if a.path.hasPrefix(b.path) {
-                (path, lost, won) = (a.path, a.value, value(b.value, at: a.path.segments.dropFirst(b.path.segments.count)))
+                (path, lost, won) = (
+                  a.path, a.value, value(b.value, at: a.path.segments.dropFirst(b.path.segments.count))
+                )
               } else if b.path.hasPrefix(a.path) {
-                (path, lost, won) = (b.path, value(a.value, at: b.path.segments.dropFirst(a.path.segments.count)), b.value)
+                (path, lost, won) = (
+                  b.path, value(a.value, at: b.path.segments.dropFirst(a.path.segments.count)), b.value
+                )
               } else {
                 continue
               }

@@ -68,7 +68,8 @@ extension Store {
   /// - Throws: `UNSAFE_PATH` when the path lies behind a link or file the
   ///   checkout keeps.
   @inline(never)
-  private func isBlocked(_ change: CheckoutChange, index: GitIndex, removed: Set<String>, target: GitOID) throws
+  private func isBlocked(_ change: CheckoutChange, index: GitIndex, removed: Set<String>, target: GitOID)
+    throws
     -> Bool
   {
     let path = change.path

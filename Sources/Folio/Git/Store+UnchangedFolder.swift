@@ -16,7 +16,8 @@ extension Store {
   /// count of the folder's `*.json` names. When it is false, the caller
   /// does the full scan, which finds what differs.
   func folderMatchesHead(
-    _ table: TableConfig, headTree: GitTree?, index: GitIndex, repository: GitRepository, evicted: Set<ExactKey>
+    _ table: TableConfig, headTree: GitTree?, index: GitIndex, repository: GitRepository,
+    evicted: Set<ExactKey>
   ) throws -> Bool {
     guard let headTree else { return false }
     var folderEntry: OpaquePointer?

@@ -60,24 +60,29 @@ final class MergeContext {
       if ourAll == nil { ourAll = try ourHistory.ops(since: nil) }
       if theirAll == nil { theirAll = try theirHistory.ops(since: nil) }
       let known = rewound.ops
-      return record(key, resolver.resolveRecording(
-        pk: key.pk, base: rewound.document,
-        ours: .init(
-          document: ourDocument, ops: (ourAll![key] ?? []).filter { !known.contains($0.hlc) },
-          syntheticStamp: ours.stamp),
-        theirs: .init(
-          document: theirDocument, ops: (theirAll![key] ?? []).filter { !known.contains($0.hlc) },
-          syntheticStamp: theirs.stamp)))
+      return record(
+        key,
+        resolver.resolveRecording(
+          pk: key.pk, base: rewound.document,
+          ours: .init(
+            document: ourDocument, ops: (ourAll![key] ?? []).filter { !known.contains($0.hlc) },
+            syntheticStamp: ours.stamp),
+          theirs: .init(
+            document: theirDocument, ops: (theirAll![key] ?? []).filter { !known.contains($0.hlc) },
+            syntheticStamp: theirs.stamp)))
     }
-    return record(key, resolver.resolveRecording(
-      pk: key.pk, base: try merge.document(ids.0, path: path),
-      ours: .init(document: ourDocument, ops: ourOps[key] ?? [], syntheticStamp: ours.stamp),
-      theirs: .init(document: theirDocument, ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp)))
+    return record(
+      key,
+      resolver.resolveRecording(
+        pk: key.pk, base: try merge.document(ids.0, path: path),
+        ours: .init(document: ourDocument, ops: ourOps[key] ?? [], syntheticStamp: ours.stamp),
+        theirs: .init(document: theirDocument, ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp)))
   }
 
   /// Keeps a resolution's overwrites as conflicts; returns its document.
   private func record(
-    _ key: OpHistory.DocumentKey, _ resolution: (document: JSONObject?, overwrites: [DocumentResolver.Overwrite])
+    _ key: OpHistory.DocumentKey,
+    _ resolution: (document: JSONObject?, overwrites: [DocumentResolver.Overwrite])
   ) -> JSONObject? {
     for o in resolution.overwrites {
       conflicts.append(

@@ -36,8 +36,10 @@ extension Store {
     }
     var losses: [Loss: [Conflict]] = [:]
     for record in records {
-      losses[Loss(table: record.table, pk: record.pk, path: record.path, loser: record.losingStamp), default: []]
-        .append(record)
+      losses[
+        Loss(table: record.table, pk: record.pk, path: record.path, loser: record.losingStamp), default: []
+      ]
+      .append(record)
     }
     let documents = Set(records.map { OpHistory.DocumentKey(table: $0.table, pk: $0.pk) })
     var ops: [OpHistory.DocumentKey: [Op]] = [:]
@@ -59,7 +61,9 @@ extension Store {
       open.append(recorded.max { $0.winningStamp < $1.winningStamp }!)
     }
     return open.sorted {
-      ($0.table, $0.pk, $0.path.description, $0.losingStamp) < ($1.table, $1.pk, $1.path.description, $1.losingStamp)
+      ($0.table, $0.pk, $0.path.description, $0.losingStamp) < (
+        $1.table, $1.pk, $1.path.description, $1.losingStamp
+      )
     }
   }
 
@@ -97,7 +101,8 @@ extension Store {
     let open = try conflicts(table: table).filter { $0.pk == pk && $0.path == path }
     guard let latest = open.max(by: { $0.winningStamp < $1.winningStamp }) else {
       throw FolioError(
-        .notFound, "no open conflict at '\(path)' of document '\(pk)' in table '\(table)'", table: table, pk: pk)
+        .notFound, "no open conflict at '\(path)' of document '\(pk)' in table '\(table)'", table: table,
+        pk: pk)
     }
     let value: JSONValue?
     switch resolution {

@@ -5,7 +5,8 @@ extension Query {
   /// superset of what matches (the filter still runs on every document
   /// read), because these comparisons use the same order the index keeps
   /// (``ValueOrdering/compare(_:_:)``).
-  static func filterBounds(_ filter: Predicate?, path: FieldPath) -> (lower: OrderPoint?, upper: OrderPoint?) {
+  static func filterBounds(_ filter: Predicate?, path: FieldPath) -> (lower: OrderPoint?, upper: OrderPoint?)
+  {
     guard let filter else { return (nil, nil) }
     var lower: OrderPoint?
     var upper: OrderPoint?
@@ -111,7 +112,8 @@ extension Query {
   public func explain() throws -> QueryExplanation {
     let table = try collection.store.table(named: collection.name)
     let ordering = effectiveOrdering(table)
-    var explanation = QueryExplanation(index: nil, narrowedByFilter: false, documentsToRead: 0, fullScan: false)
+    var explanation = QueryExplanation(
+      index: nil, narrowedByFilter: false, documentsToRead: 0, fullScan: false)
     if case .child(let path) = ordering {
       guard table.order.contains(where: { FieldPath($0) == path }) else {
         explanation.fullScan = true

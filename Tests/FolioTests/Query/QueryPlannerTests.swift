@@ -11,7 +11,9 @@ struct QueryPlannerTests {
   func store() throws -> (Store, Scratch) {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     try store.write { tx in
-      for n in 0..<100 { _ = try tx.put(table: "t", pk: "k\(n)", document: ["n": .integer(n), "even": .bool(n % 2 == 0)]) }
+      for n in 0..<100 {
+        _ = try tx.put(table: "t", pk: "k\(n)", document: ["n": .integer(n), "even": .bool(n % 2 == 0)])
+      }
     }
     return (store, scratch)
   }
