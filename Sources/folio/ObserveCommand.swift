@@ -117,18 +117,6 @@ struct ObserveCommand: Command {
 
   /// Blocks until SIGINT or SIGTERM.
   static func waitForInterrupt() {
-    let done = DispatchSemaphore(value: 0)
-    var sources: [any DispatchSourceSignal] = []
-    for number in [SIGINT, SIGTERM] {
-      // Dispatch takes the signal instead of the default handler, which
-      // would end the process with a non-zero status.
-      signal(number, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler { done.signal() }
-      source.resume()
-      sources.append(source)
-    }
-    done.wait()
-    for source in sources { source.cancel() }
+    InterruptSignals().wait()
   }
 }

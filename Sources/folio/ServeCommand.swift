@@ -58,22 +58,11 @@ struct ServeCommand: Command {
     let server = try RESTServer(store: store, options: options)
     // Signals are taken before the server says it listens: a SIGTERM sent
     // as soon as that line appears must stop it, not be lost.
-    let done = DispatchSemaphore(value: 0)
-    var sources: [any DispatchSourceSignal] = []
-    for number in [SIGINT, SIGTERM] {
-      // Dispatch takes the signal instead of the default handler, which
-      // would end the process with a non-zero status.
-      signal(number, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler { done.signal() }
-      source.resume()
-      sources.append(source)
-    }
+    let interrupts = InterruptSignals()
     try server.start()
     Output.error("folio serve: listening on http://\(options.host):\(options.port)/")
-    done.wait()
+    interrupts.wait()
     server.stop()
-    for source in sources { source.cancel() }
     return 0
   }
 }

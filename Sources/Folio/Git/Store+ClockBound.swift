@@ -49,8 +49,9 @@ extension Store {
   /// Refuses an op log, handed to the merge driver, whose new lines since
   /// `base` are stamped past the clock bound.
   func checkClock(ofLog theirs: [UInt8], base: [UInt8], path: String) throws {
-    let history = OpHistory(files: [String(path.split(separator: "/").last ?? ""): theirs])
-    let baseHistory = OpHistory(files: [String(path.split(separator: "/").last ?? ""): base])
+    let name = String(path.split(separator: "/").last ?? "")
+    let history = OpHistory(files: [name: theirs])
+    let baseHistory = OpHistory(files: [name: base])
     try history.checkClock(since: baseHistory, now: Clock.nowMilliseconds(), bound: config.sync.maxClockSkew)
   }
 }

@@ -37,9 +37,8 @@ extension WriteTransaction {
         .localConstraint, "key column '\(config.key)' must be a string or a number, not \(other.kindName)",
         table: table)
     }
-    var columns: [String: JSONValue] = [:]
-    for (key, member) in object { columns[key] = member }
-    try apply(table: table, pk: pk, op: .insert, columns: columns)
+    // As a JSONObject: a dictionary would merge twin keys into one column.
+    try apply(table: table, pk: pk, op: .insert, columns: object)
     return pk
   }
 }
