@@ -23,7 +23,7 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String { rawValue }
 
     /// A mutation broke a local rule: a malformed transform, a duplicate
-    /// insert, a key column that disagrees with the pk (seed `002_*`).
+    /// insert, a key column that disagrees with the pk (the Kizuna transform rules).
     public static let localConstraint = Code(rawValue: "LOCAL_CONSTRAINT")
     /// Text that is not valid JSON.
     public static let invalidJSON = Code(rawValue: "INVALID_JSON")
@@ -95,6 +95,9 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
   public var message: String
   /// The file position, for errors in a parsed file.
   public var location: SourceLocation?
+  /// The source line at ``location`` with a caret under its column, as a
+  /// compiler prints it below the error; nil when the text is not at hand.
+  public var excerpt: String?
   /// The file or directory involved, for errors without a position.
   public var path: String?
   /// The table involved, if any.

@@ -66,6 +66,7 @@ func main() -> Int32 {
     // A reader that stopped reading streamed output: quiet, as in git.
     if error.code == .io && error.message == String(cString: strerror(EPIPE)) { return 0 }
     Output.error(error.description)
+    if let excerpt = error.excerpt { Output.error(excerpt) }
     return 1
   } catch {
     Output.error("error: \(error)")

@@ -131,6 +131,8 @@ struct CLITests {
     let put = try scratch.folio("put", "todos", "a", "doc.json")
     #expect(put.status == 1)
     #expect(put.stderr.hasPrefix("doc.json:3:3: error: "), "\(put.stderr)")
+    // The line itself, with a caret under the column, as a compiler prints it.
+    #expect(put.stderr.hasSuffix("\n  \"views\": 2\n  ^\n"), "\(put.stderr)")
     #expect(scratch.read("data/todos/a.json") == nil)
     let unsafe = try scratch.folio("put", "todos", "../escape", "-", input: "{}")
     #expect(unsafe.status == 1)
@@ -143,6 +145,7 @@ struct CLITests {
     let result = try scratch.folio("init")
     #expect(result.status == 1)
     #expect(result.stderr.hasPrefix("folio.yaml:4:11: error: "), "\(result.stderr)")
+    #expect(result.stderr.hasSuffix("\n    path: ../outside\n          ^\n"), "\(result.stderr)")
   }
 
   @Test func tablesListsCounts() throws {

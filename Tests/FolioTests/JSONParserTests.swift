@@ -577,12 +577,12 @@ func expectJSONError(
   @Test func reportsLineAndColumnOfAnOffset() {
     let bytes = Array("ab\r\né😀\rx\ny".utf8)
     bytes.withUnsafeBytes { buffer in
-      #expect(JSONParser.lineAndColumn(of: 0, in: buffer) == (1, 1))
-      #expect(JSONParser.lineAndColumn(of: 4, in: buffer) == (2, 1))
-      #expect(JSONParser.lineAndColumn(of: 10, in: buffer) == (2, 3))  // the "\r"
-      #expect(JSONParser.lineAndColumn(of: 11, in: buffer) == (3, 1))
-      #expect(JSONParser.lineAndColumn(of: 13, in: buffer) == (4, 1))
-      #expect(JSONParser.lineAndColumn(of: 2, in: buffer, firstLine: 10, firstColumn: 5) == (10, 7))
+      #expect(SourceText.lineAndColumn(of: 0, in: buffer) == (1, 1))
+      #expect(SourceText.lineAndColumn(of: 4, in: buffer) == (2, 1))
+      #expect(SourceText.lineAndColumn(of: 10, in: buffer) == (2, 3))  // the "\r"
+      #expect(SourceText.lineAndColumn(of: 11, in: buffer) == (3, 1))
+      #expect(SourceText.lineAndColumn(of: 13, in: buffer) == (4, 1))
+      #expect(SourceText.lineAndColumn(of: 2, in: buffer, firstLine: 10, firstColumn: 5) == (10, 7))
     }
   }
 }

@@ -55,7 +55,17 @@ extension Config {
         location: .init(file: file, line: 1, column: 1))
     }
     let root = try YAMLParser(bytes: bytes, file: file).parseSingleDocument()
-    self = try ConfigDecoder(file: file).decode(root)
+    do {
+      self = try ConfigDecoder(file: file).decode(root)
+    } catch var error as FolioError {
+      // The decoder sees nodes, not text; the excerpt comes from the bytes.
+      if error.excerpt == nil, let location = error.location, location.file == file {
+        error.excerpt = Array(bytes).withUnsafeBytes {
+          SourceText.excerpt(line: location.line, column: location.column, in: $0)
+        }
+      }
+      throw error
+    }
   }
 
   /// Reads at most one byte more than ``maxFileSize``: enough to tell that a

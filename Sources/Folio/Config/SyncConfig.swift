@@ -2,7 +2,7 @@
 /// of `folio.yaml`.
 ///
 /// While any ``Subscription`` is alive, the store pulls from ``remote``
-/// every ``pullEvery`` (seed `000_*`: a subscription is how an app asks to
+/// every ``pullEvery`` (Ditto's `findByID` API: a subscription is how an app asks to
 /// receive other replicas' changes). A pull is ``Store/sync(remote:push:)``
 /// without the push: it commits pending local changes, fetches and merges.
 ///

@@ -245,8 +245,11 @@ final class YAMLParser {
   }
 
   private func error(_ message: String, _ line: Int, _ column: Int) -> FolioError {
-    FolioError(
+    var error = FolioError(
       .invalidConfig, message, location: .init(file: file, line: line, column: column))
+    error.excerpt = SourceText.excerpt(
+      line: line, column: column, in: UnsafeRawBufferPointer(start: input, count: inputCount))
+    return error
   }
 
   /// The parser's error, with libyaml's own words and position.
@@ -288,19 +291,7 @@ final class YAMLParser {
 
   /// The 1-based line and column (in Unicode scalars) of a byte offset.
   private func position(ofByte offset: Int) -> (line: Int, column: Int) {
-    var line = 1
-    var column = 1
-    for index in 0..<min(offset, inputCount) {
-      let byte = input[index]
-      if byte == 0x0A {
-        line += 1
-        column = 1
-      } else if byte & 0xC0 != 0x80 {
-        // Count lead bytes only, so a multi-byte character is one column.
-        column += 1
-      }
-    }
-    return (line, column)
+    SourceText.lineAndColumn(of: offset, in: UnsafeRawBufferPointer(start: input, count: inputCount))
   }
 
   private func hex(_ value: UInt32, digits: Int) -> String {

@@ -1,5 +1,5 @@
 extension Store {
-  /// Live subscriptions (seed `000_*` `subscribe`), consulted by `sync`.
+  /// Live subscriptions (Ditto's `subscribe`), consulted by `sync`.
   /// The first use wires them to the puller.
   var subscriptions: SubscriptionRegistry {
     attachments.value(SubscriptionRegistry.self) {

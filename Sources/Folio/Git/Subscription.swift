@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Keeps a document, or every document a query covers, wanted on this
-/// replica (seed `000_*` `subscribe`): while it is alive, `sync` brings back
+/// replica (Ditto's `subscribe`): while it is alive, `sync` brings back
 /// covered documents that were evicted, and the store pulls other replicas'
 /// changes on its own (every `sync: pull-every` of `folio.yaml`, 30 s by
 /// default; see ``SyncConfig`` and ``Store/onPull(_:)``).

@@ -235,50 +235,17 @@ struct JSONParser {
     return skipWhitespace(raw.assumingMemoryBound(to: UInt8.self), offset, buffer.count)
   }
 
-  /// The line and column of the byte at `offset`, counting from `origin` as
-  /// line `firstLine`, column `firstColumn`.
-  ///
-  /// Columns count Unicode scalars. A line ends at `\n`, `\r\n` or a lone
-  /// `\r`.
-  static func lineAndColumn(
-    of offset: Int, in buffer: UnsafeRawBufferPointer, origin: Int = 0,
-    firstLine: Int = 1, firstColumn: Int = 1
-  ) -> (line: Int, column: Int) {
-    var line = firstLine
-    var column = firstColumn
-    guard let raw = buffer.baseAddress else { return (line, column) }
-    let p = raw.assumingMemoryBound(to: UInt8.self)
-    var k = Swift.max(0, origin)
-    let stop = Swift.min(offset, buffer.count)
-    while k < stop {
-      let b = p[k]
-      if b == 0x0A {
-        line += 1
-        column = 1
-      } else if b == 0x0D {
-        // "\r\n" counts once, at the "\n".
-        if !(k + 1 < buffer.count && p[k + 1] == 0x0A) {
-          line += 1
-          column = 1
-        }
-      } else if b & 0xC0 != 0x80 {
-        // Every byte but a UTF-8 continuation byte starts a scalar.
-        column += 1
-      }
-      k += 1
-    }
-    return (line, column)
-  }
-
   private func makeError(
     _ failure: Failure, _ p: UnsafePointer<UInt8>, _ count: Int, origin: Int
   ) -> FolioError {
-    let (line, column) = Self.lineAndColumn(
-      of: failure.offset, in: UnsafeRawBufferPointer(start: p, count: count), origin: origin,
-      firstLine: firstLine, firstColumn: firstColumn)
-    return FolioError(
+    let buffer = UnsafeRawBufferPointer(start: p, count: count)
+    let (line, column) = SourceText.lineAndColumn(
+      of: failure.offset, in: buffer, origin: origin, firstLine: firstLine, firstColumn: firstColumn)
+    var error = FolioError(
       .invalidJSON, failure.message,
       location: .init(file: file ?? "<input>", line: line, column: column))
+    error.excerpt = SourceText.excerpt(around: failure.offset, in: buffer)
+    return error
   }
 }
 

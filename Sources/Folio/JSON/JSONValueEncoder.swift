@@ -10,7 +10,7 @@ import Foundation
 /// value["views"]   // .number("1")
 /// ```
 ///
-/// **Integers** follow seed `002_*`, which stores a counter past the 32-bit
+/// **Integers** follow the Kizuna transform rules, which stores a counter past the 32-bit
 /// signed range as a decimal string: with the default
 /// ``IntegerEncoding-swift.enum/counter``, an `Int` of 3 is written as `3` and
 /// one of 5_000_000_000 as `"5000000000"`, exactly as `increment` would have
@@ -59,7 +59,7 @@ public struct JSONValueEncoder: Sendable {
     case omit
   }
 
-  /// How integers are written; by default seed `002_*`'s counter rule.
+  /// How integers are written; by default the Kizuna counter rule.
   public var integerEncoding: IntegerEncoding = .counter
   /// How dates are written; by default milliseconds since 1970.
   public var dateEncoding: DateEncoding = .millisecondsSince1970

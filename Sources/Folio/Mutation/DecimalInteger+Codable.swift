@@ -1,5 +1,5 @@
-/// A `DecimalInteger` field holds a counter of any size, stored as seed
-/// `002_*` stores one: a JSON number inside the 32-bit signed range, a
+/// A `DecimalInteger` field holds a counter of any size, stored as the
+/// Kizuna transform rules store one: a JSON number inside the 32-bit signed range, a
 /// decimal string outside it. It reads either form.
 ///
 /// ```swift
@@ -25,7 +25,7 @@ extension DecimalInteger: Codable, JSONRepresentable {
     self = integer
   }
 
-  /// Writes seed `002_*`'s form.
+  /// Writes the Kizuna form.
   public func encode(to encoder: any Encoder) throws {
     var single = encoder.singleValueContainer()
     try single.encode(jsonValue)

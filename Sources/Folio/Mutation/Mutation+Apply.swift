@@ -8,7 +8,7 @@ extension Mutation {
   }
 
   /// Applies the mutation to `document` (nil when absent), with the rules of
-  /// seed `002_*` and DESIGN.md. This one function serves local writes and
+  /// the Kizuna transform rules and DESIGN.md. This one function serves local writes and
   /// merge replay, so a replica that replays an op gets the bytes the writer
   /// got.
   ///

@@ -1,4 +1,4 @@
-/// A change to one column that merges rather than overwrites (seed `002_*`).
+/// A change to one column that merges rather than overwrites (the Kizuna transform rules).
 ///
 /// Transforms ride on an update: the assignments apply first and the
 /// transforms on top of the result. In the JSON form accepted by
@@ -10,15 +10,15 @@
 /// {"op": "arrayRemove", "values": ["draft"]}
 /// ```
 public enum Transform: Sendable, Hashable {
-  /// Adds to an integer (seed `002_*`: "a missing or null column counts as 0").
+  /// Adds to an integer (Kizuna's transform rules: "a missing or null column counts as 0").
   case increment(DecimalInteger)
   /// Appends each value the array does not already hold.
   case arrayUnion([JSONValue])
   /// Drops every member equal to one of the values.
   case arrayRemove([JSONValue])
 
-  /// Reads a transform from its JSON form, applying every rule of seed
-  /// `002_*`.
+  /// Reads a transform from its JSON form, applying every Kizuna
+  /// transform rule.
   /// - Parameter column: the column the transform is for, named in errors.
   /// - Throws: `LOCAL_CONSTRAINT` when the entry is not an object, `op` is
   ///   missing or unknown, `by` is missing or not a signed integer, or
@@ -84,7 +84,7 @@ public enum Transform: Sendable, Hashable {
     }
   }
 
-  /// The seed's name of the operation.
+  /// The operation's name in the Kizuna transform rules.
   public var name: String {
     switch self {
     case .increment: "increment"

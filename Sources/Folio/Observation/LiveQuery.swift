@@ -42,7 +42,7 @@ public final class LiveQuery: Sendable {
   deinit { stop() }
 }
 
-/// Follows one document (seed `000_*` `findByID(_:).observeLocal`).
+/// Follows one document (Ditto's `findByID(_:).observeLocal`).
 final class SingleDocumentObserver: StoreObserver {
   let table: String
   let pk: String

@@ -19,7 +19,7 @@ public enum LiveQueryEvent: Sendable, Hashable {
 /// `deletions` index the old list, `insertions` and `updates` the new one,
 /// and `moves` pair an old index with a new one. Documents not named keep
 /// their relative order. ``childEvents`` say the same per document, in the
-/// order removed, added, moved, changed (seed `004_*`).
+/// order removed, added, moved, changed (as in Firebase).
 public struct LiveQueryUpdate: Sendable, Hashable {
   /// The documents as the handler last received them.
   public let oldDocuments: [Document]
@@ -49,7 +49,7 @@ public struct LiveQueryMove: Sendable, Hashable {
   }
 }
 
-/// A change to one document of a query's results (seed `004_*`).
+/// A change to one document of a query's results (as in Firebase).
 public struct ChildEvent: Sendable, Hashable {
   /// What happened.
   public enum Kind: String, Sendable, Hashable {

@@ -49,7 +49,7 @@ final class ObservationCenter: Sendable {
   /// its reads, the moment where another process's transaction can begin.
   let afterJournalCheck = Mutex<(@Sendable () -> Void)?>(nil)
   /// Where handlers run when the caller names no queue: the main queue, as
-  /// seed `000_*` says ("Defaults to the main queue").
+  /// Ditto's API says ("Defaults to the main queue").
   static var defaultQueue: DispatchQueue { .main }
   /// Where the async-sequence forms (`changes()`) take their events: they
   /// must not depend on anyone running the main queue.

@@ -9,7 +9,7 @@ import Dispatch
 extension PendingIDSpecificOperation {
   /// Calls `handler` with the document decoded as `type` now, then after
   /// each transaction that changes it. Delivers on `queue`, by default the
-  /// main queue (seed `000_*`).
+  /// main queue (as in Ditto's `findByID` API).
   ///
   /// ```swift
   /// let live = try todos.findByID("a").observeLocal(as: Todo.self) { todo, event in

@@ -1,6 +1,6 @@
 import Dispatch
 
-/// Live queries on one document (seed `000_*`).
+/// Live queries on one document (as in Ditto's `findByID` API).
 ///
 /// Delivery rules, for every variant:
 /// - the first event is the initial one (`isInitial`), with the document as
@@ -11,8 +11,8 @@ import Dispatch
 ///   change made outside Folio's transactions (a checkout writing many
 ///   files) may be seen in more than one step;
 /// - `oldDocument` is the document as the handler last received it;
-/// - the handler runs on `deliverOn`, by default the main queue (seed
-///   `000_*`: "Defaults to the main queue"), and never concurrently with
+/// - the handler runs on `deliverOn`, by default the main queue (Ditto's
+///   API: "Defaults to the main queue"), and never concurrently with
 ///   itself. **A command-line program must run the main queue**
 ///   (`dispatchMain()`, a `RunLoop`, or an `async` main, which drains it)
 ///   **or pass `deliverOn:`**, or no event arrives. The `changes()` async

@@ -1,6 +1,6 @@
 import Dispatch
 
-/// Live queries by child event type (seed `004_*`: `observeEventType:` with
+/// Live queries by child event type (Firebase's `observeEventType:` with
 /// `WEventTypeChildAdded` and the previous sibling's key).
 ///
 /// A thin layer over ``Query/observeLocal(_:)``: the handler gets one call
@@ -8,7 +8,7 @@ import Dispatch
 /// Delivery rules:
 /// - `.childAdded` first gets every document of the results as they are
 ///   now, in order, each with the pk before it (nil for the first), as the
-///   seed's child-added listener does; the other kinds get nothing at start;
+///   Firebase child-added listener does; the other kinds get nothing at start;
 /// - then, for each committed transaction that changes the results, the
 ///   events of that kind from the update's ``LiveQueryUpdate/childEvents``,
 ///   in their order, with the same `prevKey` (for `.childRemoved`, the pk
@@ -63,12 +63,12 @@ extension Query {
 }
 
 extension ChildEvent.Kind {
-  /// ``added``, by the name seed `004_*` gives it.
+  /// ``added``, by the name Firebase gives it.
   public static var childAdded: Self { .added }
-  /// ``changed``, by the name seed `004_*` gives it.
+  /// ``changed``, by the name Firebase gives it.
   public static var childChanged: Self { .changed }
-  /// ``removed``, by the name seed `004_*` gives it.
+  /// ``removed``, by the name Firebase gives it.
   public static var childRemoved: Self { .removed }
-  /// ``moved``, by the name seed `004_*` gives it.
+  /// ``moved``, by the name Firebase gives it.
   public static var childMoved: Self { .moved }
 }

@@ -9,7 +9,7 @@ import Dispatch
 extension Query {
   /// Calls `handler` with the results decoded as `type` now, then after each
   /// transaction that changes them. Delivers on `queue`, by default the main
-  /// queue (seed `000_*`).
+  /// queue (as in Ditto's `findByID` API).
   ///
   /// ```swift
   /// let live = try todos.query().where("done == false").observeLocal(as: Todo.self) { todos, event in

@@ -5,7 +5,7 @@ import Dispatch
 /// The handler gets the documents, in order, and a ``LiveQueryEvent``:
 /// `.initial` first, delivered at once, then `.update` after each committed
 /// transaction that changes the results, with index sets and child events
-/// (seed `004_*`). A limited window slides: when a member is deleted or its
+/// (as in Firebase). A limited window slides: when a member is deleted or its
 /// order value moves it out, the next document comes in; a change outside
 /// the window sends nothing. The delivery rules are those of
 /// ``PendingIDSpecificOperation/observeLocal(_:)``.

@@ -1,5 +1,5 @@
 /// What a single-document live query's handler receives with the document
-/// (seed `000_*` `observeLocal`).
+/// (Ditto's `observeLocal`).
 public struct SingleDocumentLiveQueryEvent: Sendable, Hashable {
   /// Whether this is the first event, which carries the document as it was
   /// when the observation started.

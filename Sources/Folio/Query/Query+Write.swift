@@ -1,4 +1,4 @@
-/// Write with filters (seed `002_*`: transforms travel "on Update data and
+/// Write with filters (Kizuna's transform rules: transforms travel "on Update data and
 /// Write with filters"): one mutation applied to every document a query
 /// returns.
 ///

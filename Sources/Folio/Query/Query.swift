@@ -1,5 +1,5 @@
 /// An ordered query over one table, built by chaining calls on
-/// ``DocumentCollection/query()`` (seed `004_*`). Each call returns a new
+/// ``DocumentCollection/query()`` (as in Firebase). Each call returns a new
 /// query; the original is unchanged.
 ///
 /// ```swift

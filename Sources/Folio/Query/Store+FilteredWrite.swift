@@ -1,6 +1,6 @@
 extension Store {
   /// Applies one mutation to every document of `table` that matches
-  /// `expression` (seed `002_*` "Write with filters"), in one transaction
+  /// `expression` (Kizuna's "Write with filters"), in one transaction
   /// with one op per document; see ``Query/update(columns:transforms:dryRun:)``
   /// for the rules.
   ///

@@ -1,5 +1,5 @@
 /// The order in which queries sort documents and compare range values
-/// (seed `004_*`: the rules of the database it imitates).
+/// (Firebase's rules).
 ///
 /// **Values.** Missing or `null` < `false` < `true` < numbers < strings <
 /// arrays and objects.

@@ -1,7 +1,7 @@
 /// Firebase's server values in a written value: `{".sv": "timestamp"}`
 /// becomes the server's clock in milliseconds, and
 /// `{".sv": {"increment": n}}` becomes Folio's `increment` transform, so that
-/// increments made over HTTP on two replicas sum after sync (seed `002_*`).
+/// increments made over HTTP on two replicas sum after sync (the Kizuna transform rules).
 struct ServerValues {
   /// The value with timestamps filled in and increments taken out.
   var value: JSONValue?

@@ -9,7 +9,7 @@
 /// ```
 extension Document {
   /// The whole document decoded as `type`, through ``JSONValueDecoder``
-  /// (exact numbers; counters in either seed `002_*` form).
+  /// (exact numbers; counters in either Kizuna form).
   /// - Throws: `DecodingError` naming the coding path of the mismatch.
   public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONValueDecoder = JSONValueDecoder())
     throws -> T

@@ -10,7 +10,7 @@ public struct DocumentCollection: Sendable {
   /// The table's name.
   public let name: String
 
-  /// The operations on one document (seed `000_*`).
+  /// The operations on one document (as in Ditto's `findByID` API).
   public func findByID(_ pk: String) -> PendingIDSpecificOperation {
     PendingIDSpecificOperation(collection: self, pk: pk)
   }
@@ -38,7 +38,7 @@ public struct DocumentCollection: Sendable {
 }
 
 /// The operations on one document, as returned by
-/// ``DocumentCollection/findByID(_:)`` (seed `000_*`).
+/// ``DocumentCollection/findByID(_:)`` (as in Ditto's `findByID` API).
 public struct PendingIDSpecificOperation: Sendable {
   /// The table.
   public let collection: DocumentCollection
@@ -67,7 +67,7 @@ public struct PendingIDSpecificOperation: Sendable {
   ///
   /// git's index entry is marked skip-worktree at once, so plain `git
   /// status` and `git commit -a` see no deletion either. A document that a live subscription covers can be evicted too, but
-  /// the subscription brings it back on the next `sync` (seed `000_*`
+  /// the subscription brings it back on the next `sync` (Ditto's `findByID` API
   /// `subscribe`); cancel the subscription first to keep it away.
   /// - Returns: true if the document was found and evicted.
   @discardableResult

@@ -82,7 +82,7 @@ extension MutableDocumentPath {
     document.assign(value, at: path)
   }
 
-  /// Adds `amount`, any integer type (seed `002_*` increment).
+  /// Adds `amount`, any integer type (Kizuna's increment).
   public func increment<T: BinaryInteger>(by amount: T) {
     let (document, path) = attached("increment")
     document.transform(.increment(DecimalInteger(exactly: amount)), at: path)

@@ -57,7 +57,7 @@ public struct MutableDocumentPath {
     document.set(nil, at: path)
   }
 
-  /// Adds `amount` (seed `002_*` increment).
+  /// Adds `amount` (Kizuna's increment).
   public func increment(by amount: Int) {
     increment(by: DecimalInteger(amount))
   }

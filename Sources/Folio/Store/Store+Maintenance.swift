@@ -78,18 +78,9 @@ extension Store {
   static func position(ofMember key: String, in bytes: [UInt8]) -> (Int, Int) {
     let needle = Array(("\"" + key + "\"").utf8)
     guard needle.count <= bytes.count else { return (1, 1) }
-    var line = 1
-    var lineStart = 0
-    var i = 0
-    while i + needle.count <= bytes.count {
-      if bytes[i] == UInt8(ascii: "\n") {
-        line += 1
-        lineStart = i + 1
-      } else if bytes[i] == needle[0] && bytes[i..<(i + needle.count)].elementsEqual(needle) {
-        let column = String(decoding: bytes[lineStart..<i], as: UTF8.self).unicodeScalars.count + 1
-        return (line, column)
-      }
-      i += 1
+    for i in 0...(bytes.count - needle.count)
+    where bytes[i] == needle[0] && bytes[i..<(i + needle.count)].elementsEqual(needle) {
+      return bytes.withUnsafeBytes { SourceText.lineAndColumn(of: i, in: $0) }
     }
     return (1, 1)
   }

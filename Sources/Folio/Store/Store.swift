@@ -403,7 +403,7 @@ public final class Store: Sendable {
     DocumentCollection(store: self, name: name)
   }
 
-  /// Applies one mutation, with every rule of seed `002_*`, and returns what
+  /// Applies one mutation, with every Kizuna transform rule, and returns what
   /// it changed.
   ///
   /// ```swift

@@ -53,7 +53,7 @@ public final class WriteTransaction {
 
   // MARK: Mutations
 
-  /// Applies one mutation with every rule of seed `002_*`; see
+  /// Applies one mutation with every Kizuna transform rule; see
   /// ``Store/apply(table:pk:op:columns:transforms:)``.
   @discardableResult
   public func apply(

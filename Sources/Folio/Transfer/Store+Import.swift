@@ -22,7 +22,7 @@ extension Store {
   /// read: a bad row without `continueOnError`, an error, or a kill leaves
   /// the table as it was; after the single durability point a crash is
   /// finished by the next process that opens the store (see
-  /// ``ImportStaging``). The store lock is held throughout, so other writers
+  /// ``ImportWorkspace``). The store lock is held throughout, so other writers
   /// wait.
   ///
   /// - Parameters:
@@ -43,59 +43,59 @@ extension Store {
     let (reader, format) = try Store.makeReader(options)
     return try lock.withLock {
       try recoverBeforeWrite()
-      let staging = ImportStaging(privateDirectory: privateDirectory)
+      let workspace = ImportWorkspace(privateDirectory: privateDirectory)
       if options.commit {
         // Anything pending goes in first, on its own, so the import's
         // commit holds the import and nothing else.
         _ = try commitLocked(message: "folio: pending changes before import")
       }
-      try staging.prepare()
+      try workspace.prepare()
       let tableDirectory = directory(of: table)
-      let staged = StagedImport(
+      let manifest = ImportManifest(
         tableWasEmpty: try FileSystem.isEmptyDirectory(tableDirectory),
-        pack: options.commit ? try GitPackFile(path: staging.packPath) : nil)
+        pack: options.commit ? try GitPackFile(path: workspace.packPath) : nil)
       var summary: ImportSummary
       do {
         summary = try stage(
-          reader, into: table, staging: staging, staged: staged, options: options, onBadRow: onBadRow,
+          reader, into: table, workspace: workspace, manifest: manifest, options: options, onBadRow: onBadRow,
           onProgress: onProgress)
       } catch {
-        staged.pack?.discard()
-        try? staging.discard()
+        manifest.pack?.discard()
+        try? workspace.discard()
         throw error
       }
       summary.format = format
       if summary.created + summary.updated == 0 {
-        staged.pack?.discard()
-        try staging.discard()
+        manifest.pack?.discard()
+        try workspace.discard()
         return summary
       }
       // The pack holds every document now: its checksum and `.idx` are
       // made on another thread while the import lands and commits.
-      staged.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
+      manifest.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
       do {
         onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .landing))
-        let stillEmpty = staged.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
-        let record = ImportStaging.Record(
+        let stillEmpty = manifest.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
+        let record = ImportWorkspace.Record(
           tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
-          opsSize: try Store.fileSize(staging.opsPath),
+          opsSize: try Store.fileSize(workspace.opsPath),
           wholeFolder: stillEmpty)
-        try staging.seal(record, root: rootPath)
+        try workspace.seal(record, root: rootPath)
         // One event for live queries in other processes (TransactionMarker).
-        try withTransactionMarker { try staging.land(record, root: rootPath) }
+        try withTransactionMarker { try workspace.land(record, root: rootPath) }
         resetClockCache()
         try forgetEvictions(table: table)
-        if let pack = staged.pack {
+        if let pack = manifest.pack {
           onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .committing))
           let message =
             options.message
             ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
-          summary.commit = try commitImport(table: table, staged: staged, pack: pack, message: message)?
+          summary.commit = try commitImport(table: table, manifest: manifest, pack: pack, message: message)?
             .description
         }
       } catch {
         // Waits for the finishing thread; keeps the pack if it was stored.
-        staged.pack?.discard()
+        manifest.pack?.discard()
         throw error
       }
       return summary
@@ -135,13 +135,13 @@ extension Store {
   /// Reads every row and writes each resulting document into the staging
   /// folder, with its op line. The table is not touched.
   private func stage(
-    _ reader: any RowReader, into table: TableConfig, staging: ImportStaging, staged: StagedImport,
+    _ reader: any RowReader, into table: TableConfig, workspace: ImportWorkspace, manifest: ImportManifest,
     options: ImportOptions, onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
   ) throws -> ImportSummary {
     var summary = ImportSummary()
     let keyColumn = options.pkColumn ?? table.key
     let tableDirectory = directory(of: table)
-    let opsPath = staging.opsPath
+    let opsPath = workspace.opsPath
     let ops = try FileSystem.syscall("open", path: opsPath) {
       open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     }
@@ -151,8 +151,8 @@ extension Store {
     var last = try lastHLC()
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = options.batchSize
-    let documents = staging.documentsDirectory
-    let writer = try StagingWriter(capacity: batch, directory: documents)
+    let documents = workspace.documentsDirectory
+    let writer = try ImportFileWriter(capacity: batch, directory: documents)
     var writerFinished = false
     defer { if !writerFinished { try? writer.finish() } }
 
@@ -224,7 +224,7 @@ extension Store {
           row[table.key] = .string(pk)
         }
       }
-      let stagedIndex = staged.index[fileName]
+      let stagedIndex = manifest.index[fileName]
       // Spelled out only for a pk staged before (or an error about it).
       var stagedPath: String { documents + "/" + fileName }
       let stagedBefore = try stagedIndex.flatMap { _ in
@@ -234,7 +234,7 @@ extension Store {
       // In a table that was empty there is nothing to look up (the store
       // lock keeps other writers out).
       let inTable = { (name: String) throws -> JSONObject? in
-        staged.tableWasEmpty ? nil : try self.readDocument(at: tableDirectory + "/" + name)?.object
+        manifest.tableWasEmpty ? nil : try self.readDocument(at: tableDirectory + "/" + name)?.object
       }
       let current: JSONObject?
       if options.mode == .insert {
@@ -253,7 +253,7 @@ extension Store {
               .localConstraint, "pk '\(pk)' appears more than once in the input (mode insert)", line: line))
           continue
         }
-        if !staged.tableWasEmpty && FileSystem.exists(tableDirectory + "/" + fileName) {
+        if !manifest.tableWasEmpty && FileSystem.exists(tableDirectory + "/" + fileName) {
           try bad(
             rowError(
               .localConstraint,
@@ -283,7 +283,7 @@ extension Store {
       }
       let bytes = JSONValue.object(result).canonicalBytes()
       try writer.write(bytes, named: fileName)
-      try staged.add(fileName, bytes: bytes, at: stagedIndex)
+      try manifest.add(fileName, bytes: bytes, at: stagedIndex)
       if stagedBefore == nil {
         if current == nil { summary.created += 1 } else { summary.updated += 1 }
       }

@@ -4,7 +4,7 @@ import Glibc
 extension Store {
   /// Commits a landed import: the imported documents and this replica's op
   /// log, as one commit. The documents' blobs are already in the import's
-  /// pack (``StagedImport``), which is being finished on another thread;
+  /// pack (``ImportManifest``), which is being finished on another thread;
   /// the op log and the table's folder tree go into a second pack, and the
   /// few trees above the folder and the commit into a small third one, so
   /// nothing is written loose. The
@@ -14,7 +14,7 @@ extension Store {
   /// entry per document (a name and a 20-byte id).
   /// Call with the lock held, after anything else pending was committed.
   /// - Returns: the commit, or nil if the tree did not change.
-  func commitImport(table: TableConfig, staged: StagedImport, pack: GitPackFile, message: String) throws
+  func commitImport(table: TableConfig, manifest: ImportManifest, pack: GitPackFile, message: String) throws
     -> GitOID?
   {
     let repository = try openRepository()
@@ -22,7 +22,7 @@ extension Store {
     let headTree = try head?.tree()
     let tableDirectory = directory(of: table)
     let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
-    let names = staged.names
+    let names = manifest.names
     // File names are ASCII (PrimaryKey percent-encodes the rest), so
     // String order is byte order, which is git's.
     let order = names.indices.sorted { names[$0] < names[$1] }
@@ -37,8 +37,8 @@ extension Store {
     let logID: GitOID
     let folderTree: GitOID
     do {
-      for (k, packed) in staged.restaged.sorted(by: { $0.key < $1.key }) {
-        let final = GitOID(bytes: Array(staged.ids[(k * 20)..<(k * 20 + 20)]))
+      for (k, packed) in manifest.restaged.sorted(by: { $0.key < $1.key }) {
+        let final = GitOID(bytes: Array(manifest.ids[(k * 20)..<(k * 20 + 20)]))
         guard final != packed else { continue }
         guard let bytes = try FileSystem.read(tableDirectory + "/" + names[k]),
           try rest.addBlob(bytes) == final
@@ -48,7 +48,7 @@ extension Store {
         }
       }
       logID = try rest.addBlob(file: opLogPath)
-      folderTree = try staged.ids.withUnsafeBytes { ids in
+      folderTree = try manifest.ids.withUnsafeBytes { ids in
         let bytes = GitTree.mergedBytes(
           try headTree?.subtree(at: table.path, repository: repository), adding: order.count
         ) {
@@ -85,7 +85,7 @@ extension Store {
     }
     defer { close(tableFolder) }
     try logBytes.withUnsafeBytes { logRaw in
-      try staged.ids.withUnsafeBytes { ids in
+      try manifest.ids.withUnsafeBytes { ids in
         try repository.index().writeMerged(to: repository.gitDirectory + "/index", count: names.count + 1) {
           i in
           if logFirst ? i == 0 : i == names.count {

@@ -2,7 +2,7 @@
 /// order staged, and, when the import will be committed, its blob id, the
 /// blob itself having gone into the import's pack while the bytes were in
 /// hand. The commit then reads no document back.
-final class StagedImport {
+final class ImportManifest {
   /// The table folder was empty or missing when the import began.
   let tableWasEmpty: Bool
   /// Where blobs go; nil for an import that is not committed.

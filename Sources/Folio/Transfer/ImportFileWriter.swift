@@ -15,7 +15,7 @@ import Synchronization
 /// ``finish()``; writes after it are dropped, since the import is failing.
 /// The owner must call ``finish()``, also on failure: the thread holds the
 /// writer until then.
-final class StagingWriter: @unchecked Sendable {
+final class ImportFileWriter: @unchecked Sendable {
   // @unchecked: `state` is guarded by its Mutex; the semaphores are
   // thread-safe; `directory` and `folder` never change after init.
   private struct State {

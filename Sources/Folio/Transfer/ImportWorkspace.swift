@@ -19,7 +19,7 @@ import Glibc
 /// When the table folder is empty or missing (a first import), the staged
 /// folder itself is renamed into place: one rename instead of one per
 /// document, and the files keep the stat data they were written with.
-struct ImportStaging {
+struct ImportWorkspace {
   let directory: String
 
   init(privateDirectory: String) {
@@ -32,7 +32,7 @@ struct ImportStaging {
 
   /// Whether an import passed its durability point and must be finished.
   static func isPending(privateDirectory: String) -> Bool {
-    Journal.isPending(at: ImportStaging(privateDirectory: privateDirectory).journalPath)
+    Journal.isPending(at: ImportWorkspace(privateDirectory: privateDirectory).journalPath)
   }
 
   /// The landing record.
@@ -167,13 +167,13 @@ extension Store {
   /// Finishes an import that a crash interrupted after its durability
   /// point. Call with the lock held.
   func recoverImport() throws {
-    let staging = ImportStaging(privateDirectory: privateDirectory)
-    guard Journal.isPending(at: staging.journalPath) else { return }
-    if let record = try staging.readRecord(root: rootPath) {
-      try staging.land(record, root: rootPath)
+    let workspace = ImportWorkspace(privateDirectory: privateDirectory)
+    guard Journal.isPending(at: workspace.journalPath) else { return }
+    if let record = try workspace.readRecord(root: rootPath) {
+      try workspace.land(record, root: rootPath)
       resetClockCache()
     } else {
-      try staging.discard()
+      try workspace.discard()
     }
   }
 }
@@ -182,7 +182,7 @@ extension Store {
 /// open and before writes.
 struct ImportRecoveryStep: RecoveryStep {
   func isPending(in store: Store) -> Bool {
-    ImportStaging.isPending(privateDirectory: store.privateDirectory)
+    ImportWorkspace.isPending(privateDirectory: store.privateDirectory)
   }
   func recover(_ store: Store) throws { try store.recoverImport() }
 }
