@@ -48,27 +48,18 @@ extension Config {
   /// The `index:` section, written only when it differs from the defaults.
   private func indexText() -> String {
     guard index != IndexConfig() else { return "" }
-    return "index:\n  daemon: \(index.daemon.rawValue)\n  idle: \(Self.durationText(index.idle))\n"
+    return "index:\n  daemon: \(index.daemon.rawValue)\n  idle: \(DurationParser.format(index.idle))\n"
   }
 
   /// The `sync:` section, written only when it differs from the defaults.
   private func syncText() -> String {
     guard sync.isExplicit else { return "" }
-    let every = sync.pullEvery.map { Self.durationText($0) } ?? "off"
+    let every = sync.pullEvery.map { DurationParser.format($0) } ?? "off"
     let key = sync.sshKey.map { "  ssh-key: \(Self.yamlString($0))\n" } ?? ""
     let skew =
       sync.maxClockSkew == SyncConfig.defaultMaxClockSkew
-      ? "" : "  max-clock-skew: \(Self.durationText(sync.maxClockSkew))\n"
+      ? "" : "  max-clock-skew: \(DurationParser.format(sync.maxClockSkew))\n"
     return "sync:\n  remote: \(Self.yamlString(sync.remote))\n  pull-every: \(every)\n" + key + skew
-  }
-
-  /// A duration in the units `DurationParser.parse(_:)` reads back exactly.
-  static func durationText(_ duration: Duration) -> String {
-    let milliseconds =
-      duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
-    if milliseconds % 3_600_000 == 0 { return "\(milliseconds / 3_600_000)h" }
-    return "\(milliseconds / 1000)s"
   }
 
   /// Words that a YAML reader (1.1 or 1.2) could take for null or a boolean

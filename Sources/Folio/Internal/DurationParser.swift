@@ -48,6 +48,19 @@ public enum DurationParser {
     if total <= .zero { throw invalid("it must be longer than zero") }
     return total
   }
+
+  /// `duration` as people write it and ``parse(_:)`` reads it back:
+  /// `30m`, `1h30m`, `24h`, or `1500ms` when it is not whole seconds.
+  /// Below a millisecond is dropped.
+  public static func format(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
+    let whole = milliseconds / 1000
+    let (h, m, s) = (whole / 3600, whole % 3600 / 60, whole % 60)
+    let text = (h > 0 ? "\(h)h" : "") + (m > 0 ? "\(m)m" : "") + (s > 0 ? "\(s)s" : "")
+    return text.isEmpty ? "0s" : text
+  }
 }
 
 extension Duration {

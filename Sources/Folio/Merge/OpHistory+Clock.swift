@@ -27,7 +27,7 @@ extension OpHistory {
           .clockSkew,
           "op \(op.hlc) from replica '\(op.hlc.replica)' (\(op.mutation.kind.rawValue) \(op.table)/\(op.pk)) is stamped "
             + String(format: "%.1f", ahead) + " hours ahead of this machine's clock, past the bound of "
-            + "\(Config.durationText(bound)); nothing was merged. If that replica's clock is right and this "
+            + "\(DurationParser.format(bound)); nothing was merged. If that replica's clock is right and this "
             + "one's is wrong, fix this clock; to accept such stamps, raise 'max-clock-skew' under 'sync:' "
             + "in folio.yaml",
           location: .init(file: file, line: line, column: 1))
