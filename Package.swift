@@ -42,19 +42,7 @@ let package = Package(
     .executableTarget(
       name: "FolioCLI",
       dependencies: ["Folio"],
-      path: "Sources/folio",
-      // Release: the Swift runtime and Foundation linked in, so that a
-      // fresh `folio query` does not load and relocate a dozen shared
-      // libraries (see README, "Queries"). The Folio module is compiled
-      // against the shared Foundation, whose modules do not name the static
-      // archives these need, so they are named here.
-      linkerSettings: [
-        .unsafeFlags(
-          [
-            "-static-stdlib", "-lCoreFoundation", "-l_FoundationCShims", "-l_FoundationCollections",
-            "-l_FoundationICU", "-lstdc++",
-          ], .when(configuration: .release))
-      ]
+      path: "Sources/folio"
     ),
     .executableTarget(
       name: "FolioBench",

@@ -4,7 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
-swift build -c "${FOLIO_BUILD:-release}" --product folio >&2
+if [ "${FOLIO_BUILD:-release}" = release ]; then
+  bash scripts/build-release.sh --product folio >&2
+else
+  swift build -c "$FOLIO_BUILD" --product folio >&2
+fi
 folio="$PWD/.build/${FOLIO_BUILD:-release}/folio"
 samples="$PWD/samples"
 work=$(mktemp -d "${TMPDIR:-/tmp}/folio-demo-XXXXXX")

@@ -177,7 +177,7 @@ func runImportBench(_ arguments: [String]) {
     .deletingLastPathComponent().path
   let folio = binDirectory + "/folio"
   precondition(
-    FileManager.default.isExecutableFile(atPath: folio), "build folio first: swift build -c release")
+    FileManager.default.isExecutableFile(atPath: folio), "build folio first: bash scripts/build-release.sh")
   try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
   let ndjson = work + "/flights.ndjson"
   let csv = work + "/flights.csv"

@@ -4,7 +4,7 @@ import Foundation
 // folio-bench query: ordered queries over a ~300k-document flight table
 // with `order: [dep_delay]`, in process and through the `folio` binary,
 // against the same queries through the sqlite3 CLI on the same data with an
-// index. Run: swift run -c release folio-bench query [--docs N] [--runs R]
+// index. Run: bash scripts/build-release.sh && .build/release/folio-bench query [--docs N] [--runs R]
 
 struct QueryBenchOptions {
   var docs = 300_000
@@ -57,7 +57,7 @@ func runQueryBenchmark(_ arguments: [String]) throws {
   let folio = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     .deletingLastPathComponent().appendingPathComponent("folio").path
   guard FileManager.default.isExecutableFile(atPath: folio) else {
-    fatalError("no folio binary next to folio-bench; build it: swift build -c release")
+    fatalError("no folio binary next to folio-bench; build it: bash scripts/build-release.sh")
   }
 
   if !FileManager.default.fileExists(atPath: marker) {

@@ -7,7 +7,7 @@ import Foundation
 //   - merge: two replicas each change C documents (C/2 of them the same,
 //     with counter increments and assignments); `folio sync` against plain
 //     `git merge` of the same two commits, and the conflicts each leaves.
-// Run: swift build -c release && .build/release/folio-bench sync [--docs N] [--changes C]
+// Run: bash scripts/build-release.sh && .build/release/folio-bench sync [--docs N] [--changes C]
 
 struct SyncBenchOptions {
   var docs = 100_000

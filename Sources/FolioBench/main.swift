@@ -3,7 +3,7 @@ import Folio
 import Foundation
 
 // folio-bench: Folio's JSON codec and store against Foundation's JSON, in one
-// run, as ratios. Run: swift run -c release folio-bench [--docs N] [--runs R]
+// run, as ratios. Run: bash scripts/build-release.sh && .build/release/folio-bench [--docs N] [--runs R]
 
 struct Options {
   var docs = 300_000
