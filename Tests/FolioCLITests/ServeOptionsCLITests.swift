@@ -1,5 +1,6 @@
 import Folio
 import Foundation
+import Synchronization
 import Testing
 
 /// `folio serve` options and changes while it runs: the page, a token file
@@ -181,5 +182,40 @@ struct ServeOptionsCLITests {
     #expect(
       try Self.curl("POST", server.base + "/todos.json", body: "{}", headers: ["if-match: \(etag)"]).status
         == 400)
+  }
+
+  @Test func concurrentWritesShareTransactionsAndFailAlone() throws {
+    let (scratch, server) = try ServeCLITests.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    // Concurrent requests go in shared transactions; a bad one among them
+    // (a fractional increment, a stale if-match) fails alone.
+    let statuses = Mutex<[Int]>([])
+    let group = DispatchGroup()
+    for client in 0..<8 {
+      group.enter()
+      Thread {
+        defer { group.leave() }
+        for n in 0..<20 {
+          let bad = n % 5 == 4
+          let body =
+            bad ? #"{"counter":{".sv":{"increment":1.5}}}"# : #"{"counter":{".sv":{"increment":1}},"c\#(client)":\#(n)}"#
+          let headers = n % 7 == 6 ? ["if-match: stale"] : []
+          let reply = try? Self.curl("PATCH", server.base + "/todos/k1.json", body: body, headers: headers)
+          statuses.withLock { $0.append(reply?.status ?? -1) }
+        }
+      }.start()
+    }
+    group.wait()
+    let counts = Dictionary(grouping: statuses.withLock { $0 }, by: { $0 }).mapValues(\.count)
+    // n = 4, 9, 14, 19 are bad; n = 6, 13 stale (and good otherwise).
+    #expect(counts == [200: 8 * 14, 400: 8 * 4, 412: 8 * 2], "\(counts)")
+    let document = try #require(try Self.curl("GET", server.base + "/todos/k1.json").json)
+    #expect(document["counter"] == .number(String(8 * 14)))
+    for client in 0..<8 { #expect(document["c\(client)"] == 18) }
+    let ops = try FolioRunner.shellOutput("cat .folio/ops/*.ndjson | grep -c counter", in: scratch.path)
+    #expect(ops.output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(8 * 14)")
   }
 }

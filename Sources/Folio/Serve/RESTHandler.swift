@@ -7,6 +7,8 @@ import Synchronization
 final class RESTHandler: Sendable {
   let options: ServeOptions
   let streams: StreamRegistry
+  /// Concurrent writes share transactions (group commit).
+  private let batcher = WriteBatcher()
   /// The store as opened on the current `folio.yaml`; replaced when it
   /// changes (``RESTServer/reload()``).
   private let current: Mutex<Store>
@@ -245,9 +247,33 @@ final class RESTHandler: Sendable {
     if ifMatch != nil && request.method == "POST" {
       throw RESTError(400, "if-match applies to PUT, PATCH and DELETE")
     }
-    return try store.write { transaction -> HTTPReply in
+    // PATCH's targets, checked before anything is written.
+    var targets: [(RESTPath, JSONValue)] = []
+    if request.method == "PATCH" {
+      guard case .object(let members) = body else {
+        throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
+      }
+      targets = try members.map { member throws(RESTError) in
+        (try path.appending(member.key), member.value)
+      }
+      try Self.checkDisjoint(targets.map(\.0))
+      for (target, _) in targets {
+        guard target.segments.count >= 1 else { throw RESTError(400, "PATCH needs a key under the path") }
+        if target.table != path.table, let table = target.table { _ = try store.table(named: table) }
+      }
+    }
+    // A write that reads or replaces a whole table (or the store) reads the
+    // files, which do not show a shared transaction's earlier writes: it
+    // gets a transaction of its own.
+    let alone =
+      request.method == "PATCH"
+      ? targets.contains { $0.0.segments.count < 2 } || (ifMatch != nil && path.segments.count < 2)
+      : request.method != "POST" && path.segments.count < 2
+    let method = request.method
+    let patchTargets = targets
+    return try batcher.write(store, alone: alone) { transaction -> HTTPReply in
       if let ifMatch {
-        let current = try read(path, in: transaction)
+        let current = try self.read(path, in: transaction)
         let etag = Self.etag(current)
         if etag != ifMatch {
           var error = RESTError(412, "ETag mismatch")
@@ -256,35 +282,29 @@ final class RESTHandler: Sendable {
           throw error
         }
       }
-      switch request.method {
+      switch method {
       case "PUT", "DELETE":
         guard !path.segments.isEmpty else {
           throw RESTError(400, "write a table or a path below it, not the whole store")
         }
-        try set(path, try ServerValues(body, now: now), in: transaction)
-        return .json(200, request.method == "DELETE" ? .null : try read(path, in: transaction))
+        try self.set(path, try ServerValues(body, now: now), in: transaction)
+        return .json(200, method == "DELETE" ? .null : try self.read(path, in: transaction))
       case "PATCH":
-        guard case .object(let members) = body else {
-          throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
-        }
-        let targets = try members.map { member throws(RESTError) in
-          (try path.appending(member.key), member.value)
-        }
-        try Self.checkDisjoint(targets.map(\.0))
         var echo = JSONObject()
-        for (target, value) in targets {
-          guard target.segments.count >= 1 else { throw RESTError(400, "PATCH needs a key under the path") }
-          if target.table != path.table, let table = target.table { _ = try store.table(named: table) }
-          try set(target, try ServerValues(value, now: now), in: transaction)
+        for (target, value) in patchTargets {
+          try self.set(target, try ServerValues(value, now: now), in: transaction)
         }
-        for (key, _) in members {
-          echo[key] = try read(try path.appending(key), in: transaction)
+        if case .object(let members) = body {
+          for (key, _) in members {
+            echo[key] = try self.read(try path.appending(key), in: transaction)
+          }
         }
         return .json(200, .object(echo))
       default:  // POST: push a new child with a generated, time-sortable key
         guard !path.segments.isEmpty else { throw RESTError(400, "POST to a table, as in /todos.json") }
         let pk = PrimaryKey.generate()
-        try set(RESTPath(segments: path.segments + [pk]), try ServerValues(body, now: now), in: transaction)
+        try self.set(
+          RESTPath(segments: path.segments + [pk]), try ServerValues(body, now: now), in: transaction)
         return .json(200, ["name": .string(pk)])
       }
     }
