@@ -71,7 +71,9 @@ private func sh(_ command: String, quiet: Bool = false) -> String {
   try! process.run()
   let data = out.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
-  guard process.terminationStatus == 0 else { fatalError("failed (\(process.terminationStatus)): \(command)") }
+  guard process.terminationStatus == 0 else {
+    fatalError("failed (\(process.terminationStatus)): \(command)")
+  }
   return String(decoding: data, as: UTF8.self)
 }
 
@@ -179,7 +181,8 @@ private final class RawHTTP {
       let text = String(decoding: data, as: UTF8.self)
       guard let end = text.range(of: "\r\n\r\n") else { continue }
       let head = text[..<end.lowerBound].lowercased()
-      let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+      let length =
+        head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
         .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
       if text.utf8.count - text[..<end.upperBound].utf8.count >= length { return }
     }
@@ -236,7 +239,9 @@ func runServeBenchmark(_ arguments: [String]) throws {
   // The tools, installed when missing (Debian's wrk; Datasette from PyPI).
   if !FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk") {
     print("installing wrk (apt-get)")
-    sh("apt-get install -y -q wrk >/dev/null || (apt-get update -q >/dev/null && apt-get install -y -q wrk >/dev/null)")
+    sh(
+      "apt-get install -y -q wrk >/dev/null || (apt-get update -q >/dev/null && apt-get install -y -q wrk >/dev/null)"
+    )
   }
   let venv = FileManager.default.currentDirectoryPath + "/.build/bench-venv"
   if !FileManager.default.isExecutableFile(atPath: venv + "/bin/datasette") {
@@ -304,9 +309,11 @@ func runServeBenchmark(_ arguments: [String]) throws {
   let folioRow = sh("curl -s '\(folio)/items/d42/title.json'")
   let peerRow = sh("curl -s '\(peer)/items/items/d42.json?_shape=objects'")
   precondition(
-    folioRow == #""item 42""# && peerRow.contains("item 42"), "the servers disagree: \(folioRow) / \(peerRow)")
+    folioRow == #""item 42""# && peerRow.contains("item 42"), "the servers disagree: \(folioRow) / \(peerRow)"
+  )
 
-  try wrkScript(root + "/get-folio.lua", method: "GET", prefix: "/items/", suffix: ".json", docs: options.docs)
+  try wrkScript(
+    root + "/get-folio.lua", method: "GET", prefix: "/items/", suffix: ".json", docs: options.docs)
   try wrkScript(
     root + "/get-peer.lua", method: "GET", prefix: "/items/items/", suffix: ".json?_shape=objects",
     docs: options.docs)
@@ -336,15 +343,20 @@ func runServeBenchmark(_ arguments: [String]) throws {
     wrk(peer, script: root + "/get-peer.lua", options: options))
   report(
     "20-row ordered page",
-    wrk(folio + "/items.json?orderBy=%22rank%22&limitToFirst=20", script: root + "/page.lua", options: options),
-    wrk(peer + "/items/items.json?_sort=rank&_size=20&_shape=objects", script: root + "/page.lua", options: options))
+    wrk(
+      folio + "/items.json?orderBy=%22rank%22&limitToFirst=20", script: root + "/page.lua", options: options),
+    wrk(
+      peer + "/items/items.json?_sort=rank&_size=20&_shape=objects", script: root + "/page.lua",
+      options: options))
   let before = try store.collection("items").query().get().reduce(0) { $0 + ($1["views"]?.intValue ?? 0) }
   let patch = wrk(folio, script: root + "/patch.lua", options: options)
   let after = try store.collection("items").query().get().reduce(0) { $0 + ($1["views"]?.intValue ?? 0) }
   report("PATCH one field, \(options.connections) clients", patch, nil)
-  let opLines = Int(sh("cat \(root)/.folio/ops/*.ndjson | wc -l").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+  let opLines =
+    Int(sh("cat \(root)/.folio/ops/*.ndjson | wc -l").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
   print(
-    "  \(after - before) increments landed, \(String(format: "%.0f", patch.requestsPerSecond)) /s (target ≥ 2000: \(patch.requestsPerSecond >= 2000 ? "met" : "NOT met")); op log lines \(opLines)")
+    "  \(after - before) increments landed, \(String(format: "%.0f", patch.requestsPerSecond)) /s (target ≥ 2000: \(patch.requestsPerSecond >= 2000 ? "met" : "NOT met")); op log lines \(opLines)"
+  )
 
   // Stream delays: a PATCH on one connection, the event on another.
   let stream = StreamWatcher(port: serveOptions.port, path: "/items/d7.json")
@@ -365,7 +377,8 @@ func runServeBenchmark(_ arguments: [String]) throws {
   let file = root + "/items/d7.json"
   var saves: [Double] = []
   for n in 0..<options.samples {
-    let text = "{\n  \"id\": \"d7\",\n  \"rank\": 7,\n  \"seq\": \(2_000_000 + n),\n  \"title\": \"item 7\"\n}\n"
+    let text =
+      "{\n  \"id\": \"d7\",\n  \"rank\": 7,\n  \"seq\": \(2_000_000 + n),\n  \"title\": \"item 7\"\n}\n"
     let start = Date().timeIntervalSince1970
     try text.write(toFile: file, atomically: true, encoding: .utf8)
     let arrived = stream.wait(for: #""seq":\#(2_000_000 + n)"#)

@@ -87,7 +87,9 @@ struct ServeCommand: Command {
   static func byteSize(_ text: String) -> Int? {
     let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
     if let last = text.uppercased().last, let unit = units[last] {
-      return Int(text.dropLast()).flatMap { $0.multipliedReportingOverflow(by: unit).overflow ? nil : $0 * unit }
+      return Int(text.dropLast()).flatMap {
+        $0.multipliedReportingOverflow(by: unit).overflow ? nil : $0 * unit
+      }
     }
     return Int(text)
   }

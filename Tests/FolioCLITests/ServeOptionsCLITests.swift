@@ -169,7 +169,8 @@ struct ServeOptionsCLITests {
     #expect(try Self.curl("GET", server.base + "/todos.json?format=csv").status == 400)
 
     let etag = try #require(
-      try Self.curl("GET", server.base + "/todos/k1.json", headers: ["X-Firebase-ETag: true"]).headers["etag"])
+      try Self.curl("GET", server.base + "/todos/k1.json", headers: ["X-Firebase-ETag: true"]).headers["etag"]
+    )
     let saved = try Self.curl(
       "PATCH", server.base + "/todos/k1.json", body: #"{"title":"A"}"#, headers: ["if-match: \(etag)"])
     #expect(saved.status == 200, "\(saved.body)")
@@ -201,7 +202,9 @@ struct ServeOptionsCLITests {
         for n in 0..<20 {
           let bad = n % 5 == 4
           let body =
-            bad ? #"{"counter":{".sv":{"increment":1.5}}}"# : #"{"counter":{".sv":{"increment":1}},"c\#(client)":\#(n)}"#
+            bad
+            ? #"{"counter":{".sv":{"increment":1.5}}}"#
+            : #"{"counter":{".sv":{"increment":1}},"c\#(client)":\#(n)}"#
           let headers = n % 7 == 6 ? ["if-match: stale"] : []
           let reply = try? Self.curl("PATCH", server.base + "/todos/k1.json", body: body, headers: headers)
           statuses.withLock { $0.append(reply?.status ?? -1) }

@@ -14,7 +14,8 @@ struct ServePageBrowserTests {
   /// Both are installed by `scripts/install-deps.sh`; without them (a
   /// machine that never ran it) the test cannot run at all.
   static var browserAvailable: Bool {
-    FileManager.default.isExecutableFile(atPath: chromium) && FileManager.default.isExecutableFile(atPath: python)
+    FileManager.default.isExecutableFile(atPath: chromium)
+      && FileManager.default.isExecutableFile(atPath: python)
   }
 
   /// The browser's side: each step waits (Playwright's `expect`, 10 s) for
@@ -110,7 +111,10 @@ struct ServePageBrowserTests {
     print("ok", flush=True)
     """#
 
-  @Test(.enabled(if: browserAvailable, "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh"))
+  @Test(
+    .enabled(
+      if: browserAvailable,
+      "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh"))
   func editsAndFollowsDocumentsInChromium() throws {
     let (scratch, server) = try ServeCLITests.started(arguments: ["--token", "page-token"])
     defer {
