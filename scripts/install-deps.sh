@@ -2,7 +2,7 @@
 # Installs the Debian packages Folio needs, only those missing, with one
 # `apt-get update` first. Sourced by demo.sh and test.sh.
 set -euo pipefail
-packages=(libgit2-dev libyaml-dev libsqlite3-dev zlib1g-dev libmicrohttpd-dev curl git vim sqlite3 openssh-server openssh-client "$@")
+packages=(libgit2-dev libyaml-dev libsqlite3-dev zlib1g-dev libmicrohttpd-dev curl git vim sqlite3 openssh-server openssh-client chromium "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -10,12 +10,27 @@ done
 # vim: the real-editor watch test; sqlite3: the SQLite export schema test.
 # The credentials test serves git over HTTP with a small Python front;
 # openssh-server/-client: the ssh remote tests run a real sshd, ssh-agent
-# and ssh-keygen.
+# and ssh-keygen. chromium: the `folio serve` page test drives Debian's
+# headless Chromium with Playwright (below).
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}" >&2
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+# Playwright from PyPI in its own virtual environment, for the page test.
+# Not `playwright install`: the test runs Debian's /usr/bin/chromium.
+FOLIO_VENV="${FOLIO_VENV:-/opt/folio-venv}"
+if ! "$FOLIO_VENV/bin/python" -c 'import playwright' >/dev/null 2>&1; then
+  echo "installing: playwright (PyPI) in $FOLIO_VENV" >&2
+  if ! python3 -m venv "$FOLIO_VENV" >/dev/null 2>&1; then
+    dpkg -s python3-venv >/dev/null 2>&1 || {
+      apt-get update
+      DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv
+    }
+    python3 -m venv "$FOLIO_VENV"
+  fi
+  "$FOLIO_VENV/bin/pip" install -q playwright
 fi
 if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
   export PATH="/opt/swift/usr/bin:$PATH"

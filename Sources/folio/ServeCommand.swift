@@ -7,16 +7,26 @@ struct ServeCommand: Command {
   static let name = "serve"
   static let abstract =
     "Serve the store over HTTP as a Firebase Realtime Database REST API, with live streams."
-  static let usage = "folio serve [--port PORT] [--host HOST] [--token TOKEN] [--quiet]"
+  static let usage = """
+    folio serve [--port PORT] [--host HOST] [--token TOKEN | --token-file FILE]
+                       [--max-body SIZE] [--max-streams N] [--quiet]
+    """
   static let details = """
     OPTIONS:
-      --port PORT      The TCP port (default 8471).
-      --host HOST      The IPv4 address to bind (default 127.0.0.1). Any address but loopback
-                       needs a token.
-      --token TOKEN    Requests must carry it, as 'Authorization: Bearer TOKEN' or '?auth=TOKEN';
-                       others get 401. Default: $FOLIO_SERVE_TOKEN; none on loopback lets every
-                       request in.
-      --quiet          No line per request on stderr.
+      --port PORT          The TCP port (default 8471).
+      --host HOST          The IPv4 or IPv6 address to bind (default 127.0.0.1; '::1' for IPv6
+                           loopback). Any address but loopback needs a token.
+      --token TOKEN        Requests must carry it, as 'Authorization: Bearer TOKEN' or
+                           '?auth=TOKEN'; others get 401. Default: $FOLIO_SERVE_TOKEN; none on
+                           loopback lets every request in.
+      --token-file FILE    The token is FILE's text (trimmed). The server reads it again when
+                           the file changes, or on SIGHUP; a new token sends 'auth_revoked' to
+                           the streams opened with the old one.
+      --max-body SIZE      The largest request body, in bytes or with K, M or G (default 16M);
+                           a larger one gets 413 and nothing is written.
+      --max-streams N      How many event streams may be open at once (default 256); one more
+                           gets 503.
+      --quiet              No line per request on stderr.
 
     The JSON tree is tables, documents and fields: /.json is the whole store, /todos.json a
     table (an object keyed by pk), /todos/k1.json a document, /todos/k1/tags.json a value in it.
@@ -26,15 +36,18 @@ struct ServeCommand: Command {
     Firebase, with {".sv": "timestamp"}, {".sv": {"increment": n}} (Folio's increment
     transform), 'X-Firebase-ETag: true' and 'if-match' compare-and-set. 'Accept:
     text/event-stream' streams put and patch events, whoever changes the files.
-    Request bodies are limited to 16 MB (413). Runs until SIGINT or SIGTERM, then ends the
-    streams, finishes the requests in flight and exits 0.
+    GET / in a browser is a small page: the tables, their documents live, and an editor.
+    A change to folio.yaml takes effect at once: a stream of a table removed gets 'cancel'.
+    Runs until SIGINT or SIGTERM, then ends the streams, finishes the requests in flight and
+    exits 0.
     """
 
   var options = ServeOptions()
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: ["--port", "--host", "--token"], flags: ["--quiet"])
+      arguments, options: ["--port", "--host", "--token", "--token-file", "--max-body", "--max-streams"],
+      flags: ["--quiet"])
     try parsed.expectPositionals(0...0)
     if let text = parsed.value("--port") {
       guard let port = Int(text), (1...65535).contains(port) else {
@@ -43,14 +56,42 @@ struct ServeCommand: Command {
       options.port = port
     }
     if let host = parsed.value("--host") { options.host = host }
-    options.token = parsed.value("--token") ?? ProcessInfo.processInfo.environment["FOLIO_SERVE_TOKEN"]
-    if options.token?.isEmpty == true { options.token = nil }
-    options.quiet = parsed.flag("--quiet")
-    if !options.isLoopback && options.token == nil {
-      throw UsageError(
-        "serving on '\(options.host)' needs a token (--token or FOLIO_SERVE_TOKEN): only loopback may go without"
-      )
+    if let file = parsed.value("--token-file") {
+      if parsed.value("--token") != nil { throw UsageError("give --token or --token-file, not both") }
+      options.tokenFile = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+    } else {
+      options.token = parsed.value("--token") ?? ProcessInfo.processInfo.environment["FOLIO_SERVE_TOKEN"]
+      if options.token?.isEmpty == true { options.token = nil }
+      if !options.isLoopback && options.token == nil {
+        throw UsageError(
+          "serving on '\(options.host)' needs a token (--token, --token-file or FOLIO_SERVE_TOKEN): only loopback may go without"
+        )
+      }
     }
+    if let text = parsed.value("--max-body") {
+      guard let bytes = Self.byteSize(text), bytes > 0 else {
+        throw UsageError("--max-body must be a size such as 1048576, 512K or 16M, not '\(text)'")
+      }
+      options.maxBodyBytes = bytes
+    }
+    if let text = parsed.value("--max-streams") {
+      guard let count = Int(text), (0...100_000).contains(count) else {
+        throw UsageError("--max-streams must be a number from 0 to 100000, not '\(text)'")
+      }
+      options.maxStreams = count
+    }
+    options.quiet = parsed.flag("--quiet")
+  }
+
+  /// `123`, `512K`, `16M`, `1G` (powers of 1024).
+  static func byteSize(_ text: String) -> Int? {
+    let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+    if let last = text.uppercased().last, let unit = units[last] {
+      return Int(text.dropLast()).flatMap {
+        $0.multipliedReportingOverflow(by: unit).overflow ? nil : $0 * unit
+      }
+    }
+    return Int(text)
   }
 
   func run(in context: CommandContext) throws -> Int32 {
@@ -59,9 +100,17 @@ struct ServeCommand: Command {
     // Signals are taken before the server says it listens: a SIGTERM sent
     // as soon as that line appears must stop it, not be lost.
     let interrupts = InterruptSignals()
+    // SIGHUP reads folio.yaml and the token file again, as daemons do.
+    signal(SIGHUP, SIG_IGN)
+    let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+    hangup.setEventHandler {
+      for line in server.reload() { Output.error("folio serve: " + line) }
+    }
+    hangup.resume()
     try server.start()
-    Output.error("folio serve: listening on http://\(options.host):\(options.port)/")
+    Output.error("folio serve: listening on \(options.url)/")
     interrupts.wait()
+    hangup.cancel()
     server.stop()
     return 0
   }

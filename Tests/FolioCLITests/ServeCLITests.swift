@@ -10,6 +10,8 @@ struct ServeCLITests {
     // @unchecked: all state is set once in init; `stderrText` guards itself.
     let process: Process
     let port: Int
+    /// The host as it goes in a URL: `127.0.0.1`, or `[::1]` after `--host ::1`.
+    let urlHost: String
     private let stderrText: Mutexed<String>
 
     /// Starts `folio serve` on a random port below the kernel's ephemeral
@@ -17,6 +19,8 @@ struct ServeCLITests {
     /// connections take ports in that range), trying another port if the
     /// one picked is taken.
     init(in directory: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+      let host = arguments.firstIndex(of: "--host").map { arguments[$0 + 1] } ?? "127.0.0.1"
+      urlHost = host.contains(":") ? "[\(host)]" : host
       let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
       let ephemeral = text?.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
       for _ in 0..<20 {
@@ -71,7 +75,7 @@ struct ServeCLITests {
     /// What the server printed on stderr so far.
     var log: String { stderrText.value }
 
-    var base: String { "http://127.0.0.1:\(port)" }
+    var base: String { "http://\(urlHost):\(port)" }
 
     /// SIGTERM, then the exit status.
     func stop() -> Int32 {

@@ -9,11 +9,26 @@ import Synchronization
 /// takes them. A client that falls `streamBufferBytes` behind is sent
 /// `cancel` and dropped: memory per client stays bounded, and the writers
 /// never wait for a reader.
+///
+/// The stream also ends with `cancel` when its path stops being readable
+/// (its table leaves `folio.yaml`, see ``tablesChanged(to:)``), and with
+/// `auth_revoked` when the server's token changes so that the credential
+/// it was opened with no longer lets it in (``revoke()``).
 final class EventStream: Sendable {
+  /// The path followed.
+  let path: RESTPath
+  /// The token the client opened the stream with (`Bearer` or `?auth=`).
+  let credential: String?
+
   private struct State {
     var buffer: [UInt8] = []
     var closed = false
-    var liveQueries: [LiveQuery] = []
+    /// Live queries by the table they read, so that a table leaving or
+    /// joining the config (a stream of the whole store) stops or starts
+    /// just its own.
+    var liveQueries: [String: LiveQuery] = [:]
+    /// The tables a stream of the whole store follows, and their config.
+    var followedTables: [String: TableConfig] = [:]
     /// Per followed document, the bytes last sent, so that a transaction
     /// that leaves the followed field alone sends nothing.
     var lastSent: [UInt8]?
@@ -30,7 +45,12 @@ final class EventStream: Sendable {
   /// Live query handlers run here, one at a time, in commit order.
   private let queue = DispatchQueue(label: "folio.serve.stream")
 
-  init(limit: Int, keepAlive: Double, onFinish: @escaping @Sendable (ObjectIdentifier) -> Void) {
+  init(
+    path: RESTPath, credential: String?, limit: Int, keepAlive: Double,
+    onFinish: @escaping @Sendable (ObjectIdentifier) -> Void
+  ) {
+    self.path = path
+    self.credential = credential
     self.limit = limit
     self.keepAlive = keepAlive
     self.onFinish = onFinish
@@ -38,10 +58,13 @@ final class EventStream: Sendable {
 
   // MARK: Producing
 
-  /// Starts the live queries behind `path`.
-  func follow(_ path: RESTPath, query: RESTQuery?, store: Store) throws {
+  /// Starts the live queries behind ``path``.
+  func follow(query: RESTQuery?, store: Store) throws {
     guard let table = path.table else {
       let tables = store.config.tables.map(\.name)
+      state.withLock { state in
+        for table in store.config.tables { state.followedTables[table.name] = table }
+      }
       if tables.isEmpty {
         send("put", ["path": "/", "data": .null])
         return
@@ -49,6 +72,9 @@ final class EventStream: Sendable {
       state.withLock { $0.pendingRoot = [:] }
       for name in tables { try followTable(name, query: nil, store: store, prefix: "/" + name, root: tables) }
       return
+    }
+    state.withLock { state in
+      if let config = store.config.table(named: table) { state.followedTables[table] = config }
     }
     guard store.config.table(named: table) != nil else {
       // Firebase streams null for a path with nothing at it.
@@ -71,7 +97,7 @@ final class EventStream: Sendable {
       }
       if changed { self.send("put", ["path": "/", "data": value]) }
     }
-    attach(live)
+    attach(live, table: table)
   }
 
   private func followTable(
@@ -86,7 +112,7 @@ final class EventStream: Sendable {
         for document in documents { object[document.pk] = document.json }
         let value: JSONValue = object.isEmpty && query == nil ? .null : .object(object)
         guard let root else {
-          self.send("put", ["path": "/", "data": value])
+          self.send("put", ["path": .string(prefix.isEmpty ? "/" : prefix), "data": value])
           return
         }
         // The whole store's first event is one put, once every table has
@@ -114,42 +140,95 @@ final class EventStream: Sendable {
         }
       }
     }
-    attach(live)
+    attach(live, table: table)
   }
 
-  private func attach(_ live: LiveQuery) {
+  private func attach(_ live: LiveQuery, table: String) {
     let closed = state.withLock { state in
-      if !state.closed { state.liveQueries.append(live) }
+      if !state.closed { state.liveQueries[table] = live }
       return state.closed
     }
     if closed { live.stop() }
+  }
+
+  // MARK: Config and token changes
+
+  /// The server opened `store` on a changed `folio.yaml`. A stream of a
+  /// table that left the config, or whose entry changed (another folder or
+  /// key), is sent `cancel` and ends: its path is no longer the data it
+  /// was. A stream of the whole store puts null at a table that left, and
+  /// starts following a table that joined (its first value as a put at
+  /// `/name`), as if the table were a child written or removed.
+  func tablesChanged(to store: Store) {
+    guard let table = path.table else {
+      let (gone, added) = state.withLock { state -> ([String], [TableConfig]) in
+        let now = Dictionary(store.config.tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let gone = state.followedTables.filter { now[$0.key] != $0.value }.map(\.key).sorted()
+        let added = store.config.tables.filter { state.followedTables[$0.name] != $0 }
+        for name in gone { state.followedTables[name] = nil }
+        for table in added { state.followedTables[table.name] = table }
+        return (gone, added)
+      }
+      for name in gone {
+        state.withLock { $0.liveQueries.removeValue(forKey: name) }?.stop()
+        send("put", ["path": .string("/" + name), "data": .null])
+      }
+      for table in added {
+        do {
+          try followTable(table.name, query: nil, store: store, prefix: "/" + table.name, root: nil)
+        } catch {
+          end(with: "cancel")
+          return
+        }
+      }
+      return
+    }
+    let followed = state.withLock { $0.followedTables[table] }
+    if followed != store.config.table(named: table) { end(with: "cancel") }
+  }
+
+  /// The server's token changed and this stream's credential no longer
+  /// lets it in: `auth_revoked`, then the end (Firebase: the client must
+  /// authenticate again and reopen).
+  func revoke() { end(with: "auth_revoked", data: "credential is no longer valid") }
+
+  /// Replaces whatever waits with one last `event` and ends the stream.
+  /// Firebase: `cancel` carries null, `auth_revoked` a string saying why.
+  private func end(with event: String, data: JSONValue = .null) {
+    let live = state.withLock { state -> [LiveQuery] in
+      if state.closed { return [] }
+      state.buffer = Array("event: \(event)\ndata: ".utf8) + data.compactBytes() + Array("\n\n".utf8)
+      state.closed = true
+      defer { state.liveQueries = [:] }
+      return Array(state.liveQueries.values)
+    }
+    live.forEach { $0.stop() }
+    wake.signal()
   }
 
   /// Queues one event. Past the buffer limit the client is too slow: what
   /// waits is replaced by `cancel` and the stream ends.
   func send(_ event: String, _ data: JSONValue) {
     let bytes = Array("event: \(event)\ndata: ".utf8) + data.compactBytes() + Array("\n\n".utf8)
-    let dropped = state.withLock { state -> [LiveQuery]? in
-      if state.closed { return nil }
-      if state.buffer.count + bytes.count > limit {
-        state.buffer = Array("event: cancel\ndata: null\n\n".utf8)
-        state.closed = true
-        defer { state.liveQueries = [] }
-        return state.liveQueries
-      }
+    let overflow = state.withLock { state -> Bool in
+      if state.closed { return false }
+      if state.buffer.count + bytes.count > limit { return true }
       state.buffer += bytes
-      return nil
+      return false
     }
-    dropped?.forEach { $0.stop() }
-    wake.signal()
+    if overflow {
+      end(with: "cancel")
+    } else {
+      wake.signal()
+    }
   }
 
   /// Ends the stream after what is buffered, as on server shutdown.
   func close() {
     let live = state.withLock { state -> [LiveQuery] in
       state.closed = true
-      defer { state.liveQueries = [] }
-      return state.liveQueries
+      defer { state.liveQueries = [:] }
+      return Array(state.liveQueries.values)
     }
     live.forEach { $0.stop() }
     wake.signal()
@@ -199,9 +278,12 @@ final class StreamRegistry: Sendable {
   /// keep its connection's thread, and so the stop, waiting forever.
   private let closed = Atomic<Bool>(false)
 
-  /// A new stream, or nil when `maxStreams` are open.
-  func open(options: ServeOptions) -> EventStream? {
-    let stream = EventStream(limit: options.streamBufferBytes, keepAlive: options.keepAliveSeconds) {
+  /// A new stream of `path`, or nil when `maxStreams` are open.
+  func open(path: RESTPath, credential: String?, options: ServeOptions) -> EventStream? {
+    let stream = EventStream(
+      path: path, credential: credential, limit: options.streamBufferBytes,
+      keepAlive: options.keepAliveSeconds
+    ) {
       [weak self] id in
       _ = self?.open.withLock { $0.removeValue(forKey: id) }
     }
@@ -215,6 +297,9 @@ final class StreamRegistry: Sendable {
     }
     return admitted ? stream : nil
   }
+
+  /// Every stream open now.
+  var all: [EventStream] { open.withLock { Array($0.values) } }
 
   /// Ends every stream (server shutdown).
   func closeAll() {

@@ -17,7 +17,7 @@ final class HTTPDaemon: @unchecked Sendable {
   private let log: (@Sendable (String) -> Void)?
 
   /// Starts listening on `host:port`.
-  /// - Throws: `USAGE` for a host that is not an IPv4 address; `IO` when
+  /// - Throws: `USAGE` for a host that is not an IPv4 or IPv6 address; `IO` when
   ///   the port cannot be bound.
   init(
     host: String, port: Int, maxBodyBytes: Int, maxConnections: Int, log: (@Sendable (String) -> Void)?,
@@ -26,17 +26,36 @@ final class HTTPDaemon: @unchecked Sendable {
     self.handler = handler
     self.maxBodyBytes = maxBodyBytes
     self.log = log
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    let numeric = host == "localhost" ? "127.0.0.1" : host
-    guard inet_pton(AF_INET, numeric, &address.sin_addr) == 1 else {
-      throw FolioError(.usage, "--host must be an IPv4 address or localhost, not '\(host)'")
-    }
-    let context = Unmanaged.passUnretained(self).toOpaque()
-    let flags =
+    var address = sockaddr_storage()
+    var flags =
       UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue) | UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
       | UInt32(MHD_USE_ITC.rawValue)
+    let numeric = host == "localhost" ? "127.0.0.1" : host
+    if numeric.contains(":") {
+      let parsed = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+          v6.pointee.sin6_family = sa_family_t(AF_INET6)
+          v6.pointee.sin6_port = in_port_t(UInt16(port).bigEndian)
+          return inet_pton(AF_INET6, numeric, &v6.pointee.sin6_addr)
+        }
+      }
+      guard parsed == 1 else {
+        throw FolioError(.usage, "--host must be an IPv4 or IPv6 address or localhost, not '\(host)'")
+      }
+      flags |= UInt32(MHD_USE_IPv6.rawValue)
+    } else {
+      let parsed = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+          v4.pointee.sin_family = sa_family_t(AF_INET)
+          v4.pointee.sin_port = in_port_t(UInt16(port).bigEndian)
+          return inet_pton(AF_INET, numeric, &v4.pointee.sin_addr)
+        }
+      }
+      guard parsed == 1 else {
+        throw FolioError(.usage, "--host must be an IPv4 or IPv6 address or localhost, not '\(host)'")
+      }
+    }
+    let context = Unmanaged.passUnretained(self).toOpaque()
     daemon = withUnsafeMutablePointer(to: &address) { addressPointer in
       var items: [MHD_OptionItem] = [
         MHD_OptionItem(

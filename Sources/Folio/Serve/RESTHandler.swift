@@ -1,16 +1,38 @@
+import Synchronization
+
 /// Answers Firebase Realtime Database REST requests from a store: the JSON
 /// tree is tables → documents → fields, reads go through Folio's queries,
 /// and every write is one ``Store/write(_:)`` transaction, so the op log,
 /// live queries, `folio watch` and sync see it as any other.
 final class RESTHandler: Sendable {
-  let store: Store
   let options: ServeOptions
   let streams: StreamRegistry
+  /// Concurrent writes share transactions (group commit).
+  private let batcher = WriteBatcher()
+  /// The store as opened on the current `folio.yaml`; replaced when it
+  /// changes (``RESTServer/reload()``).
+  private let current: Mutex<Store>
+  /// The token requests must carry; nil lets every request in. It changes
+  /// when the token file does.
+  private let currentToken: Mutex<String?>
 
-  init(store: Store, options: ServeOptions, streams: StreamRegistry) {
-    self.store = store
+  init(store: Store, token: String?, options: ServeOptions, streams: StreamRegistry) {
+    current = Mutex(store)
+    currentToken = Mutex(token)
     self.options = options
     self.streams = streams
+  }
+
+  /// The store requests are served from now.
+  var store: Store {
+    get { current.withLock { $0 } }
+    set { current.withLock { $0 = newValue } }
+  }
+
+  /// The token requests must carry now.
+  var token: String? {
+    get { currentToken.withLock { $0 } }
+    set { currentToken.withLock { $0 = newValue } }
   }
 
   /// The reply to `request`; never throws: every failure is an HTTP status.
@@ -23,10 +45,23 @@ final class RESTHandler: Sendable {
     if request.method == "OPTIONS" {
       return .body(status: 204, headers: [], bytes: [])
     }
+    if request.rawPath == "/" || request.rawPath.isEmpty {
+      // The page holds no data, so it needs no token: it asks for one when
+      // the API answers 401.
+      if request.method == "GET" || request.method == "HEAD",
+        request.header("accept").map({ $0.contains("text/html") || $0.contains("*/*") }) ?? true
+      {
+        return .body(
+          status: 200,
+          headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")],
+          bytes: WebPage.bytes)
+      }
+      return .error(404, "paths end with .json, as in /todos/k1.json")
+    }
     guard authorized(request) else { return .error(401, "Unauthorized request.") }
     do {
-      if request.rawPath == "/" || request.rawPath.isEmpty {
-        return .error(404, "paths end with .json, as in /todos/k1.json")
+      if request.rawPath == "/.info/tables.json" && (request.method == "GET" || request.method == "HEAD") {
+        return shaped(.json(200, try tablesInfo()), request)
       }
       let path = try RESTPath(parsing: request.rawPath)
       if let pk = path.pk { try PrimaryKey.validate(pk) }
@@ -73,14 +108,23 @@ final class RESTHandler: Sendable {
   /// Without a token every request is let in (the server is then bound to
   /// loopback). With one, `Authorization: Bearer T` or `?auth=T` must carry it.
   private func authorized(_ request: HTTPRequest) -> Bool {
-    guard let token = options.token else { return true }
-    if let header = request.header("authorization"), header.hasPrefix("Bearer "),
-      Self.constantTimeEqual(String(header.dropFirst(7)), token)
-    {
-      return true
+    Self.admits(token: token, credential: Self.credential(of: request))
+  }
+
+  /// Whether `credential` gets in under `token`. An empty token (a token
+  /// file emptied on a network host) lets no one in.
+  static func admits(token: String?, credential: String?) -> Bool {
+    guard let token else { return true }
+    guard let credential, !token.isEmpty else { return false }
+    return constantTimeEqual(credential, token)
+  }
+
+  /// The token a request carries: `Authorization: Bearer T`, else `?auth=T`.
+  static func credential(of request: HTTPRequest) -> String? {
+    if let header = request.header("authorization"), header.hasPrefix("Bearer ") {
+      return String(header.dropFirst(7))
     }
-    if let given = request.query["auth"], Self.constantTimeEqual(given, token) { return true }
-    return false
+    return request.query["auth"]
   }
 
   /// Equality whose time depends only on the lengths, so a client cannot
@@ -97,6 +141,22 @@ final class RESTHandler: Sendable {
 
   // MARK: Reading
 
+  /// `/.info/tables.json`, in Firebase's reserved `.info` space: each table
+  /// with its document count, key column and order keys, for the page.
+  private func tablesInfo() throws -> JSONValue {
+    let store = self.store
+    var out = JSONObject()
+    for table in store.config.tables {
+      out[table.name] = .object(
+        JSONObject([
+          ("count", .number(String(try store.collection(table.name).count()))),
+          ("key", .string(table.key)),
+          ("order", .array(table.order.map { .string($0) })),
+        ]))
+    }
+    return .object(out)
+  }
+
   private func get(_ path: RESTPath, _ request: HTTPRequest) throws -> HTTPReply {
     let query = try RESTQuery(request.query)
     let shallow = request.query["shallow"] == "true"
@@ -106,6 +166,12 @@ final class RESTHandler: Sendable {
     if !query.isEmpty && path.segments.count != 1 {
       throw RESTError(400, "orderBy and its filters apply to a table, as in /todos.json")
     }
+    if let format = request.query["format"], format != "export" {
+      throw RESTError(400, "format must be \"export\" (got \(format))")
+    }
+    // format=export is Firebase's form with priorities (`.priority`, and
+    // `.value` beside it for a primitive). Folio keeps no priorities, so
+    // the export form of every value is the value itself.
     var value = try read(path, query: query.isEmpty ? nil : query)
     if shallow, case .object(let object) = value {
       value = .object(JSONObject(object.keys.map { ($0, JSONValue.bool(true)) }))
@@ -175,12 +241,39 @@ final class RESTHandler: Sendable {
     if let table = path.table { _ = try store.table(named: table) }
     let now = Clock.nowMilliseconds()
     let ifMatch = request.header("if-match")
-    if ifMatch != nil && request.method != "PUT" && request.method != "DELETE" {
-      throw RESTError(400, "if-match applies to PUT and DELETE")
+    // Firebase takes if-match on PUT and DELETE; Folio also on PATCH (the
+    // ETag of the value at the request's path), so that an editor can save
+    // only the columns changed, and only over what it read.
+    if ifMatch != nil && request.method == "POST" {
+      throw RESTError(400, "if-match applies to PUT, PATCH and DELETE")
     }
-    return try store.write { transaction -> HTTPReply in
+    // PATCH's targets, checked before anything is written.
+    var targets: [(RESTPath, JSONValue)] = []
+    if request.method == "PATCH" {
+      guard case .object(let members) = body else {
+        throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
+      }
+      targets = try members.map { member throws(RESTError) in
+        (try path.appending(member.key), member.value)
+      }
+      try Self.checkDisjoint(targets.map(\.0))
+      for (target, _) in targets {
+        guard target.segments.count >= 1 else { throw RESTError(400, "PATCH needs a key under the path") }
+        if target.table != path.table, let table = target.table { _ = try store.table(named: table) }
+      }
+    }
+    // A write that reads or replaces a whole table (or the store) reads the
+    // files, which do not show a shared transaction's earlier writes: it
+    // gets a transaction of its own.
+    let alone =
+      request.method == "PATCH"
+      ? targets.contains { $0.0.segments.count < 2 } || (ifMatch != nil && path.segments.count < 2)
+      : request.method != "POST" && path.segments.count < 2
+    let method = request.method
+    let patchTargets = targets
+    return try batcher.write(store, alone: alone) { transaction -> HTTPReply in
       if let ifMatch {
-        let current = try read(path, in: transaction)
+        let current = try self.read(path, in: transaction)
         let etag = Self.etag(current)
         if etag != ifMatch {
           var error = RESTError(412, "ETag mismatch")
@@ -189,35 +282,29 @@ final class RESTHandler: Sendable {
           throw error
         }
       }
-      switch request.method {
+      switch method {
       case "PUT", "DELETE":
         guard !path.segments.isEmpty else {
           throw RESTError(400, "write a table or a path below it, not the whole store")
         }
-        try set(path, try ServerValues(body, now: now), in: transaction)
-        return .json(200, request.method == "DELETE" ? .null : try read(path, in: transaction))
+        try self.set(path, try ServerValues(body, now: now), in: transaction)
+        return .json(200, method == "DELETE" ? .null : try self.read(path, in: transaction))
       case "PATCH":
-        guard case .object(let members) = body else {
-          throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
-        }
-        let targets = try members.map { member throws(RESTError) in
-          (try path.appending(member.key), member.value)
-        }
-        try Self.checkDisjoint(targets.map(\.0))
         var echo = JSONObject()
-        for (target, value) in targets {
-          guard target.segments.count >= 1 else { throw RESTError(400, "PATCH needs a key under the path") }
-          if target.table != path.table, let table = target.table { _ = try store.table(named: table) }
-          try set(target, try ServerValues(value, now: now), in: transaction)
+        for (target, value) in patchTargets {
+          try self.set(target, try ServerValues(value, now: now), in: transaction)
         }
-        for (key, _) in members {
-          echo[key] = try read(try path.appending(key), in: transaction)
+        if case .object(let members) = body {
+          for (key, _) in members {
+            echo[key] = try self.read(try path.appending(key), in: transaction)
+          }
         }
         return .json(200, .object(echo))
       default:  // POST: push a new child with a generated, time-sortable key
         guard !path.segments.isEmpty else { throw RESTError(400, "POST to a table, as in /todos.json") }
         let pk = PrimaryKey.generate()
-        try set(RESTPath(segments: path.segments + [pk]), try ServerValues(body, now: now), in: transaction)
+        try self.set(
+          RESTPath(segments: path.segments + [pk]), try ServerValues(body, now: now), in: transaction)
         return .json(200, ["name": .string(pk)])
       }
     }
@@ -327,11 +414,12 @@ final class RESTHandler: Sendable {
     if !query.isEmpty && path.segments.count != 1 {
       throw RESTError(400, "orderBy and its filters apply to a table, as in /todos.json")
     }
-    guard let stream = streams.open(options: options) else {
+    guard let stream = streams.open(path: path, credential: Self.credential(of: request), options: options)
+    else {
       return .error(503, "too many streams open (at most \(options.maxStreams))")
     }
     do {
-      try stream.follow(path, query: query.isEmpty ? nil : query, store: store)
+      try stream.follow(query: query.isEmpty ? nil : query, store: store)
     } catch {
       stream.finish()
       throw error

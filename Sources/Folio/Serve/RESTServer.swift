@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A Firebase-REST-compatible HTTP server on a store (`folio serve`).
@@ -9,6 +10,12 @@ import Synchronization
 /// `if-match`; `Accept: text/event-stream` streams `put` and `patch` events
 /// from live queries. Every write is one ``Store/write(_:)`` transaction.
 ///
+/// While it runs, the server follows two files: `folio.yaml` (a table added
+/// is served at once; a stream of a table removed gets `cancel`) and, with
+/// ``ServeOptions/tokenFile``, the token file (a new token sends
+/// `auth_revoked` to the streams opened with the old one). ``reload()`` reads
+/// both again on demand (`folio serve` calls it on SIGHUP).
+///
 /// ```swift
 /// let server = try RESTServer(store: store, options: ServeOptions())
 /// try server.start()
@@ -16,27 +23,91 @@ import Synchronization
 /// server.stop()
 /// ```
 public final class RESTServer: Sendable {
-  /// The store served.
-  public let store: Store
+  /// The store served: the one given, or the store opened again on a
+  /// changed `folio.yaml`.
+  public var store: Store { handler.store }
   /// How it listens.
   public let options: ServeOptions
   private let streams = StreamRegistry()
   private let handler: RESTHandler
   private let daemon = Mutex<HTTPDaemon?>(nil)
+  private let fileWatch = Mutex<ServeFileWatch?>(nil)
+  /// Serializes ``reload()``: the file watch and a signal may call it at once.
+  private let reloading = Mutex<Void>(())
 
   /// A server, not yet listening.
   /// - Throws: `USAGE` for a non-loopback host without a token: anyone on
-  ///   the network could then read and write the store.
+  ///   the network could then read and write the store; `IO` for a token
+  ///   file that cannot be read.
   public init(store: Store, options: ServeOptions) throws {
-    if !options.isLoopback && (options.token ?? "").isEmpty {
+    var token = options.token
+    if let file = options.tokenFile { token = try Self.readToken(file) }
+    if !options.isLoopback && (token ?? "").isEmpty {
       throw FolioError(
         .usage,
-        "serving on '\(options.host)' needs a token (--token or FOLIO_SERVE_TOKEN): only loopback may go without"
+        "serving on '\(options.host)' needs a token (--token, --token-file or FOLIO_SERVE_TOKEN): only loopback may go without"
       )
     }
-    self.store = store
     self.options = options
-    handler = RESTHandler(store: store, options: options, streams: streams)
+    handler = RESTHandler(store: store, token: token, options: options, streams: streams)
+  }
+
+  /// The token in `file`: its text without surrounding white space; nil
+  /// for an empty file.
+  static func readToken(_ file: String) throws -> String? {
+    guard let bytes = try FileSystem.read(file) else {
+      throw FolioError(.io, "the token file \(file) does not exist", path: file)
+    }
+    let token = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return token.isEmpty ? nil : token
+  }
+
+  /// Reads `folio.yaml` and the token file again.
+  ///
+  /// - A changed `folio.yaml` opens the store again on it: new requests see
+  ///   its tables; a stream of a table that left gets `cancel`; a stream of
+  ///   the whole store gets a put of null at the table that left and the
+  ///   first value of one that joined. A config that does not parse is
+  ///   reported and the server goes on with the one it has.
+  /// - A changed token lets in only requests that carry the new one; each
+  ///   stream opened with a credential the new token refuses gets
+  ///   `auth_revoked` and ends. An empty token file on a host other than
+  ///   loopback lets no one in.
+  /// - Returns: what changed, one line each, for the log.
+  @discardableResult
+  public func reload() -> [String] {
+    reloading.withLock { _ in
+      var said: [String] = []
+      let old = handler.store
+      do {
+        let config = try Config(contentsOf: URL(fileURLWithPath: old.rootPath + "/" + Config.fileName))
+        if config != old.config {
+          let reopened = try Store(rootPath: old.rootPath)
+          handler.store = reopened
+          for stream in streams.all { stream.tablesChanged(to: reopened) }
+          said.append("folio.yaml changed: serving tables \(reopened.config.tables.map(\.name))")
+        }
+      } catch {
+        said.append("warning: folio.yaml changed but cannot be used, serving the tables as before: \(error)")
+      }
+      if let file = options.tokenFile {
+        do {
+          var token = try Self.readToken(file)
+          if token == nil && !options.isLoopback { token = "" }
+          if token != handler.token {
+            handler.token = token
+            for stream in streams.all
+            where !RESTHandler.admits(token: token, credential: stream.credential) {
+              stream.revoke()
+            }
+            said.append("the token changed")
+          }
+        } catch {
+          said.append("warning: cannot read the token file, keeping the token: \(error)")
+        }
+      }
+      return said
+    }
   }
 
   /// Starts listening; requests are served on libmicrohttpd's threads.
@@ -44,11 +115,20 @@ public final class RESTServer: Sendable {
   public func start() throws {
     let handler = self.handler
     let started = try HTTPDaemon(
-      host: options.host, port: options.port, maxBodyBytes: options.maxBodyBytes,
+      host: options.bareHost, port: options.port, maxBodyBytes: options.maxBodyBytes,
       // Streams hold a connection each; leave room for requests beside them.
       maxConnections: options.maxStreams + 256, log: options.quiet ? nil : ServeLog.write
     ) { request in handler.handle(request) }
     daemon.withLock { $0 = started }
+    // Said even with `quiet`: rare, and the operator needs to know.
+    let log: @Sendable (String) -> Void = ServeLog.write
+    let watch = try ServeFileWatch(
+      files: [store.rootPath + "/" + Config.fileName] + (options.tokenFile.map { [$0] } ?? [])
+    ) { [weak self] _ in
+      guard let self else { return }
+      for line in self.reload() { log("folio serve: " + line) }
+    }
+    fileWatch.withLock { $0 = watch }
   }
 
   /// Stops accepting connections, ends every stream, lets requests in
@@ -60,6 +140,10 @@ public final class RESTServer: Sendable {
         return daemon
       })
     else { return }
+    fileWatch.withLock { watch in
+      watch?.stop()
+      watch = nil
+    }
     running.quiesce()
     streams.closeAll()
     running.stop()

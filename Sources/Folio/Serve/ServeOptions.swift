@@ -6,13 +6,18 @@
 /// let server = try RESTServer(store: store, options: options)
 /// ```
 public struct ServeOptions: Sendable {
-  /// The address to bind: an IPv4 address, or `localhost`.
+  /// The address to bind: an IPv4 address, an IPv6 address (`::1`, with or
+  /// without brackets), or `localhost` (127.0.0.1).
   public var host = "127.0.0.1"
   /// The TCP port.
   public var port = 8471
   /// The token requests must carry (`Authorization: Bearer T` or `?auth=T`);
   /// nil lets every request in, which is allowed on a loopback host only.
   public var token: String?
+  /// A file that holds the token (its text, trimmed), read at start and
+  /// again whenever it changes; it takes the place of ``token``. A changed
+  /// token sends `auth_revoked` to the streams opened with the old one.
+  public var tokenFile: String?
   /// No per-request log line on stderr.
   public var quiet = false
   /// The largest request body; a larger one gets 413 and nothing is written.
@@ -30,6 +35,18 @@ public struct ServeOptions: Sendable {
 
   /// Whether `host` only accepts connections from this machine.
   public var isLoopback: Bool {
-    host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    let bare = bareHost
+    return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+  }
+
+  /// ``host`` without the brackets of an IPv6 literal (`[::1]`).
+  public var bareHost: String {
+    host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+  }
+
+  /// `http://host:port`, with an IPv6 host in brackets.
+  public var url: String {
+    let bare = bareHost
+    return "http://" + (bare.contains(":") ? "[\(bare)]" : bare) + ":\(port)"
   }
 }

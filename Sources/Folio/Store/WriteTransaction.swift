@@ -31,6 +31,21 @@ public final class WriteTransaction {
     self.lastHLC = lastHLC
   }
 
+  /// Runs `body`; if it throws, the transaction is left as it was before,
+  /// its writes in `body` undone, and the error goes on. For a caller that
+  /// puts independent changes in one transaction, so that they share one
+  /// durability point, and must let one fail without the others (group
+  /// commit, `folio serve`).
+  func savepoint<T>(_ body: () throws -> T) throws -> T {
+    let saved = (lastHLC, ops, staged, stagedOrder, evictions)
+    do {
+      return try body()
+    } catch {
+      (lastHLC, ops, staged, stagedOrder, evictions) = saved
+      throw error
+    }
+  }
+
   // MARK: Reading
 
   /// The document as this transaction sees it.
