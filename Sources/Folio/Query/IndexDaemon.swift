@@ -59,46 +59,37 @@ public final class IndexDaemon: Sendable {
 
   private let store: Store
   private let publisher: IndexPublisher
-  private let wakeRead: Int32
-  private let wakeWrite: Int32
+  /// Ends the event loop of ``run()``.
+  private let wake: EventLoop.Handle
 
   init(store: Store, idle: Duration) throws {
     self.store = store
     self.idle = idle
-    var pipes: [Int32] = [-1, -1]
-    try FileSystem.syscall("pipe2", path: store.privateDirectory) { pipe2(&pipes, O_CLOEXEC | O_NONBLOCK) }
-    (wakeRead, wakeWrite) = (pipes[0], pipes[1])
-    let wake = wakeWrite
-    do {
-      publisher = try IndexPublisher(store: store) { IndexDaemon.wake(wake) }
-    } catch {
-      close(pipes[0])
-      close(pipes[1])
-      throw error
-    }
+    let wake = try EventLoop.Handle()
+    self.wake = wake
+    publisher = try IndexPublisher(store: store) { wake.stop() }
   }
 
   deinit {
     publisher.stop()
-    close(wakeRead)
-    close(wakeWrite)
   }
 
   /// Makes ``run()`` return ``Exit/stopped``. Safe from any thread, and to
   /// call twice.
-  public func stop() { Self.wake(wakeWrite) }
-
-  private static func wake(_ fd: Int32) {
-    var byte: UInt8 = 1
-    _ = write(fd, &byte, 1)
-  }
+  public func stop() { wake.stop() }
 
   /// Answers questions until the daemon is idle, stopped, or its store is
   /// gone; then stops publishing.
   /// - Throws: `IO` when inotify cannot watch the store's folders.
   public func run() throws -> Exit {
     defer { publisher.stop() }
-    let inotify = try Inotify()
+    let loop = EventLoop(handle: wake)
+    var exit: Exit?
+    // Unowned: the loop keeps the handlers that call this.
+    let end = { [unowned loop] (reason: Exit) in
+      exit = exit ?? reason
+      loop.stop()
+    }
     let gone = UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
     let removed = UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)
     let written = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)
@@ -111,58 +102,42 @@ public final class IndexDaemon: Sendable {
     masks[store.gitDirectory, default: 0] |= gone | removed
     masks[gitParent, default: 0] |= removed
     masks[store.rootPath, default: 0] |= gone | removed | written
-    var paths: [Int32: String] = [:]
+    let store = self.store
     for (path, mask) in masks {
-      guard let watch = try inotify.addWatch(path, mask: mask | UInt32(IN_ONLYDIR)) else { return .storeGone }
-      paths[watch] = path
-    }
-    // Replacing a binary unlinks the old one (its link count changes:
-    // IN_ATTRIB) or writes over it; the old one's IN_DELETE_SELF would wait
-    // for this process to exit.
-    let executable =
-      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).flatMap {
-        try? inotify.addWatch(
-          $0, mask: UInt32(IN_ATTRIB) | UInt32(IN_MODIFY) | UInt32(IN_MOVE_SELF) | UInt32(IN_DELETE_SELF))
-      }
-    // Gone between opening the store and the watches: no event will come.
-    if !FileSystem.isDirectory(store.privateDirectory) { return .storeGone }
-    IndexDebug.log("daemon \(getpid()) publishing for \(store.rootPath) (idle \(idle))")
-
-    while true {
-      let quiet = ContinuousClock.now - publisher.lastQuestion.value
-      if quiet >= idle { return .idle }
-      let remaining = (idle - quiet).seconds
-      let timeout = Int32(min(Double(Int32.max), (remaining * 1000).rounded(.up)))
-      var fds = [
-        pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
-      ]
-      let rc = poll(&fds, 2, timeout)
-      if rc < 0 {
-        if errno == EINTR { continue }
-        throw FileSystem.error(errno, "poll", path: store.privateDirectory)
-      }
-      if fds[1].revents != 0 { return .stopped }
-      guard fds[0].revents != 0 else { continue }
-      for event in try inotify.readEvents() {
-        if event.has(IN_Q_OVERFLOW) {
-          if !FileSystem.isDirectory(store.privateDirectory) { return .storeGone }
-          continue
-        }
-        if let executable, event.watch == executable { return .executableReplaced }
-        guard let path = paths[event.watch] else { continue }
-        if event.has(gone) || event.has(IN_IGNORED) || event.has(IN_UNMOUNT) { return .storeGone }
+      let watch = try loop.watch(path, mask: mask | UInt32(IN_ONLYDIR)) { event in
+        if event.has(gone) || event.has(IN_IGNORED) || event.has(IN_UNMOUNT) { return end(.storeGone) }
         if event.has(removed)
           && (path == store.gitDirectory && event.name == Store.privateFolderName
             || path == gitParent && event.name == gitName)
         {
-          return .storeGone
+          return end(.storeGone)
         }
         if path == store.rootPath && event.name == Config.fileName && event.has(removed | written) {
-          return .configChanged
+          end(.configChanged)
         }
       }
+      if watch == nil { return .storeGone }
     }
+    loop.onOverflow {
+      if !FileSystem.isDirectory(store.privateDirectory) { end(.storeGone) }
+    }
+    // Replacing a binary unlinks the old one (its link count changes:
+    // IN_ATTRIB) or writes over it; the old one's IN_DELETE_SELF would wait
+    // for this process to exit.
+    if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+      _ = try? loop.watch(
+        executable, mask: UInt32(IN_ATTRIB) | UInt32(IN_MODIFY) | UInt32(IN_MOVE_SELF) | UInt32(IN_DELETE_SELF)
+      ) { _ in end(.executableReplaced) }
+    }
+    // Gone between opening the store and the watches: no event will come.
+    if !FileSystem.isDirectory(store.privateDirectory) { return .storeGone }
+    IndexDebug.log("daemon \(getpid()) publishing for \(store.rootPath) (idle \(idle))")
+
+    let (idle, lastQuestion) = (self.idle, publisher.lastQuestion)
+    loop.deadline = { Clock.monotonicSeconds() + (idle - (ContinuousClock.now - lastQuestion.value)).seconds }
+    loop.afterWake = { if ContinuousClock.now - lastQuestion.value >= idle { end(.idle) } }
+    try loop.run()
+    return exit ?? .stopped
   }
 }
 
@@ -255,7 +230,7 @@ extension IndexDaemon {
     let child = pid
     let reaper = Thread {
       var status: Int32 = 0
-      while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+      _ = FileSystem.retrying { waitpid(child, &status, 0) }
     }
     reaper.name = "folio index daemon reaper"
     reaper.start()

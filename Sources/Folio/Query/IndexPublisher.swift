@@ -69,8 +69,8 @@ public final class IndexPublisher: Sendable {
   private let indexDirectory: String
   private let lockDescriptor: Int32
   private let listenDescriptor: Int32
-  private let wakeRead: Int32
-  private let wakeWrite: Int32
+  /// Ends the publisher's thread.
+  private let loop: EventLoop.Handle
   private let stopped = Mutex(false)
   private let finished = DispatchSemaphore(value: 0)
   /// When this publisher last answered a question about a table (an
@@ -135,21 +135,26 @@ public final class IndexPublisher: Sendable {
       throw FileSystem.error(bound ?? ENOENT, "bind", path: directory + "/" + Self.socketName)
     }
     try FileSystem.syscall("listen", path: directory) { Glibc.listen(listen, 16) }
-    var pipes: [Int32] = [-1, -1]
-    try FileSystem.syscall("pipe2", path: directory) { pipe2(&pipes, O_CLOEXEC) }
-    (wakeRead, wakeWrite) = (pipes[0], pipes[1])
     let lastQuestion = self.lastQuestion
-    ok = true
+    let done = finished
     Self.publishing.withLock { _ = $0.insert(directory) }
-
-    let (wake, done) = (wakeRead, finished)
-    let thread = Thread {
-      Self.serve(
-        store: store, listen: listen, wake: wake, lastQuestion: lastQuestion, onStopRequest: onStopRequest)
-      done.signal()
+    defer { if !ok { Self.publishing.withLock { _ = $0.remove(directory) } } }
+    loop = try EventLoop.startThread(named: "folio index publisher") { loop, started in
+      defer { done.signal() }
+      loop.onReadable(listen) {
+        guard let client = try? FileSystem.acceptConnection(listen, path: directory) else { return }
+        IndexPublisher.answer(client, store: store, lastQuestion: lastQuestion, onStopRequest: onStopRequest)
+        close(client)
+      }
+      started()
+      // One full check of each indexed table now, so the first question is
+      // answered quickly.
+      for table in store.config.tables where !table.order.isEmpty {
+        _ = try? OrderIndexCache.publishableState(store: store, table: table)
+      }
+      try loop.run()
     }
-    thread.name = "folio index publisher"
-    thread.start()
+    ok = true
   }
 
   deinit { stop() }
@@ -162,15 +167,12 @@ public final class IndexPublisher: Sendable {
       return !stopped
     }
     guard first else { return }
-    var byte: UInt8 = 1
-    _ = write(wakeWrite, &byte, 1)
+    loop.stop()
     finished.wait()
     // The socket goes before the lock, so that a successor's socket is never
     // the one removed.
     Self.unlinkSocket(indexDirectory)
     close(listenDescriptor)
-    close(wakeRead)
-    close(wakeWrite)
     Self.publishing.withLock { _ = $0.remove(indexDirectory) }
     close(lockDescriptor)
   }
@@ -180,35 +182,6 @@ public final class IndexPublisher: Sendable {
     guard dirfd >= 0 else { return }
     _ = unlinkat(dirfd, socketName, 0)
     close(dirfd)
-  }
-
-  /// Answers questions until `wake` becomes readable.
-  private static func serve(
-    store: Store, listen: Int32, wake: Int32, lastQuestion: LastQuestion,
-    onStopRequest: (@Sendable () -> Void)?
-  ) {
-    // One full check of each indexed table now, so the first question is
-    // answered quickly.
-    for table in store.config.tables where !table.order.isEmpty {
-      _ = try? OrderIndexCache.publishableState(store: store, table: table)
-    }
-    while true {
-      var fds = [
-        pollfd(fd: listen, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
-      ]
-      let rc = poll(&fds, 2, -1)
-      if rc < 0 {
-        if errno == EINTR { continue }
-        return
-      }
-      if fds[1].revents != 0 { return }
-      guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
-      let client = accept4(listen, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
-      guard client >= 0 else { continue }
-      answer(client, store: store, lastQuestion: lastQuestion, onStopRequest: onStopRequest)
-      close(client)
-    }
   }
 
   /// Reads one question and answers it: `{"check": table, "signature": …}`

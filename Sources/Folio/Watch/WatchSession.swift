@@ -1,8 +1,8 @@
 import Glibc
 
-/// The state of one running ``Watcher``: its inotify watches, the saves
-/// waiting out their debounce, and the timers. Used only on the thread that
-/// runs the watcher.
+/// The state of one running ``Watcher``: its event loop and inotify
+/// watches, the saves waiting out their debounce, and the timers. Used only
+/// on the thread that runs the watcher.
 final class WatchSession {
   /// One document file, by table and file name.
   struct FileKey: Hashable {
@@ -21,6 +21,9 @@ final class WatchSession {
 
   let store: Store
   let options: Watcher.Options
+  /// Waits for file events and deadlines; ended by its handle.
+  let loop: EventLoop
+  /// The loop's inotify instance.
   let inotify: Inotify
   /// How changed files were settled: by hash, or by parsing.
   let counters: WatchCounters
@@ -43,6 +46,8 @@ final class WatchSession {
   /// Whether that scan is for lost events, to be announced as
   /// ``WatchEvent/rescanned``.
   private var overflowed = false
+  /// Set by events that may mean a table folder appeared or went.
+  private var foldersChanged = false
   private var nextCommit: Double?
   private var nextSync: Double?
 
@@ -60,16 +65,19 @@ final class WatchSession {
   /// may keep a file open after writing a whole document.
   static let writerPatience = 1.0
 
+  /// - Parameter handle: ends ``run()``; nil for a new one.
   init(
     store: Store, options: Watcher.Options, counters: WatchCounters = WatchCounters(),
-    emit: @escaping (WatchEvent) -> Void
+    handle: EventLoop.Handle? = nil, emit: @escaping (WatchEvent) -> Void
   ) throws {
     self.store = store
     self.options = options
     self.counters = counters
     self.emit = emit
-    self.inotify = try Inotify()
-    self.debouncer = Debouncer(delay: options.debounce.seconds)
+    loop = EventLoop(handle: try handle ?? EventLoop.Handle())
+    inotify = try loop.inotifyInstance()
+    debouncer = Debouncer(delay: options.debounce.seconds)
+    loop.onOverflow { [unowned self] in noteOverflow() }
   }
 
   /// Puts the watches in place, records what changed while nothing watched,
@@ -82,6 +90,18 @@ final class WatchSession {
     nextCommit = options.commitEvery.map { now + $0.seconds }
     nextSync = options.syncEvery.map { now + $0.seconds }
     emit(.ready(tables: store.config.tables.map(\.name)))
+  }
+
+  /// Handles events and deadlines until the loop's handle is stopped.
+  /// - Throws: when the event queue cannot be read or watches cannot be
+  ///   added.
+  func run() throws {
+    loop.deadline = { [unowned self] in nextDeadline }
+    loop.afterWake = { [unowned self] in
+      try settleFolders()
+      tick(now: Clock.monotonicSeconds())
+    }
+    try loop.run()
   }
 
   /// The earliest moment something is due, or nil to wait for events only.
@@ -100,7 +120,7 @@ final class WatchSession {
     var ancestors = Set<Int32>()
     for table in store.config.tables {
       let directory = store.directory(of: table)
-      if let watch = try inotify.addWatch(directory, mask: Self.tableMask) {
+      if let watch = try loop.watch(directory, mask: Self.tableMask, handler: { [unowned self] in note($0) }) {
         if tableWatches[table.name] != watch { added.append(table.name) }
         tableWatches[table.name] = watch
         targets[watch] = .table(table.name)
@@ -114,14 +134,14 @@ final class WatchSession {
           next = ancestor
           ancestor = FileSystem.split(ancestor).directory
         }
-        if let watch = try inotify.addWatch(ancestor, mask: Self.ancestorMask) {
+        if let watch = try loop.watch(ancestor, mask: Self.ancestorMask, handler: { [unowned self] in note($0) }) {
           ancestors.insert(watch)
           if case .table? = targets[watch] {} else { targets[watch] = .ancestor }
         }
         // A folder made below the ancestor before its watch was in place
         // sent it no event: go one level deeper instead.
         guard FileSystem.isDirectory(next) else { break }
-        if next == directory, let watch = try inotify.addWatch(directory, mask: Self.tableMask) {
+        if next == directory, let watch = try loop.watch(directory, mask: Self.tableMask, handler: { [unowned self] in note($0) }) {
           added.append(table.name)
           tableWatches[table.name] = watch
           targets[watch] = .table(table.name)
@@ -133,65 +153,75 @@ final class WatchSession {
     let tableIDs = Set(tableWatches.values)
     for (watch, target) in targets {
       if case .ancestor = target, !ancestors.contains(watch), !tableIDs.contains(watch) {
-        inotify.removeWatch(watch)
+        loop.unwatch(watch)
         targets[watch] = nil
       }
     }
     return added
   }
 
-  /// Sorts inotify events into debounced saves, new folders and rescans.
+  /// Sorts a batch of inotify events, as the loop delivers them, into
+  /// debounced saves, new folders and rescans.
   func handle(_ events: [Inotify.Event]) throws {
+    loop.deliver(events)
+    try settleFolders()
+  }
+
+  /// Events were lost: everything is scanned again.
+  private func noteOverflow() {
+    rescanAt = Clock.monotonicSeconds()
+    overflowed = true
+    // Closes may be among the lost events: no file counts as open.
+    writers.removeAll()
+  }
+
+  /// Takes one event on a watched folder.
+  private func note(_ event: Inotify.Event) {
     let now = Clock.monotonicSeconds()
-    var foldersChanged = false
-    for event in events {
-      if event.has(IN_Q_OVERFLOW) {
-        rescanAt = now
-        overflowed = true
-        // Closes may be among the lost events: no file counts as open.
-        writers.removeAll()
-        continue
-      }
-      guard let target = targets[event.watch] else { continue }
-      if event.has(IN_IGNORED) {
-        targets[event.watch] = nil
-        if case .table(let name) = target, tableWatches[name] == event.watch { tableWatches[name] = nil }
+    guard let target = targets[event.watch] else { return }
+    if event.has(IN_IGNORED) {
+      targets[event.watch] = nil
+      if case .table(let name) = target, tableWatches[name] == event.watch { tableWatches[name] = nil }
+      foldersChanged = true
+      return
+    }
+    switch target {
+    case .ancestor:
+      if event.has(IN_ISDIR) { foldersChanged = true }
+    case .table(let table):
+      if event.has(IN_DELETE_SELF | IN_MOVE_SELF) {
+        // The folder went with its documents: what is gone is found by a
+        // rescan, and the folder is watched again if it comes back.
         foldersChanged = true
-        continue
+        rescanAt = now
+        return
       }
-      switch target {
-      case .ancestor:
-        if event.has(IN_ISDIR) { foldersChanged = true }
-      case .table(let table):
-        if event.has(IN_DELETE_SELF | IN_MOVE_SELF) {
-          // The folder went with its documents: what is gone is found by a
-          // rescan, and the folder is watched again if it comes back.
-          foldersChanged = true
-          rescanAt = now
-          continue
-        }
-        if event.has(IN_ISDIR) || event.name.isEmpty { continue }
-        // Every event on a file restarts its quiet period: IN_MODIFY means
-        // a writer is still at it (an in-place save truncates first, and
-        // the file is empty until it writes), IN_CREATE alone is how a
-        // file linked into place shows up.
-        guard event.has(IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE),
-          EditorFiles.documentPK(fileName: event.name) != nil
-        else { continue }
-        let key = FileKey(table: table, name: event.name)
-        if event.has(IN_MODIFY) {
-          writers[key] = now
-        } else {
-          // Closed, or the name now stands for another file (or none): a
-          // writer of the old one no longer writes what the name holds.
-          writers[key] = nil
-        }
-        debouncer.touch(key, now: now)
+      if event.has(IN_ISDIR) || event.name.isEmpty { return }
+      // Every event on a file restarts its quiet period: IN_MODIFY means
+      // a writer is still at it (an in-place save truncates first, and
+      // the file is empty until it writes), IN_CREATE alone is how a
+      // file linked into place shows up.
+      guard event.has(IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE),
+        EditorFiles.documentPK(fileName: event.name) != nil
+      else { return }
+      let key = FileKey(table: table, name: event.name)
+      if event.has(IN_MODIFY) {
+        writers[key] = now
+      } else {
+        // Closed, or the name now stands for another file (or none): a
+        // writer of the old one no longer writes what the name holds.
+        writers[key] = nil
       }
+      debouncer.touch(key, now: now)
     }
-    if foldersChanged {
-      for table in try installWatches() { try scheduleScan(of: table, now: now) }
-    }
+  }
+
+  /// Watches the folders that appeared, and queues what they hold.
+  private func settleFolders() throws {
+    guard foldersChanged else { return }
+    foldersChanged = false
+    let now = Clock.monotonicSeconds()
+    for table in try installWatches() { try scheduleScan(of: table, now: now) }
   }
 
   /// Queues every document file of a newly watched folder: files may have
@@ -255,7 +285,8 @@ final class WatchSession {
   /// Handles whatever events are queued, without waiting.
   private func drainEvents() {
     do {
-      try handle(inotify.readEvents())
+      try loop.drain()
+      try settleFolders()
     } catch let error as FolioError {
       emit(.problem(error))
     } catch {
