@@ -8,12 +8,12 @@ import Glibc
 /// such as a lock held elsewhere, come back as values.
 extension FileSystem {
   /// `openat(2)`: `name` in the folder `dirfd`.
-  /// - Parameter path: the file's path, for errors.
+  /// - Parameter path: the file's path, made only for an error.
   /// - Throws: `IO` naming `openat` and `path`.
-  static func openAt(_ dirfd: Int32, _ name: String, _ flags: Int32, mode: mode_t = 0o644, path: String)
-    throws -> Int32
-  {
-    try syscall("openat", path: path) { Glibc.openat(dirfd, name, flags, mode) }
+  static func openAt(
+    _ dirfd: Int32, _ name: String, _ flags: Int32, mode: mode_t = 0o644, path: @autoclosure () -> String
+  ) throws -> Int32 {
+    try syscall("openat", path: path()) { Glibc.openat(dirfd, name, flags, mode) }
   }
 
   /// `openat(2)`, with the failures in `expected` returned, not thrown.

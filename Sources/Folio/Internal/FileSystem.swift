@@ -27,14 +27,15 @@ enum FileSystem {
   }
 
   /// Runs `body` until it stops failing with `EINTR`.
+  /// - Parameter path: named in the error; only made when there is one.
   /// - Throws: `IO` naming `function` and `path` when it fails.
   @discardableResult
   static func syscall<T: FixedWidthInteger>(
-    _ function: StaticString, path: String, _ body: () -> T
+    _ function: StaticString, path: @autoclosure () -> String, _ body: () -> T
   ) throws -> T {
     switch retrying(body) {
     case .success(let value): return value
-    case .failure(let failure): throw error(failure.code, function, path: path)
+    case .failure(let failure): throw error(failure.code, function, path: path())
     }
   }
 
@@ -44,11 +45,11 @@ enum FileSystem {
   /// held elsewhere), any other is thrown.
   /// - Throws: `IO` naming `function` and `path` for an unexpected failure.
   static func syscall<T: FixedWidthInteger>(
-    _ function: StaticString, path: String, expecting expected: Set<Int32>, _ body: () -> T
+    _ function: StaticString, path: @autoclosure () -> String, expecting expected: Set<Int32>, _ body: () -> T
   ) throws -> Result<T, Errno> {
     let result = retrying(body)
     if case .failure(let failure) = result, !expected.contains(failure.code) {
-      throw error(failure.code, function, path: path)
+      throw error(failure.code, function, path: path())
     }
     return result
   }
@@ -65,13 +66,14 @@ enum FileSystem {
   /// fetch, and a link there could point anywhere.
   /// - Throws: `UNSAFE_PATH` naming `path` if it is a symbolic link.
   static func read(_ path: String) throws -> [UInt8]? {
-    var fd: Int32
-    repeat { fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) } while fd < 0 && errno == EINTR
-    if fd < 0 {
-      let code = errno
-      if code == ENOENT || code == ENOTDIR { return nil }
-      if code == ELOOP { throw unsafePathError(path, isLink: true) }
-      throw error(code, "open", path: path)
+    let opened = try syscall("open", path: path, expecting: [ENOENT, ENOTDIR, ELOOP]) {
+      open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    }
+    let fd: Int32
+    switch opened {
+    case .success(let opened): fd = opened
+    case .failure(let failure) where failure.code == ELOOP: throw unsafePathError(path, isLink: true)
+    case .failure: return nil
     }
     defer { close(fd) }
     return try readAll(fd, path: path)

@@ -93,27 +93,20 @@ public final class IndexPublisher: Sendable {
     indexDirectory = directory
     try FileSystem.makeDirectories(directory)
     let lockPath = directory + "/" + Self.lockName
-    lockDescriptor = try FileSystem.syscall("open", path: lockPath) {
-      open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-    }
+    lockDescriptor = try FileSystem.openFile(lockPath, O_RDWR | O_CREAT | O_CLOEXEC)
     var cleanup: [Int32] = [lockDescriptor]
     var ok = false
     defer { if !ok { for fd in cleanup { close(fd) } } }
-    while flock(lockDescriptor, LOCK_EX | LOCK_NB) != 0 {
-      let code = errno
-      if code == EINTR { continue }
-      if code == EWOULDBLOCK {
-        let holder = (try? FileSystem.read(lockPath)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    if try !FileSystem.lockFile(lockDescriptor, LOCK_EX | LOCK_NB, path: lockPath) {
+      let holder = (try? FileSystem.read(lockPath)).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let words = holder.split(whereSeparator: \.isWhitespace)
         let who =
           words.isEmpty
           ? "" : " (pid \(words[0])\(words.count > 1 && words[1] == "daemon" ? ", an index daemon" : ""))"
-        throw FolioError(
-          .locked,
-          "another process\(who) already publishes this store's index state; one publisher is enough",
-          path: lockPath)
-      }
-      throw FileSystem.error(code, "flock", path: lockPath)
+      throw FolioError(
+        .locked,
+        "another process\(who) already publishes this store's index state; one publisher is enough",
+        path: lockPath)
     }
     _ = ftruncate(lockDescriptor, 0)
     // "PID" or "PID daemon": what `folio index-daemon --status` reports.
@@ -123,17 +116,14 @@ public final class IndexPublisher: Sendable {
     // A socket left by a publisher that died: we hold the lock, so it is
     // no one's.
     Self.unlinkSocket(directory)
-    listenDescriptor = try FileSystem.syscall("socket", path: directory) {
-      socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    }
+    let socketPath = directory + "/" + Self.socketName
+    listenDescriptor = try FileSystem.makeSocket(AF_UNIX, Int32(SOCK_STREAM.rawValue), path: socketPath)
     cleanup.append(listenDescriptor)
     let listen = listenDescriptor
-    let bound = IndexPublisherClient.withSocketAddress(indexDirectory: directory) { address, length in
-      bind(listen, address, length) == 0 ? 0 : errno
+    let bound = try IndexPublisherClient.withSocketAddress(indexDirectory: directory) { address, length in
+      try FileSystem.bindSocket(listen, address, length, path: socketPath)
     }
-    guard bound == 0 else {
-      throw FileSystem.error(bound ?? ENOENT, "bind", path: directory + "/" + Self.socketName)
-    }
+    if bound == nil { throw FileSystem.error(ENOENT, "bind", path: socketPath) }
     try FileSystem.syscall("listen", path: directory) { Glibc.listen(listen, 16) }
     let lastQuestion = self.lastQuestion
     let done = finished

@@ -91,16 +91,15 @@ enum IndexPublisherClient {
 
   /// A connected socket to the publisher of `indexDirectory`, or nil.
   static func connect(indexDirectory: String) -> Int32? {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { return nil }
+    guard let fd = try? FileSystem.makeSocket(AF_UNIX, Int32(SOCK_STREAM.rawValue), path: indexDirectory)
+    else { return nil }
     var timeout = Self.timeout
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     let connected = withSocketAddress(indexDirectory: indexDirectory) { address, length in
-      while true {
-        if Glibc.connect(fd, address, length) == 0 { return true }
-        if errno != EINTR { return false }
-      }
+      // A unix socket's connect interrupted while it waited for room in the
+      // backlog left the socket unconnected: it may be tried again.
+      (try? FileSystem.retrying { Glibc.connect(fd, address, length) }.get()) != nil
     }
     if connected != true {
       close(fd)
@@ -112,8 +111,8 @@ enum IndexPublisherClient {
   /// Calls `body` with the address of the publisher's socket. A path too
   /// long for `sun_path` is reached through the folder's descriptor.
   static func withSocketAddress<R>(
-    indexDirectory: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
-  ) -> R? {
+    indexDirectory: String, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R
+  ) rethrows -> R? {
     var path = indexDirectory + "/" + IndexPublisher.socketName
     var dirfd: Int32 = -1
     defer { if dirfd >= 0 { close(dirfd) } }
@@ -129,9 +128,9 @@ enum IndexPublisherClient {
       for (i, byte) in path.utf8.enumerated() { buffer[i] = byte }
       buffer[path.utf8.count] = 0
     }
-    return withUnsafePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+    return try withUnsafePointer(to: &address) { pointer in
+      try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        try body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
       }
     }
   }
@@ -140,13 +139,10 @@ enum IndexPublisherClient {
   static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
     var offset = 0
     while offset < bytes.count {
-      let n = bytes.withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+      let sent = bytes.withUnsafeBytes { buffer in
+        FileSystem.retrying { Glibc.send(fd, buffer.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
       }
-      if n < 0 {
-        if errno == EINTR { continue }
-        return false
-      }
+      guard case .success(let n) = sent else { return false }
       offset += n
     }
     return true
@@ -158,9 +154,10 @@ enum IndexPublisherClient {
     var line: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     while line.count < 65536 {
-      let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else { return nil }
+      let received = buffer.withUnsafeMutableBytes { raw in
+        FileSystem.retrying { recv(fd, raw.baseAddress!, raw.count, 0) }
+      }
+      guard case .success(let n) = received, n > 0 else { return nil }
       if let newline = buffer[0..<n].firstIndex(of: UInt8(ascii: "\n")) {
         return line + buffer[0..<newline]
       }

@@ -45,26 +45,24 @@ extension Store {
   /// pid and whether it is a daemon.
   public func indexDaemonStatus() -> IndexDaemonStatus {
     let path = privateDirectory + "/index/" + IndexPublisher.lockName
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return .none }
+    guard let fd = try? FileSystem.openFile(path, O_RDONLY | O_CLOEXEC) else { return .none }
     defer { close(fd) }
-    while flock(fd, LOCK_SH | LOCK_NB) != 0 {
-      if errno == EINTR { continue }
-      guard errno == EWOULDBLOCK else { return .none }
-      // Held: the holder wrote its pid right after taking the lock.
-      for _ in 0..<100 {
-        let text = (try? FileSystem.readAll(fd, path: path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        _ = lseek(fd, 0, SEEK_SET)
-        let words = text.split(whereSeparator: \.isWhitespace)
-        if let first = words.first, let pid = Int32(first) {
-          return words.count > 1 && words[1] == "daemon" ? .daemon(pid: pid) : .publisher(pid: pid)
-        }
-        usleep(10_000)
-      }
-      return .publisher(pid: 0)
+    guard let free = try? FileSystem.lockFile(fd, LOCK_SH | LOCK_NB, path: path) else { return .none }
+    if free {
+      flock(fd, LOCK_UN)
+      return .none
     }
-    flock(fd, LOCK_UN)
-    return .none
+    // Held: the holder wrote its pid right after taking the lock.
+    for _ in 0..<100 {
+      let text = (try? FileSystem.readAll(fd, path: path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+      _ = lseek(fd, 0, SEEK_SET)
+      let words = text.split(whereSeparator: \.isWhitespace)
+      if let first = words.first, let pid = Int32(first) {
+        return words.count > 1 && words[1] == "daemon" ? .daemon(pid: pid) : .publisher(pid: pid)
+      }
+      usleep(10_000)
+    }
+    return .publisher(pid: 0)
   }
 
   /// Stops this store's index daemon and waits until it has exited.
