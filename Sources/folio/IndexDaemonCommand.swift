@@ -66,7 +66,7 @@ struct IndexDaemonCommand: Command {
       return 0
     case .run:
       let daemon = try store.runIndexDaemon(idle: idle)
-      try StopSignals.install { daemon.stop() }
+      _ = try InterruptSignals { daemon.stop() }
       if !onDemand {
         Output.error(
           "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(Self.text(daemon.idle)) without a query"

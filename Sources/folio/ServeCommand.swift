@@ -58,7 +58,7 @@ struct ServeCommand: Command {
     let server = try RESTServer(store: store, options: options)
     // Signals are taken before the server says it listens: a SIGTERM sent
     // as soon as that line appears must stop it, not be lost.
-    let interrupts = InterruptSignals()
+    let interrupts = try InterruptSignals()
     try server.start()
     Output.error("folio serve: listening on http://\(options.host):\(options.port)/")
     interrupts.wait()
