@@ -1,48 +1,9 @@
 import Glibc
 
 /// Asks a running ``IndexPublisher`` whether a table's index files describe
-/// its folder now (rule 2 in ``TableIndex``'s `verify`).
+/// its folder now (rule 2 in ``TableIndex``'s `verify`), over its socket:
+/// one line of JSON each way.
 enum IndexPublisherClient {
-  /// A publisher's answer: base `generation` plus the first `logSize` bytes
-  /// of the log describe every document of the folder with this device and
-  /// inode, for an index built for `signature`.
-  struct Reply: Equatable {
-    var generation: UInt64
-    var logSize: Int
-    var signature: String
-    var device: UInt64
-    var inode: UInt64
-
-    var json: JSONValue {
-      [
-        "clean": true, "generation": .string(String(generation, radix: 16)), "log": .integer(Int64(logSize)),
-        "signature": .string(signature),
-        "folder": [.integer(Int64(bitPattern: device)), .integer(Int64(bitPattern: inode))],
-      ]
-    }
-
-    init(generation: UInt64, logSize: Int, signature: String, device: UInt64, inode: UInt64) {
-      self.generation = generation
-      self.logSize = logSize
-      self.signature = signature
-      self.device = device
-      self.inode = inode
-    }
-
-    init?(json: JSONValue) {
-      guard json["clean"] == .bool(true),
-        let generation = json["generation"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
-        let log = json["log"]?.numberText.flatMap({ Int($0) }),
-        let signature = json["signature"]?.stringValue,
-        let folder = json["folder"]?.arrayValue?.compactMap({ $0.numberText.flatMap { Int64($0) } }),
-        folder.count == 2
-      else { return nil }
-      self.init(
-        generation: generation, logSize: log, signature: signature, device: UInt64(bitPattern: folder[0]),
-        inode: UInt64(bitPattern: folder[1]))
-    }
-  }
-
   /// How long to wait for an answer. A publisher's first check of a large
   /// table takes a full stat check; waiting longer than one would take here
   /// gains nothing.
@@ -50,15 +11,15 @@ enum IndexPublisherClient {
 
   /// The publisher's answer for `table`, or nil when there is no publisher,
   /// it does not answer in time, or it cannot vouch for the table.
-  static func ask(indexDirectory: String, table: String, signature: String) -> Reply? {
+  static func ask(indexDirectory: String, table: String, signature: String) -> PublisherAnswer? {
     var reached = false
     return ask(indexDirectory: indexDirectory, table: table, signature: signature, reached: &reached)
   }
 
   /// The same, and `reached` says whether a publisher took the connection.
   /// - Parameter reached: set to whether a publisher took the connection
-  ///   (false: none runs, so an ``IndexDaemon`` may be started).
-  static func ask(indexDirectory: String, table: String, signature: String, reached: inout Bool) -> Reply? {
+  ///   (false: none runs, so an index daemon may be started).
+  static func ask(indexDirectory: String, table: String, signature: String, reached: inout Bool) -> PublisherAnswer? {
     guard let socket = connect(indexDirectory: indexDirectory) else {
       reached = false
       return nil
@@ -69,24 +30,7 @@ enum IndexPublisherClient {
     guard send(socket, request.compactBytes() + [UInt8(ascii: "\n")]),
       let line = receiveLine(socket), let json = try? JSONValue(parsing: line)
     else { return nil }
-    return Reply(json: json)
-  }
-
-  /// What a publisher says about itself (`{"status": true}`), or asks it
-  /// to stop (`{"stop": true}`, which only a daemon obeys): its pid,
-  /// whether it is a daemon, and whether it is stopping. Nil when none
-  /// answers.
-  static func aboutPublisher(indexDirectory: String, stop: Bool) -> (
-    pid: Int32, daemon: Bool, stopping: Bool
-  )? {
-    guard let socket = connect(indexDirectory: indexDirectory) else { return nil }
-    defer { close(socket) }
-    let request: JSONValue = stop ? ["stop": true] : ["status": true]
-    guard send(socket, request.compactBytes() + [UInt8(ascii: "\n")]),
-      let line = receiveLine(socket), let json = try? JSONValue(parsing: line),
-      let pid = json["pid"]?.numberText.flatMap({ Int32($0) })
-    else { return nil }
-    return (pid, json["daemon"] == .bool(true), json["stopping"] == .bool(true))
+    return PublisherAnswer(json: json)
   }
 
   /// A connected socket to the publisher of `indexDirectory`, or nil.
