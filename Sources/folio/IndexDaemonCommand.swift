@@ -71,7 +71,8 @@ struct IndexDaemonCommand: Command {
       _ = try InterruptSignals { daemon.stop() }
       if !onDemand {
         Output.error(
-          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(Self.text(idle)) without a query")
+          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(Self.text(idle)) without a query"
+        )
       }
       let reason = try daemon.run()
       if !onDemand { Output.error("index daemon stopped: \(reason.rawValue)") }

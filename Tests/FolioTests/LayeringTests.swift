@@ -68,7 +68,8 @@ struct LayeringTests {
   /// (`IndexPublisherLink`), registered by the composition root.
   @Test func queryNamesNoTypeOfTheIndexDaemon() throws {
     let daemon = try Self.declaredTypes(in: "IndexDaemon")
-    #expect(daemon.isSuperset(of: ["IndexPublisher", "IndexPublisherClient", "IndexDaemonLink"]), "\(daemon)")
+    #expect(
+      daemon.isSuperset(of: ["IndexPublisher", "IndexPublisherClient", "IndexDaemonLink"]), "\(daemon)")
     let found = try Self.uses(of: daemon, in: ["Query"])
     #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
   }

@@ -9,7 +9,8 @@ struct IndexDaemonLink: IndexPublisherLink {
   func ask(indexDirectory: String, table: String, signature: String, reached: inout Bool)
     -> PublisherAnswer?
   {
-    IndexPublisherClient.ask(indexDirectory: indexDirectory, table: table, signature: signature, reached: &reached)
+    IndexPublisherClient.ask(
+      indexDirectory: indexDirectory, table: table, signature: signature, reached: &reached)
   }
 
   /// Starts a daemon only for a table whose full check is expensive

@@ -43,7 +43,8 @@ extension IndexPublisher {
     // for this process to exit.
     if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
       _ = try? loop.watch(
-        executable, mask: UInt32(IN_ATTRIB) | UInt32(IN_MODIFY) | UInt32(IN_MOVE_SELF) | UInt32(IN_DELETE_SELF)
+        executable,
+        mask: UInt32(IN_ATTRIB) | UInt32(IN_MODIFY) | UInt32(IN_MOVE_SELF) | UInt32(IN_DELETE_SELF)
       ) { _ in end(.executableReplaced) }
     }
     // Gone between opening the store and the watches: no event will come.

@@ -19,7 +19,9 @@ enum IndexPublisherClient {
   /// The same, and `reached` says whether a publisher took the connection.
   /// - Parameter reached: set to whether a publisher took the connection
   ///   (false: none runs, so an index daemon may be started).
-  static func ask(indexDirectory: String, table: String, signature: String, reached: inout Bool) -> PublisherAnswer? {
+  static func ask(indexDirectory: String, table: String, signature: String, reached: inout Bool)
+    -> PublisherAnswer?
+  {
     guard let socket = connect(indexDirectory: indexDirectory) else {
       reached = false
       return nil
@@ -84,7 +86,9 @@ enum IndexPublisherClient {
     var offset = 0
     while offset < bytes.count {
       let sent = bytes.withUnsafeBytes { buffer in
-        FileSystem.retrying { Glibc.send(fd, buffer.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+        FileSystem.retrying {
+          Glibc.send(fd, buffer.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+        }
       }
       guard case .success(let n) = sent else { return false }
       offset += n

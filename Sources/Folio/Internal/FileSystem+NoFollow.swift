@@ -154,7 +154,9 @@ extension FileSystem {
   /// link; nil if there is no such file.
   /// - Throws: `UNSAFE_PATH` naming `path` if it is a link.
   static func openForReading(in dirfd: Int32, name: String, path: String) throws -> Int32? {
-    switch try openAt(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, path: path, expecting: [ENOENT, ENOTDIR, ELOOP]) {
+    switch try openAt(
+      dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, path: path, expecting: [ENOENT, ENOTDIR, ELOOP])
+    {
     case .success(let fd): return fd
     case .failure(let failure) where failure.code == ELOOP: throw unsafePathError(path, isLink: true)
     case .failure: return nil

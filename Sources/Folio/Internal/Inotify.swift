@@ -40,7 +40,8 @@ final class Inotify: Sendable {
   /// - Returns: the watch id, or nil when `path` does not exist (it may be
   ///   created later; the caller watches its parent for that).
   func addWatch(_ path: String, mask: UInt32) throws -> Int32? {
-    let added = try FileSystem.syscall("inotify_add_watch", path: path, expecting: [ENOENT, ENOTDIR, ENOSPC]) {
+    let expected: Set<Int32> = [ENOENT, ENOTDIR, ENOSPC]
+    let added = try FileSystem.syscall("inotify_add_watch", path: path, expecting: expected) {
       inotify_add_watch(descriptor, path, mask)
     }
     switch added {

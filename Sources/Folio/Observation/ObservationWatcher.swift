@@ -201,7 +201,8 @@ final class ObservationWatcher: Sendable {
       }
       guard let pk = PrimaryKey.pk(fromFileName: event.name) else { return }
       ObservationWatcher.merge([ExactKey(pk)], into: &changes, table: table)
-      ObservationWatcher.merge([ExactKey(pk)], into: &drained.segments[drained.segments.count - 1], table: table)
+      ObservationWatcher.merge(
+        [ExactKey(pk)], into: &drained.segments[drained.segments.count - 1], table: table)
     }
 
     /// What follows each wake-up: waits out transactions under way, then

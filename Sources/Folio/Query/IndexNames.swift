@@ -42,7 +42,9 @@ enum IndexNames {
     let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
     guard fd >= 0 else { return }
     defer { close(fd) }
-    guard (try? FileSystem.lockFile(fd, LOCK_EX | (blocking ? 0 : LOCK_NB), path: path)) == true else { return }
+    guard (try? FileSystem.lockFile(fd, LOCK_EX | (blocking ? 0 : LOCK_NB), path: path)) == true else {
+      return
+    }
     defer { flock(fd, LOCK_UN) }
     body()
   }

@@ -81,7 +81,8 @@ enum OrderIndexCache {
     drain(&state)
     let indexDirectory = store.privateDirectory + "/index"
     // A publisher in this process would wait for this very lock.
-    let link = askPublisher ? publisherLink.flatMap { $0.isPublishing(indexDirectory: indexDirectory) ? nil : $0 } : nil
+    var link = askPublisher ? publisherLink : nil
+    if link?.isPublishing(indexDirectory: indexDirectory) == true { link = nil }
     var reached: Bool?
     let folder = store.directory(of: table)
     let before =

@@ -64,7 +64,9 @@ extension Store {
     for _ in 0..<Store.foldLimit {
       guard let content = bytes else {
         // A removal: only the content the transaction read is removed.
-        _ = try FileSystem.syscall("unlinkat", path: write.path, expecting: [ENOENT]) { unlinkat(dirfd, name, 0) }
+        _ = try FileSystem.syscall("unlinkat", path: write.path, expecting: [ENOENT]) {
+          unlinkat(dirfd, name, 0)
+        }
         return folds
       }
       let fd = try FileSystem.createExclusive(in: dirfd, name: temp, path: tempPath)

@@ -117,7 +117,8 @@ final class WatchSession {
     var ancestors = Set<Int32>()
     for table in store.config.tables {
       let directory = store.directory(of: table)
-      if let watch = try loop.watch(directory, mask: Self.tableMask, handler: { [unowned self] in note($0) }) {
+      if let watch = try loop.watch(directory, mask: Self.tableMask, handler: { [unowned self] in note($0) })
+      {
         if tableWatches[table.name] != watch { added.append(table.name) }
         tableWatches[table.name] = watch
         targets[watch] = .table(table.name)
@@ -131,14 +132,18 @@ final class WatchSession {
           next = ancestor
           ancestor = FileSystem.split(ancestor).directory
         }
-        if let watch = try loop.watch(ancestor, mask: Self.ancestorMask, handler: { [unowned self] in note($0) }) {
+        if let watch = try loop.watch(
+          ancestor, mask: Self.ancestorMask, handler: { [unowned self] in note($0) })
+        {
           ancestors.insert(watch)
           if case .table? = targets[watch] {} else { targets[watch] = .ancestor }
         }
         // A folder made below the ancestor before its watch was in place
         // sent it no event: go one level deeper instead.
         guard FileSystem.isDirectory(next) else { break }
-        if next == directory, let watch = try loop.watch(directory, mask: Self.tableMask, handler: { [unowned self] in note($0) }) {
+        if next == directory,
+          let watch = try loop.watch(directory, mask: Self.tableMask, handler: { [unowned self] in note($0) })
+        {
           added.append(table.name)
           tableWatches[table.name] = watch
           targets[watch] = .table(table.name)
