@@ -5,8 +5,16 @@ extension StoreWiring {
   /// and a sync's checkout are finished before the store's own journal;
   /// order indexes, then live queries, hear of each commit, and git's index
   /// of each landed write.
-  static let layers = StoreWiring(
-    gitDirectory: { try GitRepository.gitDirectory(workTree: $0) },
-    recoverySteps: [ImportRecoveryStep(), CheckoutRecoveryStep()],
-    observers: [OrderIndexObserver(), ObservationObserver(), EvictionIndexObserver()])
+  ///
+  /// Building it also registers the hooks later layers give each other:
+  /// queries reach the index daemon only through ``IndexPublisherLink``,
+  /// which Query owns. Every store's open builds it first, so they are in
+  /// place before any query.
+  static let layers: StoreWiring = {
+    OrderIndexCache.register(IndexDaemonLink())
+    return StoreWiring(
+      gitDirectory: { try GitRepository.gitDirectory(workTree: $0) },
+      recoverySteps: [ImportRecoveryStep(), CheckoutRecoveryStep()],
+      observers: [OrderIndexObserver(), ObservationObserver(), EvictionIndexObserver()])
+  }()
 }

@@ -68,7 +68,7 @@ struct ExportCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
-    // A full stat check here starts a daemon for the next query (see IndexDaemon).
+    // A full stat check of a large table starts a daemon for the next query.
     store.startIndexDaemonOnDemand(executable: Executable.path)
     let query = try self.query.makeQuery(store, table: table)
     let bar = ProgressBar(unit: "rows")

@@ -130,7 +130,7 @@ struct ImportCommand: Command {
     // process at once, which is as safe as kill -9: the next open finishes
     // or discards what was under way.
     let interrupted = InterruptFlag()
-    try StopSignals.install {
+    _ = try InterruptSignals {
       interrupted.set()
       signal(SIGINT, SIG_DFL)
       signal(SIGTERM, SIG_DFL)

@@ -65,11 +65,13 @@ struct IndexDaemonCommand: Command {
       }
       return 0
     case .run:
+      let idle = self.idle ?? store.config.index.idle
       let daemon = try store.runIndexDaemon(idle: idle)
-      try StopSignals.install { daemon.stop() }
+      // SIGTERM is also how `folio index-daemon --stop` asks.
+      _ = try InterruptSignals { daemon.stop() }
       if !onDemand {
         Output.error(
-          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(Self.text(daemon.idle)) without a query"
+          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(Self.text(idle)) without a query"
         )
       }
       let reason = try daemon.run()

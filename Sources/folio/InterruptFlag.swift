@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Set once by a signal's thread (``StopSignals``), read by the work it
+/// Set once by a signal's action (``InterruptSignals``), read by the work it
 /// should stop.
 final class InterruptFlag: Sendable {
   private let value = Atomic<Bool>(false)

@@ -82,7 +82,7 @@ struct ObserveCommand: Command {
         : ["document": document?.json ?? .null, "old": event.oldDocument?.json ?? .null]
       Output.printRaw(line.compactBytes() + [UInt8(ascii: "\n")])
     }
-    Self.waitForInterrupt()
+    try Self.waitForInterrupt()
     live.stop()
     return 0
   }
@@ -105,7 +105,7 @@ struct ObserveCommand: Command {
       }
       Output.printRaw(bytes)
     }
-    waitForInterrupt()
+    try waitForInterrupt()
     live.stop()
     return 0
   }
@@ -116,7 +116,7 @@ struct ObserveCommand: Command {
   static let deliveryQueue = DispatchQueue(label: "folio.observe.print")
 
   /// Blocks until SIGINT or SIGTERM.
-  static func waitForInterrupt() {
-    InterruptSignals().wait()
+  static func waitForInterrupt() throws {
+    try InterruptSignals().wait()
   }
 }

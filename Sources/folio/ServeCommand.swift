@@ -99,7 +99,7 @@ struct ServeCommand: Command {
     let server = try RESTServer(store: store, options: options)
     // Signals are taken before the server says it listens: a SIGTERM sent
     // as soon as that line appears must stop it, not be lost.
-    let interrupts = InterruptSignals()
+    let interrupts = try InterruptSignals()
     // SIGHUP reads folio.yaml and the token file again, as daemons do.
     signal(SIGHUP, SIG_IGN)
     let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())

@@ -63,7 +63,7 @@ struct WatchCommand: Command {
     let watcher = try Watcher(store: store, options: options) { event in
       WatchCommand.print(event, json: json, root: root, remote: remote)
     }
-    try StopSignals.install { watcher.stop() }
+    _ = try InterruptSignals { watcher.stop() }
     // While this runs, fresh `folio query` processes may trust the order
     // indexes instead of checking every file (see IndexPublisher).
     let publisher: IndexPublisher?
@@ -152,45 +152,5 @@ struct WatchCommand: Command {
       if let value = object[field] { line += " \(field) \(value.compactString)" }
     }
     return line
-  }
-}
-
-/// Turns SIGINT and SIGTERM into a call on an ordinary thread: the handler
-/// only writes a byte to a pipe (all a signal handler may safely do), and a
-/// thread waiting on the pipe runs `action`.
-enum StopSignals {
-  /// The pipe's write end, read by the handler; set once, before the
-  /// handlers are installed.
-  nonisolated(unsafe) static var writeEnd: Int32 = -1
-
-  static func install(_ action: @escaping @Sendable () -> Void) throws {
-    var fds: [Int32] = [0, 0]
-    guard pipe(&fds) == 0 else {
-      throw FolioError(.io, String(cString: strerror(errno)), function: "pipe")
-    }
-    let readEnd = fds[0]
-    writeEnd = fds[1]
-    let thread = Thread {
-      var byte: UInt8 = 0
-      while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
-      action()
-    }
-    thread.start()
-    // A parent may start us with these blocked (the mask is inherited),
-    // and then they would never arrive.
-    var mask = sigset_t()
-    sigemptyset(&mask)
-    for signalNumber in [SIGINT, SIGTERM] { sigaddset(&mask, signalNumber) }
-    pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-    for signalNumber in [SIGINT, SIGTERM] {
-      var handler = sigaction()
-      handler.__sigaction_handler.sa_handler = { _ in
-        var byte: UInt8 = 1
-        _ = write(StopSignals.writeEnd, &byte, 1)
-      }
-      sigemptyset(&handler.sa_mask)
-      handler.sa_flags = SA_RESTART
-      sigaction(signalNumber, &handler, nil)
-    }
   }
 }

@@ -3,9 +3,11 @@ import Testing
 
 /// Layers depend only downward: nothing in `Store/`, `Mutation/`, `JSON/`
 /// or `Config/` names a type that `Git/`, `Merge/`, `Query/`,
-/// `Observation/`, `Transfer/` or `Watch/` defines. Later layers reach the
-/// store only through what it owns (`CommitObserver`, `RecoveryStep`,
-/// `StoreAttachments`), wired in `StoreWiring+Layers.swift`.
+/// `Observation/`, `Transfer/`, `Watch/`, `IndexDaemon/` or `Serve/`
+/// defines, and `Query/` names none of `IndexDaemon/`. Later layers reach
+/// the store only through what it owns (`CommitObserver`, `RecoveryStep`,
+/// `StoreAttachments`), and queries the daemon only through
+/// `IndexPublisherLink`, all wired in `StoreWiring+Layers.swift`.
 struct LayeringTests {
   static let sources = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -31,27 +33,44 @@ struct LayeringTests {
     return names
   }
 
-  @Test func lowerLayersNameNoTypeOfALaterOne() throws {
-    var later = Set<String>()
-    for folder in ["Git", "Merge", "Query", "Observation", "Transfer", "Watch", "Serve"] {
-      later.formUnion(try Self.declaredTypes(in: folder))
-    }
-    #expect(later.contains("GitRepository") && later.contains("ObservationCenter"), "the scan finds types")
+  /// Where the files in `folders` name one of `types` outside comments,
+  /// as `Folder/File.swift:LINE: Name`.
+  static func uses(of types: Set<String>, in folders: [String]) throws -> [String] {
     var found: [String] = []
-    for folder in ["Store", "Mutation", "JSON", "Config"] {
-      for file in try Self.swiftFiles(in: folder) {
+    for folder in folders {
+      for file in try swiftFiles(in: folder) {
         let lines = try String(contentsOf: file, encoding: .utf8).split(
           separator: "\n", omittingEmptySubsequences: false)
         for (number, line) in lines.enumerated() {
           let code = line.trimmingCharacters(in: .whitespaces)
           if code.hasPrefix("//") { continue }
           for word in code.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") })
-          where later.contains(String(word)) {
+          where types.contains(String(word)) {
             found.append("\(folder)/\(file.lastPathComponent):\(number + 1): \(word)")
           }
         }
       }
     }
+    return found
+  }
+
+  @Test func lowerLayersNameNoTypeOfALaterOne() throws {
+    var later = Set<String>()
+    for folder in ["Git", "Merge", "Query", "Observation", "Transfer", "Watch", "IndexDaemon", "Serve"] {
+      later.formUnion(try Self.declaredTypes(in: folder))
+    }
+    #expect(later.contains("GitRepository") && later.contains("ObservationCenter"), "the scan finds types")
+    let found = try Self.uses(of: later, in: ["Store", "Mutation", "JSON", "Config"])
+    #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+  }
+
+  /// Queries reach the index daemon only through the hook Query owns
+  /// (`IndexPublisherLink`), registered by the composition root.
+  @Test func queryNamesNoTypeOfTheIndexDaemon() throws {
+    let daemon = try Self.declaredTypes(in: "IndexDaemon")
+    #expect(
+      daemon.isSuperset(of: ["IndexPublisher", "IndexPublisherClient", "IndexDaemonLink"]), "\(daemon)")
+    let found = try Self.uses(of: daemon, in: ["Query"])
     #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
   }
 }

@@ -149,9 +149,10 @@ final class SSHCredentialPlan {
     var answer = [UInt8](repeating: 0, count: 9)
     var received = 0
     while received < 9 {
-      let count = answer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + received, 9 - received, 0) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else { return nil }
+      let result = answer.withUnsafeMutableBytes { buffer in
+        FileSystem.retrying { recv(fd, buffer.baseAddress! + received, 9 - received, 0) }
+      }
+      guard case .success(let count) = result, count > 0 else { return nil }
       received += count
     }
     // SSH_AGENT_IDENTITIES_ANSWER (12), then the key count.

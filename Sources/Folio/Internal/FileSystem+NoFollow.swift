@@ -55,34 +55,30 @@ extension FileSystem {
         throw FolioError(.unsafePath, "\(walked) leaves its folder", path: walked)
       }
       let name = String(component)
-      var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-      while next < 0 {
-        let code = errno
-        if code == EINTR {
-          next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-          continue
-        }
-        if code == ENOENT && create {
-          if mkdirat(fd, name, 0o755) != 0 && errno != EEXIST {
-            let mkdirCode = errno
-            close(fd)
-            throw error(mkdirCode, "mkdirat", path: root + "/" + walked)
-          }
+      let here = root + "/" + walked
+      let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+      let next: Int32
+      do {
+        var opened = try openAt(fd, name, flags, path: here, expecting: [ENOENT, ELOOP, ENOTDIR])
+        if case .failure(let failure) = opened, failure.code == ENOENT, create {
+          _ = try syscall("mkdirat", path: here, expecting: [EEXIST]) { mkdirat(fd, name, 0o755) }
           // A new folder's name lives in its parent: flush that too.
           _ = fsync(fd)
-          next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-          if next < 0 && errno == ENOENT {
-            close(fd)
-            throw error(ENOENT, "openat", path: root + "/" + walked)
-          }
-          continue
+          opened = try openAt(fd, name, flags, path: here, expecting: [ELOOP, ENOTDIR])
         }
-        var st = stat()
-        let isLink = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
+        switch opened {
+        case .success(let opened):
+          next = opened
+        case .failure(let failure):
+          var st = stat()
+          let isLink = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
+          close(fd)
+          if failure.code == ENOENT { return nil }
+          throw unsafePathError(walked, isLink: isLink)
+        }
+      } catch {
         close(fd)
-        if code == ENOENT { return nil }
-        if code == ELOOP || code == ENOTDIR { throw unsafePathError(walked, isLink: isLink) }
-        throw error(code, "openat", path: root + "/" + walked)
+        throw error
       }
       close(fd)
       fd = next
@@ -95,22 +91,11 @@ extension FileSystem {
   /// the temp name) is unlinked, which removes the entry itself and never
   /// what a link points to, and the create is tried once more.
   static func createExclusive(in dirfd: Int32, name: String, path: String) throws -> Int32 {
-    var removedStale = false
-    while true {
-      let fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-      if fd >= 0 { return fd }
-      let code = errno
-      if code == EINTR { continue }
-      if code == EEXIST && !removedStale {
-        removedStale = true
-        if unlinkat(dirfd, name, 0) != 0 && errno != ENOENT {
-          // A folder under the temp name: unlinkat gives EISDIR.
-          throw error(errno, "unlinkat", path: path)
-        }
-        continue
-      }
-      throw error(code, "openat", path: path)
-    }
+    let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+    if case .success(let fd) = try openAt(dirfd, name, flags, path: path, expecting: [EEXIST]) { return fd }
+    // A folder under the temp name: unlinkat gives EISDIR.
+    _ = try syscall("unlinkat", path: path, expecting: [ENOENT]) { unlinkat(dirfd, name, 0) }
+    return try openAt(dirfd, name, flags, path: path)
   }
 
   /// Writes `bytes` to `name` in the folder `dirfd` atomically: an
@@ -160,24 +145,21 @@ extension FileSystem {
     guard let dirfd = try openDirectory(try relativePath(directory, to: root), under: root, create: false)
     else { return false }
     defer { close(dirfd) }
-    if unlinkat(dirfd, name, 0) == 0 { return true }
-    let code = errno
-    if code == ENOENT { return false }
-    throw error(code, "unlinkat", path: path)
+    let removed = try syscall("unlinkat", path: path, expecting: [ENOENT]) { unlinkat(dirfd, name, 0) }
+    if case .success = removed { return true }
+    return false
   }
 
   /// Opens `name` in the folder `dirfd` for reading, without following a
   /// link; nil if there is no such file.
   /// - Throws: `UNSAFE_PATH` naming `path` if it is a link.
   static func openForReading(in dirfd: Int32, name: String, path: String) throws -> Int32? {
-    while true {
-      let fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-      if fd >= 0 { return fd }
-      let code = errno
-      if code == EINTR { continue }
-      if code == ENOENT || code == ENOTDIR { return nil }
-      if code == ELOOP { throw unsafePathError(path, isLink: true) }
-      throw error(code, "openat", path: path)
+    switch try openAt(
+      dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, path: path, expecting: [ENOENT, ENOTDIR, ELOOP])
+    {
+    case .success(let fd): return fd
+    case .failure(let failure) where failure.code == ELOOP: throw unsafePathError(path, isLink: true)
+    case .failure: return nil
     }
   }
 

@@ -7,23 +7,56 @@ import Glibc
 /// that names the syscall and the path, in the manner of swift-nio's
 /// `syscall(blocking:)`.
 enum FileSystem {
-  /// Runs `body` until it stops failing with `EINTR`.
-  @discardableResult
-  static func syscall<T: FixedWidthInteger>(
-    _ function: StaticString, path: String, _ body: () -> T
-  ) throws -> T {
+  /// The `errno` value a syscall failed with.
+  struct Errno: Error, Hashable {
+    var code: Int32
+  }
+
+  /// Runs `body`, a syscall that returns -1 and sets `errno` on failure,
+  /// until it stops failing with `EINTR`, and reads `errno` at once. The one
+  /// place that retries an interrupted call: every other helper is built on
+  /// it.
+  /// - Returns: the call's result, or the `errno` it failed with.
+  static func retrying<T: FixedWidthInteger>(_ body: () -> T) -> Result<T, Errno> {
     while true {
       let rc = body()
-      if rc != -1 { return rc }
+      if rc != -1 { return .success(rc) }
       let code = errno
-      if code == EINTR { continue }
-      throw error(code, function, path: path)
+      if code != EINTR { return .failure(Errno(code: code)) }
     }
   }
 
-  /// An `.io` error for `errno` value `code`.
+  /// Runs `body` until it stops failing with `EINTR`.
+  /// - Parameter path: named in the error; only made when there is one.
+  /// - Throws: `IO` naming `function` and `path` when it fails.
+  @discardableResult
+  static func syscall<T: FixedWidthInteger>(
+    _ function: StaticString, path: @autoclosure () -> String, _ body: () -> T
+  ) throws -> T {
+    switch retrying(body) {
+    case .success(let value): return value
+    case .failure(let failure): throw error(failure.code, function, path: path())
+    }
+  }
+
+  /// Runs `body` until it stops failing with `EINTR`; a failure with one of
+  /// the `errno` values in `expected` is returned for the caller to handle
+  /// (`ENOENT` for a file that may be missing, `EWOULDBLOCK` for a lock
+  /// held elsewhere), any other is thrown.
+  /// - Throws: `IO` naming `function` and `path` for an unexpected failure.
+  static func syscall<T: FixedWidthInteger>(
+    _ function: StaticString, path: @autoclosure () -> String, expecting expected: Set<Int32>, _ body: () -> T
+  ) throws -> Result<T, Errno> {
+    let result = retrying(body)
+    if case .failure(let failure) = result, !expected.contains(failure.code) {
+      throw error(failure.code, function, path: path())
+    }
+    return result
+  }
+
+  /// An `.io` error for `errno` value `code`; an empty `path` names none.
   static func error(_ code: Int32, _ function: StaticString, path: String) -> FolioError {
-    FolioError(.io, String(cString: strerror(code)), path: path, function: "\(function)")
+    FolioError(.io, String(cString: strerror(code)), path: path.isEmpty ? nil : path, function: "\(function)")
   }
 
   /// The whole file, or nil if it does not exist.
@@ -33,13 +66,14 @@ enum FileSystem {
   /// fetch, and a link there could point anywhere.
   /// - Throws: `UNSAFE_PATH` naming `path` if it is a symbolic link.
   static func read(_ path: String) throws -> [UInt8]? {
-    var fd: Int32
-    repeat { fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) } while fd < 0 && errno == EINTR
-    if fd < 0 {
-      let code = errno
-      if code == ENOENT || code == ENOTDIR { return nil }
-      if code == ELOOP { throw unsafePathError(path, isLink: true) }
-      throw error(code, "open", path: path)
+    let opened = try syscall("open", path: path, expecting: [ENOENT, ENOTDIR, ELOOP]) {
+      open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    }
+    let fd: Int32
+    switch opened {
+    case .success(let opened): fd = opened
+    case .failure(let failure) where failure.code == ELOOP: throw unsafePathError(path, isLink: true)
+    case .failure: return nil
     }
     defer { close(fd) }
     return try readAll(fd, path: path)
@@ -108,6 +142,8 @@ enum FileSystem {
       let n = try syscall("write", path: path) {
         Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
       }
+      // Nothing written and no error: give up rather than spin.
+      if n == 0 { throw error(EIO, "write", path: path) }
       offset += n
     }
   }

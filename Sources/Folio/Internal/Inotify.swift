@@ -40,19 +40,18 @@ final class Inotify: Sendable {
   /// - Returns: the watch id, or nil when `path` does not exist (it may be
   ///   created later; the caller watches its parent for that).
   func addWatch(_ path: String, mask: UInt32) throws -> Int32? {
-    while true {
-      let watch = inotify_add_watch(descriptor, path, mask)
-      if watch >= 0 { return watch }
-      let code = errno
-      if code == EINTR { continue }
-      if code == ENOENT || code == ENOTDIR { return nil }
-      if code == ENOSPC {
-        throw FolioError(
-          .io,
-          "the inotify watch limit is reached; raise fs.inotify.max_user_watches (sysctl) and start again",
-          path: path, function: "inotify_add_watch")
-      }
-      throw FileSystem.error(code, "inotify_add_watch", path: path)
+    let expected: Set<Int32> = [ENOENT, ENOTDIR, ENOSPC]
+    let added = try FileSystem.syscall("inotify_add_watch", path: path, expecting: expected) {
+      inotify_add_watch(descriptor, path, mask)
+    }
+    switch added {
+    case .success(let watch): return watch
+    case .failure(let failure) where failure.code == ENOSPC:
+      throw FolioError(
+        .io,
+        "the inotify watch limit is reached; raise fs.inotify.max_user_watches (sysctl) and start again",
+        path: path, function: "inotify_add_watch")
+    case .failure: return nil
     }
   }
 
@@ -70,14 +69,10 @@ final class Inotify: Sendable {
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
     defer { buffer.deallocate() }
     while true {
-      let count = read(descriptor, buffer, capacity)
-      if count < 0 {
-        let code = errno
-        if code == EINTR { continue }
-        if code == EAGAIN || code == EWOULDBLOCK { return events }
-        throw FileSystem.error(code, "read", path: "inotify")
+      let result = try FileSystem.syscall("read", path: "inotify", expecting: [EAGAIN, EWOULDBLOCK]) {
+        read(descriptor, buffer, capacity)
       }
-      if count == 0 { return events }
+      guard case .success(let count) = result, count > 0 else { return events }
       var offset = 0
       let headerSize = MemoryLayout<inotify_event>.size
       while offset + headerSize <= count {

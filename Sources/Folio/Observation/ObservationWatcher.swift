@@ -20,10 +20,8 @@ import Synchronization
 /// held back while it is there, so they too are seen whole. A writer that
 /// is not Folio (git, an editor) may be seen in more than one step.
 final class ObservationWatcher: Sendable {
-  private let inotify: Inotify
-  /// A pipe whose write end ``stop()`` closes to wake the thread.
-  private let wakeRead: Int32
-  private let wakeWrite: Int32
+  /// Ends the watcher's thread.
+  private let loop: EventLoop.Handle
 
   private static let folderMask =
     UInt32(
@@ -31,30 +29,21 @@ final class ObservationWatcher: Sendable {
   private static let opsMask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE)
 
   init(store: Store, center: ObservationCenter) throws {
-    inotify = try Inotify()
-    var fds: [Int32] = [0, 0]
-    try FileSystem.syscall("pipe", path: "") { pipe(&fds) }
-    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    wakeRead = fds[0]
-    wakeWrite = fds[1]
-    var watches = Watches(store: store)
-    try watches.update(inotify)
-    let (inotify, wakeRead) = (inotify, wakeRead)
-    let thread = Thread { [watches] in
-      var watches = watches
-      ObservationWatcher.loop(
-        inotify: inotify, wake: wakeRead, watches: &watches, store: store, center: center)
-      close(wakeRead)
+    loop = try EventLoop.startThread(named: "folio.observation") { loop, started in
+      let refresher = Refresher(store: store, center: center, loop: loop)
+      try refresher.installWatches()
+      started()
+      loop.deadline = { [unowned refresher] in refresher.deadline }
+      loop.afterWake = { [unowned refresher] in refresher.step() }
+      try loop.run()
     }
-    thread.name = "folio.observation"
-    thread.start()
   }
 
-  /// Ends the thread; it closes its own end once it has stopped reading.
-  func stop() { close(wakeWrite) }
+  /// Ends the thread, without waiting for it.
+  func stop() { loop.stop() }
 
   /// The watch ids and what they stand for.
-  struct Watches: Sendable {
+  struct Watches {
     let store: Store
     var tables: [Int32: String] = [:]
     var ops: Int32?
@@ -66,30 +55,35 @@ final class ObservationWatcher: Sendable {
 
     init(store: Store) { self.store = store }
 
-    /// Adds the watches that are missing (a folder made since).
+    /// Adds the watches that are missing (a folder made since), each
+    /// handing its events to `handler`.
     /// - Returns: the tables that have just gained a watch.
     @discardableResult
-    mutating func update(_ inotify: Inotify) throws -> [String] {
+    mutating func update(_ loop: EventLoop, handler: @escaping (Inotify.Event) -> Void) throws -> [String] {
       if ops == nil {
-        ops = try inotify.addWatch(store.rootPath + "/" + Store.opsFolder, mask: ObservationWatcher.opsMask)
+        ops = try loop.watch(
+          store.rootPath + "/" + Store.opsFolder, mask: ObservationWatcher.opsMask, handler: handler)
       }
       if journal == nil {
         // IN_DELETE: the transaction marker's removal ends a wait.
-        journal = try inotify.addWatch(
-          store.privateDirectory, mask: UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE))
+        journal = try loop.watch(
+          store.privateDirectory, mask: UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE),
+          handler: handler)
       }
       var added: [String] = []
       let watched = Set(tables.values)
       for table in store.config.tables where !watched.contains(table.name) {
         let folder = store.directory(of: table)
-        if let watch = try inotify.addWatch(folder, mask: ObservationWatcher.folderMask) {
+        if let watch = try loop.watch(folder, mask: ObservationWatcher.folderMask, handler: handler) {
           tables[watch] = table.name
           added.append(table.name)
           continue
         }
         var parent = FileSystem.split(folder).directory
         while parent.count > 1 {
-          if let watch = try inotify.addWatch(parent, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD)) {
+          if let watch = try loop.watch(
+            parent, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD), handler: handler)
+          {
             ancestors.insert(watch)
             break
           }
@@ -117,46 +111,124 @@ final class ObservationWatcher: Sendable {
     }
   }
 
-  private static func loop(
-    inotify: Inotify, wake: Int32, watches: inout Watches, store: Store, center: ObservationCenter
-  ) {
+  /// The transaction under way, as last decoded from the journal: its
+  /// checksum line, and the documents it writes.
+  struct KnownTransaction {
+    var trailer: [UInt8]
+    var keys: [String: Set<ExactKey>?]
+  }
+
+  /// The watcher thread's state: what changed since the last refresh, and
+  /// the waits for transactions under way. Lives on the loop's thread.
+  private final class Refresher {
+    let store: Store
+    let center: ObservationCenter
+    let loop: EventLoop
+    var watches: Watches
     var changes: [String: Set<ExactKey>?] = [:]
     var sawOps = false
+    /// What the events handled since the last ``collect()`` saw.
+    var drained = Drained()
     var waitingSince: Double?
-    // Set when changes are left over from a refresh: look again at once.
+    /// Set when changes are left over from a refresh: look again at once.
     var again = false
-    // Refreshes in a row that a transaction overlapped.
+    /// Refreshes in a row that a transaction overlapped.
     var conflicts = 0
-    // The documents of the transaction under way, by its checksum line.
-    var known: (trailer: [UInt8], keys: [String: Set<ExactKey>?])?
-    while true {
-      var fds = [
-        pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
-      ]
-      // A timeout only while waiting out a journal that a crash left behind.
-      let timeout: Int32 = again ? 0 : waitingSince == nil ? -1 : 100
+    /// The documents of the transaction under way, by its checksum line.
+    var known: KnownTransaction?
+
+    init(store: Store, center: ObservationCenter, loop: EventLoop) {
+      self.store = store
+      self.center = center
+      self.loop = loop
+      watches = Watches(store: store)
+    }
+
+    /// When to look again without an event: at once after a refresh that
+    /// left changes; every 100 ms while waiting out a journal a crash may
+    /// have left behind; else never.
+    var deadline: Double? {
+      if again { return Clock.monotonicSeconds() }
+      return waitingSince == nil ? nil : Clock.monotonicSeconds() + 0.1
+    }
+
+    /// Adds the watches that are missing.
+    /// - Returns: the tables that have just gained a watch.
+    @discardableResult
+    func installWatches() throws -> [String] {
+      loop.onOverflow { [unowned self] in noteOverflow() }
+      return try watches.update(loop) { [unowned self] event in note(event) }
+    }
+
+    /// Drains the queued events into `changes`, and says what they were.
+    @discardableResult
+    func collect() -> Drained {
+      drained = Drained()
+      try? loop.drain()
+      return drained
+    }
+
+    func noteOverflow() {
+      for table in store.config.tables { changes[table.name] = .some(nil) }
+      drained.overflowed = true
+    }
+
+    /// Takes one event into `changes` and `drained`.
+    func note(_ event: Inotify.Event) {
+      if event.watch == watches.journal {
+        // Emptying the journal (`truncate`) does not close it; writing a
+        // new one does, before the transaction touches any document.
+        if event.name == "journal" && event.has(IN_CLOSE_WRITE) { drained.segments.append([:]) }
+        // An import or checkout began (and may have ended) since the last
+        // drain: reads made meanwhile may hold part of it.
+        if event.name == TransactionMarker.name && event.has(IN_CREATE) { drained.overflowed = true }
+        return  // also a wake-up: the loop checks the journal
+      }
+      if event.watch == watches.ops || watches.ancestors.contains(event.watch) {
+        // A transaction, or a folder made: add the watches now possible.
+        sawOps = true
+        return
+      }
+      guard let table = watches.tables[event.watch] else { return }
+      if event.has(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) {
+        // The folder is gone (a checkout removed it): watch it again when
+        // it is back, and recheck everything in it.
+        watches.tables[event.watch] = nil
+        if !event.has(IN_IGNORED) { loop.unwatch(event.watch) }
+        changes[table] = .some(nil)
+        drained.segments[drained.segments.count - 1][table] = .some(nil)
+        return
+      }
+      guard let pk = PrimaryKey.pk(fromFileName: event.name) else { return }
+      ObservationWatcher.merge([ExactKey(pk)], into: &changes, table: table)
+      ObservationWatcher.merge(
+        [ExactKey(pk)], into: &drained.segments[drained.segments.count - 1], table: table)
+    }
+
+    /// What follows each wake-up: waits out transactions under way, then
+    /// refreshes the observers of what changed.
+    func step() {
       again = false
-      let n = poll(&fds, 2, timeout)
-      if n < 0 && errno != EINTR { return }
-      if fds[1].revents != 0 { return }
-      collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
-      if changes.isEmpty && !sawOps { continue }
+      // What the wake-up's own events saw is in `changes`; only drains
+      // during a refresh are weighed against its reads.
+      drained = Drained()
+      if changes.isEmpty && !sawOps { return }
       // An import or a checkout under way (TransactionMarker): nothing is
       // read until it is done, so it arrives as one event. After a second
       // the wait goes on under the store lock, which the writer holds until
       // it is done; a mark still there then is one a killed writer left.
       if TransactionMarker.isPresent(privateDirectory: store.privateDirectory) {
         let now = Clock.monotonicSeconds()
-        if waitingSince == nil { waitingSince = now }
-        if now - waitingSince! < 1 { continue }
+        let since = waitingSince ?? now
+        waitingSince = since
+        if now - since < 1 { return }
         _ = try? store.lock.withLock {
           try store.recover()
           TransactionMarker.remove(privateDirectory: store.privateDirectory)
         }
         waitingSince = nil
         again = true
-        continue
+        return
       }
       // A Folio transaction under way (here or in another process) is seen
       // whole: once it stamps itself applied (or, from an older writer or a
@@ -170,26 +242,27 @@ final class ObservationWatcher: Sendable {
       var underWay: [String: Set<ExactKey>?] = [:]
       if let trailer = Journal.unstampedTrailer(at: store.journalPath),
         let keys = known?.trailer == trailer
-          ? known!.keys
+          ? known?.keys
           : Journal.writes(at: store.journalPath, root: store.rootPath).map({ watches.keys(of: $0) })
       {
         // Decoded once per transaction: a large one wakes us many times.
-        known = (trailer, keys)
+        known = KnownTransaction(trailer: trailer, keys: keys)
         underWay = keys
         // Only the op log, or a folder, changed: that is the transaction's.
         if changes.isEmpty || changes.contains(where: { Drained.overlap(underWay[$0.key], $0.value) }) {
           let now = Clock.monotonicSeconds()
-          if waitingSince == nil { waitingSince = now }
-          if now - waitingSince! < 1 { continue }
+          let since = waitingSince ?? now
+          waitingSince = since
+          if now - since < 1 { return }
           _ = try? store.lock.withLock { try store.recover() }
           waitingSince = nil
           again = true
-          continue
+          return
         }
       }
       waitingSince = nil
       center.afterJournalCheck.withLock { $0 }?()
-      for table in (try? watches.update(inotify)) ?? [] { changes[table] = .some(nil) }
+      for table in (try? installWatches()) ?? [] { changes[table] = .some(nil) }
       var batch: [String: Set<ExactKey>?] = [:]
       swap(&batch, &changes)
       sawOps = false
@@ -211,8 +284,7 @@ final class ObservationWatcher: Sendable {
       }
       if !whole {
         whole = center.refresh(store: store, changes: batch) { read in
-          !collect(inotify: inotify, watches: &watches, into: &changes, sawOps: &sawOps)
-            .touches(read, underWay: underWay)
+          !collect().touches(read, underWay: underWay)
             // An import or checkout began during the reads.
             && !TransactionMarker.isPresent(privateDirectory: store.privateDirectory)
         }
@@ -221,7 +293,7 @@ final class ObservationWatcher: Sendable {
         conflicts = 0
       } else {
         conflicts += 1
-        for (table, pks) in batch { merge(pks, into: &changes, table: table) }
+        for (table, pks) in batch { ObservationWatcher.merge(pks, into: &changes, table: table) }
       }
       again = !changes.isEmpty || sawOps
     }
@@ -276,7 +348,7 @@ final class ObservationWatcher: Sendable {
     }
   }
 
-  private static func merge(
+  static func merge(
     _ pks: Set<ExactKey>?, into changes: inout [String: Set<ExactKey>?], table: String
   ) {
     guard let pks else {
@@ -288,49 +360,5 @@ final class ObservationWatcher: Sendable {
     } else if changes[table] == nil {
       changes[table] = .some(pks)
     }
-  }
-
-  /// Drains the queued events into `changes`, and says what they were.
-  @discardableResult
-  private static func collect(
-    inotify: Inotify, watches: inout Watches, into changes: inout [String: Set<ExactKey>?], sawOps: inout Bool
-  ) -> Drained {
-    var drained = Drained()
-    guard let events = try? inotify.readEvents() else { return drained }
-    for event in events {
-      if event.has(IN_Q_OVERFLOW) {
-        for table in watches.store.config.tables { changes[table.name] = .some(nil) }
-        drained.overflowed = true
-        continue
-      }
-      if event.watch == watches.journal {
-        // Emptying the journal (`truncate`) does not close it; writing a
-        // new one does, before the transaction touches any document.
-        if event.name == "journal" && event.has(IN_CLOSE_WRITE) { drained.segments.append([:]) }
-        // An import or checkout began (and may have ended) since the last
-        // drain: reads made meanwhile may hold part of it.
-        if event.name == TransactionMarker.name && event.has(IN_CREATE) { drained.overflowed = true }
-        continue  // also a wake-up: the loop checks the journal
-      }
-      if event.watch == watches.ops || watches.ancestors.contains(event.watch) {
-        // A transaction, or a folder made: add the watches now possible.
-        sawOps = true
-        continue
-      }
-      guard let table = watches.tables[event.watch] else { continue }
-      if event.has(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) {
-        // The folder is gone (a checkout removed it): watch it again when
-        // it is back, and recheck everything in it.
-        watches.tables[event.watch] = nil
-        if !event.has(IN_IGNORED) { inotify.removeWatch(event.watch) }
-        changes[table] = .some(nil)
-        drained.segments[drained.segments.count - 1][table] = .some(nil)
-        continue
-      }
-      guard let pk = PrimaryKey.pk(fromFileName: event.name) else { continue }
-      merge([ExactKey(pk)], into: &changes, table: table)
-      merge([ExactKey(pk)], into: &drained.segments[drained.segments.count - 1], table: table)
-    }
-    return drained
   }
 }

@@ -15,15 +15,6 @@ enum IndexDebug {
   /// Writes `folio: index: MESSAGE` to stderr.
   static func log(_ message: @autoclosure () -> String) {
     guard isOn else { return }
-    var line = "folio: index: " + message() + "\n"
-    line.withUTF8 { buffer in
-      var offset = 0
-      while offset < buffer.count {
-        let n = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        offset += n
-      }
-    }
+    FileSystem.writeBestEffort(STDERR_FILENO, Array(("folio: index: " + message() + "\n").utf8))
   }
 }

@@ -42,8 +42,7 @@ enum IndexNames {
     let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
     guard fd >= 0 else { return }
     defer { close(fd) }
-    while flock(fd, LOCK_EX | (blocking ? 0 : LOCK_NB)) != 0 {
-      if errno == EINTR { continue }
+    guard (try? FileSystem.lockFile(fd, LOCK_EX | (blocking ? 0 : LOCK_NB), path: path)) == true else {
       return
     }
     defer { flock(fd, LOCK_UN) }

@@ -59,14 +59,9 @@ enum OrderIndexCache {
         missedPublisher: &missedPublisher)
       return IndexSnapshot(index)
     }
-    // Outside the lock: starting a process takes a few milliseconds. Only
-    // for a table whose full check is expensive: a small store's check
-    // costs less than a daemon is worth, and a query should not leave a
-    // process behind for nothing. (The count, not the check's time, decides:
-    // time would start daemons on a loaded machine and not on a calm one.)
-    if missedPublisher && snapshot.approximateCount >= IndexDaemon.onDemandDocuments {
-      IndexDaemon.publisherMissed(store: store)
-    }
+    // Outside the lock: what the link does about it (start a daemon) may
+    // take a few milliseconds.
+    if missedPublisher { publisherLink?.publisherMissed(store: store, documents: snapshot.approximateCount) }
     return snapshot
   }
 
@@ -86,7 +81,8 @@ enum OrderIndexCache {
     drain(&state)
     let indexDirectory = store.privateDirectory + "/index"
     // A publisher in this process would wait for this very lock.
-    let ask = askPublisher && !IndexPublisher.isPublishing(indexDirectory: indexDirectory)
+    var link = askPublisher ? publisherLink : nil
+    if link?.isPublishing(indexDirectory: indexDirectory) == true { link = nil }
     var reached: Bool?
     let folder = store.directory(of: table)
     let before =
@@ -95,14 +91,14 @@ enum OrderIndexCache {
       : (0, 0)
     try index.verify(
       contents: contents, watcher: state.watcher, key: key, drain: { drain(&state) },
-      publisher: ask
-        ? {
+      publisher: link.map { link in
+        { () -> PublisherAnswer? in
           var answered = false
           defer { reached = answered }
-          return IndexPublisherClient.ask(
+          return link.ask(
             indexDirectory: indexDirectory, table: table.name, signature: index.signature, reached: &answered)
         }
-        : nil)
+      })
     if reached == false { missedPublisher = true }
     if IndexDebug.isOn && askPublisher {
       let full = QueryStatistics.checks(.full, folder: folder) > before.0

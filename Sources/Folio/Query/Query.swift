@@ -47,8 +47,8 @@
 ///   the index files describe the folder now; otherwise it takes the full
 ///   check. See ``IndexPublisher`` for the exact rule. A program that calls
 ///   ``Store/startIndexDaemonOnDemand(executable:)`` (the `folio` CLI does)
-///   then also starts an ``IndexDaemon``, so that the next fresh process
-///   skips it.
+///   then also starts an index daemon for a large table, so that the next
+///   fresh process skips it.
 ///
 /// Folders on network or user-space file systems (NFS, SMB, FUSE) get no
 /// watch: every query there takes the full check.

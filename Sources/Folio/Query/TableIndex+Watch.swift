@@ -41,7 +41,7 @@ extension TableIndex {
   ///   - publisher: asks a publisher about this table; nil not to ask.
   func verify(
     contents: Bool, watcher: IndexWatcher?, key: String, drain: () -> Void,
-    publisher: (() -> IndexPublisherClient.Reply?)?
+    publisher: (() -> PublisherAnswer?)?
   ) throws {
     if let current = watch {
       // An ancestor folder renamed or replaced raises no event on this watch.
@@ -133,7 +133,7 @@ extension TableIndex {
 
   /// Uses a publisher's answer (rule 2): true if it applies and the
   /// entries it cannot vouch for were checked; false to take the full check.
-  private func checkTrusting(_ reply: IndexPublisherClient.Reply) throws -> Bool {
+  private func checkTrusting(_ reply: PublisherAnswer) throws -> Bool {
     guard reply.signature == signature, let watch, reply.device == watch.device, reply.inode == watch.inode
     else { return false }
     // The answer must describe exactly what this process replays: the same

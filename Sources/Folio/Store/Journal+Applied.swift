@@ -25,7 +25,9 @@ extension Journal {
     let fd = open(stamp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
     guard fd >= 0 else { return }
     defer { close(fd) }
-    while trailer.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) < 0 && errno == EINTR {}
+    _ = trailer.withUnsafeBytes { buffer in
+      FileSystem.retrying { pwrite(fd, buffer.baseAddress, buffer.count, 0) }
+    }
   }
 
   /// The checksum line of the journal of a transaction under way, as an

@@ -45,14 +45,9 @@ enum OpLog {
     let isNew = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0
     // With O_NOFOLLOW, O_CREAT fails with ELOOP on a link instead of
     // creating the file it points to.
-    var fd: Int32
-    repeat {
-      fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-    } while fd < 0 && errno == EINTR
-    if fd < 0 {
-      if errno == ELOOP { throw FileSystem.unsafePathError(path, isLink: true) }
-      throw FileSystem.error(errno, "openat", path: path)
-    }
+    let opened = try FileSystem.openAt(
+      dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, path: path, expecting: [ELOOP])
+    guard case .success(let fd) = opened else { throw FileSystem.unsafePathError(path, isLink: true) }
     defer { close(fd) }
     try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, off_t(offset)) }
     try FileSystem.syscall("lseek", path: path) { lseek(fd, off_t(offset), SEEK_SET) }

@@ -64,8 +64,8 @@ extension Store {
     for _ in 0..<Store.foldLimit {
       guard let content = bytes else {
         // A removal: only the content the transaction read is removed.
-        if unlinkat(dirfd, name, 0) != 0 && errno != ENOENT {
-          throw FileSystem.error(errno, "unlinkat", path: write.path)
+        _ = try FileSystem.syscall("unlinkat", path: write.path, expecting: [ENOENT]) {
+          unlinkat(dirfd, name, 0)
         }
         return folds
       }
@@ -80,19 +80,22 @@ extension Store {
         throw error
       }
       let flags = expected == nil ? Store.renameNoReplace : Store.renameExchange
-      var rc: Int32
-      repeat { rc = CSystem.renameat2(dirfd, temp, dirfd, name, flags) } while rc != 0 && errno == EINTR
-      if rc != 0 {
-        let code = errno
+      let renamed: Result<Int32, FileSystem.Errno>
+      do {
+        renamed = try FileSystem.syscall(
+          "renameat2", path: write.path, expecting: [EEXIST, ENOENT, EINVAL, ENOSYS]
+        ) { CSystem.renameat2(dirfd, temp, dirfd, name, flags) }
+      } catch {
+        unlinkat(dirfd, temp, 0)
+        throw error
+      }
+      if case .failure(let failure) = renamed {
+        let code = failure.code
         if code == EEXIST || code == ENOENT {
           // Created (or removed) by someone since it was read.
           unlinkat(dirfd, temp, 0)
           if !foldIn(try read()) { return folds }
           continue
-        }
-        guard code == EINVAL || code == ENOSYS else {
-          unlinkat(dirfd, temp, 0)
-          throw FileSystem.error(code, "renameat2", path: write.path)
         }
         // No renameat2 here: check right before a plain rename.
         let now = try read()

@@ -43,10 +43,7 @@ final class StoreLock: Sendable {
     defer { close(fd) }
     let deadline = Clock.monotonicSeconds() + timeout
     var pause: UInt32 = 1_000
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      let code = errno
-      if code == EINTR { continue }
-      guard code == EWOULDBLOCK else { throw FileSystem.error(code, "flock", path: path) }
+    while try !FileSystem.lockFile(fd, LOCK_EX | LOCK_NB, path: path) {
       if Clock.monotonicSeconds() >= deadline {
         let holder =
           (try? FileSystem.read(path)).flatMap { String(decoding: $0, as: UTF8.self) }

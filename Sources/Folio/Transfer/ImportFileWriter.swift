@@ -113,12 +113,9 @@ final class ImportFileWriter: @unchecked Sendable {
   }
 
   private func writeFile(_ name: String, _ bytes: [UInt8]) throws {
-    var fd: Int32
-    repeat {
-      fd = openat(folder, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    } while fd < 0 && errno == EINTR
     // The path is only spelled out for an error.
-    if fd < 0 { throw FileSystem.error(errno, "openat", path: directory + "/" + name) }
+    let fd = try FileSystem.openAt(
+      folder, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, path: directory + "/" + name)
     defer { close(fd) }
     let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     if written != bytes.count {

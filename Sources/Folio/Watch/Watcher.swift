@@ -29,7 +29,8 @@ public final class Watcher: Sendable {
   /// How changed files were settled, for tests and benchmarks.
   let counters = WatchCounters()
   private let handler: @Sendable (WatchEvent) -> Void
-  private let wake: WakePipe
+  /// Ends the event loop of ``run()``.
+  private let wake: EventLoop.Handle
   private let state = Mutex(RunState())
 
   private struct RunState {
@@ -46,7 +47,7 @@ public final class Watcher: Sendable {
     self.store = store
     self.options = options
     self.handler = handler
-    self.wake = try WakePipe()
+    self.wake = try EventLoop.Handle()
   }
 
   /// Watches until ``stop()`` is called, then records every save still
@@ -66,29 +67,10 @@ public final class Watcher: Sendable {
       return !state.stopRequested
     }
     guard proceed else { return }
-    let session = try WatchSession(store: store, options: options, counters: counters, emit: handler)
+    let session = try WatchSession(
+      store: store, options: options, counters: counters, handle: wake, emit: handler)
     try session.start()
-    var fds = [
-      pollfd(fd: session.inotify.descriptor, events: Int16(POLLIN), revents: 0),
-      pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
-    ]
-    while !state.withLock({ $0.stopRequested }) {
-      var timeout: Int32 = -1
-      if let deadline = session.nextDeadline {
-        let milliseconds = (deadline - Clock.monotonicSeconds()) * 1000
-        timeout = Int32(max(0, min(milliseconds.rounded(.up), Double(Int32.max))))
-      }
-      for i in fds.indices { fds[i].revents = 0 }
-      let ready = poll(&fds, nfds_t(fds.count), timeout)
-      if ready < 0 {
-        let code = errno
-        if code == EINTR { continue }
-        throw FileSystem.error(code, "poll", path: "inotify")
-      }
-      if fds[1].revents != 0 { break }
-      if fds[0].revents != 0 { try session.handle(session.inotify.readEvents()) }
-      session.tick(now: Clock.monotonicSeconds())
-    }
+    try session.run()
     session.finish()
   }
 
@@ -96,35 +78,6 @@ public final class Watcher: Sendable {
   /// call twice or before ``run()`` (which then returns at once).
   public func stop() {
     state.withLock { $0.stopRequested = true }
-    wake.signal()
-  }
-}
-
-/// A pipe whose only job is to wake a `poll`: ``signal()`` writes a byte.
-/// Owns both descriptors and closes them in `deinit`.
-private final class WakePipe: Sendable {
-  let readEnd: Int32
-  let writeEnd: Int32
-
-  init() throws {
-    var fds: [Int32] = [0, 0]
-    try FileSystem.syscall("pipe", path: "") { pipe(&fds) }
-    readEnd = fds[0]
-    writeEnd = fds[1]
-    for fd in fds {
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    }
-  }
-
-  deinit {
-    close(readEnd)
-    close(writeEnd)
-  }
-
-  func signal() {
-    var byte: UInt8 = 1
-    // A full pipe already holds a wake-up: EAGAIN is fine.
-    while write(writeEnd, &byte, 1) < 0 && errno == EINTR {}
+    wake.stop()
   }
 }

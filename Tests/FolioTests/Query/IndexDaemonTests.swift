@@ -49,6 +49,17 @@ struct IndexDaemonTests {
     #expect(refused?.message.contains("not an index daemon") == true)
   }
 
+  /// `stopIndexDaemon()` sends the daemon SIGTERM, except to one in this
+  /// very process, which it stops directly.
+  @Test func stopIndexDaemonStopsOneInThisProcessWithoutASignal() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    let daemon = try store.runIndexDaemon(idle: .seconds(60))
+    #expect(try store.stopIndexDaemon() == getpid())
+    #expect(try daemon.run() == .stopped)
+    #expect(store.indexDaemonStatus() == .none)
+  }
+
   @Test func exitsWhenTheStoreGoes() throws {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Folio
+@_spi(Testing) @testable import Folio
 
 /// Cheap staleness checks: inotify in the process that queries, and a
 /// publisher that vouches for the index to fresh processes.

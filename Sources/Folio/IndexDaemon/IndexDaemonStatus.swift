@@ -1,5 +1,5 @@
-/// Whether a process publishes a store's index state (see ``IndexPublisher``
-/// and ``IndexDaemon``), as `folio index-daemon --status` reports it.
+/// Whether a process publishes a store's index state (see
+/// ``IndexPublisher``), as `folio index-daemon --status` reports it.
 ///
 /// ```swift
 /// if case .daemon(let pid) = store.indexDaemonStatus() { print("daemon \(pid)") }
@@ -7,7 +7,8 @@
 public enum IndexDaemonStatus: Sendable, Hashable, CustomStringConvertible {
   /// No process publishes: fresh queries take a stat of every file.
   case none
-  /// An ``IndexDaemon`` runs with this pid.
+  /// An index daemon (``IndexPublisher/Mode/daemon(idle:)``) runs with
+  /// this pid.
   case daemon(pid: Int32)
   /// Another kind of publisher runs, such as `folio watch` or an app that
   /// called ``Store/publishIndexes()``; it is not stopped by
