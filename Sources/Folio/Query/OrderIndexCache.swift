@@ -215,6 +215,18 @@ struct IndexSnapshot: Sendable {
     keys = index.keys
   }
 
+  /// A function from a live pk to its value of key `key` (``OrderValue/null``
+  /// for a pk the index does not hold).
+  func lookup(key: Int) -> (String) -> OrderValue {
+    var fresh: [ExactKey: IndexEntry] = [:]
+    for item in overlay { fresh[ExactKey(item.pk)] = item.entry }
+    return { [base] pk in
+      if let entry = fresh[ExactKey(pk)] { return OrderValue(entry.values[key]) }
+      guard let base, let doc = base.find(pk) else { return .null }
+      return OrderValue(base.value(doc, key: key))
+    }
+  }
+
   /// The runs that hold the documents in the order of key `key` (nil: pk).
   func runs(key: Int?, constant: OrderValue) -> [any OrderedRun] {
     var runs: [any OrderedRun] = []

@@ -48,39 +48,62 @@ extension Query {
   public func documents() throws -> QueryCursor {
     let store = collection.store
     let table = try store.table(named: collection.name)
-    let ordering = effectiveOrdering(table)
-    var lower = start.map { (point(for: $0, isStart: true, ordering: ordering), $0.inclusive) }
-    var upper = end.map { (point(for: $0, isStart: false, ordering: ordering), $0.inclusive) }
-    var runs: [any OrderedRun]
-    var filtered = false
-    switch ordering {
-    case .key, .value:
-      let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: false)
-      // Documents are objects, which all sort alike: the order is the pk's.
-      runs = snapshot.runs(key: nil, constant: ordering == .key ? .null : .composite)
-    case .child(let path):
-      if let key = table.order.firstIndex(where: { FieldPath($0) == path }) {
-        let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: true)
-        runs = snapshot.runs(key: key, constant: .null)
-        // The planner: a filter on the indexed path narrows the range read,
-        // where the query sets no bound of its own on that side.
-        if usesFilterBounds {
-          let bounds = Query.filterBounds(filter ?? boundsOnlyFilter, path: path)
-          if lower == nil, let point = bounds.lower { lower = (point, true) }
-          if upper == nil, let point = bounds.upper { upper = (point, true) }
-        }
-      } else {
-        runs = [try scan(store: store, table: table, path: path)]
-        filtered = true
-      }
-    }
-    return QueryCursor(
-      store: store, table: table, range: MergedRange(runs: runs, lower: lower, upper: upper),
-      limit: limit, filter: filtered ? nil : filter)
+    return try cursor(try accessPlan(store: store, table: table), store: store, table: table, limit: limit)
   }
 
-  private func point(for bound: Bound, isStart: Bool, ordering: Ordering) -> OrderPoint {
-    QueryPlan.point(bound, isStart: isStart, ordering: ordering)
+  /// A cursor that runs `plan`, stopping at `limit`.
+  func cursor(_ plan: AccessPlan, store: Store, table: TableConfig, limit: Limit?) throws -> QueryCursor {
+    let constant: OrderValue = plan.ordering == .value ? .composite : .null
+    if let candidates = plan.candidates, let snapshot = plan.snapshot {
+      // The filter's index range, then sorted in the query's order.
+      var pks: [String] = []
+      for var range in candidates.ranges(in: snapshot) {
+        while let pk = range.next() { pks.append(pk) }
+      }
+      var items: [(value: OrderValue, pk: String)] = []
+      var preloaded: [ExactKey: JSONObject] = [:]
+      switch plan.natural {
+      case .pk:
+        items = pks.map { (constant, $0) }
+      case .index(let key, _):
+        let values = snapshot.lookup(key: key)
+        items = pks.map { (values($0), $0) }
+      case .scan(let path):
+        // The order value is in the document: read it once, filter it
+        // here, and hand it to the cursor.
+        for pk in pks {
+          QueryStatistics.countRead(folder: store.directory(of: table))
+          guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
+            continue
+          }
+          if let filter, !filter.matches(read.object) { continue }
+          items.append((OrderValue(read.object.value(at: path)), pk))
+          preloaded[ExactKey(pk)] = read.object
+        }
+      }
+      return QueryCursor(
+        store: store, table: table,
+        range: MergedRange(runs: [ArrayRun(sorting: items)], lower: plan.lower, upper: plan.upper),
+        limit: limit, filter: filter, preloaded: preloaded)
+    }
+    let runs: [any OrderedRun]
+    var filtered = false
+    switch plan.natural {
+    case .pk:
+      let snapshot =
+        try plan.snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: false)
+      // Documents are objects, which all sort alike: the order is the pk's.
+      runs = snapshot.runs(key: nil, constant: constant)
+    case .index(let key, _):
+      let snapshot = try plan.snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: true)
+      runs = snapshot.runs(key: key, constant: .null)
+    case .scan(let path):
+      runs = [try scan(store: store, table: table, path: path)]
+      filtered = true
+    }
+    return QueryCursor(
+      store: store, table: table, range: MergedRange(runs: runs, lower: plan.lower, upper: plan.upper),
+      limit: limit, filter: filtered ? nil : filter)
   }
 
   /// Orders by a path that has no index: reads every document once, keeping
@@ -110,13 +133,19 @@ public struct QueryCursor {
   private var returned = 0
   /// For `limitToLast`: the documents, found back to front, then handed out.
   private var buffered: [Document]?
+  /// Documents the plan has read already, by pk.
+  private var preloaded: [ExactKey: JSONObject]
 
-  init(store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?) {
+  init(
+    store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?,
+    preloaded: [ExactKey: JSONObject] = [:]
+  ) {
     self.store = store
     self.table = table
     self.range = range
     self.limit = limit
     self.filter = filter
+    self.preloaded = preloaded
   }
 
   /// The next document, or nil at the end.
@@ -147,7 +176,11 @@ public struct QueryCursor {
   }
 
   /// The document `pk`, if it still exists and passes the filter.
-  private func load(_ pk: String) throws -> Document? {
+  private mutating func load(_ pk: String) throws -> Document? {
+    if !preloaded.isEmpty, let object = preloaded.removeValue(forKey: ExactKey(pk)) {
+      if let filter, !filter.matches(object) { return nil }
+      return Document(pk: pk, table: table.name, value: object)
+    }
     QueryStatistics.countRead(folder: store.directory(of: table))
     guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
       return nil
@@ -171,12 +204,12 @@ public struct QueryCursor {
 
 extension Query {
   /// Whether the query runs on a persistent index (its ordering is the key,
-  /// the value, or a path listed under `order`), so that it can count and
-  /// page without reading every document.
+  /// the value, or a path listed under `order` or `indexes`), so that it
+  /// can count and page without reading every document.
   func isIndexed(_ table: TableConfig) -> Bool {
     switch effectiveOrdering(table) {
     case .key, .value: true
-    case .child(let path): table.order.contains { FieldPath($0) == path }
+    case .child(let path): table.indexedPaths.contains { FieldPath($0) == path }
     }
   }
 }
