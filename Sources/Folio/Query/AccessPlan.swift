@@ -41,6 +41,9 @@ struct AccessPlan {
   var candidates: Candidates?
   /// The checked index, unless the plan is a scan with no index to use.
   var snapshot: IndexSnapshot?
+  /// Whether that check covered document contents, not only which
+  /// documents exist (see ``TableIndex/fullCheck(contents:)``).
+  var contentsChecked = false
 
   init(
     ordering: Query.Ordering, lower: (OrderPoint, Bool)?, upper: (OrderPoint, Bool)?

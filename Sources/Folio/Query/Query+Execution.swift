@@ -86,39 +86,62 @@ extension Query {
         range: MergedRange(runs: [ArrayRun(sorting: items)], lower: plan.lower, upper: plan.upper),
         limit: limit, filter: filter, preloaded: preloaded)
     }
-    let runs: [any OrderedRun]
+    var runs: [any OrderedRun]
     var filtered = false
+    var packed: PackedDocuments?
+    var packSnapshot: IndexSnapshot?
     switch plan.natural {
-    case .pk:
-      let snapshot =
-        try plan.snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: false)
-      // Documents are objects, which all sort alike: the order is the pk's.
-      runs = snapshot.runs(key: nil, constant: constant)
-    case .index(let key, _):
-      let snapshot = try plan.snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: true)
-      runs = snapshot.runs(key: key, constant: .null)
+    case .pk, .index:
+      var snapshot: IndexSnapshot
+      if case .index(let key, _) = plan.natural {
+        snapshot = try plan.snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: true)
+        runs = snapshot.runs(key: key, constant: .null)
+      } else {
+        snapshot = try plan.snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: false)
+        // Documents are objects, which all sort alike: the order is the pk's.
+        runs = snapshot.runs(key: nil, constant: constant)
+      }
+      // A read of much of the table: one sequential read of the packed
+      // cache beats opening each file. (Its records are checked against
+      // the index, which must then vouch for every file's contents.)
+      let reads = MergedRange(runs: runs, lower: plan.lower, upper: plan.upper).estimatedCount
+      if filter != nil || limit == nil,
+        reads >= Swift.max(PackedDocuments.minimumReads, snapshot.approximateCount / 4)
+      {
+        if !plan.contentsChecked {
+          snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: true)
+          runs = snapshot.runs(key: nil, constant: constant)
+        }
+        packSnapshot = snapshot
+      }
     case .scan(let path):
-      runs = [try scan(store: store, table: table, path: path)]
+      let (run, documents) = try scan(store: store, table: table, path: path, snapshot: plan.snapshot)
+      runs = [run]
+      packed = documents
       filtered = true
     }
     return QueryCursor(
       store: store, table: table, range: MergedRange(runs: runs, lower: plan.lower, upper: plan.upper),
-      limit: limit, filter: filtered ? nil : filter)
+      limit: limit, filter: filtered ? nil : filter, packed: packed, packSnapshot: packSnapshot)
   }
 
-  /// Orders by a path that has no index: reads every document once, keeping
-  /// only its value and pk (and only if it passes the filter).
-  private func scan(store: Store, table: TableConfig, path: FieldPath) throws -> ArrayRun {
+  /// Orders by a path that has no index: reads every document once (from
+  /// the packed cache, where it is current), keeping only its value and pk,
+  /// and only if it passes the filter. The documents stay at hand for the
+  /// cursor.
+  private func scan(store: Store, table: TableConfig, path: FieldPath, snapshot: IndexSnapshot?) throws -> (
+    ArrayRun, PackedDocuments
+  ) {
+    let snapshot = try snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: true)
+    let documents = try PackedDocuments(store: store, table: table, snapshot: snapshot)
     var items: [(value: OrderValue, pk: String)] = []
-    for pk in try collection.allPKs() {
-      QueryStatistics.countRead(folder: store.directory(of: table))
-      guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
-        continue
-      }
-      if let filter, !filter.matches(read.object) { continue }
-      items.append((OrderValue(read.object.value(at: path)), pk))
+    items.reserveCapacity(documents.count)
+    let filter = self.filter
+    try documents.forEach { pk, object in
+      if let filter, !filter.matches(object) { return }
+      items.append((OrderValue(object.value(at: path)), pk))
     }
-    return ArrayRun(sorting: items)
+    return (ArrayRun(sorting: items), documents)
   }
 }
 
@@ -135,11 +158,20 @@ public struct QueryCursor {
   private var buffered: [Document]?
   /// Documents the plan has read already, by pk.
   private var preloaded: [ExactKey: JSONObject]
+  /// The table's documents, read from the packed cache, for a cursor that
+  /// reads many.
+  private var packed: PackedDocuments?
+  /// The checked index to read the packed cache against on the first load
+  /// (not before: a count reads no document).
+  private var packSnapshot: IndexSnapshot?
 
   init(
     store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?,
-    preloaded: [ExactKey: JSONObject] = [:]
+    preloaded: [ExactKey: JSONObject] = [:], packed: PackedDocuments? = nil,
+    packSnapshot: IndexSnapshot? = nil
   ) {
+    self.packed = packed
+    self.packSnapshot = packSnapshot
     self.store = store
     self.table = table
     self.range = range
@@ -178,6 +210,15 @@ public struct QueryCursor {
   /// The document `pk`, if it still exists and passes the filter.
   private mutating func load(_ pk: String) throws -> Document? {
     if !preloaded.isEmpty, let object = preloaded.removeValue(forKey: ExactKey(pk)) {
+      if let filter, !filter.matches(object) { return nil }
+      return Document(pk: pk, table: table.name, value: object)
+    }
+    if let snapshot = packSnapshot {
+      packSnapshot = nil
+      packed = try PackedDocuments(store: store, table: table, snapshot: snapshot)
+    }
+    if let packed {
+      guard let object = try packed.object(pk) else { return nil }
       if let filter, !filter.matches(object) { return nil }
       return Document(pk: pk, table: table.name, value: object)
     }

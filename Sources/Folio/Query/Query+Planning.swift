@@ -150,6 +150,7 @@ extension Query {
     if case .index = plan.natural { contents = true }
     let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: contents)
     plan.snapshot = snapshot
+    plan.contentsChecked = contents
 
     let naturalEstimate: Int
     switch plan.natural {
