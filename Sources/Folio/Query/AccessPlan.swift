@@ -36,6 +36,9 @@ struct AccessPlan {
   var upper: (OrderPoint, Bool)?
   /// Whether the filter narrowed what is read.
   var narrowed = false
+  /// Whether the range alone decides the filter (``Query/isImpliedByRange(_:path:)``),
+  /// so that no document need be read to apply it.
+  var filterImplied = false
   /// When set, the documents come from this index's range (inclusive
   /// bounds taken from the filter) and are sorted afterwards.
   var candidates: Candidates?

@@ -19,14 +19,15 @@ extension Query {
     return result
   }
 
-  /// The number of documents the query returns. Without a filter, no
-  /// document is read when the ordering is indexed.
+  /// The number of documents the query returns. No document is read when
+  /// the ordering is indexed and there is no filter, or only one that the
+  /// index range decides (`dep_delay > 300` ordered by `dep_delay`).
   public func count() throws -> Int {
-    if filter == nil {
-      var cursor = try documents()
-      return cursor.countWithoutReading()
-    }
-    var cursor = try documents()
+    let store = collection.store
+    let table = try store.table(named: collection.name)
+    let plan = try accessPlan(store: store, table: table)
+    var cursor = try cursor(plan, store: store, table: table, limit: limit)
+    if filter == nil || plan.filterImplied { return cursor.countWithoutReading() }
     var n = 0
     while try cursor.next() != nil { n += 1 }
     return n
@@ -122,7 +123,8 @@ extension Query {
     }
     return QueryCursor(
       store: store, table: table, range: MergedRange(runs: runs, lower: plan.lower, upper: plan.upper),
-      limit: limit, filter: filtered ? nil : filter, packed: packed, packSnapshot: packSnapshot)
+      limit: limit, filter: filtered || plan.filterImplied ? nil : filter, packed: packed,
+      packSnapshot: packSnapshot)
   }
 
   /// Orders by a path that has no index: reads every document once (from

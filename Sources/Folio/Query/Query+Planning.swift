@@ -87,6 +87,34 @@ extension Query {
   }
 }
 
+extension Query {
+  /// Whether every document in the range ``filterBounds(_:path:)`` gives
+  /// matches `filter`: it is only `<`, `<=`, `>` and `>=` terms on `path`
+  /// against scalars, joined by `&&`. These compare by the index's own
+  /// order (``ValueOrdering/compare(_:_:)``), so the range is exact and a
+  /// count needs no document. (`==` and `in` are not: they test equality,
+  /// which tells apart values the order ties, such as two arrays.)
+  static func isImpliedByRange(_ filter: Predicate, path: FieldPath) -> Bool {
+    var terms = [filter]
+    while let term = terms.popLast() {
+      switch term {
+      case .and(let a, let b): terms += [a, b]
+      case .compare(.path(let p), let comparator, .literal(let value)),
+        .compare(.literal(let value), let comparator, .path(let p)):
+        guard p == path, [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(comparator) else {
+          return false
+        }
+        switch value {
+        case .array, .object: return false
+        default: continue
+        }
+      default: return false
+      }
+    }
+    return true
+  }
+}
+
 extension Predicate.Comparator {
   /// The comparator with its operands swapped: `3 < a` is `a > 3`.
   var flipped: Predicate.Comparator {
@@ -171,6 +199,7 @@ extension Query {
           plan.upper = (point, true)
           plan.narrowed = true
         }
+        plan.filterImplied = start == nil && end == nil && Query.isImpliedByRange(filter, path: path)
       }
       naturalEstimate =
         MergedRange(runs: snapshot.runs(key: key, constant: .null), lower: plan.lower, upper: plan.upper)

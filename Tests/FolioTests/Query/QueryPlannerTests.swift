@@ -79,4 +79,19 @@ struct QueryPlannerTests {
     #expect(try unplanned.explain().fullScan == (order != "key"))
     #expect(try unplanned.get().map(\.pk) == expected)
   }
+
+  /// A count whose filter the index range decides reads no document.
+  @Test(arguments: [
+    ("n > 89", 10, 0), ("90 <= n", 10, 0), ("n > 89 && n < 95", 5, 0), ("n > 89 && even", 5, 10), ("n == 42", 1, 1),
+  ])
+  func aCountTheRangeDecidesReadsNoDocument(_ text: String, count: Int, reads: Int) throws {
+    let (store, scratch) = try store()
+    defer { scratch.remove() }
+    let folder = store.directory(of: try store.table(named: "t"))
+    let query = try store.collection("t").query().where(text)
+    _ = try query.explain()
+    let before = QueryStatistics.documentsRead(folder: folder)
+    #expect(try query.count() == count)
+    #expect(QueryStatistics.documentsRead(folder: folder) - before == reads, "\(text)")
+  }
 }
