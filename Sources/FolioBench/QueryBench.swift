@@ -277,13 +277,15 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     return
   }
   print("\ncold (page cache dropped before each process; one run each):")
-  print("query".padded(40) + "Folio process".padded(15) + "sqlite3 process".padded(17) + "ratio (target ≤ 3x)")
+  print(
+    "query".padded(40) + "Folio process".padded(15) + "sqlite3 process".padded(17) + "ratio (target ≤ 3x)")
   for (name, arguments, sql) in cold {
     _ = dropCaches()
     let folioTime = try spawnTimed(folio, ["-C", storePath] + arguments)
     _ = dropCaches()
     let sqliteTime = try spawnTimed("/usr/bin/sqlite3", [databasePath, sql])
-    print(name.padded(40) + ms(folioTime).padded(15) + ms(sqliteTime).padded(17) + ratio(folioTime, sqliteTime))
+    print(
+      name.padded(40) + ms(folioTime).padded(15) + ms(sqliteTime).padded(17) + ratio(folioTime, sqliteTime))
   }
 }
 

@@ -168,6 +168,22 @@ final class PackedDocuments {
     return read[id]
   }
 
+  /// Whether document `pk` passes `filter`, judged from only the members
+  /// it reads (`columns`, ASCII names without escapes), parsed from the
+  /// pack's bytes; nil when that shortcut does not apply (the document is
+  /// not in the pack, or its bytes are not as Folio writes them).
+  func matches(_ pk: String, filter: Predicate, columns: [[UInt8]]) throws -> Bool? {
+    guard let id = Array(pk.utf8).withUnsafeBytes({ pks.find($0) }), offsets[id] >= 0 else { return nil }
+    let start = offsets[id]
+    let bytes = UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
+    guard let members = CompactMembers.find(columns, in: bytes) else { return nil }
+    var partial = JSONObject()
+    for (key, value) in members {
+      partial[String(decoding: key, as: UTF8.self)] = try JSONValue(parsing: value)
+    }
+    return filter.matches(partial)
+  }
+
   private func parse(_ id: Int) throws -> JSONObject {
     let start = offsets[id]
     let bytes = UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
@@ -227,6 +243,79 @@ private struct PKTable {
       let id = Int(slots[slot])
       if withPK(id, { $0.elementsEqual(pk) }) { return id }
       slot = (slot + 1) & mask
+    }
+    return nil
+  }
+}
+
+/// Finds top-level members in compact JSON as Folio writes it (no
+/// whitespace), without parsing the rest: strings are skipped to their
+/// closing quote, containers by depth.
+enum CompactMembers {
+  /// The members of the object in `bytes` whose key bytes are one of
+  /// `keys` (which hold no `"` or `\\`), as (key, value bytes); nil if the
+  /// bytes are not a compact object.
+  static func find(_ keys: [[UInt8]], in bytes: UnsafeRawBufferPointer) -> [(
+    UnsafeRawBufferPointer, UnsafeRawBufferPointer
+  )]? {
+    let quote = UInt8(ascii: "\"")
+    let backslash = UInt8(ascii: "\\")
+    let n = bytes.count
+    guard n >= 2, bytes[0] == UInt8(ascii: "{") else { return nil }
+    var found: [(UnsafeRawBufferPointer, UnsafeRawBufferPointer)] = []
+    var i = 1
+    if bytes[1] == UInt8(ascii: "}") { return found }
+    /// The index just past the string starting at `j` (a quote).
+    func skipString(_ j: Int) -> Int? {
+      var k = j + 1
+      while k < n {
+        if bytes[k] == backslash {
+          k += 2
+          continue
+        }
+        if bytes[k] == quote { return k + 1 }
+        k += 1
+      }
+      return nil
+    }
+    while i < n {
+      guard bytes[i] == quote, let keyEnd = skipString(i), keyEnd < n, bytes[keyEnd] == UInt8(ascii: ":")
+      else {
+        return nil
+      }
+      let key = UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<(keyEnd - 1)])
+      var j = keyEnd + 1
+      guard j < n else { return nil }
+      let valueStart = j
+      switch bytes[j] {
+      case quote:
+        guard let end = skipString(j) else { return nil }
+        j = end
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        var depth = 0
+        repeat {
+          switch bytes[j] {
+          case quote:
+            guard let end = skipString(j) else { return nil }
+            j = end
+            continue
+          case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+          case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+          default: break
+          }
+          j += 1
+        } while depth > 0 && j < n
+        guard depth == 0 else { return nil }
+      default:
+        while j < n && bytes[j] != UInt8(ascii: ",") && bytes[j] != UInt8(ascii: "}") { j += 1 }
+      }
+      guard j < n else { return nil }
+      if keys.contains(where: { key.elementsEqual($0) }) {
+        found.append((key, UnsafeRawBufferPointer(rebasing: bytes[valueStart..<j])))
+      }
+      if bytes[j] == UInt8(ascii: "}") { return j == n - 1 ? found : nil }
+      guard bytes[j] == UInt8(ascii: ",") else { return nil }
+      i = j + 1
     }
     return nil
   }

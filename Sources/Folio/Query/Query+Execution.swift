@@ -166,6 +166,9 @@ public struct QueryCursor {
   /// The checked index to read the packed cache against on the first load
   /// (not before: a count reads no document).
   private var packSnapshot: IndexSnapshot?
+  /// The columns the filter reads, as UTF-8, when they allow judging a
+  /// packed document from those members alone.
+  private let filterColumns: [[UInt8]]?
 
   init(
     store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?,
@@ -174,6 +177,11 @@ public struct QueryCursor {
   ) {
     self.packed = packed
     self.packSnapshot = packSnapshot
+    // ASCII names need no escapes in JSON and have no twin spellings.
+    let columns = filter?.columns ?? []
+    filterColumns =
+      columns.allSatisfy { $0.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x80 && $0 != 0x22 && $0 != 0x5C } }
+      ? columns.map { Array($0.utf8) } : nil
     self.store = store
     self.table = table
     self.range = range
@@ -220,6 +228,13 @@ public struct QueryCursor {
       packed = try PackedDocuments(store: store, table: table, snapshot: snapshot)
     }
     if let packed {
+      // Only the members the filter reads, where that is all it needs:
+      // most documents a filter drops are never parsed whole.
+      if let filter, let columns = filterColumns,
+        let matches = try packed.matches(pk, filter: filter, columns: columns), !matches
+      {
+        return nil
+      }
       guard let object = try packed.object(pk) else { return nil }
       if let filter, !filter.matches(object) { return nil }
       return Document(pk: pk, table: table.name, value: object)

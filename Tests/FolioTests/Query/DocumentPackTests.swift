@@ -114,4 +114,44 @@ struct DocumentPackTests {
     try FileSystem.writeAtomically(path, out, sync: false)
     #expect(try !scan(store).pks.contains { $0.contains("forged") })
   }
+
+  /// The member finder agrees with the parser on what Folio writes, and
+  /// gives up on what it does not.
+  @Test func compactMembersAgreeWithTheParser() throws {
+    let doc: JSONValue = [
+      "a": "x,}\"]\\", "b": ["c": [1, ["d": "}"]], "e": "{"], "n": .number("-1.5e3"), "t": true, "z": [],
+      "y": .object([:]), "\u{e9}": 1,
+    ]
+    let bytes = doc.compactBytes()
+    for keys in [["a"], ["b", "n"], ["t", "z", "y"], ["missing"], ["a", "b", "n", "t", "z", "y"]] {
+      let found = try #require(
+        bytes.withUnsafeBytes { CompactMembers.find(keys.map { Array($0.utf8) }, in: $0) }?.map {
+          (String(decoding: $0.0, as: UTF8.self), try JSONValue(parsing: Array($0.1)))
+        })
+      #expect(found.map(\.0) == keys.filter { doc[$0] != nil }.sorted(), "\(keys)")
+      for (key, value) in found { #expect(value == doc[key], "\(key)") }
+    }
+    for text in ["[1]", "{\"a\":1", "{\"a\":\"x}", "{\"a\":1}x", "{\"a\":{\"b\":1}"] {
+      #expect(
+        Array(text.utf8).withUnsafeBytes { CompactMembers.find([Array("a".utf8)], in: $0) } == nil, "\(text)")
+    }
+  }
+
+  /// A filter over most of an indexed range reads the pack, judging each
+  /// document from the members the filter reads.
+  @Test func aWideFilteredRangeReadsThePack() throws {
+    let count = PackedDocuments.minimumReads + 100
+    let (store, scratch) = try store(count)
+    defer { scratch.remove() }
+    let folder = store.directory(of: try store.table(named: "t"))
+    let query = try store.collection("t").query().where(#"s == "v3" || n < 3"#)
+    let expected = (0..<count).filter { $0 % 5 == 3 || $0 < 3 }.map { "k\($0)" }
+    #expect(try query.get().map(\.pk) == expected.sorted { Int($0.dropFirst())! < Int($1.dropFirst())! })
+    let (reads, packed) = (
+      QueryStatistics.documentsRead(folder: folder), QueryStatistics.documentsPacked(folder: folder)
+    )
+    #expect(try query.count() == expected.count)
+    #expect(QueryStatistics.documentsRead(folder: folder) == reads)
+    #expect(QueryStatistics.documentsPacked(folder: folder) - packed == count)
+  }
 }
