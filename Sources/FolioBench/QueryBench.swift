@@ -164,6 +164,32 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     inProcess: { _ = try flights.query().where(filter).count() },
     cli: ["query", "flights", "--where", filter, "--count"], sql: filterSQL, repeats: 3)
 
+  // The planner's queries: a where on the indexed path against the same
+  // range asked for directly, and a where on a path with no index. Each
+  // returns its documents, so that the planned where cannot skip reading.
+  let indexedWhere = "dep_delay > 300"
+  let indexedSQL = "SELECT doc FROM flights WHERE dep_delay > 300 ORDER BY dep_delay, id"
+  let rangeCount = try flights.query().orderBy(child: "dep_delay").startAfter(300).get().count
+  let whereCount = try flights.query().where(indexedWhere).get().count
+  precondition(rangeCount == whereCount, "the planned where and the range differ")
+  try add(
+    "indexed --where, documents (\(whereCount))",
+    inProcess: { _ = try flights.query().where(indexedWhere).get() },
+    cli: ["query", "flights", "--where", indexedWhere], sql: indexedSQL, repeats: 5)
+  try add(
+    "the same range by --start-after",
+    inProcess: { _ = try flights.query().orderBy(child: "dep_delay").startAfter(300).get() },
+    cli: ["query", "flights", "--start-after", "300"], sql: indexedSQL, repeats: 5)
+  let unindexedWhere = #"airline == "AA""#
+  let unindexedSQL = "SELECT count(*) FROM flights WHERE airline = 'AA'"
+  let unindexedCount = try flights.query().where(unindexedWhere).count()
+  let sqliteUnindexed = try sqliteIDs(databasePath, unindexedSQL).first ?? ""
+  precondition(String(unindexedCount) == sqliteUnindexed, "counts differ")
+  try add(
+    "unindexed --where, count (\(unindexedCount))",
+    inProcess: { _ = try flights.query().where(unindexedWhere).count() },
+    cli: ["query", "flights", "--where", unindexedWhere, "--count"], sql: unindexedSQL, repeats: 3)
+
   print(
     """
 
@@ -222,6 +248,57 @@ func runQueryBenchmark(_ arguments: [String]) throws {
         + ms(row.sqliteProcess))
   }
   print("\ntargets: first page through the whole process < 100 ms; in-process within 5x of sqlite3")
+
+  func row(_ prefix: String) -> Row { rows.first { $0.name.hasPrefix(prefix) }! }
+  let scanRow = row("full ordered scan")
+  let indexedRow = row("indexed --where")
+  let rangeRow = row("the same range")
+  let unindexedRow = row("unindexed --where")
+  print(
+    """
+
+    planner targets (warm, in process):
+      indexed --where / the same range by cursor: \(ratio(indexedRow.folioInProcess, rangeRow.folioInProcess)) (target ≤ 2x)
+      unindexed --where / sqlite3:                \(ratio(unindexedRow.folioInProcess, unindexedRow.sqliteInProcess)) (target ≤ 3x)
+      full ordered scan / sqlite3:                \(ratio(scanRow.folioInProcess, scanRow.sqliteInProcess)) (target ≤ 1.5x)
+    """)
+
+  // Cold: the page cache dropped before each whole process (Folio without
+  // a publisher, as a first process after a reboot would run).
+  let scanCLI = ["query", "flights", "--order-by-child", "dep_delay", "--format", "ndjson"]
+  let scanSQL = "SELECT doc FROM flights ORDER BY dep_delay, id"
+  let cold: [(String, [String], String)] = [
+    ("indexed --where", ["query", "flights", "--where", indexedWhere], indexedSQL),
+    ("unindexed --where, count", ["query", "flights", "--where", unindexedWhere, "--count"], unindexedSQL),
+    ("full ordered scan", scanCLI, scanSQL),
+  ]
+  guard dropCaches() else {
+    print("\ncold: not measured: writing 3 to /proc/sys/vm/drop_caches is not permitted here")
+    return
+  }
+  print("\ncold (page cache dropped before each process; one run each):")
+  print(
+    "query".padded(40) + "Folio process".padded(15) + "sqlite3 process".padded(17) + "ratio (target ≤ 3x)")
+  for (name, arguments, sql) in cold {
+    _ = dropCaches()
+    let folioTime = try spawnTimed(folio, ["-C", storePath] + arguments)
+    _ = dropCaches()
+    let sqliteTime = try spawnTimed("/usr/bin/sqlite3", [databasePath, sql])
+    print(
+      name.padded(40) + ms(folioTime).padded(15) + ms(sqliteTime).padded(17) + ratio(folioTime, sqliteTime))
+  }
+}
+
+private func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.2fx", a / max(b, 1e-9)) }
+
+/// Drops the page cache (`echo 3 > /proc/sys/vm/drop_caches`) after a
+/// sync; false where that is not permitted.
+private func dropCaches() -> Bool {
+  sync()
+  let fd = open("/proc/sys/vm/drop_caches", O_WRONLY)
+  guard fd >= 0 else { return false }
+  defer { close(fd) }
+  return write(fd, "3\n", 2) == 2
 }
 
 private func generateFlights(count: Int, storePath: String, databasePath: String, root: String) throws {

@@ -169,3 +169,31 @@ struct QueryCLITests {
     #expect(pks(try scratch.folio("query", "todos", "--limit-to-first", "1").stdout) == ["a"])
   }
 }
+
+/// `indexes:` and `--explain` through the binary.
+struct SecondaryIndexCLITests {
+  @Test func explainNamesTheIndexAFilterUses() throws {
+    let scratch = try CLIScratch(
+      yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n    order: [rank]\n    indexes: [owner]\n")
+    defer { scratch.remove() }
+    #expect(try scratch.folio("init").status == 0)
+    for (pk, owner) in [("a", "ann"), ("b", "bob"), ("c", "ann"), ("d", "cy")] {
+      let put = try scratch.folio("put", "todos", pk, "-", input: #"{"rank": 1, "owner": "\#(owner)"}"#)
+      #expect(put.status == 0, "\(put.stderr)")
+    }
+    let explain = try scratch.folio("query", "todos", "--where", #"owner == "ann""#, "--explain")
+    #expect(explain.status == 0 && explain.stderr.isEmpty)
+    #expect(
+      explain.stdout
+        == "secondary index on owner, range narrowed by the filter, then sorted; reads 2 documents\n")
+    let count = try scratch.folio("query", "todos", "--where", #"owner in ["ann", "cy"]"#, "--count")
+    #expect(count.stdout == "3\n")
+    // A bad entry: positioned, and nothing runs.
+    try scratch.write(
+      "folio.yaml", "version: 1\ntables:\n  todos:\n    path: data/todos\n    indexes: [owner, owner]\n")
+    let bad = try scratch.folio("query", "todos", "--count")
+    #expect(bad.status == 1 && bad.stdout.isEmpty)
+    #expect(
+      bad.stderr.contains("folio.yaml:5:22: error: index path 'owner' of table 'todos' is listed twice"))
+  }
+}

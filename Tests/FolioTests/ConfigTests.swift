@@ -142,6 +142,12 @@ struct ConfigParsingTests {
       name: "explicit core tags",
       yaml: "version: !!int 1\ntables: !!map\n  a: {key: !!str 7, order: !!seq [x]}\n",
       expected: Config(tables: [TableConfig(name: "a", key: "7", order: ["x"])])),
+    ValidCase(
+      name: "secondary indexes",
+      yaml: "version: 1\ntables:\n  flights:\n    order: [dep_delay]\n    indexes: [carrier, o.d]\n",
+      expected: Config(tables: [
+        TableConfig(name: "flights", order: ["dep_delay"], indexes: ["carrier", "o.d"])
+      ])),
   ]
 
   @Test(arguments: validCases)
@@ -257,7 +263,7 @@ struct ConfigParsingTests {
     InvalidCase(
       name: "unknown table key", yaml: "version: 1\ntables:\n  todos:\n    pth: data\n",
       location: "folio.yaml:4:5",
-      fragment: "unknown key 'pth' in table 'todos'; expected one of: path, key, order, columns"),
+      fragment: "unknown key 'pth' in table 'todos'; expected one of: path, key, order, indexes, columns"),
     InvalidCase(
       name: "table name with a space", yaml: "version: 1\ntables:\n  my todos: {}\n",
       location: "folio.yaml:3:3", fragment: "invalid table name 'my todos'"),
@@ -293,6 +299,28 @@ struct ConfigParsingTests {
     InvalidCase(
       name: "order entry listed twice", yaml: "version: 1\ntables:\n  todos: {order: [a, a]}\n",
       location: "folio.yaml:3:22", fragment: "order key 'a' of table 'todos' is listed twice"),
+    InvalidCase(
+      name: "indexes a scalar", yaml: "version: 1\ntables:\n  todos:\n    indexes: carrier\n",
+      location: "folio.yaml:4:14", fragment: "'indexes' of table 'todos' must be a list of strings"),
+    InvalidCase(
+      name: "indexes holding a mapping", yaml: "version: 1\ntables:\n  todos: {indexes: [a, {b: c}]}\n",
+      location: "folio.yaml:3:24",
+      fragment: "'indexes' of table 'todos' must be a list of strings; found a mapping in it"),
+    InvalidCase(
+      name: "empty index entry", yaml: "version: 1\ntables:\n  todos: {indexes: [a, \"\"]}\n",
+      location: "folio.yaml:3:24", fragment: "index path of table 'todos' must not be empty"),
+    InvalidCase(
+      name: "index entry with an empty segment",
+      yaml: "version: 1\ntables:\n  todos: {indexes: [a., b]}\n", location: "folio.yaml:3:21",
+      fragment: "index path 'a.' of table 'todos' has an empty segment"),
+    InvalidCase(
+      name: "index entry listed twice", yaml: "version: 1\ntables:\n  todos: {indexes: [b, b]}\n",
+      location: "folio.yaml:3:24", fragment: "index path 'b' of table 'todos' is listed twice"),
+    InvalidCase(
+      name: "index entry that is an order key",
+      yaml: "version: 1\ntables:\n  todos:\n    indexes: [b, a]\n    order: [a]\n",
+      location: "folio.yaml:4:18",
+      fragment: "index path 'a' of table 'todos' is an order key, which is indexed already"),
     InvalidCase(
       name: "unknown column kind",
       yaml: "version: 1\ntables:\n  todos:\n    columns:\n      views: countr\n",
@@ -483,7 +511,7 @@ struct ConfigParsingTests {
     #expect(
       String(describing: error)
         == "stores/app/folio.yaml:2:14: error: unknown key 'pth' in table 'a'; "
-        + "expected one of: path, key, order, columns")
+        + "expected one of: path, key, order, indexes, columns")
   }
 
   @Test func invalidUTF8IsReportedWithItsPosition() throws {
@@ -597,6 +625,7 @@ struct ConfigYAMLTextTests {
         name: "todos", path: "data/todos", order: ["lastUpdate", "meta.updatedAt"],
         columns: ["views": .counter, "tags": .set, "title": .register])
     ]),
+    Config(tables: [TableConfig(name: "flights", order: ["dep_delay"], indexes: ["carrier", "o.d"])]),
     // Values that plain YAML would misread or that need escapes.
     Config(tables: [
       TableConfig(name: "2024", key: "true"),

@@ -36,6 +36,9 @@ extension Config {
     text += "\(inner)path: \(yamlString(table.path))\n"
     text += "\(inner)key: \(yamlString(table.key))\n"
     text += "\(inner)order: [\(table.order.map(yamlString).joined(separator: ", "))]\n"
+    if !table.indexes.isEmpty {
+      text += "\(inner)indexes: [\(table.indexes.map(yamlString).joined(separator: ", "))]\n"
+    }
     if !table.columns.isEmpty {
       text += "\(inner)columns:\n"
       for (column, kind) in table.columns.sorted(by: { $0.key < $1.key }) {

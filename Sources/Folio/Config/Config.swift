@@ -16,6 +16,7 @@
 ///     path: data/todos        # folder, relative to the store root (default: the table name)
 ///     key: id                 # column that holds the pk (default: id)
 ///     order: [lastUpdate]     # order keys (column names or dotted paths), default []
+///     indexes: [owner]        # more indexed paths, for filters (default [])
 ///     columns:                # optional column kinds
 ///       views: counter
 ///       tags: set

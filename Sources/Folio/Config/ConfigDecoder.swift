@@ -11,7 +11,7 @@ struct ConfigDecoder {
   static let topLevelKeys = ["version", "tables", "sync", "index"]
   static let syncKeys = ["remote", "pull-every", "ssh-key", "max-clock-skew"]
   static let indexKeys = ["daemon", "idle"]
-  static let tableKeys = ["path", "key", "order", "columns"]
+  static let tableKeys = ["path", "key", "order", "indexes", "columns"]
   static let supportedVersion = 1
 
   /// Decodes the document's root (`nil` for a file without a document).
@@ -226,6 +226,7 @@ struct ConfigDecoder {
     var pathNode = nameNode
     var key = "id"
     var order: [String] = []
+    var indexes: [(path: String, node: YAMLNode)] = []
     var columns: [String: ColumnKind] = [:]
     var columnNodes: [String: YAMLNode] = [:]
 
@@ -260,7 +261,9 @@ struct ConfigDecoder {
           }
           key = text
         case "order":
-          order = try decodeOrder(value, table: name)
+          order = try decodePaths(value, table: name, setting: "order", noun: "order key").map(\.path)
+        case "indexes":
+          indexes = try decodePaths(value, table: name, setting: "indexes", noun: "index path")
         case "columns":
           (columns, columnNodes) = try decodeColumns(value, table: name)
         default:
@@ -277,8 +280,17 @@ struct ConfigDecoder {
         at: node)
     }
 
+    // An order key has its index already; listing it again would suggest
+    // a second one.
+    if let twin = indexes.first(where: { order.contains($0.path) }) {
+      throw error(
+        "index path '\(twin.path)' of table '\(name)' is an order key, which is indexed already; "
+          + "remove it from 'indexes'", at: twin.node)
+    }
+
     let normalized = try checkPath(path, at: pathNode, table: name)
-    let table = TableConfig(name: name, path: normalized, key: key, order: order, columns: columns)
+    let table = TableConfig(
+      name: name, path: normalized, key: key, order: order, indexes: indexes.map(\.path), columns: columns)
     return (table, pathNode)
   }
 
@@ -302,36 +314,43 @@ struct ConfigDecoder {
     }
   }
 
-  private func decodeOrder(_ node: YAMLNode, table: String) throws -> [String] {
+  /// Decodes a list of paths (`order:` or `indexes:`), each with the node
+  /// that names it.
+  /// - Parameters:
+  ///   - setting: the key, for messages.
+  ///   - noun: what one entry is called, for messages.
+  private func decodePaths(_ node: YAMLNode, table: String, setting: String, noun: String) throws
+    -> [(path: String, node: YAMLNode)]
+  {
     if node.isNull { return [] }
     guard case .sequence(let items) = node.content else {
       throw error(
-        "'order' of table '\(table)' must be a list of strings; found \(node.typeDescription)",
+        "'\(setting)' of table '\(table)' must be a list of strings; found \(node.typeDescription)",
         at: node)
     }
-    var order: [String] = []
+    var paths: [(path: String, node: YAMLNode)] = []
     var seen: Set<String> = []
     for item in items {
       guard case .scalar = item.content else {
         throw error(
-          "'order' of table '\(table)' must be a list of strings; found \(item.typeDescription) in it",
+          "'\(setting)' of table '\(table)' must be a list of strings; found \(item.typeDescription) in it",
           at: item)
       }
       guard let entry = item.text, !entry.isEmpty else {
-        throw error("order key of table '\(table)' must not be empty", at: item)
+        throw error("\(noun) of table '\(table)' must not be empty", at: item)
       }
       // A dotted path names a value inside a column; an empty segment names
       // nothing and is almost surely a typo.
       if entry.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
         throw error(
-          "order key '\(entry)' of table '\(table)' has an empty segment between dots", at: item)
+          "\(noun) '\(entry)' of table '\(table)' has an empty segment between dots", at: item)
       }
       guard seen.insert(entry).inserted else {
-        throw error("order key '\(entry)' of table '\(table)' is listed twice", at: item)
+        throw error("\(noun) '\(entry)' of table '\(table)' is listed twice", at: item)
       }
-      order.append(entry)
+      paths.append((entry, item))
     }
-    return order
+    return paths
   }
 
   private func decodeColumns(_ node: YAMLNode, table: String) throws

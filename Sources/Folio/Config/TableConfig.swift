@@ -1,9 +1,9 @@
-/// One table of a store: its folder, its key column, its order keys and the
-/// kinds of its columns.
+/// One table of a store: its folder, its key column, its order keys, its
+/// secondary indexes and the kinds of its columns.
 ///
 /// ```swift
 /// let todos = TableConfig(name: "todos", path: "data/todos", order: ["lastUpdate"],
-///                         columns: ["views": .counter, "tags": .set])
+///                         indexes: ["owner"], columns: ["views": .counter, "tags": .set])
 /// todos.kind(of: "views")   // .counter
 /// todos.kind(of: "title")   // .register
 /// ```
@@ -18,6 +18,10 @@ public struct TableConfig: Sendable, Hashable {
   /// The order keys (column names or dotted paths), which get persistent
   /// indexes and are the default sort for export.
   public var order: [String]
+  /// More paths to index (column names or dotted paths), for filters: the
+  /// query planner reads a range of their index instead of every document.
+  /// None of them is an order key.
+  public var indexes: [String]
   /// The kinds of the columns that are not registers.
   public var columns: [String: ColumnKind]
 
@@ -32,17 +36,23 @@ public struct TableConfig: Sendable, Hashable {
   ///     It is normalised (see ``path``).
   ///   - key: the column that holds the pk.
   ///   - order: the order keys.
+  ///   - indexes: more paths to index, for filters.
   ///   - columns: the kinds of the columns that are not registers.
   public init(
     name: String, path: String? = nil, key: String = "id", order: [String] = [],
-    columns: [String: ColumnKind] = [:]
+    indexes: [String] = [], columns: [String: ColumnKind] = [:]
   ) {
     self.name = name
     self.path = Self.normalizedPath(path ?? name)
     self.key = key
     self.order = order
+    self.indexes = indexes
     self.columns = columns
   }
+
+  /// Every path with a persistent index: the order keys, then the
+  /// secondary indexes.
+  public var indexedPaths: [String] { order + indexes.filter { !order.contains($0) } }
 
   /// The kind of `column`: its listed kind, or ``ColumnKind/register`` when
   /// it is not listed.

@@ -218,7 +218,7 @@ public final class IndexPublisher: Sendable {
       }
       // One full check of each indexed table now, so the first question is
       // answered quickly.
-      for table in store.config.tables where !table.order.isEmpty {
+      for table in store.config.tables where !table.indexedPaths.isEmpty {
         _ = try? OrderIndexCache.publishableState(store: store, table: table)
       }
       do {

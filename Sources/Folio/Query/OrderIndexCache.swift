@@ -15,6 +15,10 @@ enum QueryStatistics {
   }
 
   private static let reads = Mutex<[String: Int]>([:])
+  private static let packed = Mutex<[String: Int]>([:])
+  /// Counts `n` documents taken from the packed cache (``PackedDocuments``).
+  static func countPacked(_ n: Int, folder: String) { packed.withLock { $0[folder, default: 0] += n } }
+  static func documentsPacked(folder: String) -> Int { packed.withLock { $0[folder] ?? 0 } }
   private static let checks = Mutex<[String: [Check: Int]]>([:])
   static func countRead(folder: String) { reads.withLock { $0[folder, default: 0] += 1 } }
   static func documentsRead(folder: String) -> Int { reads.withLock { $0[folder] ?? 0 } }
@@ -199,6 +203,8 @@ struct IndexSnapshot: Sendable {
   let overridden: [Bool]
   let overlay: [(pk: String, entry: IndexEntry)]
   let keys: [FieldPath]
+  /// The index lock, which also guards the table's ``DocumentPack``.
+  let lockPath: String
 
   /// About how many documents the table holds (the base's, plus what the
   /// overlay adds), without walking anything.
@@ -209,6 +215,19 @@ struct IndexSnapshot: Sendable {
     overridden = index.overridden
     overlay = index.overlay.values.compactMap { item in item.entry.map { (item.pk, $0) } }
     keys = index.keys
+    lockPath = index.lockPath
+  }
+
+  /// A function from a live pk to its value of key `key` (``OrderValue/null``
+  /// for a pk the index does not hold).
+  func lookup(key: Int) -> (String) -> OrderValue {
+    var fresh: [ExactKey: IndexEntry] = [:]
+    for item in overlay { fresh[ExactKey(item.pk)] = item.entry }
+    return { [base] pk in
+      if let entry = fresh[ExactKey(pk)] { return OrderValue(entry.values[key]) }
+      guard let base, let doc = base.find(pk) else { return .null }
+      return OrderValue(base.value(doc, key: key))
+    }
   }
 
   /// The runs that hold the documents in the order of key `key` (nil: pk).

@@ -111,6 +111,12 @@ struct MergedRange {
     high = runs.map { $0.upperIndex(upper?.0, inclusive: upper?.1 ?? true) }
   }
 
+  /// How many entries the range spans, dead ones included: an estimate of
+  /// what walking it reads, at no cost.
+  var estimatedCount: Int {
+    zip(low, high).reduce(0) { $0 + Swift.max(0, $1.1 - $1.0) }
+  }
+
   /// The next pk from the front.
   mutating func next() -> String? {
     var best: Int?

@@ -19,14 +19,15 @@ extension Query {
     return result
   }
 
-  /// The number of documents the query returns. Without a filter, no
-  /// document is read when the ordering is indexed.
+  /// The number of documents the query returns. No document is read when
+  /// the ordering is indexed and there is no filter, or only one that the
+  /// index range decides (`dep_delay > 300` ordered by `dep_delay`).
   public func count() throws -> Int {
-    if filter == nil {
-      var cursor = try documents()
-      return cursor.countWithoutReading()
-    }
-    var cursor = try documents()
+    let store = collection.store
+    let table = try store.table(named: collection.name)
+    let plan = try accessPlan(store: store, table: table)
+    var cursor = try cursor(plan, store: store, table: table, limit: limit)
+    if filter == nil || plan.filterImplied { return cursor.countWithoutReading() }
     var n = 0
     while try cursor.next() != nil { n += 1 }
     return n
@@ -48,54 +49,101 @@ extension Query {
   public func documents() throws -> QueryCursor {
     let store = collection.store
     let table = try store.table(named: collection.name)
-    let ordering = effectiveOrdering(table)
-    var lower = start.map { (point(for: $0, isStart: true, ordering: ordering), $0.inclusive) }
-    var upper = end.map { (point(for: $0, isStart: false, ordering: ordering), $0.inclusive) }
+    return try cursor(try accessPlan(store: store, table: table), store: store, table: table, limit: limit)
+  }
+
+  /// A cursor that runs `plan`, stopping at `limit`.
+  func cursor(_ plan: AccessPlan, store: Store, table: TableConfig, limit: Limit?) throws -> QueryCursor {
+    let constant: OrderValue = plan.ordering == .value ? .composite : .null
+    if let candidates = plan.candidates, let snapshot = plan.snapshot {
+      // The filter's index range, then sorted in the query's order.
+      var pks: [String] = []
+      for var range in candidates.ranges(in: snapshot) {
+        while let pk = range.next() { pks.append(pk) }
+      }
+      var items: [(value: OrderValue, pk: String)] = []
+      var preloaded: [ExactKey: JSONObject] = [:]
+      switch plan.natural {
+      case .pk:
+        items = pks.map { (constant, $0) }
+      case .index(let key, _):
+        let values = snapshot.lookup(key: key)
+        items = pks.map { (values($0), $0) }
+      case .scan(let path):
+        // The order value is in the document: read it once, filter it
+        // here, and hand it to the cursor.
+        for pk in pks {
+          QueryStatistics.countRead(folder: store.directory(of: table))
+          guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
+            continue
+          }
+          if let filter, !filter.matches(read.object) { continue }
+          items.append((OrderValue(read.object.value(at: path)), pk))
+          preloaded[ExactKey(pk)] = read.object
+        }
+      }
+      return QueryCursor(
+        store: store, table: table,
+        range: MergedRange(runs: [ArrayRun(sorting: items)], lower: plan.lower, upper: plan.upper),
+        limit: limit, filter: filter, preloaded: preloaded)
+    }
     var runs: [any OrderedRun]
     var filtered = false
-    switch ordering {
-    case .key, .value:
-      let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: false)
-      // Documents are objects, which all sort alike: the order is the pk's.
-      runs = snapshot.runs(key: nil, constant: ordering == .key ? .null : .composite)
-    case .child(let path):
-      if let key = table.order.firstIndex(where: { FieldPath($0) == path }) {
-        let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: true)
+    var packed: PackedDocuments?
+    var packSnapshot: IndexSnapshot?
+    switch plan.natural {
+    case .pk, .index:
+      var snapshot: IndexSnapshot
+      if case .index(let key, _) = plan.natural {
+        snapshot = try plan.snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: true)
         runs = snapshot.runs(key: key, constant: .null)
-        // The planner: a filter on the indexed path narrows the range read,
-        // where the query sets no bound of its own on that side.
-        if usesFilterBounds {
-          let bounds = Query.filterBounds(filter ?? boundsOnlyFilter, path: path)
-          if lower == nil, let point = bounds.lower { lower = (point, true) }
-          if upper == nil, let point = bounds.upper { upper = (point, true) }
-        }
       } else {
-        runs = [try scan(store: store, table: table, path: path)]
-        filtered = true
+        snapshot = try plan.snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: false)
+        // Documents are objects, which all sort alike: the order is the pk's.
+        runs = snapshot.runs(key: nil, constant: constant)
       }
+      // A read of much of the table: one sequential read of the packed
+      // cache beats opening each file. (Its records are checked against
+      // the index, which must then vouch for every file's contents.)
+      let reads = MergedRange(runs: runs, lower: plan.lower, upper: plan.upper).estimatedCount
+      if filter != nil || limit == nil,
+        reads >= Swift.max(PackedDocuments.minimumReads, snapshot.approximateCount / 4)
+      {
+        if !plan.contentsChecked {
+          snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: true)
+          runs = snapshot.runs(key: nil, constant: constant)
+        }
+        packSnapshot = snapshot
+      }
+    case .scan(let path):
+      let (run, documents) = try scan(store: store, table: table, path: path, snapshot: plan.snapshot)
+      runs = [run]
+      packed = documents
+      filtered = true
     }
     return QueryCursor(
-      store: store, table: table, range: MergedRange(runs: runs, lower: lower, upper: upper),
-      limit: limit, filter: filtered ? nil : filter)
+      store: store, table: table, range: MergedRange(runs: runs, lower: plan.lower, upper: plan.upper),
+      limit: limit, filter: filtered || plan.filterImplied ? nil : filter, packed: packed,
+      packSnapshot: packSnapshot)
   }
 
-  private func point(for bound: Bound, isStart: Bool, ordering: Ordering) -> OrderPoint {
-    QueryPlan.point(bound, isStart: isStart, ordering: ordering)
-  }
-
-  /// Orders by a path that has no index: reads every document once, keeping
-  /// only its value and pk (and only if it passes the filter).
-  private func scan(store: Store, table: TableConfig, path: FieldPath) throws -> ArrayRun {
+  /// Orders by a path that has no index: reads every document once (from
+  /// the packed cache, where it is current), keeping only its value and pk,
+  /// and only if it passes the filter. The documents stay at hand for the
+  /// cursor.
+  private func scan(store: Store, table: TableConfig, path: FieldPath, snapshot: IndexSnapshot?) throws -> (
+    ArrayRun, PackedDocuments
+  ) {
+    let snapshot = try snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: true)
+    let documents = try PackedDocuments(store: store, table: table, snapshot: snapshot)
     var items: [(value: OrderValue, pk: String)] = []
-    for pk in try collection.allPKs() {
-      QueryStatistics.countRead(folder: store.directory(of: table))
-      guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
-        continue
-      }
-      if let filter, !filter.matches(read.object) { continue }
-      items.append((OrderValue(read.object.value(at: path)), pk))
+    items.reserveCapacity(documents.count)
+    let filter = self.filter
+    try documents.forEach { pk, object in
+      if let filter, !filter.matches(object) { return }
+      items.append((OrderValue(object.value(at: path)), pk))
     }
-    return ArrayRun(sorting: items)
+    return (ArrayRun(sorting: items), documents)
   }
 }
 
@@ -110,13 +158,36 @@ public struct QueryCursor {
   private var returned = 0
   /// For `limitToLast`: the documents, found back to front, then handed out.
   private var buffered: [Document]?
+  /// Documents the plan has read already, by pk.
+  private var preloaded: [ExactKey: JSONObject]
+  /// The table's documents, read from the packed cache, for a cursor that
+  /// reads many.
+  private var packed: PackedDocuments?
+  /// The checked index to read the packed cache against on the first load
+  /// (not before: a count reads no document).
+  private var packSnapshot: IndexSnapshot?
+  /// The columns the filter reads, as UTF-8, when they allow judging a
+  /// packed document from those members alone.
+  private let filterColumns: [[UInt8]]?
 
-  init(store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?) {
+  init(
+    store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?,
+    preloaded: [ExactKey: JSONObject] = [:], packed: PackedDocuments? = nil,
+    packSnapshot: IndexSnapshot? = nil
+  ) {
+    self.packed = packed
+    self.packSnapshot = packSnapshot
+    // ASCII names need no escapes in JSON and have no twin spellings.
+    let columns = filter?.columns ?? []
+    filterColumns =
+      columns.allSatisfy { $0.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x80 && $0 != 0x22 && $0 != 0x5C } }
+      ? columns.map { Array($0.utf8) } : nil
     self.store = store
     self.table = table
     self.range = range
     self.limit = limit
     self.filter = filter
+    self.preloaded = preloaded
   }
 
   /// The next document, or nil at the end.
@@ -147,7 +218,27 @@ public struct QueryCursor {
   }
 
   /// The document `pk`, if it still exists and passes the filter.
-  private func load(_ pk: String) throws -> Document? {
+  private mutating func load(_ pk: String) throws -> Document? {
+    if !preloaded.isEmpty, let object = preloaded.removeValue(forKey: ExactKey(pk)) {
+      if let filter, !filter.matches(object) { return nil }
+      return Document(pk: pk, table: table.name, value: object)
+    }
+    if let snapshot = packSnapshot {
+      packSnapshot = nil
+      packed = try PackedDocuments(store: store, table: table, snapshot: snapshot)
+    }
+    if let packed {
+      // Only the members the filter reads, where that is all it needs:
+      // most documents a filter drops are never parsed whole.
+      if let filter, let columns = filterColumns,
+        let matches = try packed.matches(pk, filter: filter, columns: columns), !matches
+      {
+        return nil
+      }
+      guard let object = try packed.object(pk) else { return nil }
+      if let filter, !filter.matches(object) { return nil }
+      return Document(pk: pk, table: table.name, value: object)
+    }
     QueryStatistics.countRead(folder: store.directory(of: table))
     guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
       return nil
@@ -171,12 +262,12 @@ public struct QueryCursor {
 
 extension Query {
   /// Whether the query runs on a persistent index (its ordering is the key,
-  /// the value, or a path listed under `order`), so that it can count and
-  /// page without reading every document.
+  /// the value, or a path listed under `order` or `indexes`), so that it
+  /// can count and page without reading every document.
   func isIndexed(_ table: TableConfig) -> Bool {
     switch effectiveOrdering(table) {
     case .key, .value: true
-    case .child(let path): table.order.contains { FieldPath($0) == path }
+    case .child(let path): table.indexedPaths.contains { FieldPath($0) == path }
     }
   }
 }

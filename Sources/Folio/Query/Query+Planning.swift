@@ -54,6 +54,67 @@ extension Query {
   }
 }
 
+extension Query {
+  /// The ranges of the index on `path` that hold every document the filter
+  /// can match: ``filterBounds(_:path:)``, split into one range per value
+  /// when a top-level `&&` term is an `in` on `path` (so that `carrier in
+  /// ["AA", "UA"]` reads those two values, not all between). Disjoint, in
+  /// order.
+  static func filterRanges(_ filter: Predicate, path: FieldPath) -> [(lower: OrderPoint?, upper: OrderPoint?)]
+  {
+    let hull = filterBounds(filter, path: path)
+    var terms = [filter]
+    while let term = terms.popLast() {
+      if case .and(let a, let b) = term {
+        terms += [a, b]
+        continue
+      }
+      guard case .compare(.path(let p), .isIn, .literal(.array(let elements))) = term, p == path else {
+        continue
+      }
+      var values = elements.map(OrderValue.init).sorted { $0.compare($1) < 0 }
+      values = values.enumerated().filter { $0.offset == 0 || values[$0.offset - 1].compare($0.element) != 0 }
+        .map(\.element)
+      return values.compactMap { value in
+        var lower = OrderPoint(value: value, key: .min)
+        var upper = OrderPoint(value: value, key: .max)
+        if let bound = hull.lower, bound.isAfter(lower) { lower = bound }
+        if let bound = hull.upper, upper.isAfter(bound) { upper = bound }
+        return lower.isAfter(upper) ? nil : (lower, upper)
+      }
+    }
+    return [hull]
+  }
+}
+
+extension Query {
+  /// Whether every document in the range ``filterBounds(_:path:)`` gives
+  /// matches `filter`: it is only `<`, `<=`, `>` and `>=` terms on `path`
+  /// against scalars, joined by `&&`. These compare by the index's own
+  /// order (``ValueOrdering/compare(_:_:)``), so the range is exact and a
+  /// count needs no document. (`==` and `in` are not: they test equality,
+  /// which tells apart values the order ties, such as two arrays.)
+  static func isImpliedByRange(_ filter: Predicate, path: FieldPath) -> Bool {
+    var terms = [filter]
+    while let term = terms.popLast() {
+      switch term {
+      case .and(let a, let b): terms += [a, b]
+      case .compare(.path(let p), let comparator, .literal(let value)),
+        .compare(.literal(let value), let comparator, .path(let p)):
+        guard p == path, [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(comparator) else {
+          return false
+        }
+        switch value {
+        case .array, .object: return false
+        default: continue
+        }
+      default: return false
+      }
+    }
+    return true
+  }
+}
+
 extension Predicate.Comparator {
   /// The comparator with its operands swapped: `3 < a` is `a > 3`.
   var flipped: Predicate.Comparator {
@@ -81,51 +142,133 @@ extension OrderPoint {
   }
 }
 
-/// How a query will run: which index it reads, over which range, and how
-/// many documents that means (``Query/explain()``, `folio query --explain`).
-public struct QueryExplanation: Sendable, CustomStringConvertible {
-  /// The order key whose index is read; nil for a full scan or the pk order.
-  public var index: String?
-  /// Whether the filter narrowed the index range.
-  public var narrowedByFilter: Bool
-  /// Documents that will be read (the range's entries; for a scan, all).
-  public var documentsToRead: Int
-  /// Whether every document is read to order by a path with no index.
-  public var fullScan: Bool
-
-  /// One line, as `folio query --explain` prints it.
-  public var description: String {
-    if fullScan { return "full scan: no index on the order path; reads \(documentsToRead) documents" }
-    let source = index.map { "index on \($0)" } ?? "pk order"
-    let range = narrowedByFilter ? ", range narrowed by the filter" : ""
-    return "\(source)\(range); reads \(documentsToRead) documents"
-  }
-}
-
 extension Query {
+  /// Chooses where this query's documents come from, reading no document:
+  /// the index of its ordering, or the range of another index that its
+  /// filter bounds when that range is the smaller read, or every document.
+  func accessPlan(store: Store, table: TableConfig) throws -> AccessPlan {
+    let ordering = effectiveOrdering(table)
+    let paths = table.indexedPaths.map { FieldPath($0) }
+    var plan = AccessPlan(
+      ordering: ordering,
+      lower: start.map { (QueryPlan.point($0, isStart: true, ordering: ordering), $0.inclusive) },
+      upper: end.map { (QueryPlan.point($0, isStart: false, ordering: ordering), $0.inclusive) })
+    var orderPath: FieldPath?
+    switch ordering {
+    case .key, .value: plan.natural = .pk
+    case .child(let path):
+      orderPath = path
+      plan.natural = paths.firstIndex(of: path).map { .index($0, path) } ?? .scan(path)
+    }
+
+    // Indexed paths other than the ordering's that the filter bounds.
+    var candidates: [AccessPlan.Candidates] = []
+    if usesFilterBounds, let filter {
+      for (key, path) in paths.enumerated() where path != orderPath {
+        let ranges = Query.filterRanges(filter, path: path)
+        if ranges.count != 1 || ranges[0].lower != nil || ranges[0].upper != nil {
+          candidates.append(AccessPlan.Candidates(key: key, path: path, ranges: ranges))
+        }
+      }
+    }
+    if case .scan = plan.natural, candidates.isEmpty { return plan }
+    // Values matter (not only which documents exist) once an index on a
+    // path is read.
+    var contents = !candidates.isEmpty
+    if case .index = plan.natural { contents = true }
+    let snapshot = try OrderIndexCache.snapshot(store: store, table: table, contents: contents)
+    plan.snapshot = snapshot
+    plan.contentsChecked = contents
+
+    let naturalEstimate: Int
+    switch plan.natural {
+    case .pk:
+      naturalEstimate =
+        MergedRange(runs: snapshot.runs(key: nil, constant: .null), lower: plan.lower, upper: plan.upper)
+        .estimatedCount
+    case .index(let key, let path):
+      // A filter on the order path narrows the range, where the query sets
+      // no bound of its own on that side.
+      if usesFilterBounds, let filter {
+        let bounds = Query.filterBounds(filter, path: path)
+        if plan.lower == nil, let point = bounds.lower {
+          plan.lower = (point, true)
+          plan.narrowed = true
+        }
+        if plan.upper == nil, let point = bounds.upper {
+          plan.upper = (point, true)
+          plan.narrowed = true
+        }
+        plan.filterImplied = start == nil && end == nil && Query.isImpliedByRange(filter, path: path)
+      }
+      naturalEstimate =
+        MergedRange(runs: snapshot.runs(key: key, constant: .null), lower: plan.lower, upper: plan.upper)
+        .estimatedCount
+    case .scan:
+      naturalEstimate = snapshot.approximateCount
+    }
+
+    guard
+      let best = candidates.map({ candidate in
+        (candidate, candidate.ranges(in: snapshot).reduce(0) { $0 + $1.estimatedCount })
+      }).min(by: { $0.1 < $1.1 })
+    else { return plan }
+    // Walking the ordering's index stops at the limit: if the filter keeps
+    // documents as often as the best range suggests, that is about
+    // limit × natural / best documents read.
+    var naturalCost = naturalEstimate
+    if case .scan = plan.natural {
+    } else if let limit {
+      let n: Int
+      switch limit {
+      case .first(let k), .last(let k): n = k
+      }
+      let expected = Double(n) * Double(naturalEstimate) / Double(Swift.max(1, best.1))
+      naturalCost = Swift.min(naturalEstimate, Int(expected.rounded(.up)))
+    }
+    if best.1 < naturalCost {
+      plan.candidates = best.0
+      plan.narrowed = true
+    }
+    return plan
+  }
+
   /// How this query will run, without reading any document.
   ///
   /// ```swift
   /// print(try flights.query().where("dep_delay > 300").explain())
   /// // index on dep_delay, range narrowed by the filter; reads 610 documents
   /// ```
+  /// - Throws: `UNKNOWN_TABLE`.
   public func explain() throws -> QueryExplanation {
-    let table = try collection.store.table(named: collection.name)
-    let ordering = effectiveOrdering(table)
+    let store = collection.store
+    let table = try store.table(named: collection.name)
+    let plan = try accessPlan(store: store, table: table)
     var explanation = QueryExplanation(
-      index: nil, narrowedByFilter: false, documentsToRead: 0, fullScan: false)
-    if case .child(let path) = ordering {
-      guard table.order.contains(where: { FieldPath($0) == path }) else {
-        explanation.fullScan = true
-        explanation.documentsToRead = try collection.allPKs().count
-        return explanation
+      index: nil, narrowedByFilter: plan.narrowed, documentsToRead: 0, fullScan: false)
+    if let candidates = plan.candidates, let snapshot = plan.snapshot {
+      explanation.index = candidates.path.description
+      explanation.secondary = !table.order.contains(candidates.path.description)
+      explanation.sortedAfterwards = true
+      for var range in candidates.ranges(in: snapshot) {
+        while range.next() != nil { explanation.documentsToRead += 1 }
       }
-      explanation.index = path.description
-      let bounds = Query.filterBounds(filter, path: path)
-      explanation.narrowedByFilter =
-        usesFilterBounds && ((start == nil && bounds.lower != nil) || (end == nil && bounds.upper != nil))
+      return explanation
     }
-    var cursor = try rangeProbe.documents()
+    switch plan.natural {
+    case .scan:
+      explanation.fullScan = true
+      explanation.documentsToRead = try collection.allPKs().count
+      return explanation
+    case .index(_, let path):
+      explanation.index = path.description
+      explanation.secondary = !table.order.contains(path.description)
+    case .pk:
+      break
+    }
+    // Every entry of the range is read when a filter runs; else the limit
+    // stops it.
+    var cursor = try cursor(plan, store: store, table: table, limit: filter == nil ? limit : nil)
     explanation.documentsToRead = cursor.countWithoutReading()
     return explanation
   }

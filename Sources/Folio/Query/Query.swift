@@ -29,9 +29,11 @@
 /// cursor with ``orderByKey()``, or an array or object as a range value.
 ///
 /// When the ordering is the key, the value, or a path listed under `order`
-/// in `folio.yaml`, the query runs on a persistent index and a limited
-/// query reads only the documents it returns. Any other path is ordered by
-/// reading every document.
+/// or `indexes` in `folio.yaml`, the query runs on a persistent index and a
+/// limited query reads only the documents it returns. Any other path is
+/// ordered by reading every document. A filter whose `&&` terms bound an
+/// indexed path (`==`, `<`, `<=`, `>`, `>=`, `in`) reads only that index's
+/// range when it is the smaller read (see ``explain()``).
 ///
 /// **Edits behind Folio's back.** Before each query the index is checked
 /// against the files, so an editor's save (in place or by rename), `cp`,
@@ -60,23 +62,9 @@ public struct Query: Sendable {
   private(set) var end: Bound?
   private(set) var limit: Limit?
   private(set) var filter: Predicate?
-  /// Whether the planner may narrow an index range by the filter (off only
-  /// to compare planned and unplanned results in tests).
+  /// Whether the planner may use the filter to pick an index range (off
+  /// only to compare planned and unplanned results in tests).
   var usesFilterBounds = true
-  /// A filter whose bounds narrow the range but which is not applied
-  /// (``rangeProbe``).
-  private(set) var boundsOnlyFilter: Predicate?
-
-  /// This query's range as the planner narrows it, with no filter to apply
-  /// and no limit when there is a filter: counting its entries reads no
-  /// document (``explain()``).
-  var rangeProbe: Query {
-    var copy = self
-    copy.boundsOnlyFilter = filter
-    copy.filter = nil
-    if filter != nil { copy.limit = nil }
-    return copy
-  }
 
   /// What a query orders by.
   public enum Ordering: Sendable, Hashable, CustomStringConvertible {

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// One table's order index as this process knows it: the base file, plus an
+/// One table's index as this process knows it: the base file, plus an
 /// overlay of what changed since (from the log, and from repairs this
 /// process made). Everything in it is a cache of the document files, checked
 /// against their stat data before a query trusts it.
@@ -14,9 +14,12 @@ final class TableIndex {
   let basePath: String
   let logPath: String
   let lockPath: String
-  /// The order keys the index holds values for, from `folio.yaml`.
+  /// The paths the index holds values for, from `folio.yaml`: the order
+  /// keys, then the secondary indexes (``TableConfig/indexedPaths``). Both
+  /// kinds are kept, checked and repaired alike; only their use differs.
   let keys: [FieldPath]
-  /// What the base must have been built for: folder, key column, order keys.
+  /// What the base must have been built for: folder, key column, indexed
+  /// paths.
   let signature: String
 
   private(set) var base: IndexBase?
@@ -54,11 +57,11 @@ final class TableIndex {
     basePath = indexDirectory + "/" + name + ".base"
     logPath = indexDirectory + "/" + name + ".log"
     lockPath = indexDirectory + "/lock"
-    keys = table.order.map { FieldPath($0) }
-    signature = ([table.path, table.key] + table.order).joined(separator: "\u{0}")
+    keys = table.indexedPaths.map { FieldPath($0) }
+    signature = ([table.path, table.key] + table.indexedPaths).joined(separator: "\u{0}")
   }
 
-  /// The number of the order key `path`, if it is one.
+  /// The number of the indexed path `path`, if it is one.
   func keyNumber(_ path: FieldPath) -> Int? { keys.firstIndex(of: path) }
 
   /// The entry for `doc` values of a parsed document.

@@ -43,11 +43,56 @@ struct QueryPlannerTests {
   @Test func explainNamesAScanAndACursorKeepsItsOwnBound() throws {
     let (store, scratch) = try store()
     defer { scratch.remove() }
-    let scan = try store.collection("t").query().orderBy(child: "even").where("n > 90").explain()
+    let scan = try store.collection("t").query().orderBy(child: "even").where("n != 90").explain()
     #expect(scan.fullScan && scan.documentsToRead == 100)
     #expect(scan.description == "full scan: no index on the order path; reads 100 documents")
     let paged = try store.collection("t").query().startAfter(95, key: "k95").where("n > 10 && n < 98")
     #expect(try paged.get().map(\.pk) == ["k96", "k97"])
     #expect(try paged.explain().description == "index on n, range narrowed by the filter; reads 2 documents")
+  }
+
+  /// Ordering by a path with no index, or by the key, while the filter
+  /// bounds an indexed path: the index range picks the documents, which are
+  /// then sorted.
+  @Test(arguments: [
+    ("even", "n > 90 && n != 95", 9, ["k91", "k93", "k97", "k99", "k92", "k94", "k96", "k98"]),
+    ("key", "n in [12, 3]", 2, ["k12", "k3"]),
+  ])
+  func anotherOrderingStillReadsOnlyTheRange(_ order: String, _ text: String, reads: Int, expected: [String])
+    throws
+  {
+    let (store, scratch) = try store()
+    defer { scratch.remove() }
+    let base = store.collection("t").query()
+    let query = try (order == "key" ? base.orderByKey() : base.orderBy(child: order)).where(text)
+    let plan = try query.explain()
+    #expect(plan.index == "n" && plan.sortedAfterwards && !plan.fullScan && !plan.secondary)
+    #expect(
+      plan.description == "index on n, range narrowed by the filter, then sorted; reads \(reads) documents")
+    let folder = store.directory(of: try store.table(named: "t"))
+    let before = QueryStatistics.documentsRead(folder: folder)
+    #expect(try query.get().map(\.pk) == expected)
+    #expect(QueryStatistics.documentsRead(folder: folder) - before == reads)
+    #expect(try query.limitToLast(2).get().map(\.pk) == Array(expected.suffix(2)))
+    var unplanned = query
+    unplanned.usesFilterBounds = false
+    #expect(try unplanned.explain().fullScan == (order != "key"))
+    #expect(try unplanned.get().map(\.pk) == expected)
+  }
+
+  /// A count whose filter the index range decides reads no document.
+  @Test(arguments: [
+    ("n > 89", 10, 0), ("90 <= n", 10, 0), ("n > 89 && n < 95", 5, 0), ("n > 89 && even", 5, 10),
+    ("n == 42", 1, 1),
+  ])
+  func aCountTheRangeDecidesReadsNoDocument(_ text: String, count: Int, reads: Int) throws {
+    let (store, scratch) = try store()
+    defer { scratch.remove() }
+    let folder = store.directory(of: try store.table(named: "t"))
+    let query = try store.collection("t").query().where(text)
+    _ = try query.explain()
+    let before = QueryStatistics.documentsRead(folder: folder)
+    #expect(try query.count() == count)
+    #expect(QueryStatistics.documentsRead(folder: folder) - before == reads, "\(text)")
   }
 }

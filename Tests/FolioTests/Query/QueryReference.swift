@@ -173,9 +173,12 @@ struct QueryFuzz {
 }
 
 /// The store holding a fuzz table, for the randomized tests.
-func makeFuzzStore(_ docs: [String: JSONObject]) throws -> (Store, Scratch) {
+/// A store whose table `t` holds `docs`, with order keys `v`, `n` and
+/// `o.a.b`, and the secondary indexes `indexes`.
+func makeFuzzStore(_ docs: [String: JSONObject], indexes: [String] = []) throws -> (Store, Scratch) {
+  let secondary = indexes.isEmpty ? "" : "    indexes: [\(indexes.joined(separator: ", "))]\n"
   let (store, scratch) = try makeStore(
-    yaml: "version: 1\ntables:\n  t:\n    path: t\n    order: [v, n, o.a.b]\n")
+    yaml: "version: 1\ntables:\n  t:\n    path: t\n    order: [v, n, o.a.b]\n" + secondary)
   try store.write { tx in
     for (pk, doc) in docs { _ = try tx.put(table: "t", pk: pk, document: .object(doc)) }
   }

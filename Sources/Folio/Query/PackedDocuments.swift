@@ -1,0 +1,322 @@
+import Glibc
+
+/// Every live document of a table for one query: from the packed cache
+/// (``DocumentPack``) where its record matches the checked index, else from
+/// the document's file. Files read here are written back to the pack (only
+/// those whose stat data was not racy), so the next scan finds them there.
+///
+/// Built from an ``IndexSnapshot`` just checked against the files (the
+/// index's rules decide what changed behind Folio's back), and used on one
+/// thread.
+final class PackedDocuments {
+  private let snapshot: IndexSnapshot
+  private let pack: DocumentPack?
+  private let pks: PKTable
+  /// Per document id: where its bytes start in the pack and how many there
+  /// are (-1: not in the pack).
+  private var offsets: [Int]
+  private var lengths: [Int32]
+  /// When each pack record's bytes were read.
+  private var checkedAt: [Int64]
+  /// Ids served from the pack, in pack order (a sequential read).
+  private var order: [Int32] = []
+  /// Documents read from their files this time, by id.
+  private var read: [Int: JSONObject] = [:]
+  private var readOrder: [Int] = []
+
+  /// How many documents a query must read before it reads them from the
+  /// pack instead of their files.
+  static let minimumReads = 2000
+
+  /// How many live documents there are.
+  var count: Int { order.count + readOrder.count }
+  /// How many came from their files rather than the pack (tests).
+  var filesRead: Int { readOrder.count }
+
+  /// The path of `table`'s pack.
+  static func path(store: Store, table: TableConfig) -> String {
+    store.privateDirectory + "/index/" + IndexNames.fileStem(table.name) + ".docs"
+  }
+
+  /// What a pack must have been built for.
+  static func signature(_ table: TableConfig) -> String { table.path + "\u{0}" + table.key }
+
+  /// Reads the pack, validates it against `snapshot`, reads the files of
+  /// the documents it lacks, and saves what it learnt.
+  /// - Throws: `INVALID_JSON` for a document file that does not parse.
+  init(store: Store, table: TableConfig, snapshot: IndexSnapshot) throws {
+    self.snapshot = snapshot
+    let path = Self.path(store: store, table: table)
+    let signature = Self.signature(table)
+    pack = DocumentPack.open(path, signature: signature)
+    pks = PKTable(snapshot)
+    let total = pks.count
+    offsets = [Int](repeating: -1, count: total)
+    lengths = [Int32](repeating: 0, count: total)
+    checkedAt = [Int64](repeating: 0, count: total)
+
+    var intact = pack != nil
+    var dead = 0
+    if let pack {
+      let base = pack.bytes.baseAddress!
+      intact = pack.forEachRecord { record in
+        guard let id = pks.find(record.pk), offsets[id] < 0, pks.stat(id) == record.stat,
+          !record.stat.isRacy(checkedAt: record.checkedAt)
+        else {
+          dead += 1
+          return
+        }
+        offsets[id] = record.document.baseAddress! - base
+        lengths[id] = Int32(record.document.count)
+        checkedAt[id] = record.checkedAt
+        order.append(Int32(id))
+      }
+    }
+
+    // The rest from their files.
+    let folder = store.directory(of: table)
+    QueryStatistics.countPacked(order.count, folder: folder)
+    var fresh: [(pk: String, bytes: [UInt8], stat: FileStat, checkedAt: Int64)] = []
+    let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    defer { if dirfd >= 0 { close(dirfd) } }
+    for id in 0..<total where offsets[id] < 0 && pks.isLive(id) {
+      let pk = pks.pk(id)
+      guard dirfd >= 0, let name = try? PrimaryKey.fileName(for: pk) else { continue }
+      let readAt = FileStat.now()
+      let fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+      // Gone since the check: gone.
+      if fd < 0 { continue }
+      defer { close(fd) }
+      var st = stat()
+      guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+      QueryStatistics.countRead(folder: folder)
+      let bytes = try FileSystem.readAll(fd, path: folder + "/" + name)
+      let display = table.path + "/" + name
+      let value = try JSONValue(parsing: bytes, file: display)
+      guard case .object(let object) = value else {
+        throw FolioError(
+          .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
+          location: .init(file: display, line: 1, column: 1), table: table.name)
+      }
+      read[id] = object
+      readOrder.append(id)
+      let stat = FileStat(st)
+      if !stat.isRacy(checkedAt: readAt) { fresh.append((pk, value.compactBytes(), stat, readAt)) }
+    }
+    save(
+      path: path, signature: signature, fresh: fresh,
+      rewrite: !intact || dead > order.count || fresh.count > order.count, indexLock: snapshot.lockPath)
+  }
+
+  /// Writes what this scan read from files into the pack: appended, or the
+  /// whole pack anew when it is missing, damaged or mostly dead. Skipped
+  /// when another process holds the index lock; the next scan tries again.
+  private func save(
+    path: String, signature: String, fresh: [(pk: String, bytes: [UInt8], stat: FileStat, checkedAt: Int64)],
+    rewrite: Bool, indexLock: String
+  ) {
+    guard rewrite || !fresh.isEmpty else { return }
+    IndexNames.withLock(indexLock, blocking: false) {
+      if rewrite {
+        var out = DocumentPack.header(signature: signature)
+        if let pack {
+          for id in order {
+            let start = offsets[Int(id)]
+            let document = UnsafeRawBufferPointer(
+              rebasing: pack.bytes[start..<(start + Int(lengths[Int(id)]))])
+            DocumentPack.encode(
+              pk: pks.pk(Int(id)), document: document, stat: pks.stat(Int(id)), checkedAt: checkedAt[Int(id)],
+              into: &out)
+          }
+        }
+        for item in fresh {
+          DocumentPack.encode(
+            pk: item.pk, document: item.bytes, stat: item.stat, checkedAt: item.checkedAt, into: &out)
+        }
+        try? FileSystem.writeAtomically(path, out, sync: false)
+      } else {
+        var out: [UInt8] = []
+        for item in fresh {
+          DocumentPack.encode(
+            pk: item.pk, document: item.bytes, stat: item.stat, checkedAt: item.checkedAt, into: &out)
+        }
+        // Only onto the pack this scan validated: a pack replaced since
+        // would get records after a header of its own, which is fine, but
+        // one that is gone would be started without a header.
+        guard FileStat.of(path) != nil else { return }
+        try? IndexNames.append(out, to: path)
+      }
+    }
+  }
+
+  /// Calls `body` with every live document: the pack's in file order, then
+  /// the ones read from files.
+  func forEach(_ body: (String, JSONObject) throws -> Void) throws {
+    for id in order {
+      try body(pks.pk(Int(id)), try parse(Int(id)))
+    }
+    for id in readOrder { try body(pks.pk(id), read[id]!) }
+  }
+
+  /// The document `pk`, or nil when the table does not hold it.
+  func object(_ pk: String) throws -> JSONObject? {
+    guard
+      let id = pk.utf8.withContiguousStorageIfAvailable({ pks.find(UnsafeRawBufferPointer($0)) })
+        ?? Array(pk.utf8).withUnsafeBytes({ pks.find($0) })
+    else { return nil }
+    if offsets[id] >= 0 { return try parse(id) }
+    return read[id]
+  }
+
+  /// Whether document `pk` passes `filter`, judged from only the members
+  /// it reads (`columns`, ASCII names without escapes), parsed from the
+  /// pack's bytes; nil when that shortcut does not apply (the document is
+  /// not in the pack, or its bytes are not as Folio writes them).
+  func matches(_ pk: String, filter: Predicate, columns: [[UInt8]]) throws -> Bool? {
+    guard let id = Array(pk.utf8).withUnsafeBytes({ pks.find($0) }), offsets[id] >= 0 else { return nil }
+    let start = offsets[id]
+    let bytes = UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
+    guard let members = CompactMembers.find(columns, in: bytes) else { return nil }
+    var partial = JSONObject()
+    for (key, value) in members {
+      partial[String(decoding: key, as: UTF8.self)] = try JSONValue(parsing: value)
+    }
+    return filter.matches(partial)
+  }
+
+  private func parse(_ id: Int) throws -> JSONObject {
+    let start = offsets[id]
+    let bytes = UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
+    // Written by Folio from a parsed object, and checksummed: it parses.
+    guard case .object(let object) = try JSONValue(parsing: bytes) else {
+      preconditionFailure("a packed document is not an object")
+    }
+    return object
+  }
+}
+
+/// The live documents of an index snapshot by pk bytes: ids `0..<base.count`
+/// are the base's documents, the rest the overlay's. An open-addressing hash
+/// table, so that matching 300k pack records costs a hash each.
+private struct PKTable {
+  let snapshot: IndexSnapshot
+  let baseCount: Int
+  let overlayPKs: [[UInt8]]
+  private var slots: [Int32]
+  private let mask: Int
+
+  var count: Int { baseCount + overlayPKs.count }
+
+  init(_ snapshot: IndexSnapshot) {
+    self.snapshot = snapshot
+    baseCount = snapshot.base?.count ?? 0
+    overlayPKs = snapshot.overlay.map { Array($0.pk.utf8) }
+    let total = baseCount + overlayPKs.count
+    var capacity = 16
+    while capacity < total * 2 { capacity <<= 1 }
+    slots = [Int32](repeating: -1, count: capacity)
+    mask = capacity - 1
+    for id in 0..<total where isLive(id) {
+      var slot = withPK(id) { Int(truncatingIfNeeded: FNV.hash($0)) } & mask
+      while slots[slot] >= 0 { slot = (slot + 1) & mask }
+      slots[slot] = Int32(id)
+    }
+  }
+
+  func isLive(_ id: Int) -> Bool { id >= baseCount || !snapshot.overridden[id] }
+
+  func withPK<R>(_ id: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    if id < baseCount { return snapshot.base!.withPKBytes(id, body) }
+    return overlayPKs[id - baseCount].withUnsafeBytes(body)
+  }
+
+  func pk(_ id: Int) -> String { withPK(id) { String(decoding: $0, as: UTF8.self) } }
+
+  func stat(_ id: Int) -> FileStat {
+    id < baseCount ? snapshot.base!.stat(id) : snapshot.overlay[id - baseCount].entry.stat
+  }
+
+  /// The live document whose pk is `pk` (UTF-8).
+  func find(_ pk: UnsafeRawBufferPointer) -> Int? {
+    var slot = Int(truncatingIfNeeded: FNV.hash(pk)) & mask
+    while slots[slot] >= 0 {
+      let id = Int(slots[slot])
+      if withPK(id, { $0.elementsEqual(pk) }) { return id }
+      slot = (slot + 1) & mask
+    }
+    return nil
+  }
+}
+
+/// Finds top-level members in compact JSON as Folio writes it (no
+/// whitespace), without parsing the rest: strings are skipped to their
+/// closing quote, containers by depth.
+enum CompactMembers {
+  /// The members of the object in `bytes` whose key bytes are one of
+  /// `keys` (which hold no `"` or `\\`), as (key, value bytes); nil if the
+  /// bytes are not a compact object.
+  static func find(_ keys: [[UInt8]], in bytes: UnsafeRawBufferPointer) -> [(
+    UnsafeRawBufferPointer, UnsafeRawBufferPointer
+  )]? {
+    let quote = UInt8(ascii: "\"")
+    let backslash = UInt8(ascii: "\\")
+    let n = bytes.count
+    guard n >= 2, bytes[0] == UInt8(ascii: "{") else { return nil }
+    var found: [(UnsafeRawBufferPointer, UnsafeRawBufferPointer)] = []
+    var i = 1
+    if bytes[1] == UInt8(ascii: "}") { return found }
+    /// The index just past the string starting at `j` (a quote).
+    func skipString(_ j: Int) -> Int? {
+      var k = j + 1
+      while k < n {
+        if bytes[k] == backslash {
+          k += 2
+          continue
+        }
+        if bytes[k] == quote { return k + 1 }
+        k += 1
+      }
+      return nil
+    }
+    while i < n {
+      guard bytes[i] == quote, let keyEnd = skipString(i), keyEnd < n, bytes[keyEnd] == UInt8(ascii: ":")
+      else {
+        return nil
+      }
+      let key = UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<(keyEnd - 1)])
+      var j = keyEnd + 1
+      guard j < n else { return nil }
+      let valueStart = j
+      switch bytes[j] {
+      case quote:
+        guard let end = skipString(j) else { return nil }
+        j = end
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        var depth = 0
+        repeat {
+          switch bytes[j] {
+          case quote:
+            guard let end = skipString(j) else { return nil }
+            j = end
+            continue
+          case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+          case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+          default: break
+          }
+          j += 1
+        } while depth > 0 && j < n
+        guard depth == 0 else { return nil }
+      default:
+        while j < n && bytes[j] != UInt8(ascii: ",") && bytes[j] != UInt8(ascii: "}") { j += 1 }
+      }
+      guard j < n else { return nil }
+      if keys.contains(where: { key.elementsEqual($0) }) {
+        found.append((key, UnsafeRawBufferPointer(rebasing: bytes[valueStart..<j])))
+      }
+      if bytes[j] == UInt8(ascii: "}") { return j == n - 1 ? found : nil }
+      guard bytes[j] == UInt8(ascii: ",") else { return nil }
+      i = j + 1
+    }
+    return nil
+  }
+}

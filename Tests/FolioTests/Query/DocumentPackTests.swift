@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+@testable import Folio
+
+/// The packed document cache: scans read it instead of the files, never
+/// trust a record the files contradict, and rebuild it when it is damaged.
+@Suite(.serialized)
+struct DocumentPackTests {
+  static let yaml = "version: 1\ntables:\n  t:\n    path: t\n    order: [n]\n"
+
+  func store(_ count: Int = 50) throws -> (Store, Scratch) {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    try store.write { tx in
+      for i in 0..<count {
+        _ = try tx.put(table: "t", pk: "k\(i)", document: ["n": .integer(i), "s": .string("v\(i % 5)")])
+      }
+    }
+    // Past the racy window: stat data alone now vouches for the files.
+    usleep(UInt32(FileStat.racyMargin / 1000) + 50_000)
+    return (store, scratch)
+  }
+
+  /// A scan by an unindexed path, with a filter: its documents, and how many
+  /// files it read.
+  func scan(_ store: Store, _ filter: String = "exists(s)") throws -> (pks: [String], files: Int) {
+    let folder = store.directory(of: try store.table(named: "t"))
+    let before = QueryStatistics.documentsRead(folder: folder)
+    let docs = try store.collection("t").query().orderBy(child: "s").where(filter).get()
+    return (
+      docs.map { "\($0.pk):\($0.value["s"]!.compactString)" },
+      QueryStatistics.documentsRead(folder: folder) - before
+    )
+  }
+
+  func packPath(_ store: Store) throws -> String {
+    PackedDocuments.path(store: store, table: try store.table(named: "t"))
+  }
+
+  @Test func aSecondScanReadsThePackAndAnEditShowsThrough() throws {
+    let (store, scratch) = try store()
+    defer { scratch.remove() }
+    // The index reads each file once as it is built, the pack once more.
+    let first = try scan(store)
+    #expect(first.files == 100 && first.pks.count == 50)
+    let second = try scan(store)
+    #expect(second.files == 0 && second.pks == first.pks)
+    // Edits behind Folio's back: in place with the same size, and a new file.
+    try scratch.write("t/k7.json", "{\"id\": \"k7\", \"n\": 7, \"s\": \"v9\"}\n")
+    try scratch.write("t/k70.json", "{\"id\": \"k70\", \"n\": 70, \"s\": \"v0\"}\n")
+    // Each changed file is read by the index check, and for the pack.
+    let third = try scan(store)
+    #expect(third.files == 4)
+    #expect(third.pks.contains("k7:\"v9\"") && third.pks.contains("k70:\"v0\"") && third.pks.count == 51)
+    // A mutation, and a delete.
+    try store.apply(table: "t", pk: "k8", op: .update, columns: ["s": "v8"])
+    try FileManager.default.removeItem(at: scratch.url.appending(path: "t/k9.json"))
+    let fourth = try scan(store, "s == \"v8\" || s == \"v4\"")
+    #expect(
+      fourth.pks == [
+        "k14:\"v4\"", "k19:\"v4\"", "k24:\"v4\"", "k29:\"v4\"", "k34:\"v4\"", "k39:\"v4\"",
+        "k4:\"v4\"", "k44:\"v4\"", "k49:\"v4\"", "k8:\"v8\"",
+      ])
+  }
+
+  @Test(arguments: ["flip", "truncate", "header", "garbage"])
+  func aDamagedPackIsFoundAndRebuilt(_ damage: String) throws {
+    let (store, scratch) = try store()
+    defer { scratch.remove() }
+    let expected = try scan(store)
+    #expect(try scan(store).files == 0)
+    let path = try packPath(store)
+    var bytes = try #require(try FileSystem.read(path))
+    switch damage {
+    case "flip": bytes[bytes.count / 2] ^= 0x20  // inside some record
+    case "truncate": bytes.removeLast(bytes.count / 3)  // mid-record, as a kill mid-append leaves it
+    case "header": bytes[3] = UInt8(ascii: "X")
+    default: bytes += [UInt8](repeating: 7, count: 100)  // a torn append
+    }
+    try FileSystem.writeAtomically(path, bytes, sync: false)
+    let damaged = try scan(store)
+    #expect(damaged.pks == expected.pks, "\(damage)")
+    #expect(damaged.files > 0 || damage == "garbage")
+    // Rewritten whole: every record intact, and the next scan reads no file.
+    let pack = try #require(
+      DocumentPack.open(path, signature: PackedDocuments.signature(try store.table(named: "t"))))
+    var records = 0
+    #expect(pack.forEachRecord { _ in records += 1 })
+    #expect(records == 50)
+    #expect(try scan(store) == (expected.pks, 0))
+  }
+
+  @Test func aRecordIsTrustedOnlyWithTheIndexStatAndOutsideTheRacyWindow() throws {
+    let (store, scratch) = try store(3)
+    defer { scratch.remove() }
+    _ = try scan(store)
+    // A forged record with the right stat data but racy: not trusted.
+    let table = try store.table(named: "t")
+    let path = try packPath(store)
+    let stat = try #require(FileStat.of(store.directory(of: table) + "/k1.json"))
+    var out = DocumentPack.header(signature: PackedDocuments.signature(table))
+    DocumentPack.encode(
+      pk: "k1", document: Array("{\"s\":\"forged\"}".utf8), stat: stat, checkedAt: stat.ctime, into: &out)
+    try FileSystem.writeAtomically(path, out, sync: false)
+    let racy = try scan(store)
+    #expect(racy.files == 3 && !racy.pks.contains { $0.contains("forged") })
+    // The same record, not racy, but with other stat data: not trusted.
+    out = DocumentPack.header(signature: PackedDocuments.signature(table))
+    var other = stat
+    other.mtime += 1
+    DocumentPack.encode(
+      pk: "k1", document: Array("{\"s\":\"forged\"}".utf8), stat: other, checkedAt: FileStat.now(), into: &out
+    )
+    try FileSystem.writeAtomically(path, out, sync: false)
+    #expect(try !scan(store).pks.contains { $0.contains("forged") })
+  }
+
+  /// The member finder agrees with the parser on what Folio writes, and
+  /// gives up on what it does not.
+  @Test func compactMembersAgreeWithTheParser() throws {
+    let doc: JSONValue = [
+      "a": "x,}\"]\\", "b": ["c": [1, ["d": "}"]], "e": "{"], "n": .number("-1.5e3"), "t": true, "z": [],
+      "y": .object([:]), "\u{e9}": 1,
+    ]
+    let bytes = doc.compactBytes()
+    for keys in [["a"], ["b", "n"], ["t", "z", "y"], ["missing"], ["a", "b", "n", "t", "z", "y"]] {
+      let found = try #require(
+        bytes.withUnsafeBytes { CompactMembers.find(keys.map { Array($0.utf8) }, in: $0) }?.map {
+          (String(decoding: $0.0, as: UTF8.self), try JSONValue(parsing: Array($0.1)))
+        })
+      #expect(found.map(\.0) == keys.filter { doc[$0] != nil }.sorted(), "\(keys)")
+      for (key, value) in found { #expect(value == doc[key], "\(key)") }
+    }
+    for text in ["[1]", "{\"a\":1", "{\"a\":\"x}", "{\"a\":1}x", "{\"a\":{\"b\":1}"] {
+      #expect(
+        Array(text.utf8).withUnsafeBytes { CompactMembers.find([Array("a".utf8)], in: $0) } == nil, "\(text)")
+    }
+  }
+
+  /// A filter over most of an indexed range reads the pack, judging each
+  /// document from the members the filter reads.
+  @Test func aWideFilteredRangeReadsThePack() throws {
+    let count = PackedDocuments.minimumReads + 100
+    let (store, scratch) = try store(count)
+    defer { scratch.remove() }
+    let folder = store.directory(of: try store.table(named: "t"))
+    let query = try store.collection("t").query().where(#"s == "v3" || n < 3"#)
+    let expected = (0..<count).filter { $0 % 5 == 3 || $0 < 3 }.map { "k\($0)" }
+    #expect(try query.get().map(\.pk) == expected.sorted { Int($0.dropFirst())! < Int($1.dropFirst())! })
+    let (reads, packed) = (
+      QueryStatistics.documentsRead(folder: folder), QueryStatistics.documentsPacked(folder: folder)
+    )
+    #expect(try query.count() == expected.count)
+    #expect(QueryStatistics.documentsRead(folder: folder) == reads)
+    #expect(QueryStatistics.documentsPacked(folder: folder) - packed == count)
+  }
+}
