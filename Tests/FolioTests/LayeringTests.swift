@@ -1,11 +1,13 @@
 import Foundation
 import Testing
 
-/// Layers depend only downward: nothing in `Store/`, `Mutation/`, `JSON/`
-/// or `Config/` names a type that `Git/`, `Merge/`, `Query/`,
-/// `Observation/`, `Transfer/` or `Watch/` defines. Later layers reach the
-/// store only through what it owns (`CommitObserver`, `RecoveryStep`,
-/// `StoreAttachments`), wired in `StoreWiring+Layers.swift`.
+/// Layers depend only downward: nothing in `Store/`, `Mutation/`, `JSON/`,
+/// `Schema/` or `Config/` names a type that `Git/`, `Merge/`, `Query/`,
+/// `Observation/`, `Transfer/` or `Watch/` defines, and the first layers
+/// keep their order (`JSON/`, then `Schema/`, then `Config/`, then the
+/// store). Later layers reach the store only through what it owns
+/// (`CommitObserver`, `RecoveryStep`, `StoreAttachments`, `StoreCheck`),
+/// wired in `StoreWiring+Layers.swift`.
 struct LayeringTests {
   static let sources = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -37,8 +39,26 @@ struct LayeringTests {
       later.formUnion(try Self.declaredTypes(in: folder))
     }
     #expect(later.contains("GitRepository") && later.contains("ObservationCenter"), "the scan finds types")
+    let found = try Self.uses(of: later, in: ["Store", "Mutation", "JSON", "Schema", "Config"])
+    #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+  }
+
+  /// JSON comes first, then the schema validator, then the config that
+  /// reads schemas, then the store that enforces them.
+  @Test func theFirstLayersKeepTheirOrder() throws {
+    let store = try Self.declaredTypes(in: "Store").union(try Self.declaredTypes(in: "Mutation"))
+    let config = try Self.declaredTypes(in: "Config")
+    let schema = try Self.declaredTypes(in: "Schema")
+    #expect(schema.contains("JSONSchema") && config.contains("TableConfig"), "the scan finds types")
+    var found = try Self.uses(of: store.union(config), in: ["Schema"])
+    found += try Self.uses(of: store.union(config).union(schema), in: ["JSON"])
+    #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+  }
+
+  /// Where the files of `folders` name one of `names`, outside comments.
+  static func uses(of names: Set<String>, in folders: [String]) throws -> [String] {
     var found: [String] = []
-    for folder in ["Store", "Mutation", "JSON", "Config"] {
+    for folder in folders {
       for file in try Self.swiftFiles(in: folder) {
         let lines = try String(contentsOf: file, encoding: .utf8).split(
           separator: "\n", omittingEmptySubsequences: false)
@@ -46,12 +66,12 @@ struct LayeringTests {
           let code = line.trimmingCharacters(in: .whitespaces)
           if code.hasPrefix("//") { continue }
           for word in code.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") })
-          where later.contains(String(word)) {
+          where names.contains(String(word)) {
             found.append("\(folder)/\(file.lastPathComponent):\(number + 1): \(word)")
           }
         }
       }
     }
-    #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    return found
   }
 }

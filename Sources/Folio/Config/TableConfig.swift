@@ -20,6 +20,14 @@ public struct TableConfig: Sendable, Hashable {
   public var order: [String]
   /// The kinds of the columns that are not registers.
   public var columns: [String: ColumnKind]
+  /// The table's JSON Schema file, relative to the store root, normalised
+  /// like ``path``; nil when documents are not checked.
+  public var schemaFile: String?
+  /// The schema read from ``schemaFile``: every document written through
+  /// Folio must pass it. Nil when there is none, or when the config was
+  /// read from text alone (``Config/init(yaml:file:)`` has no store to
+  /// read the file from).
+  public var schema: JSONSchema?
 
   /// Creates a table.
   ///
@@ -33,15 +41,18 @@ public struct TableConfig: Sendable, Hashable {
   ///   - key: the column that holds the pk.
   ///   - order: the order keys.
   ///   - columns: the kinds of the columns that are not registers.
+  ///   - schema: the JSON Schema documents must pass.
   public init(
     name: String, path: String? = nil, key: String = "id", order: [String] = [],
-    columns: [String: ColumnKind] = [:]
+    columns: [String: ColumnKind] = [:], schema: JSONSchema? = nil
   ) {
     self.name = name
     self.path = Self.normalizedPath(path ?? name)
     self.key = key
     self.order = order
     self.columns = columns
+    self.schemaFile = schema?.file
+    self.schema = schema
   }
 
   /// The kind of `column`: its listed kind, or ``ColumnKind/register`` when

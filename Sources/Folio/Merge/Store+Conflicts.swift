@@ -43,7 +43,9 @@ extension Store {
     }
     let documents = Set(records.map { OpHistory.DocumentKey(table: $0.table, pk: $0.pk) })
     var ops: [OpHistory.DocumentKey: [Op]] = [:]
-    for entry in try OpLog.allEntries(root: rootPath) {
+    // Only the recorded documents' ops matter: the rest of the log is
+    // passed over unparsed.
+    for entry in try OpLog.allEntries(root: rootPath, pks: Set(records.map(\.pk))) {
       let key = OpHistory.DocumentKey(table: entry.op.table, pk: entry.op.pk)
       if documents.contains(key) { ops[key, default: []].append(entry.op) }
     }
@@ -75,7 +77,7 @@ extension Store {
     for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".json") {
       guard let bytes = try? FileSystem.read(directory + "/" + name),
         bytes.count <= Limits.maximumDocumentBytes,
-        let value = try? JSONValue(parsing: bytes), let record = Conflict(json: value)
+        let record = try? Conflict.record(bytes: bytes, file: Conflict.folder + "/" + name)
       else { continue }
       records.insert(record)
     }
