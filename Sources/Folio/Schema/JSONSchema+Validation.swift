@@ -106,10 +106,8 @@ extension JSONSchema {
           fail(index, "expected a date-time such as 2026-12-01T09:30:00Z, got \(value.compactString)")
         }
       case .object(let object):
-        for name in node.required where object[name] == nil {
-          fail(index, "required, but missing", member: name)
-          if done { return }
-        }
+        // The members' own faults first, in document order; then what is
+        // missing.
         for (name, member) in object {
           if let child = node.properties[name] {
             descend(name, isIndex: false) { $0.check(child, member) }
@@ -120,6 +118,10 @@ extension JSONSchema {
               descend(name, isIndex: false) { $0.check(other, member) }
             }
           }
+          if done { return }
+        }
+        for name in node.required where object[name] == nil {
+          fail(index, "required, but missing", member: name)
           if done { return }
         }
       case .array(let members):
