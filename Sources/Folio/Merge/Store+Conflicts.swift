@@ -70,14 +70,16 @@ extension Store {
   }
 
   /// Every record under `.folio/conflicts/`, open or settled, deduplicated.
-  /// A file that is not a record is skipped here and reported by `fsck`.
+  /// A file that is not a record, or a record about a table `folio.yaml`
+  /// does not define, is skipped here and reported by `fsck`.
   func conflictRecords() throws -> [Conflict] {
     let directory = rootPath + "/" + Conflict.folder
     var records = Set<Conflict>()
     for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".json") {
       guard let bytes = try? FileSystem.read(directory + "/" + name),
         bytes.count <= Limits.maximumDocumentBytes,
-        let record = try? Conflict.record(bytes: bytes, file: Conflict.folder + "/" + name)
+        let record = try? Conflict.record(bytes: bytes, file: Conflict.folder + "/" + name),
+        config.table(named: record.table) != nil
       else { continue }
       records.insert(record)
     }
