@@ -110,7 +110,8 @@ import Testing
     #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") == 0)
     #expect(events.wait(for: 2))
     let opened = events[1]
-    #expect(!opened.1.isInitial && opened.0.count == 1 && opened.1.opened == opened.0 && opened.1.closed.isEmpty)
+    #expect(
+      !opened.1.isInitial && opened.0.count == 1 && opened.1.opened == opened.0 && opened.1.closed.isEmpty)
     #expect(opened.0.first?.losingValue == "from r0")
 
     // Another process settles it.

@@ -342,7 +342,7 @@ import Testing
     /// touches that path.
     func checkConflicts() throws {
       let lists = try replicas.map { try folio(["conflicts", "--json"], in: $0) }
-      let records = try replicas.map {
+      let records = replicas.map {
         ((try? FileManager.default.contentsOfDirectory(atPath: root.path + "/\($0)/.folio/conflicts")) ?? [])
           .sorted()
       }
@@ -392,7 +392,9 @@ import Testing
         for loss in losses.values {
           let settled = docOps.contains { z in
             loss.loser < z.hlc && !loss.winners.contains(z.hlc)
-              && z.mutation.assignments.contains { $0.path.hasPrefix(loss.path) || loss.path.hasPrefix($0.path) }
+              && z.mutation.assignments.contains {
+                $0.path.hasPrefix(loss.path) || loss.path.hasPrefix($0.path)
+              }
           }
           if !settled { expected.insert("\(pk) \(loss.path) \(loss.loser) \(loss.winners.max()!)") }
         }
@@ -406,7 +408,8 @@ import Testing
         let winner = conflict["winner"]?["stamp"]?.stringValue ?? "?"
         actual.insert("\(pk) \(path) \(loser) \(winner)")
       }
-      #expect(actual == expected, "\(context): conflicts \(actual.sorted()) but the ops say \(expected.sorted())")
+      #expect(
+        actual == expected, "\(context): conflicts \(actual.sorted()) but the ops say \(expected.sorted())")
     }
 
     /// Checks the stable documents against a model built from every op in

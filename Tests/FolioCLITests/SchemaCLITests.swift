@@ -65,8 +65,10 @@ struct SchemaCLITests {
     #expect(value["required"] == ["id", "status", "title", "views"])
     // Saved over the file, the proposal is in effect.
     try scratch.write("schemas/todos.schema.json", proposal.stdout)
-    let refused = try scratch.folio("put", "todos", "d", input: #"{"title": "t", "status": "mid", "views": 1}"#)
-    #expect(refused.stderr.contains(#"status: expected one of "done", "open", got "mid""#), "\(refused.stderr)")
+    let refused = try scratch.folio(
+      "put", "todos", "d", input: #"{"title": "t", "status": "mid", "views": 1}"#)
+    #expect(
+      refused.stderr.contains(#"status: expected one of "done", "open", got "mid""#), "\(refused.stderr)")
 
     let none = try CLIScratch()
     defer { none.remove() }
@@ -82,7 +84,8 @@ struct SchemaCLITests {
     try scratch.write("schemas/todos.schema.json", "{\n  \"type\": \"object\",\n  \"uniqueItems\": true\n}\n")
     let result = try scratch.folio("get", "todos", "a")
     #expect(result.status == 1)
-    #expect(result.stderr.hasPrefix("schemas/todos.schema.json:3:3: error: unsupported keyword 'uniqueItems'"))
+    #expect(
+      result.stderr.hasPrefix("schemas/todos.schema.json:3:3: error: unsupported keyword 'uniqueItems'"))
     try scratch.write("schemas/todos.schema.json", #"{"properties": {"views": {"type": "string"}}}"#)
     let kinds = try scratch.folio("status")
     #expect(kinds.status == 1)

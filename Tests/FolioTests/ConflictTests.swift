@@ -224,12 +224,16 @@ import Testing
         "\(gone.recordPath):\(tableLine(gone)): error: conflict record for table 'gone', which folio.yaml does not define"
       ), "\(problems)")
     #expect(
-      problems.contains { $0.hasPrefix(folder + String(repeating: "b", count: 40) + ".json:") && $0.contains("error: conflict record: 'loser.stamp' is not a stamp") },
+      problems.contains {
+        $0.hasPrefix(folder + String(repeating: "b", count: 40) + ".json:")
+          && $0.contains("error: conflict record: 'loser.stamp' is not a stamp")
+      },
       "\(problems)")
     #expect(
       problems.contains { $0.hasPrefix(folder + String(repeating: "c", count: 40) + ".json:1:11: error:") },
       "\(problems)")
-    #expect(problems.contains { $0.contains("named '\(String(repeating: "d", count: 40)).json'") }, "\(problems)")
+    #expect(
+      problems.contains { $0.contains("named '\(String(repeating: "d", count: 40)).json'") }, "\(problems)")
     #expect(problems.count == 4, "\(problems)")
     // The listing passes over what it cannot read or place, and lists the rest.
     #expect(try store.conflicts().map(\.pk).sorted() == ["a", "d"])

@@ -19,7 +19,9 @@ extension Store {
   {
     let tables = config.tables.filter { $0.schema != nil }
     guard !tables.isEmpty else { return [] }
-    let before = (try? FileSystem.read(schemaStatusPath)).flatMap { $0 }.flatMap { try? JSONValue(parsing: $0) }
+    let before = (try? FileSystem.read(schemaStatusPath)).flatMap { $0 }.flatMap {
+      try? JSONValue(parsing: $0)
+    }
     var cache = before?.objectValue ?? JSONObject()
     var problems: [FolioError] = []
     for table in tables {
@@ -29,7 +31,9 @@ extension Store {
       var invalid: [String: GitOID] = [:]
       /// Whether the blob, a document of this table, breaks the schema.
       func breaks(_ id: GitOID) throws -> Bool {
-        guard case .object(let object)? = try? JSONValue(parsing: try repository.blob(id)) else { return false }
+        guard case .object(let object)? = try? JSONValue(parsing: try repository.blob(id)) else {
+          return false
+        }
         return !schema.accepts(.object(object))
       }
       if let folder {
@@ -70,7 +74,8 @@ extension Store {
         guard let bytes = document.bytes, let object = document.document else { continue }
         problems += schemaProblems(object, bytes: bytes, table: table, path: document.path)
       }
-      for (name, id) in invalid.sorted(by: { $0.key < $1.key }) where !pending.contains(table.path + "/" + name) {
+      for (name, id) in invalid.sorted(by: { $0.key < $1.key })
+      where !pending.contains(table.path + "/" + name) {
         let bytes = try repository.blob(id)
         guard case .object(let object)? = try? JSONValue(parsing: bytes) else { continue }
         problems += schemaProblems(object, bytes: bytes, table: table, path: table.path + "/" + name)

@@ -25,7 +25,9 @@ extension JSONPointer {
     }
   }
 
-  private static func locate(_ tokens: [String], in buffer: UnsafeRawBufferPointer) -> (key: Int?, value: Int)? {
+  private static func locate(_ tokens: [String], in buffer: UnsafeRawBufferPointer) -> (
+    key: Int?, value: Int
+  )? {
     let end = buffer.count
     var i = JSONParser.skipWhitespace(in: buffer, from: 0)
     var key: Int?

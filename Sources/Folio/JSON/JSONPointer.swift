@@ -53,7 +53,8 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
         bytes.append(byte)
         continue
       }
-      guard utf8.count >= 2, let high = Self.hexValue(utf8.popFirst()!), let low = Self.hexValue(utf8.popFirst()!)
+      guard utf8.count >= 2, let high = Self.hexValue(utf8.popFirst()!),
+        let low = Self.hexValue(utf8.popFirst()!)
       else { return nil }
       bytes.append(high << 4 | low)
     }

@@ -10,7 +10,8 @@ extension Conflict {
     func fault(_ message: String, _ tokens: [String]) -> FolioError {
       let (line, column) = JSONPointer(tokens).lineAndColumn(in: bytes)
       return FolioError(
-        .invalidDocument, "conflict record: " + message, location: .init(file: file, line: line, column: column))
+        .invalidDocument, "conflict record: " + message,
+        location: .init(file: file, line: line, column: column))
     }
     func object(_ tokens: [String], _ keys: Set<String>, required: Set<String>) throws -> JSONObject {
       guard case .object(let object)? = JSONPointer(tokens).resolve(in: value) else {
@@ -37,9 +38,11 @@ extension Conflict {
     guard case .object = value else {
       throw fault("a record must be a JSON object, not \(value.kindName)", [])
     }
-    let top = try object([], ["table", "pk", "path", "winner", "loser"], required: ["table", "pk", "path", "winner", "loser"])
+    let top = try object(
+      [], ["table", "pk", "path", "winner", "loser"], required: ["table", "pk", "path", "winner", "loser"])
     let winner = try object(["winner"], ["stamp", "replica", "value"], required: ["stamp", "replica"])
-    let loser = try object(["loser"], ["stamp", "replica", "value"], required: ["stamp", "replica", "value"])
+    let loser = try object(
+      ["loser"], ["stamp", "replica", "value"], required: ["stamp", "replica", "value"])
     let winningStamp = try stamp(winner, ["winner", "stamp"])
     let losingStamp = try stamp(loser, ["loser", "stamp"])
     for (side, stamp) in [("winner", winningStamp), ("loser", losingStamp)] {
@@ -64,8 +67,10 @@ struct ConflictRecordCheck: StoreCheck {
     var problems: [FolioError] = []
     for name in (try FileSystem.list(directory) ?? []).sorted() {
       let display = Conflict.folder + "/" + name
-      func problem(_ message: String, _ code: FolioError.Code = .invalidDocument, at tokens: [String]? = nil, in bytes: [UInt8] = [])
-      {
+      func problem(
+        _ message: String, _ code: FolioError.Code = .invalidDocument, at tokens: [String]? = nil,
+        in bytes: [UInt8] = []
+      ) {
         let (line, column) = tokens.map { JSONPointer($0).lineAndColumn(in: bytes) } ?? (1, 1)
         problems.append(FolioError(code, message, location: .init(file: display, line: line, column: column)))
       }
@@ -95,7 +100,8 @@ struct ConflictRecordCheck: StoreCheck {
       }
       if store.config.table(named: record.table) == nil {
         problem(
-          "conflict record for table '\(record.table)', which \(Config.fileName) does not define", .unknownTable,
+          "conflict record for table '\(record.table)', which \(Config.fileName) does not define",
+          .unknownTable,
           at: ["table"], in: bytes)
       }
       do {
@@ -105,7 +111,8 @@ struct ConflictRecordCheck: StoreCheck {
       }
       if record.recordPath != display {
         problem(
-          "conflict record named '\(name)', but a merge names it by the SHA-1 of its canonical bytes, '\(FileSystem.split(record.recordPath).name)': it was changed by hand")
+          "conflict record named '\(name)', but a merge names it by the SHA-1 of its canonical bytes, '\(FileSystem.split(record.recordPath).name)': it was changed by hand"
+        )
       }
     }
     return problems

@@ -24,6 +24,7 @@ public struct ConflictListEvent: Sendable, Hashable {
     let after = Set(new)
     if before == after { return nil }
     return ConflictListEvent(
-      isInitial: false, opened: new.filter { !before.contains($0) }, closed: old.filter { !after.contains($0) })
+      isInitial: false, opened: new.filter { !before.contains($0) },
+      closed: old.filter { !after.contains($0) })
   }
 }

@@ -37,7 +37,8 @@ final class ConflictWatcher: Sendable {
     let (inotify, wakeRead) = (inotify, wakeRead)
     let thread = Thread { [watches] in
       var watches = watches
-      ConflictWatcher.loop(inotify: inotify, wake: wakeRead, watches: &watches, store: store, refresh: refresh)
+      ConflictWatcher.loop(
+        inotify: inotify, wake: wakeRead, watches: &watches, store: store, refresh: refresh)
       close(wakeRead)
     }
     thread.name = "folio.conflicts"
@@ -68,7 +69,9 @@ final class ConflictWatcher: Sendable {
       if conflicts == nil {
         conflicts = try inotify.addWatch(root + "/" + Conflict.folder, mask: ConflictWatcher.folderMask)
       }
-      if ops == nil { ops = try inotify.addWatch(root + "/" + Store.opsFolder, mask: ConflictWatcher.folderMask) }
+      if ops == nil {
+        ops = try inotify.addWatch(root + "/" + Store.opsFolder, mask: ConflictWatcher.folderMask)
+      }
       if marker == nil { marker = try inotify.addWatch(store.privateDirectory, mask: UInt32(IN_DELETE)) }
     }
 
@@ -81,7 +84,9 @@ final class ConflictWatcher: Sendable {
         }
         return true
       }
-      if parents.contains(event.watch) { return event.name == ".folio" || event.name == "conflicts" || event.name == "ops" }
+      if parents.contains(event.watch) {
+        return event.name == ".folio" || event.name == "conflicts" || event.name == "ops"
+      }
       return event.watch == marker && event.name == TransactionMarker.name
     }
   }

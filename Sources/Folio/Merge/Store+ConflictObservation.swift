@@ -70,7 +70,9 @@ extension Store {
   ///     if !event.isInitial { print(conflicts.count, "open") }
   /// }
   /// ```
-  public func conflictChanges(table: String? = nil) throws -> LiveQueryChanges<([Conflict], ConflictListEvent)> {
+  public func conflictChanges(table: String? = nil) throws -> LiveQueryChanges<
+    ([Conflict], ConflictListEvent)
+  > {
     if let table { _ = try self.table(named: table) }
     return LiveQueryChanges { yield in
       try self.observeConflicts(table: table, deliverOn: ObservationCenter.sequenceQueue) { yield(($0, $1)) }

@@ -167,7 +167,8 @@ extension JSONSchema {
       }
       let keyword = exactlyOne ? "oneOf" : "anyOf"
       if matched.isEmpty {
-        let hint = closest?.first.map { "; closest: \($0.path == path() ? "" : $0.path + ": ")\($0.message)" } ?? ""
+        let hint =
+          closest?.first.map { "; closest: \($0.path == path() ? "" : $0.path + ": ")\($0.message)" } ?? ""
         fail(index, "matches none of the \(choices.count) choices of \(keyword)\(hint)")
       } else if exactlyOne && matched.count > 1 {
         fail(
@@ -182,7 +183,9 @@ extension JSONSchema {
       var best: (name: String, distance: Int)?
       for candidate in known {
         let distance = editDistance(name, candidate)
-        if distance <= max(1, candidate.count / 3), best.map({ distance < $0.distance || (distance == $0.distance && candidate < $0.name) }) ?? true {
+        if distance <= max(1, candidate.count / 3),
+          best.map({ distance < $0.distance || (distance == $0.distance && candidate < $0.name) }) ?? true
+        {
           best = (candidate, distance)
         }
       }

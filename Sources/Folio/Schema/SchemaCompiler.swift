@@ -78,7 +78,8 @@ struct SchemaCompiler {
   /// A subschema under `keyword`, checked to be a schema.
   private mutating func subschema(_ value: JSONValue, at pointer: JSONPointer) throws -> Int {
     guard Self.isSchema(value) else {
-      throw error("expected a schema (an object, true or false), got \(JSONSchema.Types.name(of: value))", at: pointer)
+      throw error(
+        "expected a schema (an object, true or false), got \(JSONSchema.Types.name(of: value))", at: pointer)
     }
     return enqueue(value, at: pointer)
   }
@@ -94,7 +95,8 @@ struct SchemaCompiler {
     case .object:
       break
     default:
-      throw error("expected a schema (an object, true or false), got \(JSONSchema.Types.name(of: value))", at: here)
+      throw error(
+        "expected a schema (an object, true or false), got \(JSONSchema.Types.name(of: value))", at: here)
     }
     guard case .object(let object) = value else { return }
     for (keyword, argument) in object {
@@ -111,7 +113,8 @@ struct SchemaCompiler {
       case "$id":
         // Another base URI inside the file would change what a $ref names.
         guard here.tokens.isEmpty else {
-          throw error("'$id' inside a schema is not supported; only the top may name the file", at: at, key: true)
+          throw error(
+            "'$id' inside a schema is not supported; only the top may name the file", at: at, key: true)
         }
         guard argument.stringValue != nil else { throw error("'$id' must be a string", at: at) }
       case _ where Self.annotations.contains(keyword):

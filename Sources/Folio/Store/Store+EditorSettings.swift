@@ -33,7 +33,10 @@ extension Store {
     }
     let tables = config.tables.filter { $0.schemaFile != nil }
     let ours: [JSONValue] = tables.map { table in
-      ["fileMatch": .array([.string("/" + table.path + "/*.json")]), "url": .string("./" + table.schemaFile!)]
+      [
+        "fileMatch": .array([.string("/" + table.path + "/*.json")]),
+        "url": .string("./" + table.schemaFile!),
+      ]
     }
     let matches = Set(ours.compactMap { $0["fileMatch"] })
     let urls = Set(ours.compactMap { $0["url"] })
@@ -42,7 +45,8 @@ extension Store {
       entry["fileMatch"].map(matches.contains) == true || entry["url"].map(urls.contains) == true
     }
     settings["json.schemas"] = .array(entries + ours)
-    try FileSystem.writeAtomically(path, JSONValue.object(settings).canonicalBytes(), sync: true, under: rootPath)
+    try FileSystem.writeAtomically(
+      path, JSONValue.object(settings).canonicalBytes(), sync: true, under: rootPath)
     return tables.map(\.name)
   }
 }

@@ -43,7 +43,8 @@ extension Store {
     let table = try table(named: name)
     var inference = SchemaInference()
     let directory = directory(of: table)
-    for file in (try FileSystem.list(directory) ?? []).sorted() where PrimaryKey.pk(fromFileName: file) != nil {
+    for file in (try FileSystem.list(directory) ?? []).sorted() where PrimaryKey.pk(fromFileName: file) != nil
+    {
       guard let (_, object) = (try? readDocument(at: directory + "/" + file)) ?? nil else { continue }
       inference.add(object)
     }

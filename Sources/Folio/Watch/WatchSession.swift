@@ -441,7 +441,8 @@ final class WatchSession {
       var problems = scan.problems
       for document in scan.documents where document.synthetic != nil {
         if let bytes = document.bytes, let object = document.document,
-          let problem = store.schemaProblems(object, bytes: bytes, table: document.table, path: document.path).first
+          let problem = store.schemaProblems(object, bytes: bytes, table: document.table, path: document.path)
+            .first
         {
           problems.append(problem)
         } else {

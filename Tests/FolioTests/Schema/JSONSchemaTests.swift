@@ -42,7 +42,8 @@ struct JSONSchemaTests {
         ": error: views: expected integer, got string (schema todos.schema.json#/properties/views)"))
     // The issue's line: views is the third line of the canonical form.
     let schema = try JSONSchema(
-      bytes: Array(##"{"properties": {"views": {"type": "integer"}}}"##.utf8), file: "schemas/todos.schema.json")
+      bytes: Array(##"{"properties": {"views": {"type": "integer"}}}"##.utf8),
+      file: "schemas/todos.schema.json")
     #expect(
       try error(["id": "a", "views": "10"], schema)
         == "data/todos/a.json:3:12: error: views: expected integer, got string (schema todos.schema.json#/properties/views)"
@@ -52,17 +53,33 @@ struct JSONSchemaTests {
   @Test(arguments: [
     (##"{"title": "", "views": 1}"##, "title: expected at least 1 character, got 0", "#/properties/title"),
     (##"{"title": "t", "views": -1}"##, "views: expected at least 0, got -1", "#/properties/views"),
-    (##"{"title": "t", "status": "mid"}"##, ##"status: expected one of "open", "done", got "mid""##, "#/properties/status"),
-    (##"{"title": "t", "due": "soon"}"##, ##"due: expected a date-time such as 2026-12-01T09:30:00Z, got "soon""##, "#/properties/due"),
-    (##"{"title": "t", "tags": ["ok", "No"]}"##, ##"tags[1]: expected a string matching ^[a-z]+$, got "No""##, "#/$defs/tag"),
-    (##"{"title": "t", "meta": {"k": 9.51}}"##, "meta.k: expected at most 9.5, got 9.51", "#/properties/meta/properties/k"),
+    (
+      ##"{"title": "t", "status": "mid"}"##, ##"status: expected one of "open", "done", got "mid""##,
+      "#/properties/status"
+    ),
+    (
+      ##"{"title": "t", "due": "soon"}"##,
+      ##"due: expected a date-time such as 2026-12-01T09:30:00Z, got "soon""##, "#/properties/due"
+    ),
+    (
+      ##"{"title": "t", "tags": ["ok", "No"]}"##,
+      ##"tags[1]: expected a string matching ^[a-z]+$, got "No""##, "#/$defs/tag"
+    ),
+    (
+      ##"{"title": "t", "meta": {"k": 9.51}}"##, "meta.k: expected at most 9.5, got 9.51",
+      "#/properties/meta/properties/k"
+    ),
     (##"{"views": 1}"##, "title: required, but missing", "#"),
-    (##"{"title": "t", "titel": "x"}"##, "titel: no such property; did you mean 'title'?", "#/additionalProperties"),
+    (
+      ##"{"title": "t", "titel": "x"}"##, "titel: no such property; did you mean 'title'?",
+      "#/additionalProperties"
+    ),
     (##"[1]"##, "document: expected object, got array", "#"),
   ])
   func violationsSayWhatAndWhere(document: String, message: String, location: String) throws {
     let violations = try schema().validate(try JSONValue(parsing: document))
-    #expect(violations.first?.description == "\(message) (schema todos.schema.json\(location))", "\(violations)")
+    #expect(
+      violations.first?.description == "\(message) (schema todos.schema.json\(location))", "\(violations)")
   }
 
   @Test func positionsPointAtTheValueOrTheName() throws {
@@ -100,7 +117,10 @@ struct JSONSchemaTests {
     (##"{"$ref": "#/$defs/missing"}"##, "1:10", "$ref '#/$defs/missing' names no schema in this file"),
     (##"{"$ref": "other.json#/a"}"##, "1:10", "is not supported"),
     (##"{"$ref": "#anchor"}"##, "1:10", "is not supported"),
-    (##"{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}"##, "", "without reaching a value"),
+    (
+      ##"{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}"##,
+      "", "without reaching a value"
+    ),
     (##"{"items": [{"type": "string"}]}"##, "1:11", "'prefixItems') is not supported"),
     (##"{"format": "email"}"##, "1:12", "format 'email' is not supported"),
     (##"{"$schema": "http://json-schema.org/draft-07/schema#"}"##, "1:13", "Folio reads that draft only"),
@@ -128,7 +148,8 @@ struct JSONSchemaTests {
     #expect(JSONPointer(fragment: "#/a~2") == nil && JSONPointer(fragment: "#x") == nil)
     let text = ##"{"x": [1, {"a/b": {"c%d": {"\u007ee": "here"}}}], "y": 2}"##
     let bytes = Array(text.utf8)
-    let located = try #require(JSONPointer(["x", "1"]).appending("a/b").appending("c%d").appending("~e").location(in: bytes))
+    let located = try #require(
+      JSONPointer(["x", "1"]).appending("a/b").appending("c%d").appending("~e").location(in: bytes))
     #expect(Array(bytes[located.value..<(located.value + 6)]) == Array(##""here""##.utf8))
     #expect(JSONPointer(["x", "2"]).location(in: bytes) == nil)
     #expect(JSONPointer(["y"]).lineAndColumn(in: bytes, atKey: true).column == 51)
@@ -146,8 +167,10 @@ struct JSONSchemaTests {
   @Test func columnKindsMustAgreeWithTheSchema() throws {
     let scratch = Scratch()
     defer { scratch.remove() }
-    try scratch.write("s/t.json", ##"{"properties": {"views": {"type": "string"}, "tags": {"type": ["array", "null"]}}}"##)
-    let yaml = "version: 1\ntables:\n  t:\n    schema: s/t.json\n    columns:\n      tags: set\n      views: counter\n"
+    try scratch.write(
+      "s/t.json", ##"{"properties": {"views": {"type": "string"}, "tags": {"type": ["array", "null"]}}}"##)
+    let yaml =
+      "version: 1\ntables:\n  t:\n    schema: s/t.json\n    columns:\n      tags: set\n      views: counter\n"
     try scratch.write("folio.yaml", yaml)
     #expect {
       try Config(contentsOf: scratch.url.appendingPathComponent("folio.yaml"))
@@ -155,7 +178,9 @@ struct JSONSchemaTests {
       (error as? FolioError)?.description
         == "folio.yaml:7:7: error: column 'views' of table 't' is a counter, but its schema (t.json#/properties/views) allows no integer; allow \"integer\" (and \"string\", if it may pass 32 bits: a counter past 2147483647 is stored as a decimal string)"
     }
-    try scratch.write("s/t.json", ##"{"properties": {"views": {"type": ["integer", "string"]}, "tags": {"type": ["array", "null"]}}}"##)
+    try scratch.write(
+      "s/t.json",
+      ##"{"properties": {"views": {"type": ["integer", "string"]}, "tags": {"type": ["array", "null"]}}}"##)
     let config = try Config(contentsOf: scratch.url.appendingPathComponent("folio.yaml"))
     #expect(config.table(named: "t")?.schema?.file == "s/t.json")
     // From text alone the file is named, not read.
@@ -183,7 +208,10 @@ struct JSONSchemaTests {
     for valid in ["2026-12-01T09:30:00Z", "2024-02-29T23:59:60Z", "2026-12-01t09:30:00.5+01:00"] {
       #expect(DateTimeFormat.isValid(valid), "\(valid)")
     }
-    for invalid in ["2026-12-01", "2025-02-29T00:00:00Z", "2026-12-01T09:30Z", "2026-12-01T09:30:00", "2026-12-01T12:59:60Z"] {
+    for invalid in [
+      "2026-12-01", "2025-02-29T00:00:00Z", "2026-12-01T09:30Z", "2026-12-01T09:30:00",
+      "2026-12-01T12:59:60Z",
+    ] {
       #expect(!DateTimeFormat.isValid(invalid), "\(invalid)")
     }
   }

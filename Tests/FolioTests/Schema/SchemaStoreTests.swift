@@ -99,7 +99,9 @@ import Testing
     let (store, scratch) = try makeSchemaStore()
     defer { scratch.remove() }
     try scratch.write(
-      "rows.ndjson", "{\"id\": \"r1\", \"title\": \"ok\"}\n{\"id\": \"r2\", \"title\": 5}\n{\"id\": \"r3\", \"title\": \"ok\"}\n")
+      "rows.ndjson",
+      "{\"id\": \"r1\", \"title\": \"ok\"}\n{\"id\": \"r2\", \"title\": 5}\n{\"id\": \"r3\", \"title\": \"ok\"}\n"
+    )
     var options = ImportOptions(path: scratch.path + "/rows.ndjson")
     options.displayName = "rows.ndjson"
     #expect {
@@ -150,14 +152,16 @@ import Testing
     try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "start", "views": 1])
     let watch = try WatchHarness(store: store)
     defer { try? watch.stop() }
-    try scratch.write("data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"start\",\n  \"views\": \"ten\"\n}\n")
+    try scratch.write(
+      "data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"start\",\n  \"views\": \"ten\"\n}\n")
     #expect(watch.waitForProblems(1))
     #expect(
       watch.problems.first?.description
         == "data/todos/a.json:4:12: error: views: expected a string matching ^-?[0-9]+$, got \"ten\" (schema todos.schema.json#/properties/views)"
     )
     #expect(watch.recorded.isEmpty, "a save that breaks the schema is not recorded")
-    try scratch.write("data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"start\",\n  \"views\": 10\n}\n")
+    try scratch.write(
+      "data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"start\",\n  \"views\": 10\n}\n")
     #expect(watch.waitForOps(1))
     #expect(watch.recorded.first?.op.mutation.transforms.first?.path == "views", "recorded as an increment")
   }
