@@ -483,7 +483,7 @@ struct ConfigParsingTests {
     #expect(
       String(describing: error)
         == "stores/app/folio.yaml:2:14: error: unknown key 'pth' in table 'a'; "
-        + "expected one of: path, key, order, columns")
+        + "expected one of: path, key, order, columns, schema")
   }
 
   @Test func invalidUTF8IsReportedWithItsPosition() throws {

@@ -17,6 +17,9 @@ extension JSONSchema {
     public static let array = Types(rawValue: 8)
     /// Numbers whose fraction is zero (`1` and `1.0`).
     public static let integer = Types(rawValue: 16)
+    /// Numbers with a fraction (`1.5`): the part of `number` that is not
+    /// `integer`, which no `type` names alone.
+    static let fraction = Types(rawValue: 32)
     /// Every number: `integer` and the numbers with a fraction.
     public static let number = Types(rawValue: 48)
     /// Strings.
@@ -38,7 +41,7 @@ extension JSONSchema {
       case .object: .object
       case .array: .array
       case .string: .string
-      case .number(let text): ExactNumber(text)?.isInteger == false ? Types(rawValue: 32) : .integer
+      case .number(let text): ExactNumber(text)?.isInteger == false ? .fraction : .integer
       }
     }
 
@@ -56,7 +59,7 @@ extension JSONSchema {
     /// The name of a value's type: `integer` or `number`, `string`, ….
     static func name(of value: JSONValue) -> String {
       let type = of(value)
-      return type == Types(rawValue: 32) ? "number" : type.spelled
+      return type == .fraction ? "number" : type.spelled
     }
   }
 

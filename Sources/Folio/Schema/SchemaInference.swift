@@ -127,7 +127,7 @@ extension SchemaInference.Shape {
       if type == .integer && types.contains(.number) { continue }
       names.append(.string(name))
     }
-    if types.contains(JSONSchema.Types(rawValue: 32)) && !types.contains(.number) {
+    if types.contains(.fraction) && !types.contains(.number) {
       names.append("number")  // fractions only
     }
     if !names.isEmpty { object["type"] = names.count == 1 ? names[0] : .array(names) }
