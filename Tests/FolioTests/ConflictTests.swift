@@ -244,4 +244,24 @@ import Testing
     let (line, column) = JSONPointer(["table"]).lineAndColumn(in: record.recordBytes)
     return "\(line):\(column)"
   }
+
+  /// The listing reads only the recorded documents' op-log lines; a line it
+  /// cannot judge from its bytes (spaces, escapes) is parsed, never dropped.
+  @Test func theOpLogPreFilterNeverDropsAWantedOp() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    let lines = [
+      #"{"hlc":"1796153602749-0000-aaaa","op":"update","pk":"a","set":{"t":1},"table":"todos"}"#,
+      #"{"hlc":"1796153602750-0000-aaaa","op":"update","pk":"b","set":{"t":2},"table":"todos"}"#,
+      #"{"hlc": "1796153602751-0000-aaaa", "op": "update", "pk": "a", "set": {"t": 3}, "table": "todos"}"#,
+      #"{"hlc":"1796153602752-0000-aaaa","op":"update","pk":"\u0061","set":{"t":4},"table":"todos"}"#,
+      #"{"hlc":"1796153602753-0000-aaaa","op":"update","pk":"ab","set":{"t":5},"table":"todos"}"#,
+    ]
+    try scratch.write(Store.opsFolder + "/aaaa.ndjson", lines.joined(separator: "\n") + "\n")
+    let all = try OpLog.allEntries(root: store.rootPath)
+    let some = try OpLog.allEntries(root: store.rootPath, pks: ["a"])
+    #expect(all.count == 5)
+    #expect(some.map(\.line) == [1, 3, 4])
+    #expect(some.allSatisfy { $0.op.pk == "a" })
+  }
 }
