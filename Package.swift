@@ -50,7 +50,9 @@ let package = Package(
     ),
     .testTarget(
       name: "FolioTests",
-      dependencies: ["Folio"]
+      dependencies: ["Folio"],
+      // Test data read by path (the JSON-Schema-Test-Suite cases), not bundled.
+      exclude: ["Resources"]
     ),
     .testTarget(
       name: "FolioCLITests",

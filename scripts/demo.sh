@@ -125,5 +125,34 @@ echo "\$ sqlite3 todos.db 'SELECT id, views FROM todos ORDER BY views DESC'"
 python3 -c "import sqlite3,sys; [print(*r, sep='|') for r in sqlite3.connect(sys.argv[1]).execute('SELECT id, views FROM todos ORDER BY views DESC')]" "$peers/todos.db" 2>/dev/null \
   || echo "(python3 not found; the database is at $peers/todos.db)"
 
+step "12. Concurrent assignments: folio conflicts shows the value a merge overwrote, and settles it"
+run "$folio" apply todos buy-milk --op update --columns '{"title": "Buy milk today"}'
+run "$folio" sync
+(
+  cd "$peers/laptop"
+  # Written before the laptop saw the title above: the later stamp wins.
+  run "$folio" apply todos buy-milk --op update --columns '{"title": "Buy milk tomorrow"}'
+  run "$folio" sync
+)
+run "$folio" sync
+run "$folio" conflicts
+run "$folio" status
+run "$folio" conflicts resolve todos buy-milk title --take-other
+run "$folio" sync
+(cd "$peers/laptop" && run "$folio" sync && run "$folio" conflicts && run "$folio" get todos buy-milk)
+
+step "13. A JSON Schema per table: proposed from the documents, enforced before anything is written"
+mkdir -p schemas
+printf '$ %s\n' "folio schema todos --infer > schemas/todos.schema.json"
+"$folio" schema todos --infer > schemas/todos.schema.json
+run sed -i 's|^  todos:$|  todos:\n    schema: schemas/todos.schema.json|' folio.yaml
+run cat folio.yaml
+printf '$ %s\n' "echo '{\"title\": \"Call Bob\", \"views\": \"ten\"}' | folio put todos call-bob -"
+if echo '{"title": "Call Bob", "views": "ten"}' | "$folio" put todos call-bob -; then
+  echo "expected a SCHEMA_VIOLATION error" >&2; exit 1
+fi
+run "$folio" init --editor vscode
+run cat .vscode/settings.json
+
 echo
 echo "Demo complete: import, edits, watch, sync with merged counters, export."

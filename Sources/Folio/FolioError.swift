@@ -69,6 +69,9 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     public static let tooLarge = Code(rawValue: "TOO_LARGE")
     /// An ssh host key that is unknown or has changed.
     public static let hostKey = Code(rawValue: "HOST_KEY")
+    /// A document that breaks its table's JSON Schema (`schema:` in
+    /// `folio.yaml`); nothing was written.
+    public static let schemaViolation = Code(rawValue: "SCHEMA_VIOLATION")
   }
 
   /// A 1-based position in a named file.

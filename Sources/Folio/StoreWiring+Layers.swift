@@ -4,7 +4,7 @@ extension StoreWiring {
   /// Folio's layers: git finds the work tree's folder; an import's landing
   /// and a sync's checkout are finished before the store's own journal;
   /// order indexes, then live queries, hear of each commit, and git's index
-  /// of each landed write.
+  /// of each landed write; `fsck` also checks the merges' conflict records.
   ///
   /// Building it also registers the hooks later layers give each other:
   /// queries reach the index daemon only through ``IndexPublisherLink``,
@@ -15,6 +15,7 @@ extension StoreWiring {
     return StoreWiring(
       gitDirectory: { try GitRepository.gitDirectory(workTree: $0) },
       recoverySteps: [ImportRecoveryStep(), CheckoutRecoveryStep()],
-      observers: [OrderIndexObserver(), ObservationObserver(), EvictionIndexObserver()])
+      observers: [OrderIndexObserver(), ObservationObserver(), EvictionIndexObserver()],
+      checks: [ConflictRecordCheck()])
   }()
 }

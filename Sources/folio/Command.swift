@@ -45,7 +45,7 @@ struct CommandContext {
 var allCommands: [any Command.Type] {
   [
     InitCommand.self, TablesCommand.self, GetCommand.self, QueryCommand.self, ObserveCommand.self,
-    PutCommand.self, ApplyCommand.self, ConflictsCommand.self,
+    PutCommand.self, ApplyCommand.self, ConflictsCommand.self, SchemaCommand.self,
     RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
     CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
     CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, WatchCommand.self,

@@ -4,7 +4,7 @@ import Foundation
 struct InitCommand: Command {
   static let name = "init"
   static let abstract = "Create a store (a git repository with folio.yaml), or repair one; safe to rerun."
-  static let usage = "folio init [DIR] [--table NAME[:PATH]]…"
+  static let usage = "folio init [DIR] [--table NAME[:PATH]]… [--editor vscode]"
   static let details = """
     ARGUMENTS:
       DIR                    The directory to make a store (default: the current one, or -C DIR).
@@ -12,6 +12,9 @@ struct InitCommand: Command {
     OPTIONS:
       --table NAME[:PATH]    Add a table (folder PATH, default data/NAME); repeatable. A
                              table already there with that folder is left as it is.
+      --editor vscode        Map each table's folder to its JSON Schema ('schema:' in
+                             folio.yaml) in .vscode/settings.json, merged into the file
+                             if there is one, so VS Code checks documents as you type.
 
     Creates the git repository if there is none, a minimal folio.yaml, .gitattributes,
     .folio/ops/ and this checkout's replica id in .git/folio/. Registers the merge
@@ -22,10 +25,17 @@ struct InitCommand: Command {
 
   var directory: String?
   var tables: [TableConfig]
+  var vscode: Bool
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments, options: ["--table"], repeatable: ["--table"])
+    let parsed = try CommandLineArguments(
+      arguments, options: ["--table", "--editor"], repeatable: ["--table"])
     try parsed.expectPositionals(0...1)
+    switch parsed.value("--editor") {
+    case nil: vscode = false
+    case "vscode": vscode = true
+    case let other?: throw UsageError("--editor takes vscode, not '\(other)'")
+    }
     directory = parsed.positionals.first
     tables = try parsed.allValues("--table").map { spec in
       let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
@@ -44,6 +54,14 @@ struct InitCommand: Command {
       let added = try store.addTable(table)
       store = added.store
       Output.print("added table '\(table.name)' to \(Config.fileName):\n" + added.entry, terminator: "")
+    }
+    if vscode {
+      let mapped = try store.writeVSCodeSettings()
+      Output.print(
+        "\(Store.vscodeSettingsPath): "
+          + (mapped.isEmpty
+            ? "no table has a schema yet (add 'schema:' to a table in \(Config.fileName))"
+            : "json.schemas maps " + mapped.joined(separator: ", ")))
     }
     return 0
   }

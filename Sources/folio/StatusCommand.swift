@@ -12,6 +12,8 @@ struct StatusCommand: Command {
     are files changed with no op yet ('folio commit' records them from the diff).
     'open conflicts' counts the values concurrent assignments overwrote in merges
     ('folio conflicts' lists them; with --json, each table's "conflicts").
+    'schema:' lines are documents that break their table's JSON Schema: merges and
+    edits outside Folio are not blocked by it (with --json: {"schemaViolation": …}).
     A write that an interrupted process left and that could not be completed is
     shown as 'pending write' (with --json: {"pendingWrite": reason, "code", "path"}).
     """
@@ -41,6 +43,9 @@ struct StatusCommand: Command {
       }
       for problem in status.problems {
         Output.print(JSONValue.object(["problem": .string(problem.description)]).compactString)
+      }
+      for violation in status.schemaViolations {
+        Output.print(JSONValue.object(["schemaViolation": .string(violation.description)]).compactString)
       }
       if let pending = store.pendingRecoveryError {
         let object: JSONObject = [
@@ -78,6 +83,10 @@ struct StatusCommand: Command {
     for problem in status.problems {
       clean = false
       Output.print("invalid: \(problem.description)")
+    }
+    for violation in status.schemaViolations {
+      clean = false
+      Output.print("schema: \(violation.description)")
     }
     if let problem = store.pendingCheckoutProblem() {
       clean = false

@@ -1,9 +1,13 @@
+import Folio
 import Foundation
+import Synchronization
 import Testing
 
 /// `folio conflicts` end to end: a plain `git pull` (driver + post-merge
 /// hook) and `folio sync` record the same conflict, the CLI lists it, and a
-/// resolution on one replica closes it on the others.
+/// resolution on one replica closes it on the others; with three replicas
+/// too; and a live observation hears of records a pull brings and of
+/// resolutions made by another process.
 @Suite struct ConflictsCLITests {
   typealias Sandbox = GitPullTests.Sandbox
 
@@ -63,5 +67,96 @@ import Testing
     let missing = try FolioRunner.run(
       ["conflicts", "resolve", "todos", "t", "title", "--keep"], in: box.root.path + "/r1")
     #expect(missing.status == 1 && missing.stderr.contains("no open conflict"))
+  }
+
+  /// Events collected from an observation, waited on by the test.
+  final class Events: Sendable {
+    let list = Mutex<[([Conflict], ConflictListEvent)]>([])
+    var count: Int { list.withLock { $0.count } }
+    subscript(_ index: Int) -> ([Conflict], ConflictListEvent) { list.withLock { $0[index] } }
+
+    func wait(for count: Int, timeout: Double = 15) -> Bool {
+      let deadline = Date().addingTimeInterval(timeout)
+      while Date() < deadline {
+        if self.count >= count { return true }
+        usleep(5_000)
+      }
+      return self.count >= count
+    }
+  }
+
+  @Test func observationHearsOfAPullAndOfAnotherProcess() async throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try box.seedAndClone(["t": #"{"views": 1, "title": "start"}"#])
+    try box.folio(title("from r0"), in: "r0")
+    try box.folio(["commit"], in: "r0")
+    #expect(try box.git("push -q origin main", in: "r0") == 0)
+    usleep(20_000)
+    try box.folio(title("from r1"), in: "r1")
+    try box.folio(["commit"], in: "r1")
+
+    let store = try Store(at: URL(fileURLWithPath: box.root.path + "/r1"))
+    let events = Events()
+    let queue = DispatchQueue(label: "test.conflicts")
+    let observation = try store.observeConflicts(table: "todos", deliverOn: queue) { conflicts, event in
+      events.list.withLock { $0.append((conflicts, event)) }
+    }
+    defer { observation.stop() }
+    #expect(events.wait(for: 1))
+    #expect(events[0].1.isInitial && events[0].0.isEmpty)
+
+    // git writes the merge, its driver and hook record the conflict.
+    #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: "r1") == 0)
+    #expect(events.wait(for: 2))
+    let opened = events[1]
+    #expect(
+      !opened.1.isInitial && opened.0.count == 1 && opened.1.opened == opened.0 && opened.1.closed.isEmpty)
+    #expect(opened.0.first?.losingValue == "from r0")
+
+    // Another process settles it.
+    try box.folio(["conflicts", "resolve", "todos", "t", "title", "--keep"], in: "r1")
+    #expect(events.wait(for: 3))
+    #expect(events[2].0.isEmpty && events[2].1.closed == opened.0)
+    usleep(300_000)
+    #expect(events.count == 3, "one event per change: \((0..<events.count).map { events[$0].1 })")
+    observation.stop()
+    #expect(observation.isStopped)
+
+    // The async form: the initial list, then it ends with the loop.
+    var first: (Int, Bool)?
+    for try await (conflicts, event) in try store.conflictChanges() {
+      first = (conflicts.count, event.isInitial)
+      break
+    }
+    #expect(first.map { $0 == (0, true) } == true)
+  }
+
+  @Test func threeReplicasThroughGitPullListTheSameConflicts() throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try box.seedAndClone(["t": #"{"views": 1, "title": "start"}"#])
+    #expect(try FolioRunner.shell("git clone -q -b main remote.git r2", in: box.root.path) == 0)
+    try box.folio(["init"], in: "r2")
+    for replica in ["r0", "r1", "r2"] {
+      try box.folio(title("from " + replica), in: replica)
+      try box.folio(["commit"], in: replica)
+      usleep(5_000)
+    }
+    // Each replica pulls and pushes in turn, twice round: merges happen in
+    // different places, by plain git.
+    for replica in ["r0", "r1", "r2", "r0", "r1", "r2"] {
+      #expect(try box.git("pull -q --no-rebase --no-edit origin main", in: replica) == 0)
+      #expect(try box.git("push -q origin main", in: replica) == 0)
+    }
+    let lists = try ["r0", "r1", "r2"].map { try box.folio(["conflicts", "--json"], in: $0).stdout }
+    #expect(lists[0].split(separator: "\n").count == 2, "\(lists[0])")
+    #expect(lists[0].contains(#""value":"from r0""#) && lists[0].contains(#""value":"from r1""#))
+    #expect(lists[1] == lists[0] && lists[2] == lists[0])
+    let records = try ["r0", "r1", "r2"].map {
+      try FileManager.default.contentsOfDirectory(atPath: box.root.path + "/\($0)/.folio/conflicts").sorted()
+    }
+    #expect(records[1] == records[0] && records[2] == records[0])
+    #expect(try box.folio(["fsck"], in: "r2").status == 0)
   }
 }

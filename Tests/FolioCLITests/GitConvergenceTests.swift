@@ -14,7 +14,9 @@ import Testing
 /// until they hold the same commit; then every table file is byte-identical,
 /// canonical and free of conflict markers, every counter is the sum of its
 /// increments, every union survives unless a later remove dropped it, and
-/// the latest assignment wins.
+/// the latest assignment wins; and every replica holds the same conflict
+/// records and lists the same open conflicts, which are what a model
+/// computed from the ops and their causality says.
 ///
 /// `FOLIO_GIT_CONVERGENCE_SEEDS=N` runs N seeds per variant (default 3);
 /// `FOLIO_TEST_SEED` replays one.
@@ -75,6 +77,9 @@ import Testing
     let root: CLIScratch
     var random: SplitMix
     var increments: [String: DecimalInteger] = [:]
+    /// Causality, as the test sees it: the ops each op's replica held when
+    /// it was made. The conflict model is built from this, not from merges.
+    var seen: [HLC: Set<HLC>] = [:]
     let replicas = ["r0", "r1", "r2"]
 
     init(seed: UInt64, transport: Transport) throws {
@@ -163,8 +168,17 @@ import Testing
       try check()
     }
 
-    /// One random mutation through the CLI.
+    /// One random mutation through the CLI, and what its replica had seen.
     mutating func mutate(_ replica: String) throws {
+      let folder = root.path + "/" + replica
+      let known = Set(try OpLog.allEntries(root: folder).map(\.op.hlc))
+      try mutateOnce(replica)
+      for entry in try OpLog.allEntries(root: folder) where !known.contains(entry.op.hlc) {
+        seen[entry.op.hlc] = known
+      }
+    }
+
+    mutating func mutateOnce(_ replica: String) throws {
       if chance(60) {
         let pk = pick(GitConvergenceTests.stable)
         switch int(0...6) {
@@ -317,6 +331,85 @@ import Testing
         #expect(fsck.status == 0, "\(context): r\(r): folio fsck: \(fsck.stderr)")
       }
       try checkInvariants()
+      try checkConflicts()
+    }
+
+    /// The same records and the same open conflicts on every replica, and
+    /// for the stable documents what a model of the ops says: for a lost
+    /// assignment X, each later assignment concurrent with it (neither
+    /// replica had seen the other) to an overlapping path that changed the
+    /// value there is a record; the loss stays open while no other later op
+    /// touches that path.
+    func checkConflicts() throws {
+      let lists = try replicas.map { try folio(["conflicts", "--json"], in: $0) }
+      let records = replicas.map {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root.path + "/\($0)/.folio/conflicts")) ?? [])
+          .sorted()
+      }
+      for r in 1..<replicas.count {
+        #expect(lists[r] == lists[0], "\(context): r\(r) lists other conflicts than r0")
+        #expect(records[r] == records[0], "\(context): r\(r) holds other conflict records than r0")
+      }
+      var ops: [HLC: Op] = [:]
+      for entry in try OpLog.allEntries(root: root.path + "/r0") { ops[entry.op.hlc] = entry.op }
+      let sorted = ops.values.sorted { $0.hlc < $1.hlc }
+      func concurrent(_ a: HLC, _ b: HLC) -> Bool {
+        guard let sa = seen[a], let sb = seen[b] else { return false }  // the seed: seen by all
+        return !sa.contains(b) && !sb.contains(a)
+      }
+      func value(_ v: JSONValue?, at segments: ArraySlice<String>) -> JSONValue? {
+        var current = v
+        for segment in segments {
+          guard case .object(let o)? = current else { return nil }
+          current = o[segment]
+        }
+        return current
+      }
+      var expected = Set<String>()
+      for pk in GitConvergenceTests.stable {
+        let docOps = sorted.filter { $0.table == "items" && $0.pk == pk }
+        var losses: [String: (path: FieldPath, loser: HLC, winners: [HLC])] = [:]
+        for (i, x) in docOps.enumerated() {
+          for a in x.mutation.assignments where !["views", "tags"].contains(a.path.column) {
+            for z in docOps[(i + 1)...] where concurrent(x.hlc, z.hlc) {
+              for b in z.mutation.assignments {
+                let (path, lost, won): (FieldPath, JSONValue?, JSONValue?)
+                if a.path.hasPrefix(b.path) {
+                  let rest = a.path.segments.dropFirst(b.path.segments.count)
+                  (path, lost, won) = (a.path, a.value, value(b.value, at: rest))
+                } else if b.path.hasPrefix(a.path) {
+                  let rest = b.path.segments.dropFirst(a.path.segments.count)
+                  (path, lost, won) = (b.path, value(a.value, at: rest), b.value)
+                } else {
+                  continue
+                }
+                guard let lost, lost != won else { continue }
+                losses["\(path) \(x.hlc)", default: (path, x.hlc, [])].winners.append(z.hlc)
+              }
+            }
+          }
+        }
+        for loss in losses.values {
+          let settled = docOps.contains { z in
+            loss.loser < z.hlc && !loss.winners.contains(z.hlc)
+              && z.mutation.assignments.contains {
+                $0.path.hasPrefix(loss.path) || loss.path.hasPrefix($0.path)
+              }
+          }
+          if !settled { expected.insert("\(pk) \(loss.path) \(loss.loser) \(loss.winners.max()!)") }
+        }
+      }
+      var actual = Set<String>()
+      for line in lists[0].split(separator: "\n") {
+        let conflict = try JSONValue(parsing: String(line))
+        guard let pk = conflict["pk"]?.stringValue, GitConvergenceTests.stable.contains(pk) else { continue }
+        let path = conflict["path"]?.stringValue ?? "?"
+        let loser = conflict["loser"]?["stamp"]?.stringValue ?? "?"
+        let winner = conflict["winner"]?["stamp"]?.stringValue ?? "?"
+        actual.insert("\(pk) \(path) \(loser) \(winner)")
+      }
+      #expect(
+        actual == expected, "\(context): conflicts \(actual.sorted()) but the ops say \(expected.sorted())")
     }
 
     /// Checks the stable documents against a model built from every op in

@@ -192,4 +192,76 @@ import Testing
     for replica in [r1, r0, r2] { try replica.sync() }
     #expect(try [r0, r1, r2].allSatisfy { try $0.conflicts().isEmpty })
   }
+
+  // MARK: fsck
+
+  @Test func checkPlacesEveryFaultInTheRecords() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    func record(table: String, pk: String = "a") -> Conflict {
+      Conflict(
+        table: table, pk: pk, path: "title", winningStamp: stamp(20, "B"), winningValue: "w",
+        losingStamp: stamp(10, "A"), losingValue: "l")
+    }
+    let good = record(table: "todos")
+    try scratch.write(good.recordPath, String(decoding: good.recordBytes, as: UTF8.self))
+    #expect(try store.check().isEmpty)
+
+    let gone = record(table: "gone")
+    try scratch.write(gone.recordPath, String(decoding: gone.recordBytes, as: UTF8.self))
+    let badStamp = String(decoding: record(table: "todos", pk: "b").recordBytes, as: UTF8.self)
+      .replacingOccurrences(of: "10-0000-A", with: "yesterday")
+    try scratch.write(Conflict.folder + "/" + String(repeating: "b", count: 40) + ".json", badStamp)
+    try scratch.write(Conflict.folder + "/" + String(repeating: "c", count: 40) + ".json", "{\"table\": ")
+    let renamed = record(table: "todos", pk: "d")
+    try scratch.write(
+      Conflict.folder + "/" + String(repeating: "d", count: 40) + ".json",
+      String(decoding: renamed.recordBytes, as: UTF8.self))
+    let problems = try store.check().map(\.description)
+    let folder = Conflict.folder + "/"
+    #expect(
+      problems.contains(
+        "\(gone.recordPath):\(tableLine(gone)): error: conflict record for table 'gone', which folio.yaml does not define"
+      ), "\(problems)")
+    #expect(
+      problems.contains {
+        $0.hasPrefix(folder + String(repeating: "b", count: 40) + ".json:")
+          && $0.contains("error: conflict record: 'loser.stamp' is not a stamp")
+      },
+      "\(problems)")
+    #expect(
+      problems.contains { $0.hasPrefix(folder + String(repeating: "c", count: 40) + ".json:1:11: error:") },
+      "\(problems)")
+    #expect(
+      problems.contains { $0.contains("named '\(String(repeating: "d", count: 40)).json'") }, "\(problems)")
+    #expect(problems.count == 4, "\(problems)")
+    // The listing passes over what it cannot read or place, and lists the rest.
+    #expect(try store.conflicts().map(\.pk).sorted() == ["a", "d"])
+  }
+
+  /// The line:col of the `table` member's value in a record's bytes.
+  func tableLine(_ record: Conflict) -> String {
+    let (line, column) = JSONPointer(["table"]).lineAndColumn(in: record.recordBytes)
+    return "\(line):\(column)"
+  }
+
+  /// The listing reads only the recorded documents' op-log lines; a line it
+  /// cannot judge from its bytes (spaces, escapes) is parsed, never dropped.
+  @Test func theOpLogPreFilterNeverDropsAWantedOp() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    let lines = [
+      #"{"hlc":"1796153602749-0000-aaaa","op":"update","pk":"a","set":{"t":1},"table":"todos"}"#,
+      #"{"hlc":"1796153602750-0000-aaaa","op":"update","pk":"b","set":{"t":2},"table":"todos"}"#,
+      #"{"hlc": "1796153602751-0000-aaaa", "op": "update", "pk": "a", "set": {"t": 3}, "table": "todos"}"#,
+      #"{"hlc":"1796153602752-0000-aaaa","op":"update","pk":"\u0061","set":{"t":4},"table":"todos"}"#,
+      #"{"hlc":"1796153602753-0000-aaaa","op":"update","pk":"ab","set":{"t":5},"table":"todos"}"#,
+    ]
+    try scratch.write(Store.opsFolder + "/aaaa.ndjson", lines.joined(separator: "\n") + "\n")
+    let all = try OpLog.allEntries(root: store.rootPath)
+    let some = try OpLog.allEntries(root: store.rootPath, pks: ["a"])
+    #expect(all.count == 5)
+    #expect(some.map(\.line) == [1, 3, 4])
+    #expect(some.allSatisfy { $0.op.pk == "a" })
+  }
 }

@@ -1,13 +1,15 @@
 import Foundation
 import Testing
 
-/// Layers depend only downward: nothing in `Store/`, `Mutation/`, `JSON/`
-/// or `Config/` names a type that `Git/`, `Merge/`, `Query/`,
+/// Layers depend only downward: nothing in `Store/`, `Mutation/`, `JSON/`,
+/// `Schema/` or `Config/` names a type that `Git/`, `Merge/`, `Query/`,
 /// `Observation/`, `Transfer/`, `Watch/`, `IndexDaemon/` or `Serve/`
-/// defines, and `Query/` names none of `IndexDaemon/`. Later layers reach
-/// the store only through what it owns (`CommitObserver`, `RecoveryStep`,
-/// `StoreAttachments`), and queries the daemon only through
-/// `IndexPublisherLink`, all wired in `StoreWiring+Layers.swift`.
+/// defines; the first layers keep their order (`JSON/`, `Schema/`,
+/// `Config/`, then the store); and `Query/` names none of `IndexDaemon/`.
+/// Later layers reach the store only through what it owns
+/// (`CommitObserver`, `RecoveryStep`, `StoreAttachments`, `StoreCheck`), and
+/// queries the daemon only through `IndexPublisherLink`, all wired in
+/// `StoreWiring+Layers.swift`.
 struct LayeringTests {
   static let sources = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -60,7 +62,19 @@ struct LayeringTests {
       later.formUnion(try Self.declaredTypes(in: folder))
     }
     #expect(later.contains("GitRepository") && later.contains("ObservationCenter"), "the scan finds types")
-    let found = try Self.uses(of: later, in: ["Store", "Mutation", "JSON", "Config"])
+    let found = try Self.uses(of: later, in: ["Store", "Mutation", "JSON", "Schema", "Config"])
+    #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+  }
+
+  /// JSON comes first, then the schema validator, then the config that
+  /// reads schemas, then the store that enforces them.
+  @Test func theFirstLayersKeepTheirOrder() throws {
+    let store = try Self.declaredTypes(in: "Store").union(try Self.declaredTypes(in: "Mutation"))
+    let config = try Self.declaredTypes(in: "Config")
+    let schema = try Self.declaredTypes(in: "Schema")
+    #expect(schema.contains("JSONSchema") && config.contains("TableConfig"), "the scan finds types")
+    var found = try Self.uses(of: store.union(config), in: ["Schema"])
+    found += try Self.uses(of: store.union(config).union(schema), in: ["JSON"])
     #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
   }
 

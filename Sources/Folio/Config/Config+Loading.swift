@@ -27,7 +27,8 @@ extension Config {
     try self.init(bytes: text.utf8, file: file)
   }
 
-  /// Reads and parses the file at `url`.
+  /// Reads and parses the file at `url`, and the tables' schema files
+  /// (`schema:`), relative to its folder.
   ///
   /// ```swift
   /// let config = try Config(contentsOf: root.appending(path: Config.fileName))
@@ -39,32 +40,30 @@ extension Config {
   ///     the store.
   /// - Throws: ``FolioError`` with code ``FolioError/Code/io`` when the file
   ///   cannot be read (naming the failed call), or
-  ///   ``FolioError/Code/invalidConfig`` as ``init(yaml:file:)`` does.
+  ///   ``FolioError/Code/invalidConfig`` as ``init(yaml:file:)`` does, also
+  ///   for a schema file that is missing, or whose keywords Folio does not
+  ///   check (then placed in the schema file), or that contradicts a
+  ///   column's kind.
   public init(contentsOf url: URL, displayName: String = "folio.yaml") throws {
     let bytes = try Self.readFile(url, displayName: displayName)
-    try self.init(bytes: bytes, file: displayName)
+    try self.init(bytes: bytes, file: displayName, root: url.deletingLastPathComponent().path)
   }
 
   /// Parses raw bytes. Reading from bytes rather than a `String` lets
   /// libyaml itself report invalid UTF-8 in a file, with its position.
-  init(bytes: some Collection<UInt8>, file: String) throws {
+  init(bytes: some Collection<UInt8>, file: String, root: String? = nil) throws {
     if bytes.count > Self.maxFileSize {
       throw FolioError(
         .invalidConfig,
         "\(file) is larger than \(Self.maxFileSize >> 20) MiB; that is not a config file",
         location: .init(file: file, line: 1, column: 1))
     }
-    let root = try YAMLParser(bytes: bytes, file: file).parseSingleDocument()
+    let node = try YAMLParser(bytes: bytes, file: file).parseSingleDocument()
     do {
-      self = try ConfigDecoder(file: file).decode(root)
-    } catch var error as FolioError {
+      self = try ConfigDecoder(file: file, root: root).decode(node)
+    } catch let error as FolioError where error.location?.file == file {
       // The decoder sees nodes, not text; the excerpt comes from the bytes.
-      if error.excerpt == nil, let location = error.location, location.file == file {
-        error.excerpt = Array(bytes).withUnsafeBytes {
-          SourceText.excerpt(line: location.line, column: location.column, in: $0)
-        }
-      }
-      throw error
+      throw error.withExcerpt(from: bytes)
     }
   }
 

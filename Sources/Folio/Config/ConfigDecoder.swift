@@ -7,11 +7,14 @@
 struct ConfigDecoder {
   /// The file name that errors report.
   let file: String
+  /// The store root, where tables' schema files are read from; nil when
+  /// the config is read from text alone (a schema is then named, not read).
+  var root: String? = nil
 
   static let topLevelKeys = ["version", "tables", "sync", "index"]
   static let syncKeys = ["remote", "pull-every", "ssh-key", "max-clock-skew"]
   static let indexKeys = ["daemon", "idle"]
-  static let tableKeys = ["path", "key", "order", "indexes", "columns"]
+  static let tableKeys = ["path", "key", "order", "indexes", "columns", "schema"]
   static let supportedVersion = 1
 
   /// Decodes the document's root (`nil` for a file without a document).
@@ -229,6 +232,7 @@ struct ConfigDecoder {
     var indexes: [(path: String, node: YAMLNode)] = []
     var columns: [String: ColumnKind] = [:]
     var columnNodes: [String: YAMLNode] = [:]
+    var schemaNode: YAMLNode?
 
     // `todos:` with nothing under it is a table with every default.
     if !body.isNull {
@@ -266,6 +270,8 @@ struct ConfigDecoder {
           indexes = try decodePaths(value, table: name, setting: "indexes", noun: "index path")
         case "columns":
           (columns, columnNodes) = try decodeColumns(value, table: name)
+        case "schema":
+          if !value.isNull { schemaNode = value }
         default:
           throw unknownKey(pair.key, expected: Self.tableKeys, table: name)
         }
@@ -289,8 +295,15 @@ struct ConfigDecoder {
     }
 
     let normalized = try checkPath(path, at: pathNode, table: name)
-    let table = TableConfig(
+    var table = TableConfig(
       name: name, path: normalized, key: key, order: order, indexes: indexes.map(\.path), columns: columns)
+    if let schemaNode {
+      table.schemaFile = try checkSchemaPath(schemaNode, table: name)
+      if let root {
+        table.schema = try loadSchema(table.schemaFile!, root: root, at: schemaNode, table: name)
+        try checkColumnKinds(table, nodes: columnNodes)
+      }
+    }
     return (table, pathNode)
   }
 
@@ -481,7 +494,7 @@ struct ConfigDecoder {
       at: key)
   }
 
-  private func error(_ message: String, at node: YAMLNode) -> FolioError {
+  func error(_ message: String, at node: YAMLNode) -> FolioError {
     FolioError(
       .invalidConfig, message, location: .init(file: file, line: node.line, column: node.column))
   }

@@ -24,6 +24,14 @@ public struct TableConfig: Sendable, Hashable {
   public var indexes: [String]
   /// The kinds of the columns that are not registers.
   public var columns: [String: ColumnKind]
+  /// The table's JSON Schema file, relative to the store root, normalised
+  /// like ``path``; nil when documents are not checked.
+  public var schemaFile: String?
+  /// The schema read from ``schemaFile``: every document written through
+  /// Folio must pass it. Nil when there is none, or when the config was
+  /// read from text alone (``Config/init(yaml:file:)`` has no store to
+  /// read the file from).
+  public var schema: JSONSchema?
 
   /// Creates a table.
   ///
@@ -38,9 +46,10 @@ public struct TableConfig: Sendable, Hashable {
   ///   - order: the order keys.
   ///   - indexes: more paths to index, for filters.
   ///   - columns: the kinds of the columns that are not registers.
+  ///   - schema: the JSON Schema documents must pass.
   public init(
     name: String, path: String? = nil, key: String = "id", order: [String] = [],
-    indexes: [String] = [], columns: [String: ColumnKind] = [:]
+    indexes: [String] = [], columns: [String: ColumnKind] = [:], schema: JSONSchema? = nil
   ) {
     self.name = name
     self.path = Self.normalizedPath(path ?? name)
@@ -48,6 +57,8 @@ public struct TableConfig: Sendable, Hashable {
     self.order = order
     self.indexes = indexes
     self.columns = columns
+    self.schemaFile = schema?.file
+    self.schema = schema
   }
 
   /// Every path with a persistent index: the order keys, then the

@@ -34,6 +34,9 @@ public struct StoreStatus: Sendable {
   public var tables: [Table]
   /// Documents that are not valid and would be left out of a commit.
   public var problems: [FolioError]
+  /// Each way a document, committed or edited, breaks its table's schema
+  /// (merges are not blocked by schemas, so they can bring such documents).
+  public var schemaViolations: [FolioError] = []
   /// The current branch and commit.
   public var branch: String
   /// The commit HEAD points at, if any.
@@ -197,9 +200,12 @@ extension Store {
             externalEdits: documents.filter { $0.synthetic != nil }.map(\.pk).sorted(),
             evicted: (scan.evictedByTable[table.name] ?? []).sorted().map(\.string)))
       }
-      return StoreStatus(
+      var status = StoreStatus(
         tables: tables, problems: scan.problems, branch: (try? repository.headBranch()) ?? "HEAD",
         head: head?.id.description)
+      status.schemaViolations = try schemaViolations(
+        scan: scan, headTree: try head?.tree(), repository: repository)
+      return status
     }
   }
 

@@ -114,3 +114,16 @@ enum SourceText {
     return line + trail + "\n" + caret + "^"
   }
 }
+
+extension FolioError {
+  /// The same error with its ``excerpt`` taken from `bytes`, the text its
+  /// location points into; unchanged when it has an excerpt or no location.
+  func withExcerpt(from bytes: some Collection<UInt8>) -> FolioError {
+    guard excerpt == nil, let location else { return self }
+    var copy = self
+    copy.excerpt = Array(bytes).withUnsafeBytes {
+      SourceText.excerpt(line: location.line, column: location.column, in: $0)
+    }
+    return copy
+  }
+}

@@ -68,21 +68,6 @@ public struct Conflict: Sendable, Hashable {
     ])
   }
 
-  /// Reads a record file's JSON form; nil when it is not one (a record
-  /// arrives from a remote, so it is untrusted input, and a bad one must
-  /// not stop the listing: `fsck` reports it).
-  init?(json: JSONValue) {
-    guard case .object(let object) = json, let table = object["table"]?.stringValue,
-      let pk = object["pk"]?.stringValue, let path = object["path"]?.stringValue, !path.isEmpty,
-      case .object(let winner)? = object["winner"], case .object(let loser)? = object["loser"],
-      let winningStamp = winner["stamp"]?.stringValue.flatMap(HLC.init),
-      let losingStamp = loser["stamp"]?.stringValue.flatMap(HLC.init), let losingValue = loser["value"]
-    else { return nil }
-    self.init(
-      table: table, pk: pk, path: FieldPath(path), winningStamp: winningStamp, winningValue: winner["value"],
-      losingStamp: losingStamp, losingValue: losingValue)
-  }
-
   /// The record file's bytes (canonical JSON).
   var recordBytes: [UInt8] { json.canonicalBytes() }
 

@@ -43,7 +43,9 @@ extension Store {
     }
     let documents = Set(records.map { OpHistory.DocumentKey(table: $0.table, pk: $0.pk) })
     var ops: [OpHistory.DocumentKey: [Op]] = [:]
-    for entry in try OpLog.allEntries(root: rootPath) {
+    // Only the recorded documents' ops matter: the rest of the log is
+    // passed over unparsed.
+    for entry in try OpLog.allEntries(root: rootPath, pks: Set(records.map(\.pk))) {
       let key = OpHistory.DocumentKey(table: entry.op.table, pk: entry.op.pk)
       if documents.contains(key) { ops[key, default: []].append(entry.op) }
     }
@@ -68,14 +70,16 @@ extension Store {
   }
 
   /// Every record under `.folio/conflicts/`, open or settled, deduplicated.
-  /// A file that is not a record is skipped here and reported by `fsck`.
+  /// A file that is not a record, or a record about a table `folio.yaml`
+  /// does not define, is skipped here and reported by `fsck`.
   func conflictRecords() throws -> [Conflict] {
     let directory = rootPath + "/" + Conflict.folder
     var records = Set<Conflict>()
     for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".json") {
       guard let bytes = try? FileSystem.read(directory + "/" + name),
         bytes.count <= Limits.maximumDocumentBytes,
-        let value = try? JSONValue(parsing: bytes), let record = Conflict(json: value)
+        let record = try? Conflict.record(bytes: bytes, file: Conflict.folder + "/" + name),
+        config.table(named: record.table) != nil
       else { continue }
       records.insert(record)
     }

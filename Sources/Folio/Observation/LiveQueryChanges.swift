@@ -15,7 +15,7 @@ import Synchronization
 /// that error, and the sequence ends. Once started it never fails: it ends
 /// only when the iteration does.
 public struct LiveQueryChanges<Element: Sendable>: AsyncSequence, Sendable {
-  typealias Start = @Sendable (@escaping @Sendable (Element) -> Void) throws -> LiveQuery
+  typealias Start = @Sendable (@escaping @Sendable (Element) -> Void) throws -> any LiveHandle
 
   private let start: Start
 
@@ -24,7 +24,7 @@ public struct LiveQueryChanges<Element: Sendable>: AsyncSequence, Sendable {
   /// Starts the live query.
   public func makeAsyncIterator() -> Iterator {
     let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
-    let live: LiveQuery?
+    let live: (any LiveHandle)?
     var failure: (any Error)?
     do {
       live = try start { continuation.yield($0) }
@@ -60,12 +60,21 @@ public struct LiveQueryChanges<Element: Sendable>: AsyncSequence, Sendable {
 
   /// Owns the live query for the iterator; stopping twice is fine.
   public final class Owner: Sendable {
-    private let live: Mutex<LiveQuery?>
+    private let live: Mutex<(any LiveHandle)?>
 
-    init(_ live: LiveQuery?) { self.live = Mutex(live) }
+    init(_ live: (any LiveHandle)?) { self.live = Mutex(live) }
 
     func stop() { live.withLock { $0 }?.stop() }
 
     deinit { stop() }
   }
 }
+
+/// What an async sequence's iteration stops when it ends: a ``LiveQuery``,
+/// or a later layer's observation of the same shape (the open conflicts).
+protocol LiveHandle: Sendable {
+  /// Ends delivery; safe twice.
+  func stop()
+}
+
+extension LiveQuery: LiveHandle {}

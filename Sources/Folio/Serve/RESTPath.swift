@@ -90,6 +90,8 @@ struct RESTError: Error, Sendable {
     case .localConstraint, .invalidPK, .invalidDocument, .invalidJSON, .invalidQuery, .usage, .unsafePath,
       .tooLarge:
       self.init(400, "\(error.code): \(error.message)")
+    case .schemaViolation:
+      self.init(400, error.description)  // names the document, line:col and the schema's path
     case .unknownTable, .notFound:
       self.init(404, "\(error.code): \(error.message)")
     case .conflict, .locked:

@@ -87,7 +87,11 @@ enum OpLog {
 
   /// Every op in one log file, in file order.
   /// - Throws: `INVALID_JSON` at `file:line:col` for a bad line.
-  static func entries(in path: String, displayName: String) throws -> [Entry] {
+  /// - Parameter skip: says, from a line's bytes alone, that its op is not
+  ///   wanted: the line is then not parsed.
+  static func entries(
+    in path: String, displayName: String, skip: ((ArraySlice<UInt8>) -> Bool)? = nil
+  ) throws -> [Entry] {
     guard let bytes = try FileSystem.read(path) else { return [] }
     var entries: [Entry] = []
     var lineNumber = 0
@@ -97,6 +101,7 @@ enum OpLog {
       guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { break }  // torn tail
       defer { start = newline + 1 }
       if newline == start { continue }
+      if let skip, skip(bytes[start..<newline]) { continue }
       do {
         let value = try JSONValue(parsing: Array(bytes[start..<newline]), file: displayName)
         entries.append(Entry(op: try Op(json: value), file: displayName, line: lineNumber))
@@ -114,12 +119,53 @@ enum OpLog {
   }
 
   /// Every op of every replica under `root`, oldest first by HLC.
-  static func allEntries(root: String) throws -> [Entry] {
+  /// - Parameter pks: when given, only ops on documents with these pks
+  ///   (others may come too: the caller still filters). A line Folio
+  ///   wrote names its pk as `"pk":"…"`; one whose pk is plainly another
+  ///   is passed over without being parsed, which makes a look at a few
+  ///   documents' ops cheap in a long log. Any other spelling is parsed.
+  static func allEntries(root: String, pks: Set<String>? = nil) throws -> [Entry] {
     let directory = root + "/" + Store.opsFolder
+    let skip = pks.map { wanted in { (line: ArraySlice<UInt8>) in !mayName(line, oneOf: wanted) } }
     var all: [Entry] = []
     for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".ndjson") {
-      all += try entries(in: directory + "/" + name, displayName: Store.opsFolder + "/" + name)
+      all += try entries(in: directory + "/" + name, displayName: Store.opsFolder + "/" + name, skip: skip)
     }
     return all.sorted { $0.op.hlc < $1.op.hlc }
   }
+
+  /// False only when the line's compact `"pk":"…"` member, free of
+  /// escapes, names a pk outside `pks`.
+  private static func mayName(_ line: ArraySlice<UInt8>, oneOf pks: Set<String>) -> Bool {
+    line.withUnsafeBufferPointer { buffer in
+      // `"pk":"` by a plain byte loop: the generic `firstRange(of:)` costs
+      // microseconds a line, more than parsing it.
+      let marker = pkMarker
+      var at = 0
+      var start: Int?
+      while at + marker.count <= buffer.count {
+        if buffer[at] == marker[0] && buffer[at + 1] == marker[1] && buffer[at + 2] == marker[2]
+          && buffer[at + 3] == marker[3] && buffer[at + 4] == marker[4] && buffer[at + 5] == marker[5]
+        {
+          start = at + marker.count
+          break
+        }
+        at += 1
+      }
+      guard let start else { return true }
+      var end = start
+      while end < buffer.count {
+        switch buffer[end] {
+        case UInt8(ascii: "\\"): return true
+        case UInt8(ascii: "\""):
+          let pk = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)
+          return pks.contains(pk)
+        default: end += 1
+        }
+      }
+      return true
+    }
+  }
+
+  private static let pkMarker = Array(#""pk":""#.utf8)
 }

@@ -3,9 +3,10 @@ import Glibc
 extension Store {
   /// Every problem `folio fsck` finds, each as an error with a file position
   /// where it has one: documents that are not valid JSON or not objects, key
-  /// columns that disagree with the file name, files in a table folder that
-  /// are not documents, and op-log lines that don't parse or name an unknown
-  /// table.
+  /// columns that disagree with the file name, documents that break their
+  /// table's schema (each violation), files in a table folder that are not
+  /// documents, op-log lines that don't parse or name an unknown table, and
+  /// what the later layers check (conflict records).
   public func check() throws -> [FolioError] {
     var problems: [FolioError] = []
     if let pending = pendingRecoveryError { problems.append(pending) }
@@ -50,6 +51,7 @@ extension Store {
               "key column '\(table.key)' is \(key.compactString) but the file name says the pk is \"\(pk)\"",
               line: line, column: column)
           }
+          problems += schemaProblems(object, bytes: bytes, table: table, path: display)
         } catch let error as FolioError {
           problems.append(error)
         }
@@ -70,6 +72,7 @@ extension Store {
         problems.append(error)
       }
     }
+    for check in Store.wiring.checks { problems += try check.problems(in: self) }
     return problems
   }
 

@@ -261,6 +261,7 @@ public final class Store: Sendable {
     if ops.isEmpty && writes.isEmpty { return }
     // Everything that can fail is checked before the durability point (a
     // journal that cannot be redone would block every later write).
+    try checkSchemas(writes)
     let folders = WriteFolders(root: rootPath)
     try checkWrites(writes, opLog: !ops.isEmpty, folders: folders)
     var logBytes: [UInt8] = []

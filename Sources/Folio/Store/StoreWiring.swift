@@ -1,5 +1,6 @@
 /// What the layers above the store give it: how to find the git folder,
-/// the recovery steps to run at open, and the observers of every commit.
+/// the recovery steps to run at open, the observers of every commit, and
+/// the checks `folio fsck` adds.
 ///
 /// The store learns of later layers only through this value, which the
 /// composition root (`Sources/Folio/StoreWiring+Layers.swift`) fills in, so
@@ -12,6 +13,8 @@ struct StoreWiring: Sendable {
   var recoverySteps: [any RecoveryStep]
   /// Told of every commit, in this order.
   var observers: [any CommitObserver]
+  /// Run by ``Store/check()`` after its own checks, in this order.
+  var checks: [any StoreCheck] = []
 }
 
 extension Store {

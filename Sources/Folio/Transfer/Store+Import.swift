@@ -281,6 +281,11 @@ extension Store {
         summary.unchanged += 1
         continue
       }
+      // The document as it would land must pass the table's schema.
+      if let violation = table.schema?.validate(.object(result)).first {
+        try bad(rowError(.schemaViolation, violation.description, line: line))
+        continue
+      }
       let bytes = JSONValue.object(result).canonicalBytes()
       try writer.write(bytes, named: fileName)
       try manifest.add(fileName, bytes: bytes, at: stagedIndex)

@@ -184,6 +184,11 @@ final class SaveRecorder {
       return .problem(error, signature: FNV.hex(bytes) + "\n" + error.description)
     }
     if DocumentResolver.same(current, document) { return .unchanged(hash: hash) }
+    // A save that breaks the table's schema is reported like invalid JSON,
+    // and recorded once a later save is valid.
+    if let problem = store.schemaProblems(document, bytes: bytes, table: table, path: path).first {
+      return .problem(problem, signature: FNV.hex(bytes) + "\n" + problem.description)
+    }
     let mutation = Mutation.diff(from: current, to: document, kinds: table.kind(of:))
     return mutation.isEmpty ? .unchanged(hash: hash) : .mutation(mutation, hash: hash)
   }
@@ -211,7 +216,20 @@ final class SaveRecorder {
       var seen = Set<String>()
       let openPaths = Set(
         open.compactMap { key in store.config.table(named: key.table).map { $0.path + "/" + key.name } })
-      for problem in scan.problems {
+      // Edits made meanwhile that break the schema wait, reported, too.
+      var synthetic: [PendingDocument] = []
+      var problems = scan.problems
+      for document in scan.documents where document.synthetic != nil {
+        if let bytes = document.bytes, let object = document.document,
+          let problem = store.schemaProblems(object, bytes: bytes, table: document.table, path: document.path)
+            .first
+        {
+          problems.append(problem)
+        } else {
+          synthetic.append(document)
+        }
+      }
+      for problem in problems {
         let path = problem.location?.file ?? problem.path ?? ""
         if openPaths.contains(path) { continue }
         seen.insert(path)
@@ -223,7 +241,6 @@ final class SaveRecorder {
         }
       }
       for path in Array(reported.keys) where !seen.contains(path) { reported[path] = nil }
-      let synthetic = scan.documents.filter { $0.synthetic != nil }
       guard !synthetic.isEmpty else { return }
       let ops = try store.writeLocked { transaction in
         for document in synthetic {

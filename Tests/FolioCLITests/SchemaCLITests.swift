@@ -1,0 +1,137 @@
+import Folio
+import Foundation
+import Testing
+
+/// JSON Schema per table through the built binary: a refused `put`, the
+/// config errors, `folio schema` and `--infer`, `folio init --editor
+/// vscode`, and a refused write over HTTP.
+struct SchemaCLITests {
+  static let yaml = """
+    version: 1
+    tables:
+      todos:
+        path: data/todos
+        schema: schemas/todos.schema.json
+        columns:
+          views: counter
+    """
+  static let schema = """
+    {
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "type": "object",
+      "properties": {
+        "id": {"type": "string"},
+        "title": {"type": "string"},
+        "views": {"type": "integer"}
+      },
+      "required": ["title"]
+    }
+
+    """
+
+  func store() throws -> CLIScratch {
+    let scratch = try CLIScratch(yaml: Self.yaml)
+    try scratch.write("schemas/todos.schema.json", Self.schema)
+    try scratch.folio("init")
+    return scratch
+  }
+
+  @Test func putIsRefusedWithTheDocumentAndSchemaPaths() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    let refused = try scratch.folio("put", "todos", "a", input: #"{"id": "a", "views": "10"}"#)
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderr
+        == "data/todos/a.json:3:12: error: views: expected integer, got string (schema todos.schema.json#/properties/views)\n"
+          + "  \"views\": \"10\"\n" + String(repeating: " ", count: 11) + "^\n"
+    )
+    #expect(scratch.read("data/todos/a.json") == nil)
+    #expect(try scratch.folio("put", "todos", "a", input: #"{"title": "t", "views": 10}"#).status == 0)
+  }
+
+  @Test func schemaPrintsTheFileAndInferProposesOne() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    let printed = try scratch.folio("schema", "todos")
+    #expect(printed.status == 0 && printed.stdout == Self.schema)
+    for (pk, status) in [("a", "open"), ("b", "done"), ("c", "open")] {
+      try scratch.folio("put", "todos", pk, input: #"{"title": "t", "status": "\#(status)", "views": 1}"#)
+    }
+    let proposal = try scratch.folio("schema", "todos", "--infer")
+    #expect(proposal.status == 0)
+    let value = try JSONValue(parsing: proposal.stdout)
+    #expect(value["properties"]?["status"]?["enum"] == ["done", "open"])
+    #expect(value["properties"]?["views"]?["type"] == ["integer", "string"])
+    #expect(value["required"] == ["id", "status", "title", "views"])
+    // Saved over the file, the proposal is in effect.
+    try scratch.write("schemas/todos.schema.json", proposal.stdout)
+    let refused = try scratch.folio(
+      "put", "todos", "d", input: #"{"title": "t", "status": "mid", "views": 1}"#)
+    #expect(
+      refused.stderr.contains(#"status: expected one of "done", "open", got "mid""#), "\(refused.stderr)")
+
+    let none = try CLIScratch()
+    defer { none.remove() }
+    try none.folio("init")
+    let missing = try none.folio("schema", "todos")
+    #expect(missing.status == 1 && missing.stderr.contains("table 'todos' has no schema"))
+    #expect(try none.folio("schema").status == 64)
+  }
+
+  @Test func aBadSchemaStopsEveryCommandWithItsPosition() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    try scratch.write("schemas/todos.schema.json", "{\n  \"type\": \"object\",\n  \"uniqueItems\": true\n}\n")
+    let result = try scratch.folio("get", "todos", "a")
+    #expect(result.status == 1)
+    #expect(
+      result.stderr.hasPrefix("schemas/todos.schema.json:3:3: error: unsupported keyword 'uniqueItems'"))
+    try scratch.write("schemas/todos.schema.json", #"{"properties": {"views": {"type": "string"}}}"#)
+    let kinds = try scratch.folio("status")
+    #expect(kinds.status == 1)
+    #expect(kinds.stderr.hasPrefix("folio.yaml:7:7: error: column 'views' of table 'todos' is a counter"))
+  }
+
+  @Test func initWritesVSCodeMappingsMergedIntoTheSettings() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    try scratch.write(
+      ".vscode/settings.json",
+      #"{"editor.tabSize": 2, "json.schemas": [{"fileMatch": ["/other/*.json"], "url": "./o.json"}, {"fileMatch": ["/data/todos/*.json"], "url": "./old.json"}]}"#
+    )
+    let result = try scratch.folio("init", "--editor", "vscode")
+    #expect(result.status == 0 && result.stdout.contains(".vscode/settings.json: json.schemas maps todos"))
+    let settings = try JSONValue(parsing: scratch.read(".vscode/settings.json") ?? "")
+    #expect(settings["editor.tabSize"] == 2)
+    #expect(
+      settings["json.schemas"] == [
+        ["fileMatch": ["/other/*.json"], "url": "./o.json"],
+        ["fileMatch": ["/data/todos/*.json"], "url": "./schemas/todos.schema.json"],
+      ])
+    // Again: the same file.
+    let before = scratch.read(".vscode/settings.json")
+    try scratch.folio("init", "--editor", "vscode")
+    #expect(scratch.read(".vscode/settings.json") == before)
+    #expect(try scratch.folio("init", "--editor", "vim").status == 64)
+    // Comments (allowed by VS Code) are not dropped: nothing is written.
+    try scratch.write(".vscode/settings.json", "{\n  // mine\n}\n")
+    let refused = try scratch.folio("init", "--editor", "vscode")
+    #expect(refused.status == 1 && refused.stderr.hasPrefix(".vscode/settings.json:2:3: error:"))
+  }
+
+  @Test func serveAnswers400WithTheViolation() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    let server = try ServeCLITests.Server(in: scratch.path)
+    defer { _ = server.stop() }
+    let reply = try ServeCLITests.curl("PUT", server.base + "/todos/a.json", body: #"{"views": 1}"#)
+    #expect(reply.status == 400)
+    #expect(
+      reply.json?["error"]
+        == "data/todos/a.json:1:1: error: title: required, but missing (schema todos.schema.json#)")
+    #expect(scratch.read("data/todos/a.json") == nil)
+    let fine = try ServeCLITests.curl("PATCH", server.base + "/todos/a.json", body: #"{"title": "t"}"#)
+    #expect(fine.status == 200)
+  }
+}
