@@ -71,23 +71,12 @@ struct IndexDaemonCommand: Command {
       _ = try InterruptSignals { daemon.stop() }
       if !onDemand {
         Output.error(
-          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(Self.text(idle)) without a query"
+          "index daemon (pid \(daemon.pid)) for \(store.root.path); exits after \(DurationParser.format(idle)) without a query"
         )
       }
       let reason = try daemon.run()
       if !onDemand { Output.error("index daemon stopped: \(reason.rawValue)") }
       return 0
     }
-  }
-
-  /// `30m`, `1h30m`, `1.5s`: a duration as `--idle` takes it.
-  static func text(_ duration: Duration) -> String {
-    let seconds = duration.components.seconds
-    guard duration.components.attoseconds == 0 else {
-      return "\(Double(seconds) + Double(duration.components.attoseconds) / 1e18)s"
-    }
-    let (h, m, s) = (seconds / 3600, seconds % 3600 / 60, seconds % 60)
-    let text = (h > 0 ? "\(h)h" : "") + (m > 0 ? "\(m)m" : "") + (s > 0 ? "\(s)s" : "")
-    return text.isEmpty ? "0s" : text
   }
 }

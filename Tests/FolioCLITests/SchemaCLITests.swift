@@ -44,7 +44,7 @@ struct SchemaCLITests {
     #expect(
       refused.stderr
         == "data/todos/a.json:3:12: error: views: expected integer, got string (schema todos.schema.json#/properties/views)\n"
-          + "  \"views\": \"10\"\n" + String(repeating: " ", count: 11) + "^\n"
+        + "  \"views\": \"10\"\n" + String(repeating: " ", count: 11) + "^\n"
     )
     #expect(scratch.read("data/todos/a.json") == nil)
     #expect(try scratch.folio("put", "todos", "a", input: #"{"title": "t", "views": 10}"#).status == 0)

@@ -101,7 +101,8 @@ extension Store {
       }
       writer = try SQLiteExportWriter(
         path: path, table: options.sqliteTable ?? table.name,
-        columns: columns!.map { ($0, types[ExactKey($0)] ?? nil) }, pk: table.key, indexes: table.indexedPaths)
+        columns: columns!.map { ($0, types[ExactKey($0)] ?? nil) }, pk: table.key, indexes: table.indexedPaths
+      )
     } else {
       if let path = options.outputPath {
         var st = stat()
