@@ -34,9 +34,10 @@ extension FileSystem {
   ///   file holds a conflicting lock.
   /// - Throws: `IO` naming `flock` and `path`.
   static func lockFile(_ fd: Int32, _ operation: Int32, path: String) throws -> Bool {
-    switch try syscall("flock", path: path, expecting: [EWOULDBLOCK]) { flock(fd, operation) } {
-    case .success: true
-    case .failure: false
+    let outcome = try syscall("flock", path: path, expecting: [EWOULDBLOCK]) { flock(fd, operation) }
+    switch outcome {
+    case .success: return true
+    case .failure: return false
     }
   }
 
