@@ -174,7 +174,8 @@ public final class IndexPublisher: Sendable {
     let socketPath = directory + "/" + Self.socketName
     let listen = try FileSystem.makeSocket(AF_UNIX, Int32(SOCK_STREAM.rawValue), path: socketPath)
     descriptors.append(listen)
-    let bound: Void? = try IndexPublisherClient.withSocketAddress(indexDirectory: directory) { address, length in
+    let bound: Void? = try IndexPublisherClient.withSocketAddress(indexDirectory: directory) {
+      address, length in
       try FileSystem.bindSocket(listen, address, length, path: socketPath)
     }
     if bound == nil { throw FileSystem.error(ENOENT, "bind", path: socketPath) }
