@@ -83,25 +83,16 @@ final class PackedDocuments {
       let pk = pks.pk(id)
       guard dirfd >= 0, let name = try? PrimaryKey.fileName(for: pk) else { continue }
       let readAt = FileStat.now()
-      let fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
       // Gone since the check: gone.
-      if fd < 0 { continue }
-      defer { close(fd) }
-      var st = stat()
-      guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-      QueryStatistics.countRead(folder: folder)
-      let bytes = try FileSystem.readAll(fd, path: folder + "/" + name)
-      let display = table.path + "/" + name
-      let value = try JSONValue(parsing: bytes, file: display)
-      guard case .object(let object) = value else {
-        throw FolioError(
-          .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
-          location: .init(file: display, line: 1, column: 1), table: table.name)
-      }
+      guard
+        let (object, st) = try TableIndex.readDocument(named: name, in: dirfd, folder: folder, table: table)
+      else { continue }
       read[id] = object
       readOrder.append(id)
       let stat = FileStat(st)
-      if !stat.isRacy(checkedAt: readAt) { fresh.append((pk, value.compactBytes(), stat, readAt)) }
+      if !stat.isRacy(checkedAt: readAt) {
+        fresh.append((pk, JSONValue.object(object).compactBytes(), stat, readAt))
+      }
     }
     save(
       path: path, signature: signature, fresh: fresh,

@@ -278,15 +278,28 @@ final class TableIndex {
   func readEntry(pk: String, dirfd: Int32) throws -> IndexEntry? {
     guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     let checkedAt = FileStat.now()
-    // A link is never followed: it is not a document (ELOOP reads as gone).
+    guard let (object, st) = try Self.readDocument(named: name, in: dirfd, folder: folder, table: table)
+    else {
+      return nil
+    }
+    return IndexEntry(stat: FileStat(st), checkedAt: checkedAt, values: values(of: object))
+  }
+
+  /// Reads and parses the document file `name` in the open folder `dirfd`
+  /// (`folder` on disk), with its stat data; nil when it is gone or is not
+  /// a regular file. A link is never followed: it is not a document
+  /// (ELOOP reads as gone).
+  /// - Throws: `INVALID_JSON` or `INVALID_DOCUMENT` at the file's position.
+  static func readDocument(named name: String, in dirfd: Int32, folder: String, table: TableConfig) throws
+    -> (object: JSONObject, stat: stat)?
+  {
     let fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     if fd < 0 { return nil }
     defer { close(fd) }
     var st = stat()
     guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-    let path = folder + "/" + name
     QueryStatistics.countRead(folder: folder)
-    let bytes = try FileSystem.readAll(fd, path: path)
+    let bytes = try FileSystem.readAll(fd, path: folder + "/" + name)
     let display = table.path + "/" + name
     let value = try JSONValue(parsing: bytes, file: display)
     guard case .object(let object) = value else {
@@ -294,7 +307,7 @@ final class TableIndex {
         .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
         location: .init(file: display, line: 1, column: 1), table: table.name)
     }
-    return IndexEntry(stat: FileStat(st), checkedAt: checkedAt, values: values(of: object))
+    return (object, st)
   }
 
   // MARK: Recording
