@@ -2,8 +2,10 @@ import Glibc
 
 /// Every live document of a table for one query: from the packed cache
 /// (``DocumentPack``) where its record matches the checked index, else from
-/// the document's file. Files read here are written back to the pack (only
-/// those whose stat data was not racy), so the next scan finds them there.
+/// the document's file, read when it is asked for. Files read here are
+/// written back to the pack (only those whose stat data was not racy), a
+/// few megabytes at a time, so the next scan finds them there and memory
+/// stays flat however many documents the pack lacks.
 ///
 /// Built from an ``IndexSnapshot`` just checked against the files (the
 /// index's rules decide what changed behind Folio's back), and used on one
@@ -12,26 +14,44 @@ final class PackedDocuments {
   private let snapshot: IndexSnapshot
   private let pack: DocumentPack?
   private let pks: PKTable
+  private let table: TableConfig
+  private let folder: String
+  private let dirfd: Int32
+  private let path: String
   /// Per document id: where its bytes start in the pack and how many there
-  /// are (-1: not in the pack).
+  /// are (``notPacked``: not in the pack; ``queued``: read from its file
+  /// and queued for the pack).
   private var offsets: [Int]
   private var lengths: [Int32]
   /// When each pack record's bytes were read.
   private var checkedAt: [Int64]
   /// Ids served from the pack, in pack order (a sequential read).
   private var order: [Int32] = []
-  /// Documents read from their files this time, by id.
-  private var read: [Int: JSONObject] = [:]
-  private var readOrder: [Int] = []
+  /// Live ids the pack lacks, in id order.
+  private var missing: [Int32] = []
+  /// Documents a ``forEach(_:)`` read from files, kept (up to
+  /// ``keptLimit``) for the lookups that follow it.
+  private var kept: [Int: JSONObject] = [:]
+  /// Records read from files, not yet appended to the pack.
+  private var pending: [UInt8] = []
+
+  private static let notPacked = -1
+  private static let queued = -2
 
   /// How many documents a query must read before it reads them from the
   /// pack instead of their files.
   static let minimumReads = 2000
+  /// How many documents read from files a scan keeps for its cursor; past
+  /// that they are read again, so memory does not grow with the table.
+  static let keptLimit = 4096
+  /// How many bytes of new records gather before they are appended.
+  static let appendThreshold = 4 << 20
 
-  /// How many live documents there are.
-  var count: Int { order.count + readOrder.count }
-  /// How many came from their files rather than the pack (tests).
-  var filesRead: Int { readOrder.count }
+  /// How many live documents there are (some may be gone from their files
+  /// since the check).
+  var count: Int { order.count + missing.count }
+  /// How many documents the pack lacked (tests).
+  var missingCount: Int { missing.count }
 
   /// The path of `table`'s pack.
   static func path(store: Store, table: TableConfig) -> String {
@@ -41,17 +61,19 @@ final class PackedDocuments {
   /// What a pack must have been built for.
   static func signature(_ table: TableConfig) -> String { table.path + "\u{0}" + table.key }
 
-  /// Reads the pack, validates it against `snapshot`, reads the files of
-  /// the documents it lacks, and saves what it learnt.
-  /// - Throws: `INVALID_JSON` for a document file that does not parse.
-  init(store: Store, table: TableConfig, snapshot: IndexSnapshot) throws {
+  /// Reads the pack and validates it against `snapshot`; rewrites it first
+  /// when it is missing, damaged or mostly dead.
+  init(store: Store, table: TableConfig, snapshot: IndexSnapshot) {
     self.snapshot = snapshot
-    let path = Self.path(store: store, table: table)
+    self.table = table
+    path = Self.path(store: store, table: table)
+    folder = store.directory(of: table)
+    dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     let signature = Self.signature(table)
     pack = DocumentPack.open(path, signature: signature)
     pks = PKTable(snapshot)
     let total = pks.count
-    offsets = [Int](repeating: -1, count: total)
+    offsets = [Int](repeating: Self.notPacked, count: total)
     lengths = [Int32](repeating: 0, count: total)
     checkedAt = [Int64](repeating: 0, count: total)
 
@@ -72,72 +94,65 @@ final class PackedDocuments {
         order.append(Int32(id))
       }
     }
-
-    // The rest from their files.
-    let folder = store.directory(of: table)
+    for id in 0..<total where offsets[id] < 0 && pks.isLive(id) { missing.append(Int32(id)) }
     QueryStatistics.countPacked(order.count, folder: folder)
-    var fresh: [(pk: String, bytes: [UInt8], stat: FileStat, checkedAt: Int64)] = []
-    let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    defer { if dirfd >= 0 { close(dirfd) } }
-    for id in 0..<total where offsets[id] < 0 && pks.isLive(id) {
-      let pk = pks.pk(id)
-      guard dirfd >= 0, let name = try? PrimaryKey.fileName(for: pk) else { continue }
-      let readAt = FileStat.now()
-      // Gone since the check: gone.
-      guard
-        let (object, st) = try TableIndex.readDocument(named: name, in: dirfd, folder: folder, table: table)
-      else { continue }
-      read[id] = object
-      readOrder.append(id)
-      let stat = FileStat(st)
-      if !stat.isRacy(checkedAt: readAt) {
-        fresh.append((pk, JSONValue.object(object).compactBytes(), stat, readAt))
-      }
-    }
-    save(
-      path: path, signature: signature, fresh: fresh,
-      rewrite: !intact || dead > order.count || fresh.count > order.count, indexLock: snapshot.lockPath)
+    if !intact || dead > order.count { rewrite(signature: signature) }
   }
 
-  /// Writes what this scan read from files into the pack: appended, or the
-  /// whole pack anew when it is missing, damaged or mostly dead. Skipped
-  /// when another process holds the index lock; the next scan tries again.
-  private func save(
-    path: String, signature: String, fresh: [(pk: String, bytes: [UInt8], stat: FileStat, checkedAt: Int64)],
-    rewrite: Bool, indexLock: String
-  ) {
-    guard rewrite || !fresh.isEmpty else { return }
-    IndexNames.withLock(indexLock, blocking: false) {
-      if rewrite {
-        var out = DocumentPack.header(signature: signature)
-        if let pack {
-          for id in order {
-            let start = offsets[Int(id)]
-            let document = UnsafeRawBufferPointer(
-              rebasing: pack.bytes[start..<(start + Int(lengths[Int(id)]))])
-            DocumentPack.encode(
-              pk: pks.pk(Int(id)), document: document, stat: pks.stat(Int(id)), checkedAt: checkedAt[Int(id)],
-              into: &out)
-          }
-        }
-        for item in fresh {
+  deinit {
+    flush()
+    if dirfd >= 0 { close(dirfd) }
+  }
+
+  /// Writes the pack anew with only its live records, so that what this
+  /// query reads from files is appended after them. Skipped when another
+  /// process holds the index lock; the next scan tries again.
+  private func rewrite(signature: String) {
+    IndexNames.withLock(snapshot.lockPath, blocking: false) {
+      var out = DocumentPack.header(signature: signature)
+      if let pack {
+        for id in order {
+          let start = offsets[Int(id)]
+          let document = UnsafeRawBufferPointer(rebasing: pack.bytes[start..<(start + Int(lengths[Int(id)]))])
           DocumentPack.encode(
-            pk: item.pk, document: item.bytes, stat: item.stat, checkedAt: item.checkedAt, into: &out)
+            pk: pks.pk(Int(id)), document: document, stat: pks.stat(Int(id)), checkedAt: checkedAt[Int(id)],
+            into: &out)
         }
-        try? FileSystem.writeAtomically(path, out, sync: false)
-      } else {
-        var out: [UInt8] = []
-        for item in fresh {
-          DocumentPack.encode(
-            pk: item.pk, document: item.bytes, stat: item.stat, checkedAt: item.checkedAt, into: &out)
-        }
-        // Only onto the pack this scan validated: a pack replaced since
-        // would get records after a header of its own, which is fine, but
-        // one that is gone would be started without a header.
-        guard FileStat.of(path) != nil else { return }
-        try? IndexNames.append(out, to: path)
       }
+      try? FileSystem.writeAtomically(path, out, sync: false)
     }
+  }
+
+  /// Appends the records read from files so far. Skipped when another
+  /// process holds the index lock; the next scan reads those files again.
+  private func flush() {
+    guard !pending.isEmpty else { return }
+    let bytes = pending
+    pending = []
+    IndexNames.withLock(snapshot.lockPath, blocking: false) {
+      // Only onto a pack that exists: one that is gone would be started
+      // without a header.
+      guard FileStat.of(path) != nil else { return }
+      try? IndexNames.append(bytes, to: path)
+    }
+  }
+
+  /// Reads document `id` from its file, and queues its bytes for the pack.
+  /// - Returns: nil when the file is gone since the check.
+  private func readFile(_ id: Int) throws -> JSONObject? {
+    let pk = pks.pk(id)
+    guard dirfd >= 0, let name = try? PrimaryKey.fileName(for: pk) else { return nil }
+    let readAt = FileStat.now()
+    guard let (object, st) = try TableIndex.readDocument(named: name, in: dirfd, folder: folder, table: table)
+    else { return nil }
+    let stat = FileStat(st)
+    if offsets[id] == Self.notPacked && !stat.isRacy(checkedAt: readAt) {
+      offsets[id] = Self.queued
+      DocumentPack.encode(
+        pk: pk, document: JSONValue.object(object).compactBytes(), stat: stat, checkedAt: readAt, into: &pending)
+      if pending.count >= Self.appendThreshold { flush() }
+    }
+    return object
   }
 
   /// Calls `body` with every live document: the pack's in file order, then
@@ -146,7 +161,30 @@ final class PackedDocuments {
     for id in order {
       try body(pks.pk(Int(id)), try parse(Int(id)))
     }
-    for id in readOrder { try body(pks.pk(id), read[id]!) }
+    for id in missing {
+      guard let object = try readFile(Int(id)) else { continue }
+      if kept.count < Self.keptLimit { kept[Int(id)] = object }
+      try body(pks.pk(Int(id)), object)
+    }
+  }
+
+  /// How many live documents pass `filter`, read in the pack's order (no
+  /// lookup by pk, sequential pages), each judged from only the members
+  /// the filter reads where `columns` allows (see ``matches(_:filter:columns:)``).
+  func count(matching filter: Predicate, columns: [[UInt8]]?) throws -> Int {
+    var n = 0
+    for id in order {
+      let bytes = packedBytes(Int(id))
+      if let columns, let members = CompactMembers.find(columns, in: bytes) {
+        if try filter.matches(Self.partial(members)) { n += 1 }
+      } else if filter.matches(try parse(Int(id))) {
+        n += 1
+      }
+    }
+    for id in missing {
+      if let object = try readFile(Int(id)), filter.matches(object) { n += 1 }
+    }
+    return n
   }
 
   /// The document `pk`, or nil when the table does not hold it.
@@ -156,7 +194,8 @@ final class PackedDocuments {
         ?? Array(pk.utf8).withUnsafeBytes({ pks.find($0) })
     else { return nil }
     if offsets[id] >= 0 { return try parse(id) }
-    return read[id]
+    if let object = kept.removeValue(forKey: id) { return object }
+    return try readFile(id)
   }
 
   /// Whether document `pk` passes `filter`, judged from only the members
@@ -165,21 +204,26 @@ final class PackedDocuments {
   /// not in the pack, or its bytes are not as Folio writes them).
   func matches(_ pk: String, filter: Predicate, columns: [[UInt8]]) throws -> Bool? {
     guard let id = Array(pk.utf8).withUnsafeBytes({ pks.find($0) }), offsets[id] >= 0 else { return nil }
-    let start = offsets[id]
-    let bytes = UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
-    guard let members = CompactMembers.find(columns, in: bytes) else { return nil }
+    guard let members = CompactMembers.find(columns, in: packedBytes(id)) else { return nil }
+    return filter.matches(try Self.partial(members))
+  }
+
+  private static func partial(_ members: [(UnsafeRawBufferPointer, UnsafeRawBufferPointer)]) throws -> JSONObject {
     var partial = JSONObject()
     for (key, value) in members {
       partial[String(decoding: key, as: UTF8.self)] = try JSONValue(parsing: value)
     }
-    return filter.matches(partial)
+    return partial
+  }
+
+  private func packedBytes(_ id: Int) -> UnsafeRawBufferPointer {
+    let start = offsets[id]
+    return UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
   }
 
   private func parse(_ id: Int) throws -> JSONObject {
-    let start = offsets[id]
-    let bytes = UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
     // Written by Folio from a parsed object, and checksummed: it parses.
-    guard case .object(let object) = try JSONValue(parsing: bytes) else {
+    guard case .object(let object) = try JSONValue(parsing: packedBytes(id)) else {
       preconditionFailure("a packed document is not an object")
     }
     return object

@@ -28,6 +28,9 @@ extension Query {
     let plan = try accessPlan(store: store, table: table)
     var cursor = try cursor(plan, store: store, table: table, limit: limit)
     if filter == nil || plan.filterImplied { return cursor.countWithoutReading() }
+    if limit == nil && plan.lower == nil && plan.upper == nil, let n = try cursor.countInPackOrder() {
+      return n
+    }
     var n = 0
     while try cursor.next() != nil { n += 1 }
     return n
@@ -135,7 +138,7 @@ extension Query {
     ArrayRun, PackedDocuments
   ) {
     let snapshot = try snapshot ?? OrderIndexCache.snapshot(store: store, table: table, contents: true)
-    let documents = try PackedDocuments(store: store, table: table, snapshot: snapshot)
+    let documents = PackedDocuments(store: store, table: table, snapshot: snapshot)
     var items: [(value: OrderValue, pk: String)] = []
     items.reserveCapacity(documents.count)
     let filter = self.filter
@@ -225,7 +228,7 @@ public struct QueryCursor {
     }
     if let snapshot = packSnapshot {
       packSnapshot = nil
-      packed = try PackedDocuments(store: store, table: table, snapshot: snapshot)
+      packed = PackedDocuments(store: store, table: table, snapshot: snapshot)
     }
     if let packed {
       // Only the members the filter reads, where that is all it needs:
@@ -245,6 +248,19 @@ public struct QueryCursor {
     }
     if let filter, !filter.matches(read.object) { return nil }
     return Document(pk: pk, table: table.name, value: read.object)
+  }
+
+  /// Counts the documents that pass the filter in the packed cache's
+  /// order rather than the query's, which needs no lookup by pk; nil when
+  /// this cursor does not read the pack. Only for a cursor over every
+  /// document (no bounds, no limit), before its first ``next()``.
+  mutating func countInPackOrder() throws -> Int? {
+    guard let filter else { return nil }
+    if let snapshot = packSnapshot {
+      packSnapshot = nil
+      packed = PackedDocuments(store: store, table: table, snapshot: snapshot)
+    }
+    return try packed?.count(matching: filter, columns: filterColumns)
   }
 
   /// Counts what is left without reading documents (only without a filter).

@@ -154,4 +154,24 @@ struct DocumentPackTests {
     #expect(QueryStatistics.documentsRead(folder: folder) == reads)
     #expect(QueryStatistics.documentsPacked(folder: folder) - packed == count)
   }
+
+  /// A first scan of a table the pack lacks reads each file once for it and
+  /// keeps only a bounded number of documents at hand: an ordered scan of
+  /// more documents than that still returns every one, and what it read is
+  /// in the pack for the next query, which counts in the pack's order.
+  @Test func aFirstScanOfManyDocumentsFillsThePackWithFlatMemory() throws {
+    let count = PackedDocuments.keptLimit + 200
+    let (store, scratch) = try store(count)
+    defer { scratch.remove() }
+    try? FileManager.default.removeItem(atPath: try packPath(store))
+    let folder = store.directory(of: try store.table(named: "t"))
+    let docs = try store.collection("t").query().orderBy(child: "s").get()
+    #expect(docs.count == count)
+    #expect(docs.map { $0.value["s"]!.compactString } == docs.map { $0.value["s"]!.compactString }.sorted())
+    #expect(Set(docs.map(\.pk)).count == count)
+    let before = QueryStatistics.documentsRead(folder: folder)
+    let query = try store.collection("t").query().where(#"s == "v2""#)
+    #expect(try query.count() == (0..<count).filter { $0 % 5 == 2 }.count)
+    #expect(QueryStatistics.documentsRead(folder: folder) == before)
+  }
 }
