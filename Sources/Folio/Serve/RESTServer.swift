@@ -147,6 +147,8 @@ public final class RESTServer: Sendable {
     running.quiesce()
     streams.closeAll()
     running.stop()
+    // The last writes' files, flushed now rather than at the next open.
+    try? handler.store.checkpointDeferredWrites()
   }
 
   deinit { stop() }

@@ -17,7 +17,15 @@ import Synchronization
 /// No thread is added: the first request to find no transaction under way
 /// makes it (the leader); when it is done it hands the lead to the oldest
 /// request still waiting, which takes every request queued by then.
+///
+/// Transactions go through ``Store/writeDeferringFlush(_:)``: each is
+/// durable at its journal record's flush, and the files of many are flushed
+/// together, by a checkpoint once writes pause for ``idleCheckpoint`` (or
+/// the journal's limit is reached, or anything else writes). So a burst
+/// costs one flush per transaction, not one per document.
 final class WriteBatcher: Sendable {
+  /// How long writes must pause before their files are flushed.
+  static let idleCheckpoint: DispatchTimeInterval = .milliseconds(50)
   typealias Change = (WriteTransaction) throws -> HTTPReply
 
   /// One request's wait for its reply.
@@ -45,6 +53,9 @@ final class WriteBatcher: Sendable {
   }
 
   private let queue = Mutex(Queue())
+  /// Counts transactions, so that a checkpoint scheduled after one runs
+  /// only if none followed.
+  private let generation = Mutex(0)
 
   /// Runs `change` in the next transaction on `store` and returns its reply.
   /// - Throws: what `change` threw, or the commit's error.
@@ -78,6 +89,7 @@ final class WriteBatcher: Sendable {
       return Array(queue.waiting.prefix(count))
     }
     run(batch, on: store)
+    scheduleCheckpoint(store)
     let next = queue.withLock { queue -> Ticket? in
       guard let next = queue.waiting.first else {
         queue.leading = false
@@ -96,10 +108,25 @@ final class WriteBatcher: Sendable {
     return try result.get()
   }
 
+  /// Flushes the deferred files once no transaction has followed for
+  /// ``idleCheckpoint``.
+  private func scheduleCheckpoint(_ store: Store) {
+    let current = generation.withLock { value -> Int in
+      value += 1
+      return value
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + Self.idleCheckpoint) { [self] in
+      guard generation.withLock({ $0 == current }) else { return }
+      // A failure leaves the records in the journal, where the next write
+      // or open finishes them.
+      try? store.checkpointDeferredWrites()
+    }
+  }
+
   private func run(_ batch: [Ticket], on store: Store) {
     var results: [Result<HTTPReply, any Error>] = []
     do {
-      try store.write { transaction in
+      try store.writeDeferringFlush { transaction in
         // The body runs again if a document changed before the durability
         // point: the replies of the last run are the ones that count.
         results = batch.map { ticket in

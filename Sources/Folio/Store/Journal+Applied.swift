@@ -51,7 +51,11 @@ extension Journal {
   /// written: then its transaction has touched no document yet, and what it
   /// writes is seen as a transaction that begins later).
   static func writes(at path: String, root: String) -> [String]? {
-    guard let bytes = try? FileSystem.read(path), let journal = decode(bytes, root: root) else { return nil }
+    // The last record is the transaction under way; those before it are
+    // stamped applied already.
+    guard let bytes = try? FileSystem.read(path) else { return nil }
+    let (records, end) = decodeAll(bytes, root: root)
+    guard end == bytes.count, let journal = records.last else { return nil }
     return journal.writes.map(\.path)
   }
 }

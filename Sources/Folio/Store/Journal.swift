@@ -10,7 +10,11 @@ import Glibc
 /// old content. A torn journal fails its checksum and is dropped, and since
 /// nothing else is touched before the journal is whole, nothing is lost.
 ///
-/// Layout: one line of JSON, then a line with its FNV-1a hash.
+/// Layout: one line of JSON, then a line with its FNV-1a hash. A journal
+/// file may hold several such records, one per transaction, when a writer
+/// defers the flush of the files after each one (see
+/// ``Store/writeDeferringFlush(_:)``): they are redone in order, and a
+/// torn last record is dropped.
 struct Journal {
   /// One document write: `new` is the file's new bytes, or nil to delete it.
   struct Write {
@@ -77,7 +81,25 @@ struct Journal {
     return bytes
   }
 
-  /// Reads a journal, or nil if it is empty, torn or unreadable.
+  /// Reads every whole record of a journal file in order, stopping at the
+  /// first torn or unreadable one; empty for an empty file. `end` is where
+  /// the whole records end: short of the file's size when the last one is
+  /// torn, or still being written.
+  static func decodeAll(_ bytes: [UInt8], root: String) -> (records: [Journal], end: Int) {
+    var records: [Journal] = []
+    var start = bytes.startIndex
+    while start < bytes.endIndex {
+      guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { break }
+      let end = min(bytes.endIndex, newline + 1 + trailerLength)
+      guard let record = decode(Array(bytes[start..<end]), root: root) else { break }
+      records.append(record)
+      start = end
+    }
+    return (records, start - bytes.startIndex)
+  }
+
+  /// Reads a journal of one record, or nil if it is empty, torn or
+  /// unreadable.
   static func decode(_ bytes: [UInt8], root: String) -> Journal? {
     guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
     let body = Array(bytes[...newline])
@@ -119,6 +141,27 @@ extension Journal {
     try FileSystem.syscall("fdatasync", path: path) { fdatasync(fd) }
     if isNew { try FileSystem.syncDirectory(FileSystem.split(path).directory) }
     return Array(bytes.suffix(Journal.trailerLength))
+  }
+
+  /// Appends the journal as one more record of the journal file and
+  /// flushes it: the durability point of a transaction whose files are
+  /// flushed later (``Store/writeDeferringFlush(_:)``). The records before
+  /// it stay whole whatever happens to this one.
+  /// - Returns: the record's checksum line, and the file's size after it.
+  func append(to path: String, root: String) throws -> (trailer: [UInt8], size: Int) {
+    let bytes = encoded(relativeTo: root)
+    let isNew = !FileSystem.exists(path)
+    let fd = try FileSystem.syscall("open", path: path) {
+      open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    }
+    defer { close(fd) }
+    var st = stat()
+    try FileSystem.syscall("fstat", path: path) { fstat(fd, &st) }
+    try FileSystem.syscall("lseek", path: path) { lseek(fd, st.st_size, SEEK_SET) }
+    try FileSystem.writeAll(fd, bytes, path: path)
+    try FileSystem.syscall("fdatasync", path: path) { fdatasync(fd) }
+    if isNew { try FileSystem.syncDirectory(FileSystem.split(path).directory) }
+    return (Array(bytes.suffix(Journal.trailerLength)), Int(st.st_size) + bytes.count)
   }
 
   /// Empties the journal once its transaction is done. No flush: if the

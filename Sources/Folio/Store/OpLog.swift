@@ -30,13 +30,14 @@ enum OpLog {
     return 0
   }
 
-  /// Writes `bytes` at `offset` (dropping anything after it) and flushes.
+  /// Writes `bytes` at `offset` (dropping anything after it) and, if
+  /// `sync`, flushes.
   ///
   /// The log's folder is opened from the store `root` and the log itself
   /// with `O_NOFOLLOW`: a log committed as a link must not be appended
   /// through.
   /// - Throws: `UNSAFE_PATH` if the log or a folder on its way is a link.
-  static func append(_ bytes: [UInt8], to path: String, at offset: Int, root: String) throws {
+  static func append(_ bytes: [UInt8], to path: String, at offset: Int, root: String, sync: Bool = true) throws {
     let (directory, name) = FileSystem.split(path)
     let dirfd = try FileSystem.openDirectory(
       try FileSystem.relativePath(directory, to: root), under: root, create: true)!
@@ -52,6 +53,7 @@ enum OpLog {
     try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, off_t(offset)) }
     try FileSystem.syscall("lseek", path: path) { lseek(fd, off_t(offset), SEEK_SET) }
     try FileSystem.writeAll(fd, bytes, path: path)
+    guard sync else { return }
     try FileSystem.syscall("fsync", path: path) { fsync(fd) }
     if isNew { try FileSystem.syscall("fsync", path: directory) { fsync(dirfd) } }
   }

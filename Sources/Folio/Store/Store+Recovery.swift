@@ -28,9 +28,9 @@ extension Store {
 
   /// Completes an interrupted transaction before a write (with the lock
   /// held), or throws its cause and how to fix it.
-  func recoverBeforeWrite() throws {
+  func recoverBeforeWrite(keepingDeferred: Bool = false) throws {
     do {
-      try recover()
+      try recover(keepingDeferred: keepingDeferred)
       recoveryFailure.withLock { $0 = nil }
     } catch let error as FolioError {
       let pending = Store.pendingError(error)

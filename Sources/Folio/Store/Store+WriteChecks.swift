@@ -63,13 +63,13 @@ extension Store {
   /// Appends the ops of edits folded in while applying a journal (see
   /// ``Journal/Fold``), after the transaction's own, and moves the clock
   /// past them.
-  func logFolds(_ folds: [Op]) throws {
+  func logFolds(_ folds: [Op], sync: Bool = true) throws {
     var bytes: [UInt8] = []
     for op in folds {
       bytes += op.json.compactBytes()
       bytes.append(UInt8(ascii: "\n"))
     }
-    try OpLog.append(bytes, to: opLogPath, at: try OpLog.size(of: opLogPath), root: rootPath)
+    try OpLog.append(bytes, to: opLogPath, at: try OpLog.size(of: opLogPath), root: rootPath, sync: sync)
     if let last = folds.map(\.hlc).max() {
       clock.withLock { state in
         if state.last.map({ $0 < last }) ?? true { state.last = last }

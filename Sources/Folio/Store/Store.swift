@@ -42,6 +42,9 @@ public final class Store: Sendable {
   /// When the last transaction committed here became visible
   /// (Store+Benchmark.swift).
   let lastCommitInstant = Mutex<Int>(0)
+  /// Transactions committed here whose files are not flushed yet
+  /// (Store+DeferredFlush.swift). Changed only with the store lock held.
+  let deferredFlush = Mutex<DeferredFlush?>(nil)
   /// Where the `async` forms of the blocking calls run (Store+Async.swift):
   /// one serial queue per store, off Swift's cooperative thread pool.
   let executor = DispatchQueue(label: "folio.store.executor")
@@ -213,14 +216,15 @@ public final class Store: Sendable {
   /// changes before its durability point.
   static let changedDocumentRetries = 32
 
-  /// ``write(_:)`` for callers that already hold the lock.
-  func writeLocked<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+  /// ``write(_:)`` for callers that already hold the lock. With
+  /// `deferringFlush`, see ``writeDeferringFlush(_:)``.
+  func writeLocked<T>(deferringFlush: Bool = false, _ body: (WriteTransaction) throws -> T) throws -> T {
     var attempt = 0
     while true {
       let transaction = WriteTransaction(store: self, lastHLC: try lastHLC())
       let value = try body(transaction)
       do {
-        try commit(transaction)
+        try commit(transaction, deferringFlush: deferringFlush)
         return value
       } catch let changed as DocumentChangedError {
         attempt += 1
@@ -255,7 +259,7 @@ public final class Store: Sendable {
     return last
   }
 
-  private func commit(_ transaction: WriteTransaction) throws {
+  private func commit(_ transaction: WriteTransaction, deferringFlush deferred: Bool) throws {
     let ops = transaction.ops
     let writes = transaction.stagedWrites()
     if ops.isEmpty && writes.isEmpty { return }
@@ -269,14 +273,24 @@ public final class Store: Sendable {
       logBytes += op.json.compactBytes()
       logBytes.append(UInt8(ascii: "\n"))
     }
+    // After a deferred transaction the record starts where its ops ended,
+    // so the records' log segments join up on a redo (edits folded in
+    // after it are carried in this one).
+    let (logOffset, carried) = try deferredLogStart()
     let journal = Journal(
-      logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath), logBytes: logBytes,
+      logPath: opLogPath, logOffset: logOffset, logBytes: carried + logBytes,
       writes: writes, lastHLC: ops.map(\.hlc).max())
     try transaction.commitEvictions(evicted: true)
-    let trailer = try journal.write(to: journalPath, root: rootPath)
+    let trailer: [UInt8]
+    var journalSize = 0
+    if deferred {
+      (trailer, journalSize) = try journal.append(to: journalPath, root: rootPath)
+    } else {
+      trailer = try journal.write(to: journalPath, root: rootPath)
+    }
     var told = false
     do {
-      try apply(journal, redo: false, folders: folders)
+      try apply(journal, redo: false, folders: folders, deferringFlush: deferred)
       // Every document is in place and flushed: the commit instant.
       lastCommitInstant.withLock { $0 = Store.wallNanos() }
       // Other processes' observers may read now (Observation/ObservationWatcher.swift).
@@ -288,7 +302,11 @@ public final class Store: Sendable {
       tellCommitted(writes)
       told = true
       tellLanded(journal.writes)
-      try Journal.clear(at: journalPath)
+      if deferred {
+        try keepDeferred(journal, trailer: trailer, journalSize: journalSize)
+      } else {
+        try Journal.clear(at: journalPath)
+      }
     } catch var error as FolioError {
       // Past the durability point the transaction has happened: finish it
       // now if the fault has passed, else say it will be finished.
@@ -330,12 +348,17 @@ public final class Store: Sendable {
   /// without following links. Right before each rename the document is
   /// read again: an edit saved since the transaction read it is folded in
   /// (Store+WriteChecks.swift), never overwritten.
-  private func apply(_ journal: Journal, redo: Bool, folders: WriteFolders) throws {
+  private func apply(_ journal: Journal, redo: Bool, folders: WriteFolders, deferringFlush deferred: Bool = false)
+    throws
+  {
     if !journal.logBytes.isEmpty {
-      try OpLog.append(journal.logBytes, to: journal.logPath, at: journal.logOffset, root: rootPath)
+      try OpLog.append(
+        journal.logBytes, to: journal.logPath, at: journal.logOffset, root: rootPath, sync: !deferred)
     }
     // Past a few documents, one syncfs beats an fsync per file and folder.
-    let batch = journal.writes.count > 16
+    // A redo always ends in one: the files it finds already written may
+    // be those of a deferred flush, never flushed.
+    let batch = redo || journal.writes.count > 16
     var directories: [String: Int32] = [:]
     var folds: [Op] = []
     for write in journal.writes {
@@ -351,6 +374,7 @@ public final class Store: Sendable {
         if current == nil && write.new == nil { continue }
         // Changed by someone after the crash: left alone.
         guard current.map({ FNV.hex($0) }) == write.oldHash else { continue }
+        // (A later record writes it again if a later transaction did.)
         if let bytes = write.new {
           try FileSystem.writeAtomically(in: dirfd, name: name, bytes, sync: !batch, path: write.path)
         } else if unlinkat(dirfd, name, 0) != 0 && errno != ENOENT {
@@ -358,12 +382,13 @@ public final class Store: Sendable {
         }
       } else {
         folds += try placeDocument(
-          write, in: dirfd, name: name, sync: !batch, after: folds.last?.hlc ?? journal.lastHLC)
+          write, in: dirfd, name: name, sync: !batch && !deferred, after: folds.last?.hlc ?? journal.lastHLC)
       }
       directories[directory] = dirfd
       if !redo && write.path == journal.writes.first?.path { testPause(at: .commit) }
     }
-    if !folds.isEmpty { try logFolds(folds) }
+    if !folds.isEmpty { try logFolds(folds, sync: !deferred) }
+    if deferred { return }
     if batch {
       try FileSystem.syncFileSystem(containing: rootPath)
     } else {
@@ -377,21 +402,23 @@ public final class Store: Sendable {
   func resetClockCache() { clock.withLock { $0 = ClockState() } }
 
   /// Finishes a transaction that a crash interrupted. Call with the lock held.
-  func recover() throws {
+  ///
+  /// Transactions this process committed with their flush deferred are
+  /// flushed and their records dropped, or, with `keepingDeferred`, left
+  /// for the next deferred transaction to add to.
+  func recover(keepingDeferred: Bool = false) throws {
     for step in Store.wiring.recoverySteps where step.isPending(in: self) { try step.recover(self) }
+    if try finishDeferred(keeping: keepingDeferred) { return }
     guard Journal.isPending(at: journalPath) else { return }
-    guard let bytes = try FileSystem.read(journalPath),
-      let journal = Journal.decode(bytes, root: rootPath)
-    else {
-      // Torn: the crash came before the durability point, so nothing else
-      // was touched. Drop it.
-      try Journal.clear(at: journalPath)
-      return
-    }
+    let records = try FileSystem.read(journalPath).map { Journal.decodeAll($0, root: rootPath).records } ?? []
+    // A torn last record: its crash came before its durability point, so
+    // nothing else of its transaction was touched. It is dropped.
     // A stale temp file is replaced by the exclusive create (never
     // followed), so none needs removing here.
-    try apply(journal, redo: true, folders: WriteFolders(root: rootPath))
-    tellLanded(journal.writes)
+    for journal in records {
+      try apply(journal, redo: true, folders: WriteFolders(root: rootPath))
+    }
+    if !records.isEmpty { tellLanded(records.flatMap(\.writes)) }
     try Journal.clear(at: journalPath)
     clock.withLock { $0 = ClockState() }
   }

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+
+@testable import Folio
+
+/// Transactions whose files are flushed later (`folio serve`'s group
+/// commit): each is durable through its journal record alone, a crash that
+/// loses the unflushed files is repaired from the records in order, and
+/// every other writer finishes them first.
+@Suite struct DeferredFlushTests {
+  func records(_ store: Store) throws -> Int {
+    guard let bytes = try FileSystem.read(store.journalPath) else { return 0 }
+    return Journal.decodeAll(bytes, root: store.rootPath).records.count
+  }
+
+  /// Three deferred transactions, four ops: `a` counted up twice, `c<round>`
+  /// created, and `b` removed (round 0) or `e` set to the round.
+  func deferredWrites(_ store: Store, round: Int = 0) throws {
+    try store.writeDeferringFlush { tx in
+      _ = try tx.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(1)])
+      _ = try tx.apply(table: "notes", pk: "c\(round)", op: .insert, columns: ["n": 7])
+    }
+    try store.writeDeferringFlush { tx in
+      _ = try tx.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(10)])
+    }
+    try store.writeDeferringFlush { tx in
+      if round == 0 {
+        try tx.remove(table: "notes", pk: "b")
+      } else {
+        _ = try tx.apply(table: "notes", pk: "e", op: .upsert, columns: ["n": .integer(round)])
+      }
+    }
+  }
+
+  func seeded() throws -> (Store, Scratch) {
+    let (store, scratch) = try makeStore()
+    try store.write { tx in
+      _ = try tx.apply(table: "notes", pk: "a", op: .insert, columns: ["n": 1])
+      _ = try tx.apply(table: "notes", pk: "b", op: .insert, columns: ["n": 2])
+    }
+    return (store, scratch)
+  }
+
+  @Test func aCrashThatLosesTheUnflushedFilesIsRepairedFromTheRecords() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    let before = (
+      a: try #require(scratch.read("notes/a.json")), b: try #require(scratch.read("notes/b.json")),
+      log: try #require(try FileSystem.read(store.opLogPath))
+    )
+    try deferredWrites(store)
+    #expect(try records(store) == 3)
+    let after = try #require(try FileSystem.read(store.opLogPath))
+    let afterA = try #require(scratch.read("notes/a.json"))
+    // The machine went down before any of it reached the disk: the files
+    // and the log are as they were, and a record being written was torn.
+    try scratch.write("notes/a.json", before.a)
+    try scratch.write("notes/b.json", before.b)
+    try FileManager.default.removeItem(at: scratch.url.appending(path: "notes/c0.json"))
+    try FileSystem.writeAtomically(store.opLogPath, before.log, sync: false)
+    let journal = try #require(try FileSystem.read(store.journalPath))
+    try FileSystem.writeAtomically(store.journalPath, journal + Array("{\"version\":1,\"lo".utf8), sync: false)
+
+    let reopened = try Store(at: scratch.url)
+    #expect(!Journal.isPending(at: store.journalPath))
+    #expect(try FileSystem.read(store.opLogPath) == after)
+    #expect(scratch.read("notes/a.json") == afterA)
+    #expect(try reopened.collection("notes").findByID("a").exec()?["n"] == 12)
+    #expect(try reopened.collection("notes").findByID("c0").exec()?["n"] == 7)
+    #expect(try reopened.collection("notes").findByID("b").exec() == nil)
+  }
+
+  @Test func aRecordIsRedoneOnTheFileItFindsHalfway() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    try store.writeDeferringFlush { tx in
+      _ = try tx.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(1)])
+    }
+    let middle = try #require(scratch.read("notes/a.json"))
+    try deferredWrites(store)
+    // Only the first transaction's file reached the disk.
+    try scratch.write("notes/a.json", middle)
+    _ = try Store(at: scratch.url)
+    #expect(try store.collection("notes").findByID("a").exec()?["n"] == 13)
+    // An edit saved after the crash is left alone by the redo.
+    try deferredWrites(store, round: 1)
+    try scratch.write("notes/a.json", "{\n  \"id\": \"a\",\n  \"n\": 99\n}\n")
+    _ = try Store(at: scratch.url)
+    #expect(try store.collection("notes").findByID("a").exec()?["n"] == 99)
+  }
+
+  @Test func aCheckpointOrAnyOtherWriteFlushesAndEmptiesTheJournal() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    try deferredWrites(store)
+    try store.checkpointDeferredWrites()
+    #expect(!Journal.isPending(at: store.journalPath))
+    try deferredWrites(store, round: 1)
+    #expect(try records(store) == 3)
+    try store.apply(table: "notes", pk: "d", op: .insert)
+    #expect(!Journal.isPending(at: store.journalPath))
+    #expect(try store.collection("notes").findByID("a").exec()?["n"] == 23)
+    // 2 seeds, 4 per round of deferred writes, and `d`.
+    #expect(try store.ops().count == 11)
+    #expect(try store.ops().map(\.hlc) == store.ops().map(\.hlc).sorted())
+  }
+
+  @Test func anotherStoreThatRedoesTheJournalLeavesNothingBehind() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    try deferredWrites(store)
+    // Another process opens the store: it redoes and empties the journal,
+    // then writes its own transaction.
+    let other = try Store(at: scratch.url)
+    #expect(!Journal.isPending(at: store.journalPath))
+    try other.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(100)])
+    // This process's next deferred write starts a journal of its own.
+    try store.writeDeferringFlush { tx in
+      _ = try tx.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(1000)])
+    }
+    #expect(try records(store) == 1)
+    try store.checkpointDeferredWrites()
+    #expect(try store.collection("notes").findByID("a").exec()?["n"] == 1112)
+    #expect(try store.ops().count == 8)
+    #expect(try store.check().isEmpty)
+  }
+
+  @Test func theJournalIsFlushedOnceItReachesItsLimit() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    let limit = Store.deferredFlushLimit.records
+    for i in 0..<(limit + 5) {
+      try store.writeDeferringFlush { tx in
+        _ = try tx.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(i)])
+      }
+    }
+    #expect(try records(store) == 5)
+    #expect(try store.collection("notes").findByID("a").exec()?["n"] == .integer(1 + (0..<(limit + 5)).reduce(0, +)))
+  }
+}
