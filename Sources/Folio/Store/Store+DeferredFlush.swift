@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 
 /// Transactions committed with their flush deferred: each one's journal
@@ -93,6 +94,55 @@ extension Store {
     try FileSystem.syncFileSystem(containing: rootPath)
     try Journal.clear(at: journalPath)
     deferredFlush.withLock { $0 = nil }
+    emptyTrash()
+  }
+
+  // MARK: Trash
+
+  /// Where deferred transactions move the files their renames swap out
+  /// (`.git/folio/trash/`), so that unlinking them waits for no one.
+  var trashPath: String { privateDirectory + "/trash" }
+
+  /// The trash folder, made if missing; nil if it cannot be (the old files
+  /// are then unlinked in place).
+  func openTrash() -> Int32? {
+    let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+    var fd = open(trashPath, flags)
+    if fd < 0 && errno == ENOENT {
+      _ = mkdir(trashPath, 0o755)
+      fd = open(trashPath, flags)
+    }
+    return fd >= 0 ? fd : nil
+  }
+
+  /// Moves `temp` from the folder `dirfd` to the trash under a name of its
+  /// own; false if it could not (another file system, say).
+  static func moveToTrash(_ temp: String, in dirfd: Int32, trash: Int32) -> Bool {
+    let name = String(UInt64.random(in: 0...UInt64.max), radix: 16) + temp
+    return renameat(dirfd, temp, trash, name) == 0
+  }
+
+  /// Unlinks what is in the trash, on a background queue. Files moved there
+  /// meanwhile wait for the next time.
+  func emptyTrash() {
+    let path = trashPath
+    DispatchQueue.global(qos: .utility).async {
+      let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+      guard fd >= 0 else { return }
+      guard let dir = fdopendir(fd) else {
+        close(fd)
+        return
+      }
+      defer { closedir(dir) }
+      var names: [String] = []
+      while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+          String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if name != "." && name != ".." { names.append(name) }
+      }
+      for name in names { unlinkat(fd, name, 0) }
+    }
   }
 
   private func journalEnds(with state: DeferredFlush) -> Bool {

@@ -23,9 +23,13 @@ extension Store {
   /// a file system without `renameat2` the check is a read right before a
   /// plain rename.
   /// - Returns: the ops of the edits folded in, in order.
-  func placeDocument(_ write: Journal.Write, in dirfd: Int32, name: String, sync: Bool, after last: HLC?)
-    throws -> [Op]
-  {
+  ///
+  /// With a `trash` folder, the file swapped out is moved there, to be
+  /// unlinked off the write path (an unlink can wait on the disk: a
+  /// mount with `discard` trims its blocks then).
+  func placeDocument(
+    _ write: Journal.Write, in dirfd: Int32, name: String, sync: Bool, after last: HLC?, trash: Int32? = nil
+  ) throws -> [Op] {
     var expected = write.oldHash
     var bytes = write.new
     var fold = write.fold
@@ -111,6 +115,7 @@ extension Store {
       // Exchanged: the file that was in place is now at the temp name.
       let replaced = try read(temp, path: tempPath)
       if replaced.map({ FNV.hex($0) }) == expected {
+        if let trash, Store.moveToTrash(temp, in: dirfd, trash: trash) { return folds }
         unlinkat(dirfd, temp, 0)
         return folds
       }

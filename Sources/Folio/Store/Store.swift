@@ -361,6 +361,8 @@ public final class Store: Sendable {
     let batch = redo || journal.writes.count > 16
     var directories: [String: Int32] = [:]
     var folds: [Op] = []
+    let trash = deferred ? openTrash() : nil
+    defer { if let trash { close(trash) } }
     for write in journal.writes {
       let (directory, name) = FileSystem.split(write.path)
       guard let dirfd = try folders.descriptor(for: directory, create: write.new != nil) else { continue }
@@ -382,7 +384,8 @@ public final class Store: Sendable {
         }
       } else {
         folds += try placeDocument(
-          write, in: dirfd, name: name, sync: !batch && !deferred, after: folds.last?.hlc ?? journal.lastHLC)
+          write, in: dirfd, name: name, sync: !batch && !deferred, after: folds.last?.hlc ?? journal.lastHLC,
+          trash: trash)
       }
       directories[directory] = dirfd
       if !redo && write.path == journal.writes.first?.path { testPause(at: .commit) }
