@@ -59,11 +59,21 @@ final class DocumentPack: @unchecked Sendable {
       return nil
     }
     // A scan reads it front to back.
-    _ = madvise(address, size, MADV_SEQUENTIAL | MADV_WILLNEED)
+    _ = madvise(address, size, MADV_SEQUENTIAL)
+    _ = madvise(address, size, MADV_WILLNEED)
     let bytes = UnsafeRawBufferPointer(start: address, count: size)
     let pack = DocumentPack(bytes: bytes, recordsOffset: expected.count)
     guard expected.withUnsafeBytes({ $0.elementsEqual(bytes[0..<expected.count]) }) else { return nil }
     return pack
+  }
+
+  /// Lets go of the mapping's pages (they are read again from the page
+  /// cache when next touched), so that a walk over a large pack does not
+  /// count the whole file in the process's memory. The mapped bytes never
+  /// change: Folio only appends to a pack or replaces it by rename.
+  func releasePages() {
+    guard bytes.count > 0 else { return }
+    _ = madvise(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count, MADV_DONTNEED)
   }
 
   /// One record, pointing into the mapping.
@@ -74,13 +84,21 @@ final class DocumentPack: @unchecked Sendable {
     var checkedAt: Int64
   }
 
-  /// Calls `body` with each intact record in file order.
+  /// Calls `body` with each intact record in file order, releasing the
+  /// pages behind it as it goes (see ``releasePages()``).
   /// - Returns: false if a damaged record stopped the walk (the rest of the
   ///   file is ignored; the pack wants rewriting).
   func forEachRecord(_ body: (Record) -> Void) -> Bool {
     var offset = recordsOffset
     let end = bytes.count
+    let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    var released = 0
     while offset < end {
+      let below = offset / page * page
+      if below - released >= 16 << 20 {
+        _ = madvise(UnsafeMutableRawPointer(mutating: bytes.baseAddress! + released), below - released, MADV_DONTNEED)
+        released = below
+      }
       guard end - offset >= Self.recordHeaderSize + 8 else { return false }
       let length = Int(IndexBase.u32(bytes, offset))
       let pkLength = Int(IndexBase.u32(bytes, offset + 4))

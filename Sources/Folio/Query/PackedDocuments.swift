@@ -34,6 +34,8 @@ final class PackedDocuments {
   private var kept: [Int: JSONObject] = [:]
   /// Records read from files, not yet appended to the pack.
   private var pending: [UInt8] = []
+  /// Pack bytes read since its pages were last released.
+  private var touched = 0
 
   private static let notPacked = -1
   private static let queued = -2
@@ -46,6 +48,9 @@ final class PackedDocuments {
   static let keptLimit = 4096
   /// How many bytes of new records gather before they are appended.
   static let appendThreshold = 4 << 20
+  /// How many bytes of the pack are read before its pages are released
+  /// (``DocumentPack/releasePages()``): memory stays flat however large it is.
+  static let releaseThreshold = 16 << 20
 
   /// How many live documents there are (some may be gone from their files
   /// since the check).
@@ -95,6 +100,7 @@ final class PackedDocuments {
       }
     }
     for id in 0..<total where offsets[id] < 0 && pks.isLive(id) { missing.append(Int32(id)) }
+    pack?.releasePages()
     QueryStatistics.countPacked(order.count, folder: folder)
     if !intact || dead > order.count { rewrite(signature: signature) }
   }
@@ -217,6 +223,11 @@ final class PackedDocuments {
   }
 
   private func packedBytes(_ id: Int) -> UnsafeRawBufferPointer {
+    touched += Int(lengths[id])
+    if touched >= Self.releaseThreshold {
+      touched = 0
+      pack!.releasePages()
+    }
     let start = offsets[id]
     return UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
   }

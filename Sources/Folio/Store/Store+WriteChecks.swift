@@ -28,6 +28,7 @@ extension Store {
         throw FileSystem.unsafePathError(relative(opLogPath), isLink: (st.st_mode & S_IFMT) == S_IFLNK)
       }
     }
+    var writable = Set<String>()
     for write in writes {
       let (directory, name) = FileSystem.split(write.path)
       if name.utf8.count + FileSystem.temporaryNameOverhead > FileSystem.maximumNameLength {
@@ -39,7 +40,7 @@ extension Store {
       }
       // Nothing to delete in a folder that is not there.
       guard let dirfd = try folders.descriptor(for: directory, create: write.new != nil) else { continue }
-      try checkWritable(dirfd, directory: directory, file: write.path)
+      if writable.insert(directory).inserted { try checkWritable(dirfd, directory: directory, file: write.path) }
       let current = try FileSystem.openForReading(in: dirfd, name: name, path: relative(write.path)).map {
         fd in
         defer { close(fd) }
