@@ -48,7 +48,8 @@ final class PackedDocuments {
   static let keptLimit = 4096
   /// How many bytes of new records gather before they are appended.
   static let appendThreshold = 4 << 20
-  /// How many bytes of the pack are read before its pages are released
+  /// How many bytes of the pack are read (counting a page per record)
+  /// before its pages are released
   /// (``DocumentPack/releasePages()``): memory stays flat however large it is.
   static let releaseThreshold = 16 << 20
 
@@ -180,7 +181,7 @@ final class PackedDocuments {
   func count(matching filter: Predicate, columns: [[UInt8]]?) throws -> Int {
     var n = 0
     for id in order {
-      let bytes = packedBytes(Int(id))
+      let bytes = packedBytes(Int(id), sequential: true)
       if let columns, let members = CompactMembers.find(columns, in: bytes) {
         if try filter.matches(Self.partial(members)) { n += 1 }
       } else if filter.matches(try parse(Int(id))) {
@@ -222,8 +223,10 @@ final class PackedDocuments {
     return partial
   }
 
-  private func packedBytes(_ id: Int) -> UnsafeRawBufferPointer {
-    touched += Int(lengths[id])
+  /// The packed bytes of document `id`. Read out of file order, a record
+  /// maps the pages around it too (the kernel's fault-around, 64 KB).
+  private func packedBytes(_ id: Int, sequential: Bool = false) -> UnsafeRawBufferPointer {
+    touched += sequential ? Int(lengths[id]) : Swift.max(Int(lengths[id]), 64 << 10)
     if touched >= Self.releaseThreshold {
       touched = 0
       pack!.releasePages()
