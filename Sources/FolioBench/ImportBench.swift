@@ -319,7 +319,8 @@ func runImportBench(_ arguments: [String]) {
       folioExport.seconds / sqliteExport.seconds))
   print(
     String(
-      format: "  export NDJSON again: folio / sqlite-utils rows = %.2fx", folioExportAgain.seconds / sqliteExport.seconds
+      format: "  export NDJSON again: folio / sqlite-utils rows = %.2fx",
+      folioExportAgain.seconds / sqliteExport.seconds
     ))
   print(
     String(

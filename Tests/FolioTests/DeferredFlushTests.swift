@@ -59,7 +59,8 @@ import Testing
     try FileManager.default.removeItem(at: scratch.url.appending(path: "notes/c0.json"))
     try FileSystem.writeAtomically(store.opLogPath, before.log, sync: false)
     let journal = try #require(try FileSystem.read(store.journalPath))
-    try FileSystem.writeAtomically(store.journalPath, journal + Array("{\"version\":1,\"lo".utf8), sync: false)
+    try FileSystem.writeAtomically(
+      store.journalPath, journal + Array("{\"version\":1,\"lo".utf8), sync: false)
 
     let reopened = try Store(at: scratch.url)
     #expect(!Journal.isPending(at: store.journalPath))
@@ -95,7 +96,8 @@ import Testing
     try deferredWrites(store)
     // The files the renames swapped out wait in the trash, not in the table.
     #expect(try FileSystem.list(store.trashPath)?.count == 2)
-    #expect(try FileSystem.list(scratch.url.appending(path: "notes").path)?.sorted() == ["a.json", "c0.json"])
+    #expect(
+      try FileSystem.list(scratch.url.appending(path: "notes").path)?.sorted() == ["a.json", "c0.json"])
     try store.checkpointDeferredWrites()
     #expect(!Journal.isPending(at: store.journalPath))
     let deadline = Date().addingTimeInterval(5)
@@ -141,6 +143,8 @@ import Testing
       }
     }
     #expect(try records(store) == 5)
-    #expect(try store.collection("notes").findByID("a").exec()?["n"] == .integer(1 + (0..<(limit + 5)).reduce(0, +)))
+    #expect(
+      try store.collection("notes").findByID("a").exec()?["n"] == .integer(1 + (0..<(limit + 5)).reduce(0, +))
+    )
   }
 }

@@ -96,7 +96,8 @@ final class DocumentPack: @unchecked Sendable {
     while offset < end {
       let below = offset / page * page
       if below - released >= 16 << 20 {
-        _ = madvise(UnsafeMutableRawPointer(mutating: bytes.baseAddress! + released), below - released, MADV_DONTNEED)
+        _ = madvise(
+          UnsafeMutableRawPointer(mutating: bytes.baseAddress! + released), below - released, MADV_DONTNEED)
         released = below
       }
       guard end - offset >= Self.recordHeaderSize + 8 else { return false }

@@ -156,7 +156,8 @@ final class PackedDocuments {
     if offsets[id] == Self.notPacked && !stat.isRacy(checkedAt: readAt) {
       offsets[id] = Self.queued
       DocumentPack.encode(
-        pk: pk, document: JSONValue.object(object).compactBytes(), stat: stat, checkedAt: readAt, into: &pending)
+        pk: pk, document: JSONValue.object(object).compactBytes(), stat: stat, checkedAt: readAt,
+        into: &pending)
       if pending.count >= Self.appendThreshold { flush() }
     }
     return object
@@ -215,7 +216,9 @@ final class PackedDocuments {
     return filter.matches(try Self.partial(members))
   }
 
-  private static func partial(_ members: [(UnsafeRawBufferPointer, UnsafeRawBufferPointer)]) throws -> JSONObject {
+  private static func partial(_ members: [(UnsafeRawBufferPointer, UnsafeRawBufferPointer)]) throws
+    -> JSONObject
+  {
     var partial = JSONObject()
     for (key, value) in members {
       partial[String(decoding: key, as: UTF8.self)] = try JSONValue(parsing: value)

@@ -37,7 +37,9 @@ enum OpLog {
   /// with `O_NOFOLLOW`: a log committed as a link must not be appended
   /// through.
   /// - Throws: `UNSAFE_PATH` if the log or a folder on its way is a link.
-  static func append(_ bytes: [UInt8], to path: String, at offset: Int, root: String, sync: Bool = true) throws {
+  static func append(_ bytes: [UInt8], to path: String, at offset: Int, root: String, sync: Bool = true)
+    throws
+  {
     let (directory, name) = FileSystem.split(path)
     let dirfd = try FileSystem.openDirectory(
       try FileSystem.relativePath(directory, to: root), under: root, create: true)!

@@ -53,11 +53,15 @@ extension Store {
   func deferredLogStart() throws -> (offset: Int, carried: [UInt8]) {
     let size = try OpLog.size(of: opLogPath)
     guard let logEnd = deferredFlush.withLock({ $0?.logEnd }), logEnd < size else { return (size, []) }
-    let fd = try FileSystem.syscall("open", path: opLogPath) { open(opLogPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+    let fd = try FileSystem.syscall("open", path: opLogPath) {
+      open(opLogPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    }
     defer { close(fd) }
     var bytes = [UInt8](repeating: 0, count: size - logEnd)
     let count = try bytes.withUnsafeMutableBytes { raw in
-      try FileSystem.syscall("pread", path: opLogPath) { pread(fd, raw.baseAddress, raw.count, off_t(logEnd)) }
+      try FileSystem.syscall("pread", path: opLogPath) {
+        pread(fd, raw.baseAddress, raw.count, off_t(logEnd))
+      }
     }
     return (logEnd, Array(bytes.prefix(count)))
   }
@@ -150,7 +154,8 @@ extension Store {
     guard fd >= 0 else { return false }
     defer { close(fd) }
     var st = stat()
-    guard fstat(fd, &st) == 0, Int(st.st_size) == state.journalSize, state.journalSize >= Journal.trailerLength
+    guard fstat(fd, &st) == 0, Int(st.st_size) == state.journalSize,
+      state.journalSize >= Journal.trailerLength
     else { return false }
     var tail = [UInt8](repeating: 0, count: Journal.trailerLength)
     let count = tail.withUnsafeMutableBytes {

@@ -40,7 +40,9 @@ extension Store {
       }
       // Nothing to delete in a folder that is not there.
       guard let dirfd = try folders.descriptor(for: directory, create: write.new != nil) else { continue }
-      if writable.insert(directory).inserted { try checkWritable(dirfd, directory: directory, file: write.path) }
+      if writable.insert(directory).inserted {
+        try checkWritable(dirfd, directory: directory, file: write.path)
+      }
       let current = try FileSystem.openForReading(in: dirfd, name: name, path: relative(write.path)).map {
         fd in
         defer { close(fd) }

@@ -348,7 +348,9 @@ public final class Store: Sendable {
   /// without following links. Right before each rename the document is
   /// read again: an edit saved since the transaction read it is folded in
   /// (Store+WriteChecks.swift), never overwritten.
-  private func apply(_ journal: Journal, redo: Bool, folders: WriteFolders, deferringFlush deferred: Bool = false)
+  private func apply(
+    _ journal: Journal, redo: Bool, folders: WriteFolders, deferringFlush deferred: Bool = false
+  )
     throws
   {
     if !journal.logBytes.isEmpty {
