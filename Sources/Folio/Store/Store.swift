@@ -276,6 +276,10 @@ public final class Store: Sendable {
     // After a deferred transaction the record starts where its ops ended,
     // so the records' log segments join up on a redo (edits folded in
     // after it are carried in this one).
+    // A transaction that replaces the journal must not drop deferred
+    // records whose files are not flushed yet (every path recovers first;
+    // this holds even for one that does not).
+    if !deferred { _ = try finishDeferred(keeping: false) }
     let (logOffset, carried) = try deferredLogStart()
     let journal = Journal(
       logPath: opLogPath, logOffset: logOffset, logBytes: carried + logBytes,
