@@ -242,6 +242,23 @@ enum FileSystem {
       throw error(code, "opendir", path: path)
     }
     defer { closedir(dir) }
+    return names(in: dir)
+  }
+
+  /// The names in the open directory `dirfd`, without `.` and `..`; empty
+  /// if it cannot be read. `dirfd` stays open.
+  static func list(inDirectory dirfd: Int32) -> [String] {
+    let copy = dup(dirfd)
+    guard copy >= 0 else { return [] }
+    guard let dir = fdopendir(copy) else {
+      close(copy)
+      return []
+    }
+    defer { closedir(dir) }
+    return names(in: dir)
+  }
+
+  private static func names(in dir: OpaquePointer) -> [String] {
     var names: [String] = []
     while let entry = readdir(dir) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in

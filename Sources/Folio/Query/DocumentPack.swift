@@ -71,9 +71,13 @@ final class DocumentPack: @unchecked Sendable {
   /// cache when next touched), so that a walk over a large pack does not
   /// count the whole file in the process's memory. The mapped bytes never
   /// change: Folio only appends to a pack or replaces it by rename.
-  func releasePages() {
-    guard bytes.count > 0 else { return }
-    _ = madvise(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count, MADV_DONTNEED)
+  func releasePages() { releasePages(0..<bytes.count) }
+
+  /// ``releasePages()`` for the pages in `range` (page-aligned at its start).
+  private func releasePages(_ range: Range<Int>) {
+    guard !range.isEmpty else { return }
+    _ = madvise(
+      UnsafeMutableRawPointer(mutating: bytes.baseAddress! + range.lowerBound), range.count, MADV_DONTNEED)
   }
 
   /// One record, pointing into the mapping.
@@ -96,8 +100,7 @@ final class DocumentPack: @unchecked Sendable {
     while offset < end {
       let below = offset / page * page
       if below - released >= 16 << 20 {
-        _ = madvise(
-          UnsafeMutableRawPointer(mutating: bytes.baseAddress! + released), below - released, MADV_DONTNEED)
+        releasePages(released..<below)
         released = below
       }
       guard end - offset >= Self.recordHeaderSize + 8 else { return false }

@@ -119,11 +119,9 @@ final class PackedDocuments {
       var out = DocumentPack.header(signature: signature)
       if let pack {
         for id in order {
-          let start = offsets[Int(id)]
-          let document = UnsafeRawBufferPointer(rebasing: pack.bytes[start..<(start + Int(lengths[Int(id)]))])
           DocumentPack.encode(
-            pk: pks.pk(Int(id)), document: document, stat: pks.stat(Int(id)), checkedAt: checkedAt[Int(id)],
-            into: &out)
+            pk: pks.pk(Int(id)), document: recordBytes(Int(id), in: pack), stat: pks.stat(Int(id)),
+            checkedAt: checkedAt[Int(id)], into: &out)
         }
       }
       try? FileSystem.writeAtomically(path, out, sync: false)
@@ -182,12 +180,10 @@ final class PackedDocuments {
   func count(matching filter: Predicate, columns: [[UInt8]]?) throws -> Int {
     var n = 0
     for id in order {
-      let bytes = packedBytes(Int(id), sequential: true)
-      if let columns, let members = CompactMembers.find(columns, in: bytes) {
-        if try filter.matches(Self.partial(members)) { n += 1 }
-      } else if filter.matches(try parse(Int(id))) {
-        n += 1
-      }
+      let passes =
+        try columns.flatMap { try judge(Int(id), filter, columns: $0, sequential: true) }
+        ?? filter.matches(try parse(Int(id)))
+      if passes { n += 1 }
     }
     for id in missing {
       if let object = try readFile(Int(id)), filter.matches(object) { n += 1 }
@@ -212,7 +208,18 @@ final class PackedDocuments {
   /// not in the pack, or its bytes are not as Folio writes them).
   func matches(_ pk: String, filter: Predicate, columns: [[UInt8]]) throws -> Bool? {
     guard let id = Array(pk.utf8).withUnsafeBytes({ pks.find($0) }), offsets[id] >= 0 else { return nil }
-    guard let members = CompactMembers.find(columns, in: packedBytes(id)) else { return nil }
+    return try judge(id, filter, columns: columns)
+  }
+
+  /// Whether packed document `id` passes `filter`, judged from only its
+  /// members named in `columns`; nil when its bytes are not as Folio
+  /// writes them.
+  private func judge(_ id: Int, _ filter: Predicate, columns: [[UInt8]], sequential: Bool = false) throws
+    -> Bool?
+  {
+    guard let members = CompactMembers.find(columns, in: packedBytes(id, sequential: sequential)) else {
+      return nil
+    }
     return filter.matches(try Self.partial(members))
   }
 
@@ -234,8 +241,13 @@ final class PackedDocuments {
       touched = 0
       pack!.releasePages()
     }
+    return recordBytes(id, in: pack!)
+  }
+
+  /// Document `id`'s bytes in `pack`.
+  private func recordBytes(_ id: Int, in pack: DocumentPack) -> UnsafeRawBufferPointer {
     let start = offsets[id]
-    return UnsafeRawBufferPointer(rebasing: pack!.bytes[start..<(start + Int(lengths[id]))])
+    return UnsafeRawBufferPointer(rebasing: pack.bytes[start..<(start + Int(lengths[id]))])
   }
 
   private func parse(_ id: Int) throws -> JSONObject {

@@ -226,10 +226,7 @@ public struct QueryCursor {
       if let filter, !filter.matches(object) { return nil }
       return Document(pk: pk, table: table.name, value: object)
     }
-    if let snapshot = packSnapshot {
-      packSnapshot = nil
-      packed = PackedDocuments(store: store, table: table, snapshot: snapshot)
-    }
+    openPack()
     if let packed {
       // Only the members the filter reads, where that is all it needs:
       // most documents a filter drops are never parsed whole.
@@ -256,11 +253,15 @@ public struct QueryCursor {
   /// document (no bounds, no limit), before its first ``next()``.
   mutating func countInPackOrder() throws -> Int? {
     guard let filter else { return nil }
-    if let snapshot = packSnapshot {
-      packSnapshot = nil
-      packed = PackedDocuments(store: store, table: table, snapshot: snapshot)
-    }
+    openPack()
     return try packed?.count(matching: filter, columns: filterColumns)
+  }
+
+  /// Reads the packed cache against the checked index on first use.
+  private mutating func openPack() {
+    guard let snapshot = packSnapshot else { return }
+    packSnapshot = nil
+    packed = PackedDocuments(store: store, table: table, snapshot: snapshot)
   }
 
   /// Counts what is left without reading documents (only without a filter).

@@ -34,6 +34,16 @@ extension Journal {
   /// observer sees it: nil when the journal is empty or stamped applied.
   /// Reads only the journal's tail and the stamp.
   static func unstampedTrailer(at path: String) -> [UInt8]? {
+    guard let tail = tail(at: path) else { return nil }
+    guard tail.whole else { return tail.trailer }
+    let stamp = (try? FileSystem.read(appliedPath(journal: path))) ?? []
+    return stamp.starts(with: tail.trailer) ? nil : tail.trailer
+  }
+
+  /// The journal file's size and its last ``trailerLength`` bytes (`whole`
+  /// false when it is shorter: then the bytes read, zero-padded); nil when
+  /// it is missing or empty.
+  static func tail(at path: String) -> (size: Int, trailer: [UInt8], whole: Bool)? {
     let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -42,9 +52,7 @@ extension Journal {
     var trailer = [UInt8](repeating: 0, count: trailerLength)
     let offset = max(0, Int(st.st_size) - trailerLength)
     let count = trailer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, trailerLength, off_t(offset)) }
-    guard count == trailerLength else { return trailer }
-    let stamp = (try? FileSystem.read(appliedPath(journal: path))) ?? []
-    return stamp.starts(with: trailer) ? nil : trailer
+    return (Int(st.st_size), trailer, count == trailerLength)
   }
 
   /// The document paths a journal writes, or nil if it is not whole (being

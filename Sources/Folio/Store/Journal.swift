@@ -129,18 +129,7 @@ extension Journal {
   /// - Returns: the journal's checksum line, for ``stampApplied(_:journal:)``.
   @discardableResult
   func write(to path: String, root: String) throws -> [UInt8] {
-    let bytes = encoded(relativeTo: root)
-    let isNew = !FileSystem.exists(path)
-    // O_NOFOLLOW: a link left in `.git/folio/` must not redirect the journal.
-    let fd = try FileSystem.syscall("open", path: path) {
-      open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-    }
-    defer { close(fd) }
-    try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, 0) }
-    try FileSystem.writeAll(fd, bytes, path: path)
-    try FileSystem.syscall("fdatasync", path: path) { fdatasync(fd) }
-    if isNew { try FileSystem.syncDirectory(FileSystem.split(path).directory) }
-    return Array(bytes.suffix(Journal.trailerLength))
+    try put(to: path, root: root, appending: false).trailer
   }
 
   /// Appends the journal as one more record of the journal file and
@@ -149,19 +138,31 @@ extension Journal {
   /// it stay whole whatever happens to this one.
   /// - Returns: the record's checksum line, and the file's size after it.
   func append(to path: String, root: String) throws -> (trailer: [UInt8], size: Int) {
+    try put(to: path, root: root, appending: true)
+  }
+
+  /// Writes the record over the file's content, or after it, and flushes.
+  private func put(to path: String, root: String, appending: Bool) throws -> (trailer: [UInt8], size: Int) {
     let bytes = encoded(relativeTo: root)
     let isNew = !FileSystem.exists(path)
+    // O_NOFOLLOW: a link left in `.git/folio/` must not redirect the journal.
     let fd = try FileSystem.syscall("open", path: path) {
       open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
     }
     defer { close(fd) }
-    var st = stat()
-    try FileSystem.syscall("fstat", path: path) { fstat(fd, &st) }
-    try FileSystem.syscall("lseek", path: path) { lseek(fd, st.st_size, SEEK_SET) }
+    var start = 0
+    if appending {
+      var st = stat()
+      try FileSystem.syscall("fstat", path: path) { fstat(fd, &st) }
+      start = Int(st.st_size)
+      try FileSystem.syscall("lseek", path: path) { lseek(fd, st.st_size, SEEK_SET) }
+    } else {
+      try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, 0) }
+    }
     try FileSystem.writeAll(fd, bytes, path: path)
     try FileSystem.syscall("fdatasync", path: path) { fdatasync(fd) }
     if isNew { try FileSystem.syncDirectory(FileSystem.split(path).directory) }
-    return (Array(bytes.suffix(Journal.trailerLength)), Int(st.st_size) + bytes.count)
+    return (Array(bytes.suffix(Journal.trailerLength)), start + bytes.count)
   }
 
   /// Empties the journal once its transaction is done. No flush: if the

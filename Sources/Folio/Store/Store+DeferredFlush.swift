@@ -133,34 +133,13 @@ extension Store {
     DispatchQueue.global(qos: .utility).async {
       let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
       guard fd >= 0 else { return }
-      guard let dir = fdopendir(fd) else {
-        close(fd)
-        return
-      }
-      defer { closedir(dir) }
-      var names: [String] = []
-      while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-          String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
-        if name != "." && name != ".." { names.append(name) }
-      }
-      for name in names { unlinkat(fd, name, 0) }
+      defer { close(fd) }
+      for name in FileSystem.list(inDirectory: fd) { unlinkat(fd, name, 0) }
     }
   }
 
   private func journalEnds(with state: DeferredFlush) -> Bool {
-    let fd = open(journalPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var st = stat()
-    guard fstat(fd, &st) == 0, Int(st.st_size) == state.journalSize,
-      state.journalSize >= Journal.trailerLength
-    else { return false }
-    var tail = [UInt8](repeating: 0, count: Journal.trailerLength)
-    let count = tail.withUnsafeMutableBytes {
-      pread(fd, $0.baseAddress, Journal.trailerLength, off_t(state.journalSize - Journal.trailerLength))
-    }
-    return count == Journal.trailerLength && tail == state.trailer
+    guard let tail = Journal.tail(at: journalPath) else { return false }
+    return tail.whole && tail.size == state.journalSize && tail.trailer == state.trailer
   }
 }

@@ -273,13 +273,13 @@ public final class Store: Sendable {
       logBytes += op.json.compactBytes()
       logBytes.append(UInt8(ascii: "\n"))
     }
-    // After a deferred transaction the record starts where its ops ended,
-    // so the records' log segments join up on a redo (edits folded in
-    // after it are carried in this one).
     // A transaction that replaces the journal must not drop deferred
     // records whose files are not flushed yet (every path recovers first;
     // this holds even for one that does not).
     if !deferred { _ = try finishDeferred(keeping: false) }
+    // After a deferred transaction the record starts where its ops ended,
+    // so the records' log segments join up on a redo (edits folded in
+    // after it are carried in this one).
     let (logOffset, carried) = try deferredLogStart()
     let journal = Journal(
       logPath: opLogPath, logOffset: logOffset, logBytes: carried + logBytes,
@@ -294,7 +294,7 @@ public final class Store: Sendable {
     }
     var told = false
     do {
-      try apply(journal, redo: false, folders: folders, deferringFlush: deferred)
+      try apply(journal, redo: false, folders: folders, flush: !deferred)
       // Every document is in place and flushed: the commit instant.
       lastCommitInstant.withLock { $0 = Store.wallNanos() }
       // Other processes' observers may read now (Observation/ObservationWatcher.swift).
@@ -352,14 +352,15 @@ public final class Store: Sendable {
   /// without following links. Right before each rename the document is
   /// read again: an edit saved since the transaction read it is folded in
   /// (Store+WriteChecks.swift), never overwritten.
-  private func apply(
-    _ journal: Journal, redo: Bool, folders: WriteFolders, deferringFlush deferred: Bool = false
-  )
-    throws
-  {
+  ///
+  /// Without `flush`, nothing is flushed: the caller flushes the file
+  /// system later (a deferred transaction's checkpoint, or the one flush
+  /// at the end of a redo), and a deferred transaction's swapped-out files
+  /// go to the trash.
+  private func apply(_ journal: Journal, redo: Bool, folders: WriteFolders, flush: Bool = true) throws {
     if !journal.logBytes.isEmpty {
       try OpLog.append(
-        journal.logBytes, to: journal.logPath, at: journal.logOffset, root: rootPath, sync: !deferred)
+        journal.logBytes, to: journal.logPath, at: journal.logOffset, root: rootPath, sync: flush)
     }
     // Past a few documents, one syncfs beats an fsync per file and folder.
     // A redo always ends in one: the files it finds already written may
@@ -367,7 +368,7 @@ public final class Store: Sendable {
     let batch = redo || journal.writes.count > 16
     var directories: [String: Int32] = [:]
     var folds: [Op] = []
-    let trash = deferred ? openTrash() : nil
+    let trash = !flush && !redo ? openTrash() : nil
     defer { if let trash { close(trash) } }
     for write in journal.writes {
       let (directory, name) = FileSystem.split(write.path)
@@ -390,14 +391,14 @@ public final class Store: Sendable {
         }
       } else {
         folds += try placeDocument(
-          write, in: dirfd, name: name, sync: !batch && !deferred, after: folds.last?.hlc ?? journal.lastHLC,
+          write, in: dirfd, name: name, sync: !batch && flush, after: folds.last?.hlc ?? journal.lastHLC,
           trash: trash)
       }
       directories[directory] = dirfd
       if !redo && write.path == journal.writes.first?.path { testPause(at: .commit) }
     }
-    if !folds.isEmpty { try logFolds(folds, sync: !deferred) }
-    if deferred { return }
+    if !folds.isEmpty { try logFolds(folds, sync: flush) }
+    if !flush { return }
     if batch {
       try FileSystem.syncFileSystem(containing: rootPath)
     } else {
@@ -425,9 +426,13 @@ public final class Store: Sendable {
     // A stale temp file is replaced by the exclusive create (never
     // followed), so none needs removing here.
     for journal in records {
-      try apply(journal, redo: true, folders: WriteFolders(root: rootPath))
+      try apply(journal, redo: true, folders: WriteFolders(root: rootPath), flush: false)
     }
-    if !records.isEmpty { tellLanded(records.flatMap(\.writes)) }
+    if !records.isEmpty {
+      // One flush for every record.
+      try FileSystem.syncFileSystem(containing: rootPath)
+      tellLanded(records.flatMap(\.writes))
+    }
     try Journal.clear(at: journalPath)
     clock.withLock { $0 = ClockState() }
   }
