@@ -147,4 +147,20 @@ import Testing
       try store.collection("notes").findByID("a").exec()?["n"] == .integer(1 + (0..<(limit + 5)).reduce(0, +))
     )
   }
+
+  /// A crash after a swap, before the new file's blocks reached the disk,
+  /// leaves it empty or all zero bytes: no one's save, so the redo writes
+  /// it again (where a real edit after the crash is left alone, above).
+  @Test(arguments: [0, 26])
+  func aFileTheCrashLeftEmptyOrZeroedIsWrittenAgain(_ zeros: Int) throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    try deferredWrites(store)
+    let afterA = try #require(scratch.read("notes/a.json"))
+    let path = scratch.url.appending(path: "notes/a.json").path
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0, count: zeros)))
+    _ = try Store(at: scratch.url)
+    #expect(scratch.read("notes/a.json") == afterA)
+    #expect(try store.collection("notes").findByID("a").exec()?["n"] == 12)
+  }
 }

@@ -285,4 +285,45 @@ import Testing
     #expect(missing.isEmpty, "saves overwritten with no op: \(missing.prefix(10))")
     try expectUsable(scratch, table: "todos")
   }
+
+  enum SaveStyle: String, CaseIterable {
+    case inPlace, tempThenRename, vimStyle
+  }
+
+  /// An editor's save made while a transaction holds a document it read
+  /// (the file last changed more than a second before, so nothing about it
+  /// is racy) is found before the transaction commits, by each way editors
+  /// save, and kept: the save keeps the file's size, so only its content,
+  /// times and inode tell.
+  @Test(arguments: SaveStyle.allCases)
+  func aSaveBetweenATransactionsReadAndItsCommitIsKept(_ style: SaveStyle) throws {
+    let (store, scratch, outside) = try setUp()
+    defer {
+      scratch.remove()
+      outside.remove()
+    }
+    try store.apply(table: "todos", pk: "c", op: .insert, columns: ["views": 0, "note": "e0"])
+    let path = scratch.path + "/data/todos/c.json"
+    // Past the racy margin: a check by stat data would trust the file.
+    usleep(UInt32(FileStat.racyMargin / 1000) + 100_000)
+    var runs = 0
+    try store.write { tx in
+      runs += 1
+      _ = try tx.get(table: "todos", pk: "c")
+      try tx.apply(
+        table: "todos", pk: "c", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
+      guard runs == 1 else { return }
+      let saved = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "e0", with: "e1")
+      switch style {
+      case .inPlace: try EditorSave.inPlace(path, saved)
+      case .tempThenRename: try EditorSave.tempThenRename(path, saved)
+      case .vimStyle: try EditorSave.vimStyle(path, saved)
+      }
+    }
+    let final = try #require(try store.collection("todos").findByID("c").exec())
+    #expect(final["note"] == "e1")
+    #expect(final["views"] == 1)
+    #expect(runs == 2, "the changed file makes the transaction run again on the save")
+    try expectUsable(scratch, table: "todos")
+  }
 }

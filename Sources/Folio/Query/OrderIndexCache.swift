@@ -3,6 +3,10 @@ import Synchronization
 /// How many document files queries have read in this process, per table
 /// folder (tests use it to check that an indexed page reads only what it
 /// returns).
+///
+/// Counting is off until something asks for a figure (or ``enable()``
+/// runs): every count takes a process-wide lock, which a server's
+/// concurrent queries would otherwise contend on for each document.
 enum QueryStatistics {
   /// The kinds of index check (see ``TableIndex/verify(contents:watcher:key:drain:publisher:)``).
   enum Check: Hashable {
@@ -14,18 +18,40 @@ enum QueryStatistics {
     case trusted
   }
 
+  private static let counting = Atomic<Bool>(false)
   private static let reads = Mutex<[String: Int]>([:])
   private static let packed = Mutex<[String: Int]>([:])
-  /// Counts `n` documents taken from the packed cache (``PackedDocuments``).
-  static func countPacked(_ n: Int, folder: String) { packed.withLock { $0[folder, default: 0] += n } }
-  static func documentsPacked(folder: String) -> Int { packed.withLock { $0[folder] ?? 0 } }
   private static let checks = Mutex<[String: [Check: Int]]>([:])
-  static func countRead(folder: String) { reads.withLock { $0[folder, default: 0] += 1 } }
-  static func documentsRead(folder: String) -> Int { reads.withLock { $0[folder] ?? 0 } }
-  static func countCheck(_ check: Check, folder: String) {
-    checks.withLock { $0[folder, default: [:]][check, default: 0] += 1 }
+
+  /// Turns counting on for the rest of the process.
+  static func enable() { counting.store(true, ordering: .relaxed) }
+  static var isCounting: Bool { counting.load(ordering: .relaxed) }
+
+  /// Counts `n` documents taken from the packed cache (``PackedDocuments``).
+  static func countPacked(_ n: Int, folder: @autoclosure () -> String) {
+    guard isCounting else { return }
+    packed.withLock { $0[folder(), default: 0] += n }
   }
-  static func checks(_ check: Check, folder: String) -> Int { checks.withLock { $0[folder]?[check] ?? 0 } }
+  static func documentsPacked(folder: String) -> Int {
+    enable()
+    return packed.withLock { $0[folder] ?? 0 }
+  }
+  static func countRead(folder: @autoclosure () -> String) {
+    guard isCounting else { return }
+    reads.withLock { $0[folder(), default: 0] += 1 }
+  }
+  static func documentsRead(folder: String) -> Int {
+    enable()
+    return reads.withLock { $0[folder] ?? 0 }
+  }
+  static func countCheck(_ check: Check, folder: @autoclosure () -> String) {
+    guard isCounting else { return }
+    checks.withLock { $0[folder(), default: [:]][check, default: 0] += 1 }
+  }
+  static func checks(_ check: Check, folder: String) -> Int {
+    enable()
+    return checks.withLock { $0[folder]?[check] ?? 0 }
+  }
 }
 
 /// The order indexes this process has loaded, one per store and table, so

@@ -381,8 +381,12 @@ public final class Store: Sendable {
         }
         if let current, let new = write.new, current == new { continue }
         if current == nil && write.new == nil { continue }
-        // Changed by someone after the crash: left alone.
-        guard current.map({ FNV.hex($0) }) == write.oldHash else { continue }
+        // Changed by someone after the crash: left alone. But a file that
+        // is empty or all zero bytes is no one's save: it is this write,
+        // cut short by the crash before its blocks reached the disk.
+        guard current.map({ FNV.hex($0) }) == write.oldHash || current.map(Store.isTornWrite) == true else {
+          continue
+        }
         // (A later record writes it again if a later transaction did.)
         if let bytes = write.new {
           try FileSystem.writeAtomically(in: dirfd, name: name, bytes, sync: !batch, path: write.path)
@@ -407,6 +411,12 @@ public final class Store: Sendable {
       }
     }
   }
+
+  /// Whether `bytes`, found at a document a journal record writes, is what
+  /// a crash leaves of a write whose blocks never reached the disk: no
+  /// bytes, or only zero bytes (the file's size was written, its content
+  /// not). Neither is JSON, so neither is anyone's save.
+  static func isTornWrite(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 == 0 } }
 
   /// Forgets the cached clock, so the next stamp reads it afresh.
   func resetClockCache() { clock.withLock { $0 = ClockState() } }

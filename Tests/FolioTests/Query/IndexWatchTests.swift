@@ -11,6 +11,7 @@ struct IndexWatchTests {
   static let yaml = "version: 1\ntables:\n  t:\n    path: t\n    order: [rank]\n"
 
   func makeTable(_ count: Int) throws -> (Store, Scratch) {
+    QueryStatistics.enable()
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     try store.write { tx in
       for i in 0..<count {
