@@ -228,6 +228,9 @@ struct IndexSnapshot: Sendable {
   let base: IndexBase?
   let overridden: [Bool]
   let overlay: [(pk: String, entry: IndexEntry)]
+  /// The overlay's sorted runs, shared by every snapshot of the same
+  /// overlay: a server's concurrent pages would otherwise each sort it.
+  let overlayRuns: OverlayRuns
   let keys: [FieldPath]
   /// The index lock, which also guards the table's ``DocumentPack``.
   let lockPath: String
@@ -239,7 +242,13 @@ struct IndexSnapshot: Sendable {
   init(_ index: TableIndex) {
     base = index.base
     overridden = index.overridden
-    overlay = index.overlay.values.compactMap { item in item.entry.map { (item.pk, $0) } }
+    if let shared = index.sharedOverlay, shared.generation == index.overlayGeneration {
+      (overlay, overlayRuns) = (shared.items, shared.runs)
+    } else {
+      overlay = index.overlay.values.compactMap { item in item.entry.map { (item.pk, $0) } }
+      overlayRuns = OverlayRuns()
+      index.sharedOverlay = (index.overlayGeneration, overlay, overlayRuns)
+    }
     keys = index.keys
     lockPath = index.lockPath
   }
@@ -262,10 +271,31 @@ struct IndexSnapshot: Sendable {
     if let base { runs.append(BaseRun(base: base, key: key, constant: constant, overridden: overridden)) }
     if !overlay.isEmpty {
       runs.append(
-        ArrayRun(
-          sorting: overlay.map { item in (key.map { OrderValue(item.entry.values[$0]) } ?? constant, item.pk)
-          }))
+        overlayRuns.run(key: key, constant: constant) {
+          ArrayRun(
+            sorting: overlay.map { item in (key.map { OrderValue(item.entry.values[$0]) } ?? constant, item.pk) })
+        })
     }
     return runs
+  }
+}
+
+/// The sorted runs of one overlay, by key, made on first use.
+final class OverlayRuns: Sendable {
+  private let runs = Mutex<[Int: ArrayRun]>([:])
+
+  /// The run for key `key` (nil: pk order) with `constant` as the value of
+  /// every item when there is no key; `build` makes it the first time.
+  func run(key: Int?, constant: OrderValue, build: () -> ArrayRun) -> ArrayRun {
+    let tag: Int
+    switch constant {
+    case .null: tag = ((key ?? -1) + 1) * 2
+    case .composite: tag = ((key ?? -1) + 1) * 2 + 1
+    default: return build()
+    }
+    if let run = runs.withLock({ $0[tag] }) { return run }
+    let run = build()
+    runs.withLock { $0[tag] = run }
+    return run
   }
 }

@@ -29,6 +29,13 @@ final class TableIndex {
   private(set) var overlay: [ExactKey: (pk: String, entry: IndexEntry?)] = [:]
   /// Base documents that the overlay replaces or removes.
   private(set) var overridden: [Bool] = []
+  /// Moves on with every change to the overlay (or to the base under it),
+  /// so that snapshots of an unchanged index share one copy of the overlay
+  /// and its sorted runs (see ``IndexSnapshot``).
+  private(set) var overlayGeneration = 0
+  /// The overlay as the last snapshot took it; only the cache's lock
+  /// touches it.
+  var sharedOverlay: (generation: Int, items: [(pk: String, entry: IndexEntry)], runs: OverlayRuns)?
   private var directory: FileStat?
   private var directoryCheckedAt: Int64 = 0
 
@@ -130,6 +137,7 @@ final class TableIndex {
   func forgetLog() { logIdentity = nil }
 
   private func resetOverlay() {
+    overlayGeneration += 1
     overlay = [:]
     overridden = [Bool](repeating: false, count: base?.count ?? 0)
     loadedLogSize = 0
@@ -140,6 +148,7 @@ final class TableIndex {
   private func apply(_ record: IndexLog.Record) {
     switch record {
     case .document(let pk, let entry):
+      overlayGeneration += 1
       overlay[ExactKey(pk)] = (pk, entry)
       if let doc = base?.find(pk) { overridden[doc] = true }
     case .directory(let stat, let checkedAt):
