@@ -14,8 +14,6 @@ final class TableIndex {
   let basePath: String
   let logPath: String
   let lockPath: String
-  /// The table's packed document cache (``DocumentPack``).
-  let packPath: String
   /// The paths the index holds values for, from `folio.yaml`: the order
   /// keys, then the secondary indexes (``TableConfig/indexedPaths``). Both
   /// kinds are kept, checked and repaired alike; only their use differs.
@@ -66,7 +64,6 @@ final class TableIndex {
     basePath = indexDirectory + "/" + name + ".base"
     logPath = indexDirectory + "/" + name + ".log"
     lockPath = indexDirectory + "/lock"
-    packPath = indexDirectory + "/" + name + ".docs"
     keys = table.indexedPaths.map { FieldPath($0) }
     signature = ([table.path, table.key] + table.indexedPaths).joined(separator: "\u{0}")
   }
@@ -288,18 +285,13 @@ final class TableIndex {
   /// Reads document `pk` afresh; nil if it is gone or not a regular file.
   /// - Throws: `INVALID_JSON` for a document that does not parse.
   func readEntry(pk: String, dirfd: Int32) throws -> IndexEntry? {
-    try readEntryAndDocument(pk: pk, dirfd: dirfd)?.entry
-  }
-
-  /// ``readEntry(pk:dirfd:)``, with the document it read.
-  func readEntryAndDocument(pk: String, dirfd: Int32) throws -> (entry: IndexEntry, document: JSONObject)? {
     guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     let checkedAt = FileStat.now()
     guard let (object, st) = try Self.readDocument(named: name, in: dirfd, folder: folder, table: table)
     else {
       return nil
     }
-    return (IndexEntry(stat: FileStat(st), checkedAt: checkedAt, values: values(of: object)), object)
+    return IndexEntry(stat: FileStat(st), checkedAt: checkedAt, values: values(of: object))
   }
 
   /// Reads and parses the document file `name` in the open folder `dirfd`
@@ -397,16 +389,9 @@ final class TableIndex {
           }
         }
       } else {
-        // Every document is read: a table with no packed cache gets one
-        // from the same reads.
-        let pack = DocumentPack.Writer(
-          path: packPath, signature: PackedDocuments.signature(table), lockPath: lockPath)
         for pk in names {
-          guard let (entry, object) = try readEntryAndDocument(pk: pk, dirfd: dirfd) else { continue }
-          entries.append((pk, entry))
-          pack?.add(pk: pk, document: object, stat: entry.stat, checkedAt: entry.checkedAt)
+          if let entry = try readEntry(pk: pk, dirfd: dirfd) { entries.append((pk, entry)) }
         }
-        pack?.finish()
       }
     }
     // A folder changed within the racy window is listed again next time.
