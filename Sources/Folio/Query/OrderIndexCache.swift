@@ -273,7 +273,9 @@ struct IndexSnapshot: Sendable {
       runs.append(
         overlayRuns.run(key: key, constant: constant) {
           ArrayRun(
-            sorting: overlay.map { item in (key.map { OrderValue(item.entry.values[$0]) } ?? constant, item.pk) })
+            sorting: overlay.map { item in
+              (key.map { OrderValue(item.entry.values[$0]) } ?? constant, item.pk)
+            })
         })
     }
     return runs
