@@ -28,6 +28,14 @@ import Testing
     return (store, scratch, outside)
   }
 
+  /// A store holding `todos/c` with a counter and a note, and that
+  /// document's path.
+  private func noteStore() throws -> (Store, Scratch, path: String) {
+    let (store, scratch) = try makeStore()
+    try store.apply(table: "todos", pk: "c", op: .insert, columns: ["views": 0, "note": "e0"])
+    return (store, scratch, scratch.path + "/data/todos/c.json")
+  }
+
   private func expectUsable(_ scratch: Scratch, table: String = "notes") throws {
     let store = try Store(at: scratch.url)
     try store.apply(table: table, pk: "after", op: .upsert, columns: ["ok": true])
@@ -240,13 +248,8 @@ import Testing
   /// either survives (the editor reads it back) or was caught by an apply
   /// and folded in (an op assigns its note), and every apply is logged.
   @Test func applyNeverOverwritesAnEditorsSave() throws {
-    let (store, scratch, outside) = try setUp()
-    defer {
-      scratch.remove()
-      outside.remove()
-    }
-    try store.apply(table: "todos", pk: "c", op: .insert, columns: ["views": 0, "note": "e0"])
-    let path = scratch.path + "/data/todos/c.json"
+    let (store, scratch, path) = try noteStore()
+    defer { scratch.remove() }
     let saves = 300
     let applies = 300
     let lost = Mutex<[String]>([])
@@ -297,13 +300,8 @@ import Testing
   /// times and inode tell.
   @Test(arguments: SaveStyle.allCases)
   func aSaveBetweenATransactionsReadAndItsCommitIsKept(_ style: SaveStyle) throws {
-    let (store, scratch, outside) = try setUp()
-    defer {
-      scratch.remove()
-      outside.remove()
-    }
-    try store.apply(table: "todos", pk: "c", op: .insert, columns: ["views": 0, "note": "e0"])
-    let path = scratch.path + "/data/todos/c.json"
+    let (store, scratch, path) = try noteStore()
+    defer { scratch.remove() }
     // Past the racy margin: a check by stat data would trust the file.
     usleep(UInt32(FileStat.racyMargin / 1000) + 100_000)
     var runs = 0
