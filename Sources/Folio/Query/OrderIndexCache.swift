@@ -25,7 +25,7 @@ enum QueryStatistics {
 
   /// Turns counting on for the rest of the process.
   static func enable() { counting.store(true, ordering: .relaxed) }
-  static var isCounting: Bool { counting.load(ordering: .relaxed) }
+  private static var isCounting: Bool { counting.load(ordering: .relaxed) }
 
   /// Counts `n` documents taken from the packed cache (``PackedDocuments``).
   static func countPacked(_ n: Int, folder: @autoclosure () -> String) {
@@ -284,20 +284,27 @@ struct IndexSnapshot: Sendable {
 
 /// The sorted runs of one overlay, by key, made on first use.
 final class OverlayRuns: Sendable {
-  private let runs = Mutex<[Int: ArrayRun]>([:])
+  /// A run is fixed by its key and, without one, by the constant value its
+  /// items sort by (only `null` and the composite value are ever used).
+  private struct RunKey: Hashable {
+    var key: Int?
+    var composite: Bool
+  }
+
+  private let runs = Mutex<[RunKey: ArrayRun]>([:])
 
   /// The run for key `key` (nil: pk order) with `constant` as the value of
   /// every item when there is no key; `build` makes it the first time.
   func run(key: Int?, constant: OrderValue, build: () -> ArrayRun) -> ArrayRun {
-    let tag: Int
+    let runKey: RunKey
     switch constant {
-    case .null: tag = ((key ?? -1) + 1) * 2
-    case .composite: tag = ((key ?? -1) + 1) * 2 + 1
+    case .null: runKey = RunKey(key: key, composite: false)
+    case .composite: runKey = RunKey(key: key, composite: true)
     default: return build()
     }
-    if let run = runs.withLock({ $0[tag] }) { return run }
+    if let run = runs.withLock({ $0[runKey] }) { return run }
     let run = build()
-    runs.withLock { $0[tag] = run }
+    runs.withLock { $0[runKey] = run }
     return run
   }
 }
