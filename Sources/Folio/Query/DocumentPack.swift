@@ -33,10 +33,13 @@ final class DocumentPack: @unchecked Sendable {
   let bytes: UnsafeRawBufferPointer
   /// Where the records start.
   let recordsOffset: Int
+  /// The stat data of the file when it was mapped.
+  let identity: FileStat
 
-  private init(bytes: UnsafeRawBufferPointer, recordsOffset: Int) {
+  private init(bytes: UnsafeRawBufferPointer, recordsOffset: Int, identity: FileStat) {
     self.bytes = bytes
     self.recordsOffset = recordsOffset
+    self.identity = identity
   }
 
   deinit {
@@ -62,7 +65,7 @@ final class DocumentPack: @unchecked Sendable {
     _ = madvise(address, size, MADV_SEQUENTIAL)
     _ = madvise(address, size, MADV_WILLNEED)
     let bytes = UnsafeRawBufferPointer(start: address, count: size)
-    let pack = DocumentPack(bytes: bytes, recordsOffset: expected.count)
+    let pack = DocumentPack(bytes: bytes, recordsOffset: expected.count, identity: FileStat(st))
     guard expected.withUnsafeBytes({ $0.elementsEqual(bytes[0..<expected.count]) }) else { return nil }
     return pack
   }

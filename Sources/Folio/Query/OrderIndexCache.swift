@@ -16,6 +16,9 @@ enum QueryStatistics {
     case changed
     /// A publisher's answer, plus the entries it cannot vouch for.
     case trusted
+    /// A walk of the packed cache, checking each record against the index
+    /// (see ``PackValidation``).
+    case pack
   }
 
   private static let counting = Atomic<Bool>(false)
@@ -228,9 +231,10 @@ struct IndexSnapshot: Sendable {
   let base: IndexBase?
   let overridden: [Bool]
   let overlay: [(pk: String, entry: IndexEntry)]
-  /// The overlay's sorted runs, shared by every snapshot of the same
-  /// overlay: a server's concurrent pages would otherwise each sort it.
-  let overlayRuns: OverlayRuns
+  /// What is worked out once per state of the index and shared by every
+  /// snapshot of it (the overlay's sorted runs, the packed cache checked
+  /// against it): a server's concurrent pages would otherwise each redo it.
+  let memo: SnapshotMemo
   let keys: [FieldPath]
   /// The index lock, which also guards the table's ``DocumentPack``.
   let lockPath: String
@@ -243,11 +247,11 @@ struct IndexSnapshot: Sendable {
     base = index.base
     overridden = index.overridden
     if let shared = index.sharedOverlay, shared.generation == index.overlayGeneration {
-      (overlay, overlayRuns) = (shared.items, shared.runs)
+      (overlay, memo) = (shared.items, shared.memo)
     } else {
       overlay = index.overlay.values.compactMap { item in item.entry.map { (item.pk, $0) } }
-      overlayRuns = OverlayRuns()
-      index.sharedOverlay = (index.overlayGeneration, overlay, overlayRuns)
+      memo = SnapshotMemo()
+      index.sharedOverlay = (index.overlayGeneration, overlay, memo)
     }
     keys = index.keys
     lockPath = index.lockPath
@@ -271,7 +275,7 @@ struct IndexSnapshot: Sendable {
     if let base { runs.append(BaseRun(base: base, key: key, constant: constant, overridden: overridden)) }
     if !overlay.isEmpty {
       runs.append(
-        overlayRuns.run(key: key, constant: constant) {
+        memo.run(key: key, constant: constant) {
           ArrayRun(
             sorting: overlay.map { item in
               (key.map { OrderValue(item.entry.values[$0]) } ?? constant, item.pk)
@@ -279,32 +283,5 @@ struct IndexSnapshot: Sendable {
         })
     }
     return runs
-  }
-}
-
-/// The sorted runs of one overlay, by key, made on first use.
-final class OverlayRuns: Sendable {
-  /// A run is fixed by its key and, without one, by the constant value its
-  /// items sort by (only `null` and the composite value are ever used).
-  private struct RunKey: Hashable {
-    var key: Int?
-    var composite: Bool
-  }
-
-  private let runs = Mutex<[RunKey: ArrayRun]>([:])
-
-  /// The run for key `key` (nil: pk order) with `constant` as the value of
-  /// every item when there is no key; `build` makes it the first time.
-  func run(key: Int?, constant: OrderValue, build: () -> ArrayRun) -> ArrayRun {
-    let runKey: RunKey
-    switch constant {
-    case .null: runKey = RunKey(key: key, composite: false)
-    case .composite: runKey = RunKey(key: key, composite: true)
-    default: return build()
-    }
-    if let run = runs.withLock({ $0[runKey] }) { return run }
-    let run = build()
-    runs.withLock { $0[runKey] = run }
-    return run
   }
 }

@@ -20,7 +20,7 @@ final class PackedDocuments {
   private let path: String
   /// Per document id: where its bytes start in the pack and how many there
   /// are (``notPacked``: not in the pack; ``queued``: read from its file
-  /// and queued for the pack).
+  /// and queued for the pack). Copies of the shared ``PackValidation``'s.
   private var offsets: [Int]
   private var lengths: [Int32]
   /// When each pack record's bytes were read.
@@ -67,43 +67,31 @@ final class PackedDocuments {
   /// What a pack must have been built for.
   static func signature(_ table: TableConfig) -> String { table.path + "\u{0}" + table.key }
 
-  /// Reads the pack and validates it against `snapshot`; rewrites it first
-  /// when it is missing, damaged or mostly dead.
+  /// Reads the pack and validates it against `snapshot` (or takes the
+  /// validation another query made of the same state, see
+  /// ``SnapshotMemo``); rewrites it first when it is missing, damaged or
+  /// mostly dead.
   init(store: Store, table: TableConfig, snapshot: IndexSnapshot) {
     self.snapshot = snapshot
     self.table = table
-    path = Self.path(store: store, table: table)
+    let path = Self.path(store: store, table: table)
+    self.path = path
     folder = store.directory(of: table)
-    dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    dirfd = open(folder, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
     let signature = Self.signature(table)
-    pack = DocumentPack.open(path, signature: signature)
-    pks = PKTable(snapshot)
-    let total = pks.count
-    offsets = [Int](repeating: Self.notPacked, count: total)
-    lengths = [Int32](repeating: 0, count: total)
-    checkedAt = [Int64](repeating: 0, count: total)
-
-    var intact = pack != nil
-    var dead = 0
-    if let pack {
-      let base = pack.bytes.baseAddress!
-      intact = pack.forEachRecord { record in
-        guard let id = pks.find(record.pk), offsets[id] < 0, pks.stat(id) == record.stat,
-          !record.stat.isRacy(checkedAt: record.checkedAt)
-        else {
-          dead += 1
-          return
-        }
-        offsets[id] = record.document.baseAddress! - base
-        lengths[id] = Int32(record.document.count)
-        checkedAt[id] = record.checkedAt
-        order.append(Int32(id))
-      }
+    let validation = snapshot.memo.packValidation(at: path) { [folder] in
+      QueryStatistics.countCheck(.pack, folder: folder)
+      return PackValidation(path: path, signature: signature, snapshot: snapshot)
     }
-    for id in 0..<total where offsets[id] < 0 && pks.isLive(id) { missing.append(Int32(id)) }
-    pack?.releasePages()
+    pack = validation.pack
+    pks = validation.pks
+    offsets = validation.offsets
+    lengths = validation.lengths
+    checkedAt = validation.checkedAt
+    order = validation.order
+    missing = validation.missing
     QueryStatistics.countPacked(order.count, folder: folder)
-    if !intact || dead > order.count { rewrite(signature: signature) }
+    if validation.wantsRewrite { rewrite(signature: signature) }
   }
 
   deinit {
@@ -175,14 +163,14 @@ final class PackedDocuments {
   }
 
   /// How many live documents pass `filter`, read in the pack's order (no
-  /// lookup by pk, sequential pages), each judged from only the members
-  /// the filter reads where `columns` allows (see ``matches(_:filter:columns:)``).
-  func count(matching filter: Predicate, columns: [[UInt8]]?) throws -> Int {
+  /// lookup by pk, sequential pages), each judged on its packed bytes
+  /// where `packed` can (see ``PackedFilter``).
+  func count(matching filter: Predicate, packed: PackedFilter?) throws -> Int {
     var n = 0
+    var scratch: [Range<Int>?] = []
     for id in order {
-      let passes =
-        try columns.flatMap { try judge(Int(id), filter, columns: $0, sequential: true) }
-        ?? filter.matches(try parse(Int(id)))
+      let bytes = packedBytes(Int(id), sequential: true)
+      let passes = try packed?.matches(bytes, values: &scratch) ?? filter.matches(try parse(Int(id)))
       if passes { n += 1 }
     }
     for id in missing {
@@ -193,44 +181,23 @@ final class PackedDocuments {
 
   /// The document `pk`, or nil when the table does not hold it.
   func object(_ pk: String) throws -> JSONObject? {
-    guard
-      let id = pk.utf8.withContiguousStorageIfAvailable({ pks.find(UnsafeRawBufferPointer($0)) })
-        ?? Array(pk.utf8).withUnsafeBytes({ pks.find($0) })
-    else { return nil }
+    guard let id = id(of: pk) else { return nil }
     if offsets[id] >= 0 { return try parse(id) }
     if let object = kept.removeValue(forKey: id) { return object }
     return try readFile(id)
   }
 
-  /// Whether document `pk` passes `filter`, judged from only the members
-  /// it reads (`columns`, ASCII names without escapes), parsed from the
-  /// pack's bytes; nil when that shortcut does not apply (the document is
-  /// not in the pack, or its bytes are not as Folio writes them).
-  func matches(_ pk: String, filter: Predicate, columns: [[UInt8]]) throws -> Bool? {
-    guard let id = Array(pk.utf8).withUnsafeBytes({ pks.find($0) }), offsets[id] >= 0 else { return nil }
-    return try judge(id, filter, columns: columns)
+  /// Whether document `pk` passes `packed`, judged on its packed bytes;
+  /// nil when that does not apply (the document is not in the pack, or its
+  /// bytes are not as Folio writes them).
+  func matches(_ pk: String, packed: PackedFilter, scratch: inout [Range<Int>?]) -> Bool? {
+    guard let id = id(of: pk), offsets[id] >= 0 else { return nil }
+    return packed.matches(packedBytes(id), values: &scratch)
   }
 
-  /// Whether packed document `id` passes `filter`, judged from only its
-  /// members named in `columns`; nil when its bytes are not as Folio
-  /// writes them.
-  private func judge(_ id: Int, _ filter: Predicate, columns: [[UInt8]], sequential: Bool = false) throws
-    -> Bool?
-  {
-    guard let members = CompactMembers.find(columns, in: packedBytes(id, sequential: sequential)) else {
-      return nil
-    }
-    return filter.matches(try Self.partial(members))
-  }
-
-  private static func partial(_ members: [(UnsafeRawBufferPointer, UnsafeRawBufferPointer)]) throws
-    -> JSONObject
-  {
-    var partial = JSONObject()
-    for (key, value) in members {
-      partial[String(decoding: key, as: UTF8.self)] = try JSONValue(parsing: value)
-    }
-    return partial
+  private func id(of pk: String) -> Int? {
+    pk.utf8.withContiguousStorageIfAvailable({ pks.find(UnsafeRawBufferPointer($0)) })
+      ?? Array(pk.utf8).withUnsafeBytes({ pks.find($0) })
   }
 
   /// The packed bytes of document `id`. Read out of file order, a record
@@ -256,131 +223,5 @@ final class PackedDocuments {
       preconditionFailure("a packed document is not an object")
     }
     return object
-  }
-}
-
-/// The live documents of an index snapshot by pk bytes: ids `0..<base.count`
-/// are the base's documents, the rest the overlay's. An open-addressing hash
-/// table, so that matching 300k pack records costs a hash each.
-private struct PKTable {
-  let snapshot: IndexSnapshot
-  let baseCount: Int
-  let overlayPKs: [[UInt8]]
-  private var slots: [Int32]
-  private let mask: Int
-
-  var count: Int { baseCount + overlayPKs.count }
-
-  init(_ snapshot: IndexSnapshot) {
-    self.snapshot = snapshot
-    baseCount = snapshot.base?.count ?? 0
-    overlayPKs = snapshot.overlay.map { Array($0.pk.utf8) }
-    let total = baseCount + overlayPKs.count
-    var capacity = 16
-    while capacity < total * 2 { capacity <<= 1 }
-    slots = [Int32](repeating: -1, count: capacity)
-    mask = capacity - 1
-    for id in 0..<total where isLive(id) {
-      var slot = withPK(id) { Int(truncatingIfNeeded: FNV.hash($0)) } & mask
-      while slots[slot] >= 0 { slot = (slot + 1) & mask }
-      slots[slot] = Int32(id)
-    }
-  }
-
-  func isLive(_ id: Int) -> Bool { id >= baseCount || !snapshot.overridden[id] }
-
-  func withPK<R>(_ id: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-    if id < baseCount { return snapshot.base!.withPKBytes(id, body) }
-    return overlayPKs[id - baseCount].withUnsafeBytes(body)
-  }
-
-  func pk(_ id: Int) -> String { withPK(id) { String(decoding: $0, as: UTF8.self) } }
-
-  func stat(_ id: Int) -> FileStat {
-    id < baseCount ? snapshot.base!.stat(id) : snapshot.overlay[id - baseCount].entry.stat
-  }
-
-  /// The live document whose pk is `pk` (UTF-8).
-  func find(_ pk: UnsafeRawBufferPointer) -> Int? {
-    var slot = Int(truncatingIfNeeded: FNV.hash(pk)) & mask
-    while slots[slot] >= 0 {
-      let id = Int(slots[slot])
-      if withPK(id, { $0.elementsEqual(pk) }) { return id }
-      slot = (slot + 1) & mask
-    }
-    return nil
-  }
-}
-
-/// Finds top-level members in compact JSON as Folio writes it (no
-/// whitespace), without parsing the rest: strings are skipped to their
-/// closing quote, containers by depth.
-enum CompactMembers {
-  /// The members of the object in `bytes` whose key bytes are one of
-  /// `keys` (which hold no `"` or `\\`), as (key, value bytes); nil if the
-  /// bytes are not a compact object.
-  static func find(_ keys: [[UInt8]], in bytes: UnsafeRawBufferPointer) -> [(
-    UnsafeRawBufferPointer, UnsafeRawBufferPointer
-  )]? {
-    let quote = UInt8(ascii: "\"")
-    let backslash = UInt8(ascii: "\\")
-    let n = bytes.count
-    guard n >= 2, bytes[0] == UInt8(ascii: "{") else { return nil }
-    var found: [(UnsafeRawBufferPointer, UnsafeRawBufferPointer)] = []
-    var i = 1
-    if bytes[1] == UInt8(ascii: "}") { return found }
-    /// The index just past the string starting at `j` (a quote).
-    func skipString(_ j: Int) -> Int? {
-      var k = j + 1
-      while k < n {
-        if bytes[k] == backslash {
-          k += 2
-          continue
-        }
-        if bytes[k] == quote { return k + 1 }
-        k += 1
-      }
-      return nil
-    }
-    while i < n {
-      guard bytes[i] == quote, let keyEnd = skipString(i), keyEnd < n, bytes[keyEnd] == UInt8(ascii: ":")
-      else {
-        return nil
-      }
-      let key = UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<(keyEnd - 1)])
-      var j = keyEnd + 1
-      guard j < n else { return nil }
-      let valueStart = j
-      switch bytes[j] {
-      case quote:
-        guard let end = skipString(j) else { return nil }
-        j = end
-      case UInt8(ascii: "{"), UInt8(ascii: "["):
-        var depth = 0
-        repeat {
-          switch bytes[j] {
-          case quote:
-            guard let end = skipString(j) else { return nil }
-            j = end
-            continue
-          case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-          case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
-          default: break
-          }
-          j += 1
-        } while depth > 0 && j < n
-        guard depth == 0 else { return nil }
-      default:
-        while j < n && bytes[j] != UInt8(ascii: ",") && bytes[j] != UInt8(ascii: "}") { j += 1 }
-      }
-      guard j < n else { return nil }
-      if keys.contains(where: { key.elementsEqual($0) }) {
-        found.append((key, UnsafeRawBufferPointer(rebasing: bytes[valueStart..<j])))
-      }
-      if bytes[j] == UInt8(ascii: "}") { return j == n - 1 ? found : nil }
-      guard bytes[j] == UInt8(ascii: ",") else { return nil }
-      i = j + 1
-    }
-    return nil
   }
 }

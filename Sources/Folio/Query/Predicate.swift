@@ -59,31 +59,35 @@ public indirect enum Predicate: Sendable, Hashable {
   public func matches(_ document: JSONObject) -> Bool {
     switch self {
     case .compare(let lhs, let comparator, let rhs):
-      let a = lhs.resolve(in: document)
-      let b = rhs.resolve(in: document)
-      switch comparator {
-      case .equal: return ValueOrdering.equal(a, b)
-      case .notEqual: return !ValueOrdering.equal(a, b)
-      case .less: return ValueOrdering.compare(a, b) < 0
-      case .lessOrEqual: return ValueOrdering.compare(a, b) <= 0
-      case .greater: return ValueOrdering.compare(a, b) > 0
-      case .greaterOrEqual: return ValueOrdering.compare(a, b) >= 0
-      case .isIn:
-        guard case .array(let elements)? = b else { return false }
-        return elements.contains { ValueOrdering.equal(a, $0) }
-      case .contains:
-        switch (a, b) {
-        case (.array(let elements)?, _): return elements.contains { ValueOrdering.equal($0, b) }
-        case (.string(let text)?, .string(let part)?):
-          return part.isEmpty || text.utf8.firstRange(of: part.utf8) != nil
-        default: return false
-        }
-      }
+      return Self.holds(lhs.resolve(in: document), comparator, rhs.resolve(in: document))
     case .exists(let path): return document.value(at: path) != nil
     case .and(let a, let b): return a.matches(document) && b.matches(document)
     case .or(let a, let b): return a.matches(document) || b.matches(document)
     case .not(let a): return !a.matches(document)
     case .isTrue(let operand): return operand.resolve(in: document) == .bool(true)
+    }
+  }
+
+  /// Whether `a comparator b` holds for two resolved operands (nil: a
+  /// missing path).
+  static func holds(_ a: JSONValue?, _ comparator: Comparator, _ b: JSONValue?) -> Bool {
+    switch comparator {
+    case .equal: return ValueOrdering.equal(a, b)
+    case .notEqual: return !ValueOrdering.equal(a, b)
+    case .less: return ValueOrdering.compare(a, b) < 0
+    case .lessOrEqual: return ValueOrdering.compare(a, b) <= 0
+    case .greater: return ValueOrdering.compare(a, b) > 0
+    case .greaterOrEqual: return ValueOrdering.compare(a, b) >= 0
+    case .isIn:
+      guard case .array(let elements)? = b else { return false }
+      return elements.contains { ValueOrdering.equal(a, $0) }
+    case .contains:
+      switch (a, b) {
+      case (.array(let elements)?, _): return elements.contains { ValueOrdering.equal($0, b) }
+      case (.string(let text)?, .string(let part)?):
+        return part.isEmpty || text.utf8.firstRange(of: part.utf8) != nil
+      default: return false
+      }
     }
   }
 }

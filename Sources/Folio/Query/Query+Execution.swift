@@ -169,9 +169,10 @@ public struct QueryCursor {
   /// The checked index to read the packed cache against on the first load
   /// (not before: a count reads no document).
   private var packSnapshot: IndexSnapshot?
-  /// The columns the filter reads, as UTF-8, when they allow judging a
-  /// packed document from those members alone.
-  private let filterColumns: [[UInt8]]?
+  /// The filter, judged on a packed document's bytes where it can be.
+  private let packedFilter: PackedFilter?
+  /// Scratch space for ``packedFilter``.
+  private var packedScratch: [Range<Int>?] = []
 
   init(
     store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?,
@@ -180,11 +181,7 @@ public struct QueryCursor {
   ) {
     self.packed = packed
     self.packSnapshot = packSnapshot
-    // ASCII names need no escapes in JSON and have no twin spellings.
-    let columns = filter?.columns ?? []
-    filterColumns =
-      columns.allSatisfy { $0.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x80 && $0 != 0x22 && $0 != 0x5C } }
-      ? columns.map { Array($0.utf8) } : nil
+    packedFilter = filter.flatMap(PackedFilter.init)
     self.store = store
     self.table = table
     self.range = range
@@ -230,13 +227,11 @@ public struct QueryCursor {
     if let packed {
       // Only the members the filter reads, where that is all it needs:
       // most documents a filter drops are never parsed whole.
-      if let filter, let columns = filterColumns,
-        let matches = try packed.matches(pk, filter: filter, columns: columns), !matches
-      {
-        return nil
-      }
+      var judged: Bool?
+      if let packedFilter { judged = packed.matches(pk, packed: packedFilter, scratch: &packedScratch) }
+      if judged == false { return nil }
       guard let object = try packed.object(pk) else { return nil }
-      if let filter, !filter.matches(object) { return nil }
+      if judged == nil, let filter, !filter.matches(object) { return nil }
       return Document(pk: pk, table: table.name, value: object)
     }
     QueryStatistics.countRead(folder: store.directory(of: table))
@@ -254,7 +249,7 @@ public struct QueryCursor {
   mutating func countInPackOrder() throws -> Int? {
     guard let filter else { return nil }
     openPack()
-    return try packed?.count(matching: filter, columns: filterColumns)
+    return try packed?.count(matching: filter, packed: packedFilter)
   }
 
   /// Reads the packed cache against the checked index on first use.

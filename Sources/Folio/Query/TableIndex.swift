@@ -35,7 +35,7 @@ final class TableIndex {
   private(set) var overlayGeneration = 0
   /// The overlay as the last snapshot took it; only the cache's lock
   /// touches it.
-  var sharedOverlay: (generation: Int, items: [(pk: String, entry: IndexEntry)], runs: OverlayRuns)?
+  var sharedOverlay: (generation: Int, items: [(pk: String, entry: IndexEntry)], memo: SnapshotMemo)?
   private var directory: FileStat?
   private var directoryCheckedAt: Int64 = 0
 

@@ -174,4 +174,90 @@ struct DocumentPackTests {
     #expect(try query.count() == (0..<count).filter { $0 % 5 == 2 }.count)
     #expect(QueryStatistics.documentsRead(folder: folder) == before)
   }
+  /// A filter judged on packed bytes gives the predicate's answer on the
+  /// parsed document: random predicates over random documents, and
+  /// strings spelled with escapes (as Folio writes some, and as a
+  /// hand-made pack could spell any).
+  @Test func aPackedFilterAgreesWithThePredicate() throws {
+    let seed = SeededGenerator.testSeed()
+    var fuzz = QueryFuzz(rng: SeededGenerator(seed: seed))
+    let escaped: [(text: String, value: JSONObject)] = [
+      (#"{"v":"\u0061"}"#, ["v": "a"]), (#"{"v":"a\"b","w":"\\"}"#, ["v": "a\"b", "w": "\\"]),
+      (#"{"v":"\u00e9","s":"x"}"#, ["v": "é", "s": "x"]), (#"{"v":"\ud83d\ude00"}"#, ["v": "😀"]),
+      (#"{"v":"\n","w":null}"#, ["v": "\n", "w": .null]),
+      (#"{"o":{"a":{"b":"\/"}}}"#, ["o": ["a": ["b": "/"]]]),
+    ]
+    let fixed = [
+      #"v == "a""#, #"v == "a\"b""#, #"w == "\\""#, #""é" == v"#, #"v != "😀""#, #"v in ["\n", "x"]"#,
+      #"w in [null, true]"#, #"missing == null"#, #"v != null"#, #"o.a.b == "/""#, #"v == true"#,
+      #"s in ["x"] && v == "é""#,
+    ]
+    var spelledDifferently = 0
+    for round in 0..<20 {
+      var documents: [(bytes: [UInt8], object: JSONObject)] = fuzz.table(count: 40).values.map {
+        (JSONValue.object($0).compactBytes(), $0)
+      }
+      for (text, object) in escaped {
+        documents.append((Array(text.utf8), object))
+        #expect(try JSONValue(parsing: text) == .object(object), "\(text)")
+      }
+      var predicates = fixed
+      for _ in 0..<(round == 0 ? 0 : 100) { predicates.append(QueryDifferentialTests.predicate(&fuzz).text) }
+      for text in predicates {
+        let predicate = try Predicate(parsing: text)
+        let filter = try #require(PackedFilter(predicate), "\(text)")
+        var scratch: [Range<Int>?] = []
+        for (bytes, object) in documents {
+          let judged = bytes.withUnsafeBytes { filter.matches($0, values: &scratch) }
+          #expect(
+            judged == predicate.matches(object),
+            "seed \(seed): \(text) on \(String(decoding: bytes, as: UTF8.self))")
+          if bytes.contains(UInt8(ascii: "\\")) && judged == true { spelledDifferently += 1 }
+        }
+      }
+    }
+    // The escaped spellings were matched, not only rejected.
+    #expect(spelledDifferently >= 20, "seed \(seed)")
+    // Member names that JSON could spell two ways are left to the parser.
+    #expect(PackedFilter(try Predicate(parsing: "`é` == 1")) == nil)
+    // Bytes that are not compact JSON are left to the parser too.
+    let filter = try #require(PackedFilter(try Predicate(parsing: #"v == "a""#)))
+    var scratch: [Range<Int>?] = []
+    #expect(Array(#"{ "v":"a"}"#.utf8).withUnsafeBytes { filter.matches($0, values: &scratch) } == nil)
+  }
+
+  /// Queries on an unchanged index share one check of the pack; an edit
+  /// behind Folio's back, a write through Folio and an append to the pack
+  /// each make the next query check it again, and every count is right.
+  @Test func theCheckedPackIsSharedUntilTheIndexOrThePackChanges() throws {
+    let count = PackedDocuments.minimumReads + 100
+    let (store, scratch) = try store(count)
+    defer { scratch.remove() }
+    let folder = store.directory(of: try store.table(named: "t"))
+    let query = try store.collection("t").query().where(#"s == "v3""#)
+    var expected = (0..<count).filter { $0 % 5 == 3 }.count
+    // The first count fills the pack; the second checks the filled pack.
+    #expect(try query.count() == expected)
+    #expect(try query.count() == expected)
+    let checks = QueryStatistics.checks(.pack, folder: folder)
+    for _ in 0..<3 { #expect(try query.count() == expected) }
+    #expect(QueryStatistics.checks(.pack, folder: folder) == checks)
+    // In place, the same size: only the stat data tells.
+    try scratch.write("t/k3.json", #"{"id":"k3","n":3,"s":"v4"}"#)
+    expected -= 1
+    #expect(try query.count() == expected)
+    #expect(QueryStatistics.checks(.pack, folder: folder) > checks)
+    try store.apply(table: "t", pk: "k4", op: .update, columns: ["s": "v3"])
+    expected += 1
+    #expect(try query.count() == expected)
+    // Past the racy window the files read for those two are appended to
+    // the pack, and the next query checks the longer pack.
+    usleep(UInt32(FileStat.racyMargin / 1000) + 50_000)
+    #expect(try query.count() == expected)
+    let beforeAppend = QueryStatistics.checks(.pack, folder: folder)
+    #expect(try query.count() == expected)
+    #expect(QueryStatistics.checks(.pack, folder: folder) == beforeAppend + 1)
+    #expect(try query.count() == expected)
+    #expect(QueryStatistics.checks(.pack, folder: folder) == beforeAppend + 1)
+  }
 }
