@@ -260,4 +260,42 @@ struct DocumentPackTests {
     #expect(try query.count() == expected)
     #expect(QueryStatistics.checks(.pack, folder: folder) == beforeAppend + 1)
   }
+
+  /// A scan that reads the pack out of its order writes it again in the
+  /// scan's order, so the next scan by that ordering reads it front to
+  /// back; a scan in the pack's order leaves it alone.
+  @Test func aScanInAnotherOrderWritesThePackInThatOrder() throws {
+    let count = PackedDocuments.minimumReads + 100
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    try store.write { tx in
+      for i in 0..<count {
+        // `r` scatters the documents of `n`'s order all over.
+        let r = Int((UInt64(i) &* 0x9E37_79B9_7F4A_7C15) >> 44)
+        _ = try tx.put(table: "t", pk: "k\(i)", document: ["n": .integer(i), "r": .integer(r)])
+      }
+    }
+    usleep(UInt32(FileStat.racyMargin / 1000) + 50_000)
+    let path = try packPath(store)
+    func packOrder() throws -> [String] {
+      let pack = try #require(
+        DocumentPack.open(path, signature: PackedDocuments.signature(try store.table(named: "t"))))
+      var pks: [String] = []
+      #expect(pack.forEachRecord { pks.append(String(decoding: $0.pk, as: UTF8.self)) })
+      return pks
+    }
+    let collection = store.collection("t")
+    let byN = try collection.query().orderBy(child: "n").get().map(\.pk)
+    #expect(try packOrder() == byN)
+    let byR = try collection.query().orderBy(child: "r").get().map(\.pk)
+    #expect(Set(byR) == Set(byN) && byR.count == count && byR != byN)
+    #expect(try packOrder() == byR)
+    let identity = FileStat.of(path)
+    #expect(try collection.query().orderBy(child: "r").get().map(\.pk) == byR)
+    #expect(FileStat.of(path) == identity)
+    let folder = store.directory(of: try store.table(named: "t"))
+    let before = QueryStatistics.documentsRead(folder: folder)
+    #expect(try collection.query().orderBy(child: "n").get().map(\.pk) == byN)
+    #expect(QueryStatistics.documentsRead(folder: folder) == before)
+  }
 }
