@@ -356,7 +356,15 @@ final class TableIndex {
       }
     }
     if !appended { exactReplay = false }
-    if persist, let base, overlay.count > Swift.max(256, base.count / 8) { try? compact() }
+    // The overlay grows with the documents changed, the log with the
+    // changes: a counter incremented all day is one overlay entry and a
+    // record per increment, which every process that loads the index would
+    // replay.
+    if persist, let base,
+      overlay.count > Swift.max(256, base.count / 8) || loadedRecordEnds.count > Swift.max(1024, base.count)
+    {
+      try? compact()
+    }
   }
 
   /// Writes the current state as a new base, with an empty log.

@@ -121,6 +121,27 @@ struct OrderIndexTests {
     #expect(log.contains(#""gone":true"#))
   }
 
+  /// One document changed over and over (a counter) is one overlay entry
+  /// but a log record per change: the log is compacted into the base
+  /// before it holds more records than the table has documents (or 1,024),
+  /// so a process loading the index never replays a day of increments.
+  @Test func aDocumentChangedOverAndOverDoesNotGrowTheLogForever() throws {
+    let (store, scratch) = try makeTable(20)
+    defer { scratch.remove() }
+    _ = try pks(store)
+    let logPath = scratch.url.appending(path: ".git/folio/index/t-t.log").path
+    var largest = 0
+    for i in 0..<1_100 {
+      try store.apply(table: "t", pk: "d3", op: .update, columns: ["views": .integer(i)])
+      largest = max(largest, Int(FileStat.of(logPath)?.size ?? 0))
+    }
+    // About 1,024 records of some 120 bytes at most, then a fresh log.
+    #expect(largest < 200_000)
+    #expect(Int(FileStat.of(logPath)?.size ?? 0) < largest / 4)
+    #expect(try store.write { try $0.get(table: "t", pk: "d3") }?.value["views"] == JSONValue.integer(1_099))
+    #expect(try pks(store) { try $0.limitToFirst(3) } == ["d0", "d1", "d2"])
+  }
+
   @Test func gitCheckoutBehindFoliosBack() throws {
     let (store, scratch) = try makeTable(10)
     defer { scratch.remove() }
