@@ -33,6 +33,14 @@ struct DocumentPackTests {
     )
   }
 
+  /// A store with more documents than a query reads before it reads the
+  /// pack, the table's folder, and how many documents it holds.
+  func wideStore() throws -> (Store, Scratch, folder: String, count: Int) {
+    let count = PackedDocuments.minimumReads + 100
+    let (store, scratch) = try store(count)
+    return (store, scratch, store.directory(of: try store.table(named: "t")), count)
+  }
+
   func packPath(_ store: Store) throws -> String {
     PackedDocuments.path(store: store, table: try store.table(named: "t"))
   }
@@ -140,10 +148,8 @@ struct DocumentPackTests {
   /// A filter over most of an indexed range reads the pack, judging each
   /// document from the members the filter reads.
   @Test func aWideFilteredRangeReadsThePack() throws {
-    let count = PackedDocuments.minimumReads + 100
-    let (store, scratch) = try store(count)
+    let (store, scratch, folder, count) = try wideStore()
     defer { scratch.remove() }
-    let folder = store.directory(of: try store.table(named: "t"))
     let query = try store.collection("t").query().where(#"s == "v3" || n < 3"#)
     let expected = (0..<count).filter { $0 % 5 == 3 || $0 < 3 }.map { "k\($0)" }
     #expect(try query.get().map(\.pk) == expected.sorted { Int($0.dropFirst())! < Int($1.dropFirst())! })
@@ -230,10 +236,8 @@ struct DocumentPackTests {
   /// behind Folio's back, a write through Folio and an append to the pack
   /// each make the next query check it again, and every count is right.
   @Test func theCheckedPackIsSharedUntilTheIndexOrThePackChanges() throws {
-    let count = PackedDocuments.minimumReads + 100
-    let (store, scratch) = try store(count)
+    let (store, scratch, folder, count) = try wideStore()
     defer { scratch.remove() }
-    let folder = store.directory(of: try store.table(named: "t"))
     let query = try store.collection("t").query().where(#"s == "v3""#)
     var expected = (0..<count).filter { $0 % 5 == 3 }.count
     // The first count fills the pack; the second checks the filled pack.
