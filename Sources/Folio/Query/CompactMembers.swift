@@ -33,21 +33,6 @@ enum CompactMembers {
     return false
   }
 
-  /// The members of the object in `bytes` whose key bytes are one of
-  /// `keys` (which hold no `"` or `\\`), as (key, value bytes); nil if the
-  /// bytes are not a compact object.
-  static func find(_ keys: [[UInt8]], in bytes: UnsafeRawBufferPointer) -> [(
-    UnsafeRawBufferPointer, UnsafeRawBufferPointer
-  )]? {
-    var found: [(UnsafeRawBufferPointer, UnsafeRawBufferPointer)] = []
-    let compact = forEach(in: bytes) { key, value in
-      if keys.contains(where: { key.elementsEqual($0) }) {
-        found.append((key, UnsafeRawBufferPointer(rebasing: bytes[value])))
-      }
-    }
-    return compact ? found : nil
-  }
-
   /// The index just past the string starting at `j` (a quote); nil if it
   /// does not end.
   @inline(__always)

@@ -25,9 +25,8 @@ struct PKTable: Sendable {
     var capacity = 16
     while capacity < total * 2 { capacity <<= 1 }
     mask = capacity - 1
-    slots = [Int32](repeating: -1, count: capacity)
-    var slots = self.slots
-    self.slots = []  // unshared while filled
+    self.slots = []
+    var slots = [Int32](repeating: -1, count: capacity)
     for id in 0..<total where isLive(id) {
       var slot = withPK(id) { Int(truncatingIfNeeded: FNV.hash($0)) } & mask
       while slots[slot] >= 0 { slot = (slot + 1) & mask }

@@ -10,8 +10,8 @@
 final class PackValidation: Sendable {
   let pack: DocumentPack?
   let pks: PKTable
-  /// Per document id: where its bytes start in the pack (negative: not in
-  /// it), how many there are, and when they were read.
+  /// Per document id: where its bytes start in the pack (``notPacked``:
+  /// not in it), how many there are, and when they were read.
   let offsets: [Int]
   let lengths: [Int32]
   let checkedAt: [Int64]
@@ -23,6 +23,9 @@ final class PackValidation: Sendable {
   /// writing anew.
   let wantsRewrite: Bool
 
+  /// The offset of a document the pack does not hold.
+  static let notPacked = -1
+
   /// The stat data of the pack this was made from (nil: there was none).
   var packIdentity: FileStat? { pack?.identity }
 
@@ -30,7 +33,7 @@ final class PackValidation: Sendable {
     let pack = DocumentPack.open(path, signature: signature)
     let pks = PKTable(snapshot)
     let total = pks.count
-    var offsets = [Int](repeating: -1, count: total)
+    var offsets = [Int](repeating: Self.notPacked, count: total)
     var lengths = [Int32](repeating: 0, count: total)
     var checkedAt = [Int64](repeating: 0, count: total)
     var order: [Int32] = []

@@ -19,7 +19,7 @@ final class PackedDocuments {
   private let dirfd: Int32
   private let path: String
   /// Per document id: where its bytes start in the pack and how many there
-  /// are (``notPacked``: not in the pack; ``queued``: read from its file
+  /// are (``PackValidation/notPacked``: not in the pack; ``queued``: read from its file
   /// and queued for the pack). Copies of the shared ``PackValidation``'s.
   private var offsets: [Int]
   private var lengths: [Int32]
@@ -43,7 +43,6 @@ final class PackedDocuments {
   private var jumps = 0
   private var lastEnd = 0
 
-  private static let notPacked = -1
   private static let queued = -2
 
   /// How many documents a query must read before it reads them from the
@@ -174,7 +173,7 @@ final class PackedDocuments {
     guard let (object, st) = try TableIndex.readDocument(named: name, in: dirfd, folder: folder, table: table)
     else { return nil }
     let stat = FileStat(st)
-    if offsets[id] == Self.notPacked && !stat.isRacy(checkedAt: readAt) {
+    if offsets[id] == PackValidation.notPacked && !stat.isRacy(checkedAt: readAt) {
       offsets[id] = Self.queued
       DocumentPack.encode(
         pk: pk, document: JSONValue.object(object).compactBytes(), stat: stat, checkedAt: readAt,
@@ -203,10 +202,13 @@ final class PackedDocuments {
   func count(matching filter: Predicate, packed: PackedFilter?) throws -> Int {
     var n = 0
     var scratch: [Range<Int>?] = []
-    for id in order {
-      let bytes = packedBytes(Int(id), sequential: true)
-      let passes = try packed?.matches(bytes, values: &scratch) ?? filter.matches(try parse(Int(id)))
-      if passes { n += 1 }
+    if let packed {
+      for id in order {
+        let judged = packed.matches(packedBytes(Int(id), sequential: true), values: &scratch)
+        if try judged ?? filter.matches(try parse(Int(id))) { n += 1 }
+      }
+    } else {
+      for id in order where filter.matches(try parse(Int(id))) { n += 1 }
     }
     for id in missing {
       if let object = try readFile(Int(id)), filter.matches(object) { n += 1 }
