@@ -94,15 +94,13 @@ import Testing
     let (store, scratch) = try seeded()
     defer { scratch.remove() }
     try deferredWrites(store)
-    // The files the renames swapped out wait in the trash, not in the table.
-    #expect(try FileSystem.list(store.trashPath)?.count == 2)
+    // The files the renames swapped out are kept as spares, not in the
+    // table (SpareFilesTests).
+    #expect(try FileSystem.list(store.spares.folderPath)?.count == 2)
     #expect(
       try FileSystem.list(scratch.url.appending(path: "notes").path)?.sorted() == ["a.json", "c0.json"])
     try store.checkpointDeferredWrites()
     #expect(!Journal.isPending(at: store.journalPath))
-    let deadline = Date().addingTimeInterval(5)
-    while try FileSystem.list(store.trashPath)?.isEmpty == false && Date() < deadline { usleep(10_000) }
-    #expect(try FileSystem.list(store.trashPath) == [])
     try deferredWrites(store, round: 1)
     #expect(try records(store) == 3)
     try store.apply(table: "notes", pk: "d", op: .insert)

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 
 /// Transactions committed with their flush deferred: each one's journal
@@ -95,47 +94,9 @@ extension Store {
   }
 
   private func flushDeferred() throws {
-    try FileSystem.syncFileSystem(containing: rootPath)
+    try spares.checkpoint { try FileSystem.syncFileSystem(containing: rootPath) }
     try Journal.clear(at: journalPath)
     deferredFlush.withLock { $0 = nil }
-    emptyTrash()
-  }
-
-  // MARK: Trash
-
-  /// Where deferred transactions move the files their renames swap out
-  /// (`.git/folio/trash/`), so that unlinking them waits for no one.
-  var trashPath: String { privateDirectory + "/trash" }
-
-  /// The trash folder, made if missing; nil if it cannot be (the old files
-  /// are then unlinked in place).
-  func openTrash() -> Int32? {
-    let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-    var fd = open(trashPath, flags)
-    if fd < 0 && errno == ENOENT {
-      _ = mkdir(trashPath, 0o755)
-      fd = open(trashPath, flags)
-    }
-    return fd >= 0 ? fd : nil
-  }
-
-  /// Moves `temp` from the folder `dirfd` to the trash under a name of its
-  /// own; false if it could not (another file system, say).
-  static func moveToTrash(_ temp: String, in dirfd: Int32, trash: Int32) -> Bool {
-    let name = String(UInt64.random(in: 0...UInt64.max), radix: 16) + temp
-    return renameat(dirfd, temp, trash, name) == 0
-  }
-
-  /// Unlinks what is in the trash, on a background queue. Files moved there
-  /// meanwhile wait for the next time.
-  func emptyTrash() {
-    let path = trashPath
-    DispatchQueue.global(qos: .utility).async {
-      let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-      guard fd >= 0 else { return }
-      defer { close(fd) }
-      for name in FileSystem.list(inDirectory: fd) { unlinkat(fd, name, 0) }
-    }
   }
 
   private func journalEnds(with state: DeferredFlush) -> Bool {

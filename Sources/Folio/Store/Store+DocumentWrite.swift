@@ -24,11 +24,12 @@ extension Store {
   /// plain rename.
   /// - Returns: the ops of the edits folded in, in order.
   ///
-  /// With a `trash` folder, the file swapped out is moved there, to be
-  /// unlinked off the write path (an unlink can wait on the disk: a
-  /// mount with `discard` trims its blocks then).
+  /// With `spares` (a deferred write), the new content goes into a spare
+  /// file, if one is ready, which is swapped in from the spares' folder;
+  /// the file it replaces, or the temp file's, is kept as a spare.
   func placeDocument(
-    _ write: Journal.Write, in dirfd: Int32, name: String, sync: Bool, after last: HLC?, trash: Int32? = nil
+    _ write: Journal.Write, in dirfd: Int32, name: String, sync: Bool, after last: HLC?,
+    spares: SpareFiles? = nil
   ) throws -> [Op] {
     var expected = write.oldHash
     var bytes = write.new
@@ -53,11 +54,47 @@ extension Store {
       return true
     }
 
-    func read(_ file: String? = nil, path: String? = nil) throws -> [UInt8]? {
+    func read(_ file: String? = nil, in folder: Int32? = nil, path: String? = nil) throws -> [UInt8]? {
       let display = path ?? write.path
-      return try FileSystem.openForReading(in: dirfd, name: file ?? name, path: relative(display)).map { fd in
-        defer { close(fd) }
-        return try FileSystem.readAll(fd, path: display)
+      return try FileSystem.openForReading(in: folder ?? dirfd, name: file ?? name, path: relative(display))
+        .map {
+          fd in
+          defer { close(fd) }
+          return try FileSystem.readAll(fd, path: display)
+        }
+    }
+
+    /// The new content in a file of its own: a ready spare if there is
+    /// one, else the temp file next to the document.
+    func stage(_ content: [UInt8]) throws -> StagedFile {
+      if let spares, let spare = spares.take(), let folder = spares.folder() {
+        do {
+          if let staged = try StagedFile.spare(spare, in: folder, content, path: tempPath) { return staged }
+        } catch {
+          spares.keep(spare.name, length: max(spare.length, content.count))
+          throw error
+        }
+      }
+      let fd = try FileSystem.createExclusive(in: dirfd, name: temp, path: tempPath)
+      do {
+        try FileSystem.writeAll(fd, content, path: tempPath)
+        if sync { try FileSystem.syscall("fsync", path: tempPath) { fsync(fd) } }
+        close(fd)
+      } catch {
+        close(fd)
+        unlinkat(dirfd, temp, 0)
+        throw error
+      }
+      return StagedFile(folder: dirfd, name: temp, path: tempPath, length: content.count, isSpare: false)
+    }
+
+    /// Done with a staged file that holds no one's current document: back
+    /// to the spares if it is one (or can be made one), else unlinked.
+    func discard(_ staged: StagedFile, length: Int) {
+      if staged.isSpare {
+        spares!.keep(staged.name, length: length)
+      } else if spares?.adopt(staged.name, in: staged.folder, length: length) != true {
+        unlinkat(staged.folder, staged.name, 0)
       }
     }
 
@@ -73,50 +110,49 @@ extension Store {
         }
         return folds
       }
-      let fd = try FileSystem.createExclusive(in: dirfd, name: temp, path: tempPath)
-      do {
-        try FileSystem.writeAll(fd, content, path: tempPath)
-        if sync { try FileSystem.syscall("fsync", path: tempPath) { fsync(fd) } }
-        close(fd)
-      } catch {
-        close(fd)
-        unlinkat(dirfd, temp, 0)
-        throw error
-      }
+      let staged = try stage(content)
       let flags = expected == nil ? Store.renameNoReplace : Store.renameExchange
       let renamed: Result<Int32, FileSystem.Errno>
       do {
         renamed = try FileSystem.syscall(
-          "renameat2", path: write.path, expecting: [EEXIST, ENOENT, EINVAL, ENOSYS]
-        ) { CSystem.renameat2(dirfd, temp, dirfd, name, flags) }
+          "renameat2", path: write.path, expecting: [EEXIST, ENOENT, EINVAL, ENOSYS, EXDEV]
+        ) { CSystem.renameat2(staged.folder, staged.name, dirfd, name, flags) }
       } catch {
-        unlinkat(dirfd, temp, 0)
+        discard(staged, length: content.count)
         throw error
       }
       if case .failure(let failure) = renamed {
         let code = failure.code
+        if code == EXDEV {
+          // The spares are on another file system than the table.
+          discard(staged, length: content.count)
+          spares?.disable()
+          continue
+        }
         if code == EEXIST || code == ENOENT {
           // Created (or removed) by someone since it was read.
-          unlinkat(dirfd, temp, 0)
+          discard(staged, length: content.count)
           if !foldIn(try read()) { return folds }
           continue
         }
         // No renameat2 here: check right before a plain rename.
+        spares?.disable()
         let now = try read()
         if now.map({ FNV.hex($0) }) != expected {
-          unlinkat(dirfd, temp, 0)
+          discard(staged, length: content.count)
           if !foldIn(now) { return folds }
           continue
         }
-        try FileSystem.syscall("renameat", path: write.path) { renameat(dirfd, temp, dirfd, name) }
+        try FileSystem.syscall("renameat", path: write.path) {
+          renameat(staged.folder, staged.name, dirfd, name)
+        }
         return folds
       }
       if flags == Store.renameNoReplace { return folds }
-      // Exchanged: the file that was in place is now at the temp name.
-      let replaced = try read(temp, path: tempPath)
+      // Exchanged: the file that was in place is now at the staged name.
+      let replaced = try read(staged.name, in: staged.folder, path: staged.path)
       if replaced.map({ FNV.hex($0) }) == expected {
-        if let trash, Store.moveToTrash(temp, in: dirfd, trash: trash) { return folds }
-        unlinkat(dirfd, temp, 0)
+        discard(staged, length: replaced?.count ?? 0)
         return folds
       }
       // An editor saved over the file after it was read: its save is the
@@ -125,13 +161,41 @@ extension Store {
       let placed = fold?.new
       if !foldIn(replaced) {
         // Not a JSON object: put the editor's file back as it was saved.
-        try FileSystem.syscall("renameat", path: write.path) { renameat(dirfd, temp, dirfd, name) }
+        try FileSystem.syscall("renameat", path: write.path) {
+          renameat(staged.folder, staged.name, dirfd, name)
+        }
         return folds
       }
-      unlinkat(dirfd, temp, 0)
+      unlinkat(staged.folder, staged.name, 0)
       fold!.original = placed
       expected = FNV.hex(content)
     }
     return folds
+  }
+}
+
+/// A document's new content, written to a file of its own and ready to be
+/// renamed in: the temp file next to the document, or a spare
+/// (``SpareFiles``).
+struct StagedFile {
+  let folder: Int32
+  let name: String
+  /// The temp file's path, for errors.
+  let path: String
+  let length: Int
+  let isSpare: Bool
+
+  /// Writes `content` over the zeros of `spare`; nil if it is gone.
+  static func spare(_ spare: SpareFiles.Spare, in folder: Int32, _ content: [UInt8], path: String) throws
+    -> StagedFile?
+  {
+    let fd = openat(folder, spare.name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    try FileSystem.writeAll(fd, content, path: path)
+    if content.count < spare.length {
+      try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, off_t(content.count)) }
+    }
+    return StagedFile(folder: folder, name: spare.name, path: path, length: content.count, isSpare: true)
   }
 }

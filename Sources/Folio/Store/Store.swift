@@ -45,6 +45,8 @@ public final class Store: Sendable {
   /// Transactions committed here whose files are not flushed yet
   /// (Store+DeferredFlush.swift). Changed only with the store lock held.
   let deferredFlush = Mutex<DeferredFlush?>(nil)
+  /// The files deferred transactions write again (SpareFiles.swift).
+  let spares: SpareFiles
   /// Where the `async` forms of the blocking calls run (Store+Async.swift):
   /// one serial queue per store, off Swift's cooperative thread pool.
   let executor = DispatchQueue(label: "folio.store.executor")
@@ -98,6 +100,7 @@ public final class Store: Sendable {
     self.config = config
     self.gitDirectory = gitDirectory
     self.privateDirectory = privateDirectory
+    self.spares = SpareFiles(parent: privateDirectory + "/spares")
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
     try verifyFolders()
@@ -355,8 +358,8 @@ public final class Store: Sendable {
   ///
   /// Without `flush`, nothing is flushed: the caller flushes the file
   /// system later (a deferred transaction's checkpoint, or the one flush
-  /// at the end of a redo), and a deferred transaction's swapped-out files
-  /// go to the trash.
+  /// at the end of a redo), and a deferred transaction's documents are
+  /// written into spare files (SpareFiles.swift).
   private func apply(_ journal: Journal, redo: Bool, folders: WriteFolders, flush: Bool = true) throws {
     if !journal.logBytes.isEmpty {
       try OpLog.append(
@@ -368,8 +371,6 @@ public final class Store: Sendable {
     let batch = redo || journal.writes.count > 16
     var directories: [String: Int32] = [:]
     var folds: [Op] = []
-    let trash = !flush && !redo ? openTrash() : nil
-    defer { if let trash { close(trash) } }
     for write in journal.writes {
       let (directory, name) = FileSystem.split(write.path)
       guard let dirfd = try folders.descriptor(for: directory, create: write.new != nil) else { continue }
@@ -384,7 +385,10 @@ public final class Store: Sendable {
         // Changed by someone after the crash: left alone. But a file that
         // is empty or all zero bytes is no one's save: it is this write,
         // cut short by the crash before its blocks reached the disk.
-        guard current.map({ FNV.hex($0) }) == write.oldHash || current.map(Store.isTornWrite) == true else {
+        guard
+          current.map({ FNV.hex($0) }) == write.oldHash
+            || current.map({ Store.isTornWrite($0, of: write.new) }) == true
+        else {
           continue
         }
         // (A later record writes it again if a later transaction did.)
@@ -396,7 +400,7 @@ public final class Store: Sendable {
       } else {
         folds += try placeDocument(
           write, in: dirfd, name: name, sync: !batch && flush, after: folds.last?.hlc ?? journal.lastHLC,
-          trash: trash)
+          spares: !flush ? spares : nil)
       }
       directories[directory] = dirfd
       if !redo && write.path == journal.writes.first?.path { testPause(at: .commit) }
@@ -412,11 +416,16 @@ public final class Store: Sendable {
     }
   }
 
-  /// Whether `bytes`, found at a document a journal record writes, is what
-  /// a crash leaves of a write whose blocks never reached the disk: no
-  /// bytes, or only zero bytes (the file's size was written, its content
-  /// not). Neither is JSON, so neither is anyone's save.
-  static func isTornWrite(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 == 0 } }
+  /// Whether `bytes`, found at a document a journal record writes with
+  /// `new`, is what a crash leaves of that write before all of its blocks
+  /// reached the disk: nothing, zeros (a new file's size written before its
+  /// content, or a spare's flushed zeros), or the start of `new` followed
+  /// by zeros or cut short (a spare's size or blocks partly written). None
+  /// of these is anyone's save.
+  static func isTornWrite(_ bytes: [UInt8], of new: [UInt8]?) -> Bool {
+    let end = bytes.lastIndex(where: { $0 != 0 }).map { $0 + 1 } ?? 0
+    return end == 0 || new.map { $0.starts(with: bytes[..<end]) } == true
+  }
 
   /// Forgets the cached clock, so the next stamp reads it afresh.
   func resetClockCache() { clock.withLock { $0 = ClockState() } }

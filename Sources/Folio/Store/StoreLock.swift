@@ -60,9 +60,12 @@ final class StoreLock: Sendable {
       pause = min(pause * 2, 50_000)
     }
     defer { flock(fd, LOCK_UN) }
+    // Written over, then cut to its length: truncating to zero first would
+    // free the file's block and allocate it again on every write (on a
+    // mount with `discard`, a wait on the disk each time).
     let pid = Array("\(getpid())\n".utf8)
-    _ = ftruncate(fd, 0)
     _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    _ = ftruncate(fd, off_t(pid.count))
     // A live query stopped inside the body must not wait for a handler that
     // may be waiting for this lock (Internal/WaitGuard.swift).
     return try WaitGuard.marking(body)

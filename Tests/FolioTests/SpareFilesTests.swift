@@ -1,0 +1,158 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import Folio
+
+/// Deferred writes put documents in place through spare files: the file a
+/// swap replaces is zeroed a checkpoint later and written again, so a
+/// stream of writes neither allocates nor frees an inode per document;
+/// nobody who has the old file open sees it change, and a crash leaves
+/// nothing but what a new file would.
+@Suite struct SpareFilesTests {
+  func inode(_ path: String) -> UInt64 {
+    var st = stat()
+    return stat(path, &st) == 0 ? UInt64(st.st_ino) : 0
+  }
+
+  func increment(_ store: Store, _ pk: String, by amount: Int = 1) throws {
+    try store.writeDeferringFlush { tx in
+      _ = try tx.apply(
+        table: "notes", pk: pk, op: .update, transforms: ["n": .increment(DecimalInteger(amount))])
+    }
+  }
+
+  /// A checkpoint, with the zeroing it queued done.
+  func checkpoint(_ store: Store) throws {
+    try store.checkpointDeferredWrites()
+    store.spares.waitUntilIdle()
+  }
+
+  func seeded() throws -> (Store, Scratch) {
+    let (store, scratch) = try makeStore()
+    try store.write { tx in
+      _ = try tx.apply(table: "notes", pk: "a", op: .insert, columns: ["n": 1])
+      _ = try tx.apply(table: "notes", pk: "b", op: .insert, columns: ["n": 2])
+    }
+    return (store, scratch)
+  }
+
+  @Test func deferredWritesCycleTheSameFiles() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    var seen: Set<UInt64> = []
+    for round in 0..<12 {
+      try increment(store, "a")
+      try increment(store, "b")
+      for pk in ["a", "b"] { seen.insert(inode(scratch.path + "/notes/\(pk).json")) }
+      try checkpoint(store)
+      // Only the documents in the table's folder: no temp files.
+      #expect(
+        try FileSystem.list(scratch.path + "/notes")?.sorted() == ["a.json", "b.json"], "round \(round)")
+    }
+    #expect(try store.collection("notes").findByID("a").exec()?["n"] == 13)
+    #expect(try store.collection("notes").findByID("b").exec()?["n"] == 14)
+    // The first writes make files and keep the ones they swap out; from the
+    // third checkpoint on, writes go into those.
+    #expect(store.spares.statistics.reused >= 16)
+    #expect(store.spares.statistics.unlinked == 0)
+    // So the 24 writes put 8 files at most in place (two rounds of new
+    // files, and then the spares they make), not 24.
+    #expect(seen.count <= 8)
+    let spares = try #require(try FileSystem.list(store.spares.folderPath))
+    #expect(spares.count <= 8)
+    // Every spare waiting to be written holds zeros or an old document.
+    for name in spares {
+      let bytes = try #require(try FileSystem.read(store.spares.folderPath + "/" + name))
+      #expect(bytes.allSatisfy { $0 == 0 } || (try? JSONValue(parsing: bytes)) != nil)
+    }
+    #expect(try store.check().isEmpty)
+  }
+
+  @Test func aReaderOfTheReplacedFileReadsItWhole() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    let original = try #require(scratch.read("notes/a.json"))
+    let reader = open(scratch.path + "/notes/a.json", O_RDONLY)
+    #expect(reader >= 0)
+    defer { close(reader) }
+    try increment(store, "a")
+    try increment(store, "b")
+    try checkpoint(store)
+    // A checkpoint after more writes: the files swapped out before the
+    // last one are due for zeroing.
+    try increment(store, "b")
+    try checkpoint(store)
+    // The open one was unlinked instead; the other was zeroed.
+    #expect(store.spares.statistics.unlinked == 1)
+    let bytes = try FileSystem.readAll(reader, path: "a.json")
+    #expect(String(decoding: bytes, as: UTF8.self) == original)
+    // `b`'s first old file, zeroed, and its second, not yet due.
+    #expect(try FileSystem.list(store.spares.folderPath)?.count == 2)
+  }
+
+  /// A crash after a spare was swapped in, before its new content reached
+  /// the disk: the document holds the spare's flushed zeros, or the start
+  /// of the new content. The redo writes it again.
+  @Test func aSpareTheCrashLeftZeroedIsWrittenAgain() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    /// Rounds of writes and checkpoints, until a spare is ready.
+    func refill() throws {
+      for _ in 0..<3 {
+        try increment(store, "b")
+        try checkpoint(store)
+      }
+    }
+    let path = scratch.path + "/notes/a.json"
+    var expected = 1
+    for torn: ([UInt8]) -> [UInt8] in [
+      { _ in [UInt8](repeating: 0, count: 40) }, { Array($0.prefix(9)) + [UInt8](repeating: 0, count: 30) },
+      { Array($0.dropLast(4)) },
+    ] {
+      try refill()
+      let reused = store.spares.statistics.reused
+      try increment(store, "a", by: 100)
+      expected += 100
+      #expect(store.spares.statistics.reused == reused + 1)
+      let after = try #require(scratch.read("notes/a.json"))
+      // Written in place, as the disk would hold it: the same inode.
+      let fd = open(path, O_WRONLY | O_TRUNC)
+      try FileSystem.writeAll(fd, torn(Array(after.utf8)), path: path)
+      close(fd)
+      _ = try Store(at: scratch.url)
+      #expect(scratch.read("notes/a.json") == after)
+      #expect(try store.collection("notes").findByID("a").exec()?["n"] == .integer(expected))
+    }
+  }
+
+  @Test func theFoldersOfGoneProcessesAreRemoved() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    let parent = store.spares.parentPath
+    try FileSystem.makeDirectories(parent + "/1-gone")
+    try FileSystem.makeDirectories(parent + "/2-alive")
+    try scratch.write(".git/folio/spares/1-gone/s1", "{}")
+    try scratch.write(".git/folio/trash/0af.notes.json", "{}")
+    // A live process holds its folder's lock.
+    let alive = open(parent + "/2-alive", O_RDONLY | O_DIRECTORY)
+    defer { close(alive) }
+    #expect(flock(alive, LOCK_EX) == 0)
+    try increment(store, "a")
+    store.spares.waitUntilIdle()
+    let own = String(store.spares.folderPath.dropFirst(parent.count + 1))
+    #expect(try FileSystem.list(parent)?.sorted() == ["2-alive", own].sorted())
+    #expect(!scratch.exists(".git/folio/trash"))
+  }
+
+  @Test func theRedoTellsATornWriteFromASave() {
+    let new = Array(#"{"id":"a","n":2}"#.utf8)
+    #expect(Store.isTornWrite([], of: new))
+    #expect(Store.isTornWrite([0, 0, 0], of: nil))
+    #expect(Store.isTornWrite(Array(new.prefix(5)) + [0, 0], of: new))
+    #expect(Store.isTornWrite(Array(new.prefix(5)), of: new))
+    #expect(!Store.isTornWrite(Array(#"{"id":"a","n":3}"#.utf8), of: new))
+    #expect(!Store.isTornWrite(Array(#"{"id":"a"}"#.utf8) + [0], of: new))
+    #expect(!Store.isTornWrite([1, 0], of: nil))
+  }
+}
