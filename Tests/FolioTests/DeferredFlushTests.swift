@@ -131,19 +131,62 @@ import Testing
     #expect(try store.check().isEmpty)
   }
 
-  @Test func theJournalIsFlushedOnceItReachesItsLimit() throws {
+  @Test func pastItsLimitTheJournalIsCheckpointedInTheBackground() throws {
     let (store, scratch) = try seeded()
     defer { scratch.remove() }
     let limit = Store.deferredFlushLimit.records
-    for i in 0..<(limit + 5) {
-      try store.writeDeferringFlush { tx in
-        _ = try tx.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(i)])
+    let count = 4 * limit + 5
+    // While the background checkpoint is held up, records pile up to four
+    // times the limit, and the write that reaches that flushes them itself.
+    try store.checkpointSerial.withLock { _ in
+      for i in 0..<count {
+        try store.writeDeferringFlush { tx in
+          _ = try tx.apply(
+            table: "notes", pk: "a", op: .update, transforms: ["n": .increment(DecimalInteger(i))])
+        }
       }
+      #expect(try records(store) == 5)
     }
-    #expect(try records(store) == 5)
+    // Released, the checkpoint queued at the limit drops the rest.
+    let deadline = Date().addingTimeInterval(10)
+    while try records(store) > 0 && Date() < deadline { usleep(10_000) }
+    #expect(try records(store) == 0)
+    #expect(store.deferredFlush.withLock { $0 } == nil)
     #expect(
-      try store.collection("notes").findByID("a").exec()?["n"] == .integer(1 + (0..<(limit + 5)).reduce(0, +))
+      try store.collection("notes").findByID("a").exec()?["n"] == .integer(1 + (0..<count).reduce(0, +)))
+  }
+
+  /// A checkpoint's flush runs without the store lock: the records written
+  /// meanwhile are kept, alone, and a crash that loses their files is
+  /// still repaired from them.
+  @Test func recordsWrittenDuringACheckpointStayInTheJournal() throws {
+    let (store, scratch) = try seeded()
+    defer { scratch.remove() }
+    try deferredWrites(store)
+    let flushed = try #require(store.deferredFlush.withLock { $0 })
+    try FileSystem.syncFileSystem(containing: store.rootPath)
+    let before = (
+      a: try #require(scratch.read("notes/a.json")), log: try #require(try FileSystem.read(store.opLogPath))
     )
+    try deferredWrites(store, round: 1)
+    let after = (
+      a: try #require(scratch.read("notes/a.json")), log: try #require(try FileSystem.read(store.opLogPath))
+    )
+    try store.lock.withLock { try store.dropRecords(flushedBy: flushed) }
+    #expect(try records(store) == 3)
+    #expect(store.deferredFlush.withLock { $0?.records } == 3)
+    // The machine went down: round 1's files never reached the disk.
+    try scratch.write("notes/a.json", before.a)
+    try FileManager.default.removeItem(at: scratch.url.appending(path: "notes/c1.json"))
+    try FileManager.default.removeItem(at: scratch.url.appending(path: "notes/e.json"))
+    try FileSystem.writeAtomically(store.opLogPath, before.log, sync: false)
+    let reopened = try Store(at: scratch.url)
+    #expect(scratch.read("notes/a.json") == after.a)
+    #expect(try FileSystem.read(store.opLogPath) == after.log)
+    #expect(try reopened.collection("notes").findByID("a").exec()?["n"] == 23)
+    #expect(try reopened.collection("notes").findByID("c1").exec()?["n"] == 7)
+    #expect(try reopened.collection("notes").findByID("e").exec()?["n"] == 1)
+    #expect(try reopened.check().isEmpty)
   }
 
   /// A crash after a swap, before the new file's blocks reached the disk,

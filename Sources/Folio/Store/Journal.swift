@@ -165,6 +165,13 @@ extension Journal {
     return (Array(bytes.suffix(Journal.trailerLength)), start + bytes.count)
   }
 
+  /// Replaces the journal with its records from byte `offset` on (a record
+  /// boundary), flushed before the rename: the records before it are done.
+  static func keepRecords(at path: String, from offset: Int) throws {
+    guard let bytes = try FileSystem.read(path), offset < bytes.count else { return }
+    try FileSystem.writeAtomically(path, Array(bytes[offset...]), sync: true)
+  }
+
   /// Empties the journal once its transaction is done. No flush: if the
   /// emptying is lost in a crash, redoing a finished journal changes nothing.
   static func clear(at path: String) throws {

@@ -1,4 +1,6 @@
+import Dispatch
 import Glibc
+import Synchronization
 
 /// Transactions committed with their flush deferred: each one's journal
 /// record is durable (its durability point), its op-log lines and
@@ -16,11 +18,25 @@ struct DeferredFlush {
   /// there.
   var logEnd: Int
   var records: Int
+  /// Which run of records this is (a new one starts once the journal has
+  /// been emptied), so that a checkpoint whose flush began in one run
+  /// drops nothing of the next.
+  var run: Int
+
+  private static let runs = Mutex(0)
+
+  static func nextRun() -> Int {
+    runs.withLock { count in
+      count += 1
+      return count
+    }
+  }
 }
 
 extension Store {
-  /// How many deferred records, or journal bytes, a checkpoint waits for at
-  /// most.
+  /// How many deferred records, or journal bytes, start a checkpoint in the
+  /// background; at four times as many (the checkpoints do not keep up),
+  /// the write that passes them flushes.
   static let deferredFlushLimit = (records: 64, bytes: 1 << 20)
 
   /// ``write(_:)`` for a stream of transactions from concurrent clients
@@ -39,11 +55,58 @@ extension Store {
   }
 
   /// Flushes the files of transactions written with
-  /// ``writeDeferringFlush(_:)`` and empties the journal; nothing to do
-  /// when there are none.
+  /// ``writeDeferringFlush(_:)`` and drops their records from the journal;
+  /// nothing to do when there are none.
+  ///
+  /// The flush (a `syncfs`, tens of milliseconds under load) runs without
+  /// the store lock, so writes go on meanwhile: it covers the records in
+  /// the journal when it began, and those appended since stay, alone in a
+  /// journal written anew and flushed before it replaces the old one (a
+  /// crash before or after the rename finds every record it needs).
   func checkpointDeferredWrites() throws {
-    guard deferredFlush.withLock({ $0 != nil }) else { return }
-    try lock.withLock { try recover() }
+    try checkpointSerial.withLock { _ in
+      guard let flushed = deferredFlush.withLock({ $0 }) else { return }
+      try spares.checkpoint { try FileSystem.syncFileSystem(containing: rootPath) }
+      try lock.withLock { try dropRecords(flushedBy: flushed) }
+    }
+  }
+
+  /// Runs ``checkpointDeferredWrites()`` on another thread, unless one is
+  /// already queued.
+  func checkpointInBackground() {
+    let queued = checkpointQueued.withLock { queued in
+      defer { queued = true }
+      return queued
+    }
+    guard !queued else { return }
+    DispatchQueue.global(qos: .utility).async { [self] in
+      checkpointQueued.withLock { $0 = false }
+      // A failure leaves the records in the journal, where the next
+      // checkpoint, write or open finishes them.
+      try? checkpointDeferredWrites()
+    }
+  }
+
+  /// With the lock held: drops from the journal the records of `flushed`,
+  /// whose files a flush that began after them has made durable.
+  func dropRecords(flushedBy flushed: DeferredFlush) throws {
+    // Emptied meanwhile (by another write, which flushed first).
+    guard let state = deferredFlush.withLock({ $0 }), state.run == flushed.run else { return }
+    guard journalEnds(with: state) else {
+      // Another process redid the journal (flushing) or wrote its own.
+      deferredFlush.withLock { $0 = nil }
+      return
+    }
+    if state.records == flushed.records {
+      try Journal.clear(at: journalPath)
+      deferredFlush.withLock { $0 = nil }
+      return
+    }
+    try Journal.keepRecords(at: journalPath, from: flushed.journalSize)
+    deferredFlush.withLock { state in
+      state?.journalSize -= flushed.journalSize
+      state?.records -= flushed.records
+    }
   }
 
   /// Where the next record's op-log segment starts, and the lines already
@@ -71,11 +134,14 @@ extension Store {
       let records = (state?.records ?? 0) + 1
       state = DeferredFlush(
         journalSize: journalSize, trailer: trailer, logEnd: journal.logOffset + journal.logBytes.count,
-        records: records)
+        records: records, run: state?.run ?? DeferredFlush.nextRun())
       return records
     }
-    if records >= Store.deferredFlushLimit.records || journalSize >= Store.deferredFlushLimit.bytes {
+    let limit = Store.deferredFlushLimit
+    if records >= 4 * limit.records || journalSize >= 4 * limit.bytes {
       try flushDeferred()
+    } else if records >= limit.records || journalSize >= limit.bytes {
+      checkpointInBackground()
     }
   }
 

@@ -47,6 +47,10 @@ public final class Store: Sendable {
   let deferredFlush = Mutex<DeferredFlush?>(nil)
   /// The files deferred transactions write again (SpareFiles.swift).
   let spares: SpareFiles
+  /// One checkpoint of deferred transactions at a time, since their
+  /// flushes run without the store lock; and whether one is queued.
+  let checkpointSerial = Mutex(())
+  let checkpointQueued = Mutex(false)
   /// Where the `async` forms of the blocking calls run (Store+Async.swift):
   /// one serial queue per store, off Swift's cooperative thread pool.
   let executor = DispatchQueue(label: "folio.store.executor")
