@@ -32,17 +32,8 @@ import Testing
     }
   }
 
-  func seeded() throws -> (Store, Scratch) {
-    let (store, scratch) = try makeStore()
-    try store.write { tx in
-      _ = try tx.apply(table: "notes", pk: "a", op: .insert, columns: ["n": 1])
-      _ = try tx.apply(table: "notes", pk: "b", op: .insert, columns: ["n": 2])
-    }
-    return (store, scratch)
-  }
-
   @Test func aCrashThatLosesTheUnflushedFilesIsRepairedFromTheRecords() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     let before = (
       a: try #require(scratch.read("notes/a.json")), b: try #require(scratch.read("notes/b.json")),
@@ -72,7 +63,7 @@ import Testing
   }
 
   @Test func aRecordIsRedoneOnTheFileItFindsHalfway() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     try store.writeDeferringFlush { tx in
       _ = try tx.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(1)])
@@ -91,7 +82,7 @@ import Testing
   }
 
   @Test func aCheckpointOrAnyOtherWriteFlushesAndEmptiesTheJournal() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     try deferredWrites(store)
     // The files the renames swapped out are kept as spares, not in the
@@ -112,7 +103,7 @@ import Testing
   }
 
   @Test func anotherStoreThatRedoesTheJournalLeavesNothingBehind() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     try deferredWrites(store)
     // Another process opens the store: it redoes and empties the journal,
@@ -132,7 +123,7 @@ import Testing
   }
 
   @Test func pastItsLimitTheJournalIsCheckpointedInTheBackground() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     let limit = Store.deferredFlushLimit.records
     let count = 4 * limit + 5
@@ -160,7 +151,7 @@ import Testing
   /// meanwhile are kept, alone, and a crash that loses their files is
   /// still repaired from them.
   @Test func recordsWrittenDuringACheckpointStayInTheJournal() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     try deferredWrites(store)
     let flushed = try #require(store.deferredFlush.withLock { $0 })
@@ -194,7 +185,7 @@ import Testing
   /// it again (where a real edit after the crash is left alone, above).
   @Test(arguments: [0, 26])
   func aFileTheCrashLeftEmptyOrZeroedIsWrittenAgain(_ zeros: Int) throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     try deferredWrites(store)
     let afterA = try #require(scratch.read("notes/a.json"))

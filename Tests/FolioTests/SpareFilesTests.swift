@@ -28,17 +28,8 @@ import Testing
     store.spares.waitUntilIdle()
   }
 
-  func seeded() throws -> (Store, Scratch) {
-    let (store, scratch) = try makeStore()
-    try store.write { tx in
-      _ = try tx.apply(table: "notes", pk: "a", op: .insert, columns: ["n": 1])
-      _ = try tx.apply(table: "notes", pk: "b", op: .insert, columns: ["n": 2])
-    }
-    return (store, scratch)
-  }
-
   @Test func deferredWritesCycleTheSameFiles() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     var seen: Set<UInt64> = []
     for round in 0..<12 {
@@ -70,7 +61,7 @@ import Testing
   }
 
   @Test func aReaderOfTheReplacedFileReadsItWhole() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     let original = try #require(scratch.read("notes/a.json"))
     let reader = open(scratch.path + "/notes/a.json", O_RDONLY)
@@ -95,7 +86,7 @@ import Testing
   /// the disk: the document holds the spare's flushed zeros, or the start
   /// of the new content. The redo writes it again.
   @Test func aSpareTheCrashLeftZeroedIsWrittenAgain() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     /// Rounds of writes and checkpoints, until a spare is ready.
     func refill() throws {
@@ -127,7 +118,7 @@ import Testing
   }
 
   @Test func theFoldersOfGoneProcessesAreRemoved() throws {
-    let (store, scratch) = try seeded()
+    let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     let parent = store.spares.parentPath
     try FileSystem.makeDirectories(parent + "/1-gone")

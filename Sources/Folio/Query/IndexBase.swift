@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// The compacted part of a table's order index: one immutable binary file,
 /// `.git/folio/index/<table>.base`, mapped into memory and used in place.
@@ -25,7 +26,8 @@ import Glibc
 /// heap     pks and values (compact JSON; empty for a missing value)
 /// ```
 // @unchecked: `bytes` is immutable memory that `storage` owns for the
-// object's lifetime.
+// object's lifetime; the pk hash table is made once and published through
+// an atomic, never changed after.
 final class IndexBase: @unchecked Sendable {
   static let magic = Array("FOLIOIX2".utf8)
   static let headerSize = 80
@@ -74,6 +76,10 @@ final class IndexBase: @unchecked Sendable {
   let racyCount: Int
   private let keysOffset: Int
   private let heapOffset: Int
+  /// The pk hash table's slots once made (``find(_:)``), and their count
+  /// less one (a power of two, at least twice the documents).
+  private let slotTable = Atomic<UnsafeMutablePointer<Int32>?>(nil)
+  private let slotMask: Int
 
   /// Reads the base file at `path` (mapped, not copied); nil if it is
   /// missing, torn or from another version.
@@ -123,7 +129,12 @@ final class IndexBase: @unchecked Sendable {
     racyOffset = pkPermOffset + count * 4
     keysOffset = racyOffset + racyCount * 4
     guard keysOffset + keyCount * count * 12 == heapOffset, heapOffset <= bytes.count else { return nil }
+    var capacity = 16
+    while capacity < count * 2 { capacity <<= 1 }
+    slotMask = capacity - 1
   }
+
+  deinit { slotTable.load(ordering: .acquiring)?.deallocate() }
 
   // MARK: Reading
 
@@ -188,17 +199,42 @@ final class IndexBase: @unchecked Sendable {
     Int(Self.u32(bytes, keysOffset + key * count * 12 + count * 8 + position * 4))
   }
 
-  /// The document with `pk`, by binary search.
+  /// The document with `pk` (compared as bytes), by a hash table of the
+  /// pks made on the first call: the write path looks up every document
+  /// it writes, and a binary search made a string of each pk it passed.
   func find(_ pk: String) -> Int? {
-    var low = 0
-    var high = count
-    while low < high {
-      let mid = (low + high) / 2
-      let c = ValueOrdering.comparePKs(self.pk(byPK(mid)), pk)
-      if c == 0 { return byPK(mid) }
-      if c < 0 { low = mid + 1 } else { high = mid }
+    var pk = pk
+    return pk.withUTF8 { find(UnsafeRawBufferPointer($0)) }
+  }
+
+  /// The document whose pk is `pk` (UTF-8).
+  func find(_ pk: UnsafeRawBufferPointer) -> Int? {
+    let slots = pkSlots()
+    var slot = Int(truncatingIfNeeded: FNV.hash(pk)) & slotMask
+    while slots[slot] >= 0 {
+      let doc = Int(slots[slot])
+      if withPKBytes(doc, { $0.elementsEqual(pk) }) { return doc }
+      slot = (slot + 1) & slotMask
     }
     return nil
+  }
+
+  /// The hash table's slots (a document, or -1), made once: a thread that
+  /// loses the race to publish its table frees it and uses the winner's.
+  private func pkSlots() -> UnsafeMutablePointer<Int32> {
+    if let slots = slotTable.load(ordering: .acquiring) { return slots }
+    let made = UnsafeMutablePointer<Int32>.allocate(capacity: slotMask + 1)
+    made.initialize(repeating: -1, count: slotMask + 1)
+    for doc in 0..<count {
+      var slot = withPKBytes(doc) { Int(truncatingIfNeeded: FNV.hash($0)) } & slotMask
+      while made[slot] >= 0 { slot = (slot + 1) & slotMask }
+      made[slot] = Int32(doc)
+    }
+    let (stored, current) = slotTable.compareExchange(
+      expected: nil, desired: made, ordering: .acquiringAndReleasing)
+    if stored { return made }
+    made.deallocate()
+    return current!
   }
 
   // MARK: Writing

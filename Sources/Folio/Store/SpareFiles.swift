@@ -144,7 +144,8 @@ final class SpareFiles: Sendable {
       state.statistics.unlinked += 1
       return folder
     }
-    if let folder { worker.async { unlinkat(folder, name, 0) } }
+    // The block holds `self`, so the folder stays open until it has run.
+    if let folder { worker.async { [self] in withExtendedLifetime(self) { _ = unlinkat(folder, name, 0) } } }
   }
 
   /// Moves `name`, a file in the folder `dirfd` holding `length` bytes that
@@ -205,32 +206,43 @@ final class SpareFiles: Sendable {
   private func zero(_ due: [Spare], in folder: Int32) {
     var zeroed: [Spare] = []
     var dropped = 0
+    var leases = true
     for spare in due {
-      if SpareFiles.zeroUnopened(spare, in: folder) {
+      switch leases ? SpareFiles.zeroUnopened(spare, in: folder) : .failed {
+      case .zeroed:
         zeroed.append(spare)
-      } else {
-        unlinkat(folder, spare.name, 0)
-        dropped += 1
+        continue
+      case .noLeases: leases = false
+      case .open, .failed: break
       }
+      unlinkat(folder, spare.name, 0)
+      dropped += 1
     }
     state.withLock { state in
       state.zeroing -= due.count
       state.zeroed += zeroed
       state.statistics.unlinked += dropped
+      // Without leases no file can be known to be unopened.
+      if !leases { state.disabled = true }
     }
   }
 
+  private enum Zeroing { case zeroed, open, noLeases, failed }
+
   /// Fills `spare` with zeros if no one else has it open (a write lease is
-  /// granted only then, and any later open waits for its release); false
-  /// if someone does, or it cannot be zeroed.
-  private static func zeroUnopened(_ spare: Spare, in folder: Int32) -> Bool {
+  /// granted only then, and any later open waits for its release).
+  private static func zeroUnopened(_ spare: Spare, in folder: Int32) -> Zeroing {
     let fd = openat(folder, spare.name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-    guard fd >= 0 else { return false }
+    guard fd >= 0 else { return .failed }
     defer { close(fd) }
-    guard fcntl(fd, setLease, writeLease) == 0 else { return false }
+    guard fcntl(fd, setLease, writeLease) == 0 else {
+      // EAGAIN: someone has it open. Anything else: no leases here (a file
+      // system without them, or leases turned off).
+      return errno == EAGAIN || errno == EWOULDBLOCK ? .open : .noLeases
+    }
     defer { _ = fcntl(fd, setLease, noLease) }
     let zeros = [UInt8](repeating: 0, count: spare.length)
-    return (try? FileSystem.writeAll(fd, zeros, path: spare.name)) != nil
+    return (try? FileSystem.writeAll(fd, zeros, path: spare.name)) != nil ? .zeroed : .failed
   }
 
   /// Removes the folders in `parent` whose processes are gone (their lock

@@ -181,6 +181,23 @@ struct OrderIndexTests {
     #expect(try pks(changed) { try $0.limitToFirst(2) } == ["d0", "d1"])
   }
 
+  /// `find` matches pks as bytes: canonically equal spellings, integers
+  /// written two ways and prefixes are all different pks.
+  @Test func theBaseFindsAPKByItsBytes() throws {
+    let stat = FileStat(inode: 1, size: 1, mtime: 1, ctime: 1)
+    var pks = ["caf\u{E9}", "cafe\u{301}", "7", "07", "-1", "a", "ab", ""]
+    pks += (0..<500).map { "d\($0)" }
+    let entries = pks.map { (pk: $0, entry: IndexEntry(stat: stat, checkedAt: 1, values: [])) }
+    let bytes = IndexBase.encode(
+      signature: "s", generation: 1, directory: stat, directoryCheckedAt: 1, keyCount: 0, entries: entries)
+    let base = try #require(IndexBase(bytes: bytes))
+    for pk in pks {
+      let doc = try #require(base.find(pk), "\(pk)")
+      #expect(Array(base.pk(doc).utf8) == Array(pk.utf8))
+    }
+    for missing in ["caf", "cafe", "007", "+7", "d500", "d-1", "A"] { #expect(base.find(missing) == nil) }
+  }
+
   @Test func theBaseListsItsRacyRecords() throws {
     let now = FileStat.now()
     func entry(_ changed: Int64, checked: Int64) -> IndexEntry {

@@ -50,3 +50,13 @@ func makeStore(yaml: String = testYAML) throws -> (Store, Scratch) {
   try scratch.write("folio.yaml", yaml)
   return (try Store.create(at: scratch.url), scratch)
 }
+
+/// A new store whose `notes` table holds `a` (`n: 1`) and `b` (`n: 2`).
+func makeStoreWithNotes() throws -> (Store, Scratch) {
+  let (store, scratch) = try makeStore()
+  try store.write { tx in
+    _ = try tx.apply(table: "notes", pk: "a", op: .insert, columns: ["n": 1])
+    _ = try tx.apply(table: "notes", pk: "b", op: .insert, columns: ["n": 2])
+  }
+  return (store, scratch)
+}
