@@ -82,6 +82,34 @@ import Testing
     #expect(try FileSystem.list(store.spares.folderPath)?.count == 2)
   }
 
+  /// A file with another name (a hard link a deduplicating tool made) is
+  /// never zeroed, and a file someone made longer after it was swapped out
+  /// is zeroed whole.
+  @Test func onlyAWholeUnlinkedFileIsZeroed() throws {
+    let (store, scratch) = try makeStoreWithNotes()
+    defer { scratch.remove() }
+    let original = try #require(scratch.read("notes/a.json"))
+    #expect(link(scratch.path + "/notes/a.json", scratch.path + "/backup.json") == 0)
+    try increment(store, "a")
+    try increment(store, "b")
+    try checkpoint(store)
+    // `b`'s old file, swapped out: a writer that had it open appends.
+    let folder = store.spares.folderPath
+    let grown = try #require(
+      try FileSystem.list(folder)?.first { name in
+        (try? FileSystem.read(folder + "/" + name)).map { String(decoding: $0, as: UTF8.self) } != original
+      })
+    let fd = open(folder + "/" + grown, O_WRONLY | O_APPEND)
+    try FileSystem.writeAll(fd, Array(repeating: UInt8(ascii: "z"), count: 5000), path: grown)
+    close(fd)
+    try increment(store, "b")
+    try checkpoint(store)
+    #expect(scratch.read("backup.json") == original)
+    #expect(store.spares.statistics.unlinked == 1)
+    let zeroed = try #require(try FileSystem.read(folder + "/" + grown))
+    #expect(zeroed.count > 5000 && zeroed.allSatisfy { $0 == 0 })
+  }
+
   /// A crash after a spare was swapped in, before its new content reached
   /// the disk: the document holds the spare's flushed zeros, or the start
   /// of the new content. The redo writes it again.
@@ -98,7 +126,7 @@ import Testing
     let path = scratch.path + "/notes/a.json"
     var expected = 1
     for torn: ([UInt8]) -> [UInt8] in [
-      { _ in [UInt8](repeating: 0, count: 40) }, { Array($0.prefix(9)) + [UInt8](repeating: 0, count: 30) },
+      { _ in [UInt8](repeating: 0, count: 40) }, { $0 + [UInt8](repeating: 0, count: 30) },
       { Array($0.dropLast(4)) },
     ] {
       try refill()
@@ -140,10 +168,20 @@ import Testing
     let new = Array(#"{"id":"a","n":2}"#.utf8)
     #expect(Store.isTornWrite([], of: new))
     #expect(Store.isTornWrite([0, 0, 0], of: nil))
-    #expect(Store.isTornWrite(Array(new.prefix(5)) + [0, 0], of: new))
+    // The size written before the content, or the content before the size.
+    #expect(Store.isTornWrite(new + [0, 0], of: new))
     #expect(Store.isTornWrite(Array(new.prefix(5)), of: new))
     #expect(!Store.isTornWrite(Array(#"{"id":"a","n":3}"#.utf8), of: new))
     #expect(!Store.isTornWrite(Array(#"{"id":"a"}"#.utf8) + [0], of: new))
     #expect(!Store.isTornWrite([1, 0], of: nil))
+    // A document of three sectors, its sectors reaching the disk in any
+    // order: each is zeros or the new content's.
+    let long = Array(repeating: UInt8(ascii: "x"), count: 1400)
+    let zeros = [UInt8](repeating: 0, count: 512)
+    #expect(Store.isTornWrite(zeros + long[512..<1024] + zeros.prefix(376), of: long))
+    #expect(Store.isTornWrite(Array(long[..<512]) + zeros + long[1024...], of: long))
+    var edited = long
+    edited[700] = UInt8(ascii: "y")
+    #expect(!Store.isTornWrite(zeros + edited[512...], of: long))
   }
 }

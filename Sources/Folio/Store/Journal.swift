@@ -170,6 +170,9 @@ extension Journal {
   static func keepRecords(at path: String, from offset: Int) throws {
     guard let bytes = try FileSystem.read(path), offset < bytes.count else { return }
     try FileSystem.writeAtomically(path, Array(bytes[offset...]), sync: true)
+    // Later records are appended to the new file and flushed with it
+    // alone: the rename must not be lost behind them.
+    try FileSystem.syncDirectory(FileSystem.split(path).directory)
   }
 
   /// Empties the journal once its transaction is done. No flush: if the

@@ -102,10 +102,22 @@ final class SpareFiles: Sendable {
       if state.disabled { return nil }
       if let folder = state.folder { return folder }
       _ = mkdir(parentPath, 0o700)
-      _ = mkdir(folderPath, 0o700)
-      let fd = open(folderPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-      guard fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-        if fd >= 0 { close(fd) }
+      // Another process may take the new folder for a gone one's between
+      // its mkdir and the lock (it is unlocked, and empty) and remove it:
+      // then it is made again. Once locked and still there, it is ours.
+      var locked: Int32?
+      for _ in 0..<3 where locked == nil {
+        _ = mkdir(folderPath, 0o700)
+        let fd = open(folderPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { continue }
+        var st = stat()
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0 {
+          locked = fd
+        } else {
+          close(fd)
+        }
+      }
+      guard let fd = locked else {
         state.disabled = true
         return nil
       }
@@ -207,13 +219,14 @@ final class SpareFiles: Sendable {
     var zeroed: [Spare] = []
     var dropped = 0
     var leases = true
+    SpareFiles.ignoreLeaseBreaks
     for spare in due {
       switch leases ? SpareFiles.zeroUnopened(spare, in: folder) : .failed {
-      case .zeroed:
-        zeroed.append(spare)
+      case .zeroed(let length):
+        zeroed.append(Spare(name: spare.name, length: length))
         continue
       case .noLeases: leases = false
-      case .open, .failed: break
+      case .inUse, .failed: break
       }
       unlinkat(folder, spare.name, 0)
       dropped += 1
@@ -227,23 +240,47 @@ final class SpareFiles: Sendable {
     }
   }
 
-  private enum Zeroing { case zeroed, open, noLeases, failed }
+  private enum Zeroing {
+    /// Zero-filled, this many bytes long.
+    case zeroed(Int)
+    /// Someone has it open, or it has other names: unlinked instead.
+    case inUse
+    case noLeases
+    case failed
+  }
 
   /// Fills `spare` with zeros if no one else has it open (a write lease is
-  /// granted only then, and any later open waits for its release).
+  /// granted only then, and any later open waits for its release) and it
+  /// has no other name (a hard link made by a deduplicating tool, say,
+  /// whose other name must keep its content).
   private static func zeroUnopened(_ spare: Spare, in folder: Int32) -> Zeroing {
     let fd = openat(folder, spare.name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
     guard fd >= 0 else { return .failed }
     defer { close(fd) }
     guard fcntl(fd, setLease, writeLease) == 0 else {
-      // EAGAIN: someone has it open. Anything else: no leases here (a file
-      // system without them, or leases turned off).
-      return errno == EAGAIN || errno == EWOULDBLOCK ? .open : .noLeases
+      // EAGAIN: someone has it open; EACCES: someone else's file. Anything
+      // else: no leases here (a file system without them, or turned off).
+      return [EAGAIN, EWOULDBLOCK, EACCES].contains(errno) ? .inUse : .noLeases
     }
     defer { _ = fcntl(fd, setLease, noLease) }
-    let zeros = [UInt8](repeating: 0, count: spare.length)
-    return (try? FileSystem.writeAll(fd, zeros, path: spare.name)) != nil ? .zeroed : .failed
+    var st = stat()
+    guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return .failed }
+    guard st.st_nlink == 1 else { return .inUse }
+    // Its size now, not when it was swapped out: a writer that had it open
+    // may have made it longer since.
+    let zeros = [UInt8](repeating: 0, count: Int(st.st_size))
+    return (try? FileSystem.writeAll(fd, zeros, path: spare.name)) != nil ? .zeroed(zeros.count) : .failed
   }
+
+  /// Ignores `SIGIO` unless the process handles it: a lease's holder is
+  /// sent it when another process opens the file (a backup reading
+  /// `.git`, say), and its default action ends the process.
+  private static let ignoreLeaseBreaks: Void = {
+    var current = sigaction()
+    if sigaction(SIGIO, nil, &current) == 0 && current.__sigaction_handler.sa_handler == nil {
+      signal(SIGIO, SIG_IGN)
+    }
+  }()
 
   /// Removes the folders in `parent` whose processes are gone (their lock
   /// is free), and what the trash folder of earlier versions left.

@@ -423,12 +423,24 @@ public final class Store: Sendable {
   /// Whether `bytes`, found at a document a journal record writes with
   /// `new`, is what a crash leaves of that write before all of its blocks
   /// reached the disk: nothing, zeros (a new file's size written before its
-  /// content, or a spare's flushed zeros), or the start of `new` followed
-  /// by zeros or cut short (a spare's size or blocks partly written). None
-  /// of these is anyone's save.
+  /// content, or a spare's flushed zeros), or `new` with some of its
+  /// sectors still zero, cut short or padded with zeros (a spare's size or
+  /// blocks partly written, in any order). None of these is anyone's save.
   static func isTornWrite(_ bytes: [UInt8], of new: [UInt8]?) -> Bool {
-    let end = bytes.lastIndex(where: { $0 != 0 }).map { $0 + 1 } ?? 0
-    return end == 0 || new.map { $0.starts(with: bytes[..<end]) } == true
+    let sector = 512
+    var start = 0
+    while start < bytes.count {
+      let end = min(start + sector, bytes.count)
+      var zero = true
+      var ours = true
+      for i in start..<end {
+        if bytes[i] != 0 { zero = false }
+        if bytes[i] != (new.map { i < $0.count ? $0[i] : 0 } ?? 0) { ours = false }
+      }
+      if !zero && !ours { return false }
+      start = end
+    }
+    return true
   }
 
   /// Forgets the cached clock, so the next stamp reads it afresh.
