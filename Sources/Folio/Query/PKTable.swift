@@ -1,6 +1,8 @@
 /// The live documents of an index snapshot by pk bytes: ids `0..<base.count`
-/// are the base's documents, the rest the overlay's. An open-addressing hash
-/// table, so that matching 300k pack records costs a hash each.
+/// are the base's documents, the rest the overlay's. A base pk is found by
+/// the base's own hash table (``IndexBase/find(_:)``, made once per base),
+/// an overlay pk by a dictionary of the overlay, so that matching 300k pack
+/// records costs a hash each.
 ///
 /// It holds the parts of the snapshot it reads, not the snapshot, so that a
 /// ``SnapshotMemo`` can keep it without keeping itself alive.
@@ -10,8 +12,7 @@ struct PKTable: Sendable {
   let baseCount: Int
   private let overlayPKs: [[UInt8]]
   private let overlayStats: [FileStat]
-  private var slots: [Int32]
-  private let mask: Int
+  private let overlayIDs: [ExactKey: Int]
 
   var count: Int { baseCount + overlayPKs.count }
 
@@ -21,18 +22,9 @@ struct PKTable: Sendable {
     baseCount = snapshot.base?.count ?? 0
     overlayPKs = snapshot.overlay.map { Array($0.pk.utf8) }
     overlayStats = snapshot.overlay.map(\.entry.stat)
-    let total = baseCount + overlayPKs.count
-    var capacity = 16
-    while capacity < total * 2 { capacity <<= 1 }
-    mask = capacity - 1
-    self.slots = []
-    var slots = [Int32](repeating: -1, count: capacity)
-    for id in 0..<total where isLive(id) {
-      var slot = withPK(id) { Int(truncatingIfNeeded: FNV.hash($0)) } & mask
-      while slots[slot] >= 0 { slot = (slot + 1) & mask }
-      slots[slot] = Int32(id)
-    }
-    self.slots = slots
+    var ids: [ExactKey: Int] = [:]
+    for (i, item) in snapshot.overlay.enumerated() { ids[ExactKey(item.pk)] = baseCount + i }
+    overlayIDs = ids
   }
 
   func isLive(_ id: Int) -> Bool { id >= baseCount || !overridden[id] }
@@ -46,14 +38,11 @@ struct PKTable: Sendable {
 
   func stat(_ id: Int) -> FileStat { id < baseCount ? base!.stat(id) : overlayStats[id - baseCount] }
 
-  /// The live document whose pk is `pk` (UTF-8).
+  /// The live document whose pk is `pk` (UTF-8). A base document the
+  /// overlay overrides is not live: its pk is then the overlay's, if live.
   func find(_ pk: UnsafeRawBufferPointer) -> Int? {
-    var slot = Int(truncatingIfNeeded: FNV.hash(pk)) & mask
-    while slots[slot] >= 0 {
-      let id = Int(slots[slot])
-      if withPK(id, { $0.elementsEqual(pk) }) { return id }
-      slot = (slot + 1) & mask
-    }
-    return nil
+    if let doc = base?.find(pk), !overridden[doc] { return doc }
+    guard !overlayIDs.isEmpty, let key = String(validating: pk, as: UTF8.self) else { return nil }
+    return overlayIDs[ExactKey(key)]
   }
 }

@@ -387,8 +387,9 @@ public final class Store: Sendable {
         if let current, let new = write.new, current == new { continue }
         if current == nil && write.new == nil { continue }
         // Changed by someone after the crash: left alone. But a file that
-        // is empty or all zero bytes is no one's save: it is this write,
-        // cut short by the crash before its blocks reached the disk.
+        // holds only zeros and this write's bytes is no one's save: it is
+        // this write, cut short by the crash before its blocks reached the
+        // disk (``isTornWrite(_:of:)``).
         guard
           current.map({ FNV.hex($0) }) == write.oldHash
             || current.map({ Store.isTornWrite($0, of: write.new) }) == true
