@@ -3,3 +3,10 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <microhttpd.h>
+
+/* MHD_get_connection_info is variadic, which Swift cannot call. */
+static inline int folio_mhd_connection_fd(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info ? info->connect_fd : -1;
+}

@@ -358,6 +358,36 @@ func runServeBenchmark(_ arguments: [String]) throws {
     "  \(after - before) increments landed, \(String(format: "%.0f", patch.requestsPerSecond)) /s (target ≥ 2000: \(patch.requestsPerSecond >= 2000 ? "met" : "NOT met")); op log lines \(opLines)"
   )
 
+  // One PATCH of 40,000 paths on one document, set then removed: linear in
+  // its paths (each document read and recorded once), so a large body
+  // holds the store lock for the write alone.
+  let paths = 40_000
+  let setBody = "{" + (0..<paths).map { #""f\#($0)":\#($0)"# }.joined(separator: ",") + "}"
+  let unsetBody = "{" + (0..<paths).map { #""f\#($0)":null"# }.joined(separator: ",") + "}"
+  try setBody.write(toFile: root + "/patch-set.json", atomically: true, encoding: .utf8)
+  try unsetBody.write(toFile: root + "/patch-unset.json", atomically: true, encoding: .utf8)
+  var setTimes: [Double] = []
+  var unsetTimes: [Double] = []
+  var single: [Double] = []
+  func timed(_ body: String) -> Double {
+    let out = sh(
+      "curl -s -o /dev/null -w '%{http_code} %{time_total}' -X PATCH --data-binary @\(body) '\(folio)/items/d9.json'"
+    )
+    let parts = out.split(separator: " ")
+    precondition(parts.first == "200", "PATCH failed: \(out)")
+    return (Double(parts.last ?? "") ?? .nan) * 1000
+  }
+  try #"{"title":"one path"}"#.write(toFile: root + "/patch-one.json", atomically: true, encoding: .utf8)
+  for _ in 0..<5 {
+    setTimes.append(timed(root + "/patch-set.json"))
+    unsetTimes.append(timed(root + "/patch-unset.json"))
+    single.append(timed(root + "/patch-one.json"))
+  }
+  let oneMs = percentile(single, 0.5)
+  print(
+    "PATCH of \(paths) paths in one body (median of 5): set \(String(format: "%.0f", percentile(setTimes, 0.5))) ms, removed \(String(format: "%.0f", percentile(unsetTimes, 0.5))) ms; one path \(String(format: "%.2f", oneMs)) ms, ratio \(String(format: "%.0f", percentile(setTimes, 0.5) / oneMs))x for \(paths)x the paths"
+  )
+
   // Stream delays: a PATCH on one connection, the event on another.
   let stream = StreamWatcher(port: serveOptions.port, path: "/items/d7.json")
   _ = stream.wait(for: "event: put")

@@ -9,6 +9,7 @@ struct ServeCommand: Command {
     "Serve the store over HTTP as a Firebase Realtime Database REST API, with live streams."
   static let usage = """
     folio serve [--port PORT] [--host HOST] [--token TOKEN | --token-file FILE]
+                       [--cors ORIGIN]... [--allow-host NAME]... [--timeout SECONDS]
                        [--max-body SIZE] [--max-streams N] [--quiet]
     """
   static let details = """
@@ -21,7 +22,17 @@ struct ServeCommand: Command {
                            loopback lets every request in.
       --token-file FILE    The token is FILE's text (trimmed). The server reads it again when
                            the file changes, or on SIGHUP; a new token sends 'auth_revoked' to
-                           the streams opened with the old one.
+                           the streams opened with the old one. While the file is empty,
+                           unreadable or gone, every request gets 401.
+      --cors ORIGIN        Let pages from ORIGIN (exact, as https://app.example.com; repeatable)
+                           call the API, with CORS headers. Default: none; a request from any
+                           other origin but the server's own page gets 403. Also 'serve: cors:'
+                           in folio.yaml.
+      --allow-host NAME    Answer to the Host NAME (repeatable; any port), such as the name a
+                           reverse proxy forwards. Default: loopback and --host only; any other
+                           Host gets 421, which stops DNS rebinding. Also 'serve: allow-host:'.
+      --timeout SECONDS    Close a connection that sends nothing for SECONDS (default 60): a
+                           header or body sent slowly, an idle keep-alive.
       --max-body SIZE      The largest request body, in bytes or with K, M or G (default 16M);
                            a larger one gets 413 and nothing is written.
       --max-streams N      How many event streams may be open at once (default 256); one more
@@ -38,6 +49,8 @@ struct ServeCommand: Command {
     text/event-stream' streams put and patch events, whoever changes the files.
     GET / in a browser is a small page: the tables, their documents live, and an editor.
     A change to folio.yaml takes effect at once: a stream of a table removed gets 'cancel'.
+    The token, Host and Origin are checked as soon as the headers are in, before any body is
+    read; one address may hold 256 connections, and everyone together 1024.
     Runs until SIGINT or SIGTERM, then ends the streams, finishes the requests in flight and
     exits 0.
     """
@@ -46,8 +59,13 @@ struct ServeCommand: Command {
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: ["--port", "--host", "--token", "--token-file", "--max-body", "--max-streams"],
-      flags: ["--quiet"])
+      arguments,
+      options: [
+        "--port", "--host", "--token", "--token-file", "--max-body", "--max-streams", "--cors",
+        "--allow-host",
+        "--timeout",
+      ],
+      flags: ["--quiet"], repeatable: ["--cors", "--allow-host"])
     try parsed.expectPositionals(0...0)
     if let text = parsed.value("--port") {
       guard let port = Int(text), (1...65535).contains(port) else {
@@ -79,6 +97,20 @@ struct ServeCommand: Command {
         throw UsageError("--max-streams must be a number from 0 to 100000, not '\(text)'")
       }
       options.maxStreams = count
+    }
+    for origin in parsed.allValues("--cors") {
+      if let problem = ServeConfig.problem(withOrigin: origin) { throw UsageError("--cors: " + problem) }
+      options.corsOrigins.append(origin)
+    }
+    for host in parsed.allValues("--allow-host") {
+      if let problem = ServeConfig.problem(withHost: host) { throw UsageError("--allow-host: " + problem) }
+      options.allowedHosts.append(host)
+    }
+    if let text = parsed.value("--timeout") {
+      guard let seconds = Int(text), (1...86_400).contains(seconds) else {
+        throw UsageError("--timeout must be a number of seconds from 1 to 86400, not '\(text)'")
+      }
+      options.timeoutSeconds = seconds
     }
     options.quiet = parsed.flag("--quiet")
   }

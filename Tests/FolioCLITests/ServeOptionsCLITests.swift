@@ -38,7 +38,9 @@ struct ServeOptionsCLITests {
     #expect(json.json?["error"]?.stringValue?.contains(".json") == true)
   }
 
-  @Test func aChangedTokenFileRevokesStreamsOpenedWithTheOldToken() throws {
+  /// Runs `body` with a server whose `--token-file` holds `first`, on a
+  /// store with one document, k1.
+  static func servingWithTokenFile(_ body: (CLIScratch, Server) throws -> Void) throws {
     let scratch = try CLIScratch()
     defer { scratch.remove() }
     try scratch.folio("init")
@@ -46,25 +48,31 @@ struct ServeOptionsCLITests {
     try scratch.write("token", "first\n")
     let server = try Server(in: scratch.path, arguments: ["--token-file", "token"])
     defer { #expect(server.stop() == 0) }
-    let stream = try EventClient(server.base + "/todos/k1.json?auth=first")
-    defer { stream.stop() }
-    #expect(stream.event(1)?.1?["data"]?["title"] == "a")
-    // Written the way an editor saves: a new file renamed over the old.
-    try scratch.write("token.new", "second\n")
-    try FolioRunner.shell("mv token.new token", in: scratch.path)
-    let revoked = try #require(stream.event(2))
-    #expect(revoked.0 == "auth_revoked")
-    #expect(revoked.1?.stringValue?.isEmpty == false)
-    #expect(try Self.curl("GET", server.base + "/todos/k1.json?auth=first").status == 401)
-    #expect(try Self.curl("GET", server.base + "/todos/k1.json?auth=second").status == 200)
-    #expect(server.log.contains("the token changed"))
-    // A stream opened with the new token lives through a change that keeps it.
-    let kept = try EventClient(server.base + "/todos/k1.json?auth=second")
-    defer { kept.stop() }
-    #expect(kept.event(1)?.0 == "put")
-    try FolioRunner.shell("printf 'second\\n\\n' > token", in: scratch.path)
-    _ = try Self.curl("PATCH", server.base + "/todos/k1.json?auth=second", body: #"{"title":"b"}"#)
-    #expect(kept.event(2)?.1?["data"]?["title"] == "b")
+    try body(scratch, server)
+  }
+
+  @Test func aChangedTokenFileRevokesStreamsOpenedWithTheOldToken() throws {
+    try Self.servingWithTokenFile { scratch, server in
+      let stream = try EventClient(server.base + "/todos/k1.json?auth=first")
+      defer { stream.stop() }
+      #expect(stream.event(1)?.1?["data"]?["title"] == "a")
+      // Written the way an editor saves: a new file renamed over the old.
+      try scratch.write("token.new", "second\n")
+      try FolioRunner.shell("mv token.new token", in: scratch.path)
+      let revoked = try #require(stream.event(2))
+      #expect(revoked.0 == "auth_revoked")
+      #expect(revoked.1?.stringValue?.isEmpty == false)
+      #expect(try Self.curl("GET", server.base + "/todos/k1.json?auth=first").status == 401)
+      #expect(try Self.curl("GET", server.base + "/todos/k1.json?auth=second").status == 200)
+      #expect(server.log.contains("the token changed"))
+      // A stream opened with the new token lives through a change that keeps it.
+      let kept = try EventClient(server.base + "/todos/k1.json?auth=second")
+      defer { kept.stop() }
+      #expect(kept.event(1)?.0 == "put")
+      try FolioRunner.shell("printf 'second\\n\\n' > token", in: scratch.path)
+      _ = try Self.curl("PATCH", server.base + "/todos/k1.json?auth=second", body: #"{"title":"b"}"#)
+      #expect(kept.event(2)?.1?["data"]?["title"] == "b")
+    }
   }
 
   @Test func removingATableCancelsItsStreamsAndAddingOneServesIt() throws {

@@ -613,6 +613,27 @@ struct ConfigYAMLTextTests {
         """)
   }
 
+  @Test func rendersAndReadsTheServeSection() throws {
+    let config = Config(
+      tables: [TableConfig(name: "todos")],
+      serve: ServeConfig(
+        cors: ["https://app.example", "http://127.0.0.1:3000"], allowHosts: ["folio.example"]))
+    let text = config.yamlText()
+    #expect(
+      text.hasSuffix(
+        "serve:\n  cors: [\"https://app.example\", \"http://127.0.0.1:3000\"]\n  allow-host: [folio.example]\n"
+      ))
+    #expect(try Config(yaml: text) == config)
+    // One name alone needs no list.
+    #expect(
+      try Config(yaml: "version: 1\ntables: {}\nserve:\n  cors: https://one.example\n").serve.cors == [
+        "https://one.example"
+      ])
+    #expect(throws: FolioError.self) {
+      try Config(yaml: "version: 1\ntables: {}\nserve:\n  origins: [x]\n")
+    }
+  }
+
   @Test func rendersNoTables() throws {
     #expect(Config().yamlText() == "version: 1\ntables: {}\n")
     #expect(try Config(yaml: Config().yamlText()) == Config())

@@ -21,10 +21,10 @@ extension Config {
   /// fails to parse back.
   public func yamlText() -> String {
     var text = "version: \(version)\n"
-    guard !tables.isEmpty else { return text + "tables: {}\n" + syncText() + indexText() }
+    guard !tables.isEmpty else { return text + "tables: {}\n" + syncText() + indexText() + serveText() }
     text += "tables:\n"
     for table in tables { text += Self.entryText(for: table, indent: 2) }
-    return text + syncText() + indexText()
+    return text + syncText() + indexText() + serveText()
   }
 
   /// One table's entry under `tables:`, its name indented by `indent`
@@ -52,6 +52,19 @@ extension Config {
   private func indexText() -> String {
     guard index != IndexConfig() else { return "" }
     return "index:\n  daemon: \(index.daemon.rawValue)\n  idle: \(DurationParser.format(index.idle))\n"
+  }
+
+  /// The `serve:` section, written only when it names something.
+  private func serveText() -> String {
+    guard serve != ServeConfig() else { return "" }
+    var text = "serve:\n"
+    if !serve.cors.isEmpty {
+      text += "  cors: [\(serve.cors.map(Self.yamlString).joined(separator: ", "))]\n"
+    }
+    if !serve.allowHosts.isEmpty {
+      text += "  allow-host: [\(serve.allowHosts.map(Self.yamlString).joined(separator: ", "))]\n"
+    }
+    return text
   }
 
   /// The `sync:` section, written only when it differs from the defaults.

@@ -27,6 +27,8 @@
 /// index:                      # optional, see ``IndexConfig``
 ///   daemon: auto
 ///   idle: 30m
+/// serve:                      # optional, see ``ServeConfig``
+///   cors: [https://app.example.com]
 /// ```
 public struct Config: Sendable, Hashable {
   /// The name of the config file at the root of every store.
@@ -40,16 +42,19 @@ public struct Config: Sendable, Hashable {
   public var sync: SyncConfig
   /// Whether queries start an index daemon on demand, and its idle timeout.
   public var index: IndexConfig
+  /// Which browser origins and host names `folio serve` lets in.
+  public var serve: ServeConfig
 
   /// Creates a config from its parts, without validating them.
   public init(
     version: Int = 1, tables: [TableConfig] = [], sync: SyncConfig = SyncConfig(),
-    index: IndexConfig = IndexConfig()
+    index: IndexConfig = IndexConfig(), serve: ServeConfig = ServeConfig()
   ) {
     self.version = version
     self.tables = tables
     self.sync = sync
     self.index = index
+    self.serve = serve
   }
 
   /// The table called `name`, if the config defines one.

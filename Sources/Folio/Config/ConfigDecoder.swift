@@ -11,7 +11,8 @@ struct ConfigDecoder {
   /// the config is read from text alone (a schema is then named, not read).
   var root: String? = nil
 
-  static let topLevelKeys = ["version", "tables", "sync", "index"]
+  static let topLevelKeys = ["version", "tables", "sync", "index", "serve"]
+  static let serveKeys = ["cors", "allow-host"]
   static let syncKeys = ["remote", "pull-every", "ssh-key", "max-clock-skew"]
   static let indexKeys = ["daemon", "idle"]
   static let tableKeys = ["path", "key", "order", "indexes", "columns", "schema"]
@@ -43,6 +44,7 @@ struct ConfigDecoder {
     var tables: [TableConfig] = []
     var sync = SyncConfig()
     var index = IndexConfig()
+    var serve = ServeConfig()
     for pair in pairs {
       switch pair.key.keyText {
       case "version":
@@ -53,11 +55,13 @@ struct ConfigDecoder {
         sync = try decodeSync(pair.value)
       case "index":
         index = try decodeIndex(pair.value)
+      case "serve":
+        serve = try decodeServe(pair.value)
       default:
         throw unknownKey(pair.key, expected: Self.topLevelKeys)
       }
     }
-    return Config(version: Self.supportedVersion, tables: tables, sync: sync, index: index)
+    return Config(version: Self.supportedVersion, tables: tables, sync: sync, index: index, serve: serve)
   }
 
   // MARK: - Sync
@@ -166,6 +170,52 @@ struct ConfigDecoder {
       }
     }
     return index
+  }
+
+  // MARK: - Serve
+
+  private func decodeServe(_ node: YAMLNode) throws -> ServeConfig {
+    var serve = ServeConfig()
+    if node.isNull { return serve }
+    guard case .mapping(let pairs) = node.content else {
+      throw error(
+        "'serve' must be a mapping with \(Self.serveKeys.joined(separator: " and ")); found \(node.typeDescription)",
+        at: node)
+    }
+    for pair in pairs {
+      switch pair.key.keyText {
+      case "cors":
+        serve.cors = try decodeNames(pair.value, key: "cors", check: ServeConfig.problem(withOrigin:))
+      case "allow-host":
+        serve.allowHosts = try decodeNames(
+          pair.value, key: "allow-host", check: ServeConfig.problem(withHost:))
+      default:
+        throw error(
+          "unknown key '\(pair.key.keyText)' in 'serve'; expected one of: \(Self.serveKeys.joined(separator: ", "))",
+          at: pair.key)
+      }
+    }
+    return serve
+  }
+
+  /// A name or a list of names under `serve:`, each checked by `check`.
+  private func decodeNames(_ node: YAMLNode, key: String, check: (String) -> String?) throws -> [String] {
+    let items: [YAMLNode]
+    switch node.content {
+    case .sequence(let elements): items = elements
+    case .scalar: items = [node]
+    default:
+      throw error(
+        "'\(key)' in 'serve' must be a list, such as [\(key == "cors" ? "https://app.example.com" : "folio.example.com")]",
+        at: node)
+    }
+    return try items.map { item in
+      guard let text = item.text else {
+        throw error("'\(key)' in 'serve' lists names; found \(item.typeDescription)", at: item)
+      }
+      if let problem = check(text) { throw error("'\(key)' in 'serve': \(problem)", at: item) }
+      return text
+    }
   }
 
   // MARK: - Version

@@ -81,6 +81,16 @@ public struct JSONObject: Sendable {
     return old
   }
 
+  /// Removes every member whose key is in `keys`, in one pass: removing
+  /// them one at a time would move the members after each and rebuild the
+  /// index each time, which is quadratic in a large object.
+  mutating func removeValues(forKeys keys: Set<ExactKey>) {
+    guard !keys.isEmpty else { return }
+    let before = members.count
+    members.removeAll { keys.contains(ExactKey($0.key)) }
+    if members.count != before { rebuildIndex() }
+  }
+
   private mutating func rebuildIndex() {
     if members.count <= Self.indexThreshold {
       index = nil

@@ -33,4 +33,19 @@ extension JSONObject {
     child.setValue(value, at: segments.dropFirst())
     self[head] = .object(child)
   }
+
+  /// Removes the members named `names` from the object at `parent` (this
+  /// object when `parent` is empty), in one pass; a missing or non-object
+  /// step means nothing to remove.
+  mutating func removeValues(named names: Set<ExactKey>, under parent: ArraySlice<String>) {
+    guard let head = parent.first else {
+      removeValues(forKeys: names)
+      return
+    }
+    guard case .object(var child)? = self[head] else { return }
+    // Drop our reference first so the child is uniquely held and mutates in place.
+    self[head] = .null
+    child.removeValues(named: names, under: parent.dropFirst())
+    self[head] = .object(child)
+  }
 }

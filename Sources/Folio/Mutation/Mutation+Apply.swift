@@ -28,14 +28,19 @@ extension Mutation {
       break
     }
     var object = document ?? [key: .string(pk)]
+    // Removals are applied together at the end (see PendingRemovals).
+    var removals = PendingRemovals()
     for assignment in assignments {
-      object.setValue(assignment.value, at: assignment.path)
       if let value = assignment.value {
+        removals.settle(beforeSetting: assignment.path.segments, in: &object)
+        object.setValue(value, at: assignment.path)
         results.append(.set(pk: pk, path: assignment.path.description, value: value))
       } else {
+        removals.remove(assignment.path.segments)
         results.append(.removed(pk: pk, path: assignment.path.description))
       }
     }
+    removals.apply(to: &object)
     // seed 002: "The insert path writes plain columns only".
     if kind != .insert {
       for entry in transforms {

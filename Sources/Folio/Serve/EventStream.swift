@@ -1,4 +1,6 @@
+internal import CSystem
 import Dispatch
+import Glibc
 import Synchronization
 
 /// One client's server-sent event stream (Firebase's "Streaming from the
@@ -38,14 +40,22 @@ final class EventStream: Sendable {
   }
 
   private let state = Mutex(State())
-  private let wake = DispatchSemaphore(value: 0)
+  /// A pipe whose read end wakes the reading thread: a byte per event
+  /// queued. A pipe rather than a semaphore, so that the same `poll` also
+  /// sees the client's socket hang up.
+  private let wakeFDs: (read: Int32, write: Int32)
+  /// The client's socket, watched for a hang-up while the stream waits;
+  /// -1 until the HTTP layer names it.
+  private let socketFD = Atomic<Int32>(-1)
   private let limit: Int
   private let keepAlive: Double
   private let onFinish: @Sendable (ObjectIdentifier) -> Void
   /// Live query handlers run here, one at a time, in commit order.
   private let queue = DispatchQueue(label: "folio.serve.stream")
 
-  init(
+  /// A stream of `path`; nil when no pipe can be made (out of file
+  /// descriptors).
+  init?(
     path: RESTPath, credential: String?, limit: Int, keepAlive: Double,
     onFinish: @escaping @Sendable (ObjectIdentifier) -> Void
   ) {
@@ -54,6 +64,27 @@ final class EventStream: Sendable {
     self.limit = limit
     self.keepAlive = keepAlive
     self.onFinish = onFinish
+    var fds: [Int32] = [-1, -1]
+    guard pipe2(&fds, O_CLOEXEC | O_NONBLOCK) == 0 else { return nil }
+    wakeFDs = (fds[0], fds[1])
+  }
+
+  deinit {
+    Glibc.close(wakeFDs.read)
+    Glibc.close(wakeFDs.write)
+  }
+
+  /// The client's socket (a descriptor the HTTP layer owns and keeps open
+  /// for as long as it reads the stream): while nothing waits to be sent,
+  /// the reading thread watches it, and a hang-up ends the stream at once.
+  func watchHangUp(of fd: Int32) {
+    socketFD.store(fd, ordering: .releasing)
+  }
+
+  private func wakeReader() {
+    var byte: UInt8 = 1
+    // A full pipe already holds a wake-up: nothing is lost.
+    _ = Glibc.write(wakeFDs.write, &byte, 1)
   }
 
   // MARK: Producing
@@ -203,7 +234,7 @@ final class EventStream: Sendable {
       return Array(state.liveQueries.values)
     }
     live.forEach { $0.stop() }
-    wake.signal()
+    wakeReader()
   }
 
   /// Queues one event. Past the buffer limit the client is too slow: what
@@ -219,7 +250,7 @@ final class EventStream: Sendable {
     if overflow {
       end(with: "cancel")
     } else {
-      wake.signal()
+      wakeReader()
     }
   }
 
@@ -231,13 +262,14 @@ final class EventStream: Sendable {
       return Array(state.liveQueries.values)
     }
     live.forEach { $0.stop() }
-    wake.signal()
+    wakeReader()
   }
 
   // MARK: Consuming (the HTTP layer's thread for this connection)
 
   /// Copies up to `max` bytes into `destination`, waiting for events; sends
-  /// `keep-alive` when idle. Returns nil at the end of the stream.
+  /// `keep-alive` when idle. Returns nil at the end of the stream, and as
+  /// soon as the client hangs up.
   func read(into destination: UnsafeMutableRawBufferPointer) -> Int? {
     while true {
       let result: Int?? = state.withLock { state in
@@ -252,7 +284,12 @@ final class EventStream: Sendable {
         return state.closed ? .some(nil) : nil
       }
       if let result { return result }
-      if wake.wait(timeout: .now() + keepAlive) == .timedOut {
+      switch waitForWake() {
+      case .woken: continue
+      case .hungUp:
+        close()
+        return nil
+      case .idle:
         state.withLock { state in
           if state.buffer.isEmpty && !state.closed {
             state.buffer = Array("event: keep-alive\ndata: null\n\n".utf8)
@@ -260,6 +297,28 @@ final class EventStream: Sendable {
         }
       }
     }
+  }
+
+  private enum Wake { case woken, hungUp, idle }
+
+  /// Waits up to the keep-alive interval for an event to be queued or the
+  /// client's socket to hang up.
+  private func waitForWake() -> Wake {
+    let socket = socketFD.load(ordering: .acquiring)
+    // POLLRDHUP (Linux, <poll.h> under _GNU_SOURCE): the peer closed its end.
+    let readHangUp: Int16 = 0x2000
+    var fds = [
+      pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: socket, events: readHangUp, revents: 0),
+    ]
+    let milliseconds = Int32(min(keepAlive * 1000, Double(Int32.max)))
+    let ready = poll(&fds, 2, milliseconds)
+    if ready < 0 { return errno == EINTR ? .woken : .idle }
+    if ready == 0 { return .idle }
+    if fds[1].revents & (readHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0 { return .hungUp }
+    var drain = [UInt8](repeating: 0, count: 64)
+    while Glibc.read(wakeFDs.read, &drain, drain.count) > 0 {}
+    return .woken
   }
 
   /// Called once when the HTTP layer lets go of the stream (the client left
@@ -278,15 +337,17 @@ final class StreamRegistry: Sendable {
   /// keep its connection's thread, and so the stop, waiting forever.
   private let closed = Atomic<Bool>(false)
 
-  /// A new stream of `path`, or nil when `maxStreams` are open.
+  /// A new stream of `path`, or nil when `maxStreams` are open (or no
+  /// file descriptor is left for it).
   func open(path: RESTPath, credential: String?, options: ServeOptions) -> EventStream? {
-    let stream = EventStream(
-      path: path, credential: credential, limit: options.streamBufferBytes,
-      keepAlive: options.keepAliveSeconds
-    ) {
-      [weak self] id in
-      _ = self?.open.withLock { $0.removeValue(forKey: id) }
-    }
+    guard
+      let stream = EventStream(
+        path: path, credential: credential, limit: options.streamBufferBytes,
+        keepAlive: options.keepAliveSeconds,
+        onFinish: { [weak self] id in
+          _ = self?.open.withLock { $0.removeValue(forKey: id) }
+        })
+    else { return nil }
     let id = ObjectIdentifier(stream)
     let admitted = open.withLock { streams in
       guard streams.count < options.maxStreams, !closed.load(ordering: .sequentiallyConsistent) else {

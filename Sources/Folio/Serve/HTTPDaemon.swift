@@ -1,28 +1,56 @@
 internal import CMicroHTTPD
 import Glibc
 
-/// Owns one libmicrohttpd daemon: it listens, parses HTTP, and calls
-/// `handler` with each complete request, on that connection's own thread.
+/// Owns one libmicrohttpd daemon: it listens, parses HTTP, asks `admit`
+/// about each request as soon as its headers are in, and calls `handler`
+/// with each complete request, on that connection's own thread.
 ///
 /// Thread per connection, so that an event stream can block its thread
 /// waiting for events (libmicrohttpd's content-reader callback) without
 /// holding up any other client.
+///
+/// A request `admit` refuses is answered before a byte of its body is read
+/// (libmicrohttpd then closes the connection rather than read the rest), so
+/// a client without the token costs no more than its headers. Connections
+/// are bounded per client address and in all, and one that sends nothing
+/// for ``Limits/timeoutSeconds`` is closed, so that half-sent requests from
+/// one address cannot lock out everyone else.
 // @unchecked: `daemon` is written in init and by `stop()`, which the owner
 // calls under its own lock; libmicrohttpd guards its state across threads,
 // and the other members are immutable and Sendable.
 final class HTTPDaemon: @unchecked Sendable {
   private var daemon: OpaquePointer?
+  private let admit: @Sendable (HTTPRequest) -> HTTPReply?
   private let handler: @Sendable (HTTPRequest) -> HTTPReply
   private let maxBodyBytes: Int
   private let log: (@Sendable (String) -> Void)?
 
+  /// How many connections the daemon holds, and for how long.
+  struct Limits {
+    /// Connections at once, from everyone.
+    var connections: Int
+    /// Connections at once from one client address; below ``connections``,
+    /// so that one address cannot take every slot.
+    var connectionsPerAddress: Int
+    /// Seconds a connection may send nothing (a slow header or body, an idle
+    /// keep-alive) before it is closed.
+    var timeoutSeconds: Int
+  }
+
   /// Starts listening on `host:port`.
+  /// - Parameters:
+  ///   - admit: called with a request whose headers are in and whose body is
+  ///     not yet read; a reply it returns is sent at once, and the body never
+  ///     read.
+  ///   - handler: called with each admitted request, body complete.
   /// - Throws: `USAGE` for a host that is not an IPv4 or IPv6 address; `IO` when
   ///   the port cannot be bound.
   init(
-    host: String, port: Int, maxBodyBytes: Int, maxConnections: Int, log: (@Sendable (String) -> Void)?,
+    host: String, port: Int, maxBodyBytes: Int, limits: Limits, log: (@Sendable (String) -> Void)?,
+    admit: @escaping @Sendable (HTTPRequest) -> HTTPReply?,
     handler: @escaping @Sendable (HTTPRequest) -> HTTPReply
   ) throws {
+    self.admit = admit
     self.handler = handler
     self.maxBodyBytes = maxBodyBytes
     self.log = log
@@ -68,7 +96,10 @@ final class HTTPDaemon: @unchecked Sendable {
         MHD_OptionItem(
           option: .UNESCAPE_CALLBACK, value: unsafeBitCast(Self.keepEscaped, to: Int.self),
           ptr_value: nil),
-        MHD_OptionItem(option: .CONNECTION_LIMIT, value: maxConnections, ptr_value: nil),
+        MHD_OptionItem(option: .CONNECTION_LIMIT, value: limits.connections, ptr_value: nil),
+        MHD_OptionItem(
+          option: .PER_IP_CONNECTION_LIMIT, value: limits.connectionsPerAddress, ptr_value: nil),
+        MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: limits.timeoutSeconds, ptr_value: nil),
         MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
       ]
       return items.withUnsafeMutableBufferPointer { buffer in
@@ -101,12 +132,14 @@ final class HTTPDaemon: @unchecked Sendable {
 
   // MARK: Callbacks
 
-  /// One request's state between libmicrohttpd's calls: the body so far.
-  /// Only the connection's own thread touches it.
+  /// One request's state between libmicrohttpd's calls: the request as
+  /// its headers gave it, and the body so far. Only the connection's own
+  /// thread touches it.
   private final class PendingRequest {
-    var body: [UInt8] = []
+    var request: HTTPRequest
     var tooLarge = false
     let started = Clock.monotonicSeconds()
+    init(_ request: HTTPRequest) { self.request = request }
   }
 
   private static let access: MHD_AccessHandlerCallback = {
@@ -134,39 +167,56 @@ final class HTTPDaemon: @unchecked Sendable {
     _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
   ) -> MHD_Result {
     guard let raw = requestContext.pointee else {
-      // The first call only announces the request; its body follows.
-      requestContext.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
+      // The first call: the headers are in, the body (if any) not yet read.
+      let request = HTTPRequest(
+        method: String(cString: method), rawPath: String(cString: url),
+        query: Self.values(connection, .GET_ARGUMENT_KIND, decode: true),
+        headers: Self.values(connection, .HEADER_KIND, decode: false), body: [])
+      let pending = PendingRequest(request)
+      requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
+      if let refusal = admit(request) ?? tooLarge(request) {
+        return respond(refusal, to: pending, on: connection)
+      }
       return .YES
     }
     let pending = Unmanaged<PendingRequest>.fromOpaque(raw).takeUnretainedValue()
     if uploadSize.pointee > 0 {
       let count = uploadSize.pointee
-      // Past the limit the rest is read and dropped, so that the client
-      // gets a 413 rather than a reset connection.
-      if pending.body.count + count > maxBodyBytes {
+      // A body without a length (chunked) is read to its end past the
+      // limit and dropped, so that the client gets a 413 rather than a
+      // reset connection; memory stays at the limit.
+      if pending.request.body.count + count > maxBodyBytes {
         pending.tooLarge = true
-        pending.body = []
+        pending.request.body = []
       } else if !pending.tooLarge, let uploadData {
-        pending.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: count))
+        pending.request.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: count))
       }
       uploadSize.pointee = 0
       return .YES
     }
-    let methodName = String(cString: method)
-    let path = String(cString: url)
-    let reply: HTTPReply
-    if pending.tooLarge {
-      reply = .error(413, "the request body is larger than the limit of \(maxBodyBytes) bytes")
-    } else {
-      let request = HTTPRequest(
-        method: methodName, rawPath: path, query: Self.values(connection, .GET_ARGUMENT_KIND, decode: true),
-        headers: Self.values(connection, .HEADER_KIND, decode: false), body: pending.body)
-      reply = handler(request)
+    let reply =
+      pending.tooLarge
+      ? .error(413, "the request body is larger than the limit of \(maxBodyBytes) bytes")
+      : handler(pending.request)
+    pending.request.body = []
+    return respond(reply, to: pending, on: connection)
+  }
+
+  /// A 413 for a request whose `Content-Length` is over the limit, before
+  /// its body is read.
+  private func tooLarge(_ request: HTTPRequest) -> HTTPReply? {
+    guard let text = request.header("content-length"), let length = Int(text), length > maxBodyBytes else {
+      return nil
     }
-    pending.body = []
+    return .error(413, "the request body is larger than the limit of \(maxBodyBytes) bytes")
+  }
+
+  private func respond(_ reply: HTTPReply, to pending: PendingRequest, on connection: OpaquePointer)
+    -> MHD_Result
+  {
     if let log {
       let micros = Int((Clock.monotonicSeconds() - pending.started) * 1e6)
-      log("\(methodName) \(path) \(reply.status) \(micros)µs")
+      log("\(pending.request.method) \(pending.request.rawPath) \(reply.status) \(micros)µs")
     }
     return Self.queue(reply, on: connection)
   }
@@ -204,16 +254,7 @@ final class HTTPDaemon: @unchecked Sendable {
 
   private static func queue(_ reply: HTTPReply, on connection: OpaquePointer) -> MHD_Result {
     let response: OpaquePointer?
-    var headers: [(String, String)] = [
-      ("Access-Control-Allow-Origin", "*"),
-      ("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS"),
-      (
-        "Access-Control-Allow-Headers",
-        "Authorization, Content-Type, If-Match, X-Firebase-ETag, X-HTTP-Method-Override"
-      ),
-      ("Access-Control-Expose-Headers", "ETag"),
-      ("Access-Control-Max-Age", "3600"),
-    ]
+    var headers: [(String, String)] = []
     switch reply {
     case .body(_, let extra, let bytes):
       response = bytes.withUnsafeBytes { buffer in
@@ -221,7 +262,11 @@ final class HTTPDaemon: @unchecked Sendable {
           buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
       }
       headers += extra
-    case .stream(let stream):
+    case .stream(let stream, let extra):
+      headers += extra
+      // The stream watches its socket, so that a client that leaves frees
+      // its slot at once rather than at the next keep-alive.
+      stream.watchHangUp(of: folio_mhd_connection_fd(connection))
       response = MHD_create_response_from_callback(
         UInt64.max, 16 * 1024, Self.readStream, Unmanaged.passRetained(stream).toOpaque(), Self.freeStream)
       headers += [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]

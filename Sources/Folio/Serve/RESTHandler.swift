@@ -8,12 +8,13 @@ final class RESTHandler: Sendable {
   let options: ServeOptions
   let streams: StreamRegistry
   /// Concurrent writes share transactions (group commit).
-  private let batcher = WriteBatcher()
+  let batcher = WriteBatcher()
   /// The store as opened on the current `folio.yaml`; replaced when it
   /// changes (``RESTServer/reload()``).
   private let current: Mutex<Store>
-  /// The token requests must carry; nil lets every request in. It changes
-  /// when the token file does.
+  /// The token requests must carry; nil lets every request in, and an
+  /// empty one none (a token file that is empty, unreadable or gone). It
+  /// changes when the token file does.
   private let currentToken: Mutex<String?>
 
   init(store: Store, token: String?, options: ServeOptions, streams: StreamRegistry) {
@@ -35,20 +36,20 @@ final class RESTHandler: Sendable {
     set { currentToken.withLock { $0 = newValue } }
   }
 
-  /// The reply to `request`; never throws: every failure is an HTTP status.
+  /// The reply to an admitted request (see ``admit(_:)``); never throws:
+  /// every failure is an HTTP status.
   func handle(_ request: HTTPRequest) -> HTTPReply {
+    withCORS(reply(to: request), for: request)
+  }
+
+  private func reply(to request: HTTPRequest) -> HTTPReply {
     var request = request
     // Firebase lets clients that cannot send PATCH or DELETE tunnel them.
     if request.method == "POST", let override = request.header("x-http-method-override") {
       request.method = override.uppercased()
     }
-    if request.method == "OPTIONS" {
-      return .body(status: 204, headers: [], bytes: [])
-    }
     if request.rawPath == "/" || request.rawPath.isEmpty {
-      // The page holds no data, so it needs no token: it asks for one when
-      // the API answers 401.
-      if request.method == "GET" || request.method == "HEAD",
+      if isPage(request),
         request.header("accept").map({ $0.contains("text/html") || $0.contains("*/*") }) ?? true
       {
         return .body(
@@ -58,6 +59,8 @@ final class RESTHandler: Sendable {
       }
       return .error(404, "paths end with .json, as in /todos/k1.json")
     }
+    // Checked again with the body in: the token may have changed while it
+    // was read.
     guard authorized(request) else { return .error(401, "Unauthorized request.") }
     do {
       if request.rawPath == "/.info/tables.json" && (request.method == "GET" || request.method == "HEAD") {
@@ -65,6 +68,10 @@ final class RESTHandler: Sendable {
       }
       let path = try RESTPath(parsing: request.rawPath)
       if let pk = path.pk { try PrimaryKey.validate(pk) }
+      if path.segments.count > RESTKeys.maxDepth {
+        throw RESTError(
+          400, "the path is \(path.segments.count) keys deep, deeper than the limit of \(RESTKeys.maxDepth)")
+      }
       let reply: HTTPReply
       switch request.method {
       case "GET", "HEAD":
@@ -101,42 +108,6 @@ final class RESTHandler: Sendable {
     default:
       return reply
     }
-  }
-
-  // MARK: Auth
-
-  /// Without a token every request is let in (the server is then bound to
-  /// loopback). With one, `Authorization: Bearer T` or `?auth=T` must carry it.
-  private func authorized(_ request: HTTPRequest) -> Bool {
-    Self.admits(token: token, credential: Self.credential(of: request))
-  }
-
-  /// Whether `credential` gets in under `token`. An empty token (a token
-  /// file emptied on a network host) lets no one in.
-  static func admits(token: String?, credential: String?) -> Bool {
-    guard let token else { return true }
-    guard let credential, !token.isEmpty else { return false }
-    return constantTimeEqual(credential, token)
-  }
-
-  /// The token a request carries: `Authorization: Bearer T`, else `?auth=T`.
-  static func credential(of request: HTTPRequest) -> String? {
-    if let header = request.header("authorization"), header.hasPrefix("Bearer ") {
-      return String(header.dropFirst(7))
-    }
-    return request.query["auth"]
-  }
-
-  /// Equality whose time depends only on the lengths, so a client cannot
-  /// find the token a byte at a time by timing replies.
-  static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8)
-    let y = Array(b.utf8)
-    var difference = UInt8(truncatingIfNeeded: x.count ^ y.count)
-    for i in 0..<max(x.count, y.count) {
-      difference |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
-    }
-    return difference == 0 && x.count == y.count
   }
 
   // MARK: Reading
@@ -208,7 +179,7 @@ final class RESTHandler: Sendable {
   /// The value at `path` as the transaction sees it (its own writes
   /// included). A table or the store is read from the files: the store
   /// lock is held, so no other writer changes them meanwhile.
-  private func read(_ path: RESTPath, in transaction: WriteTransaction) throws -> JSONValue {
+  func read(_ path: RESTPath, in transaction: WriteTransaction) throws -> JSONValue {
     guard let table = path.table, let pk = path.pk else { return try read(path) }
     guard let document = try transaction.get(table: table, pk: pk) else { return .null }
     guard let field = path.field else { return document.json }
@@ -225,188 +196,6 @@ final class RESTHandler: Sendable {
     }.joined()
   }
 
-  // MARK: Writing
-
-  private func write(_ path: RESTPath, _ request: HTTPRequest) throws -> HTTPReply {
-    let body: JSONValue
-    if request.method == "DELETE" {
-      body = .null
-    } else {
-      do {
-        body = try JSONValue(parsing: request.body, file: "request body")
-      } catch let error as FolioError {
-        throw RESTError(400, "Invalid data; couldn't parse JSON object, array, or value. \(error)")
-      }
-    }
-    if let table = path.table { _ = try store.table(named: table) }
-    let now = Clock.nowMilliseconds()
-    let ifMatch = request.header("if-match")
-    // Firebase takes if-match on PUT and DELETE; Folio also on PATCH (the
-    // ETag of the value at the request's path), so that an editor can save
-    // only the columns changed, and only over what it read.
-    if ifMatch != nil && request.method == "POST" {
-      throw RESTError(400, "if-match applies to PUT, PATCH and DELETE")
-    }
-    // PATCH's targets, checked before anything is written.
-    var targets: [(RESTPath, JSONValue)] = []
-    if request.method == "PATCH" {
-      guard case .object(let members) = body else {
-        throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
-      }
-      targets = try members.map { member throws(RESTError) in
-        (try path.appending(member.key), member.value)
-      }
-      try Self.checkDisjoint(targets.map(\.0))
-      for (target, _) in targets {
-        guard target.segments.count >= 1 else { throw RESTError(400, "PATCH needs a key under the path") }
-        if target.table != path.table, let table = target.table { _ = try store.table(named: table) }
-      }
-    }
-    // A write that reads or replaces a whole table (or the store) reads the
-    // files, which do not show a shared transaction's earlier writes: it
-    // gets a transaction of its own.
-    let alone =
-      request.method == "PATCH"
-      ? targets.contains { $0.0.segments.count < 2 } || (ifMatch != nil && path.segments.count < 2)
-      : request.method != "POST" && path.segments.count < 2
-    let method = request.method
-    let patchTargets = targets
-    return try batcher.write(store, alone: alone) { transaction -> HTTPReply in
-      if let ifMatch {
-        let current = try self.read(path, in: transaction)
-        let etag = Self.etag(current)
-        if etag != ifMatch {
-          var error = RESTError(412, "ETag mismatch")
-          error.body = current
-          error.headers = [("ETag", etag)]
-          throw error
-        }
-      }
-      switch method {
-      case "PUT", "DELETE":
-        guard !path.segments.isEmpty else {
-          throw RESTError(400, "write a table or a path below it, not the whole store")
-        }
-        try self.set(path, try ServerValues(body, now: now), in: transaction)
-        return .json(200, method == "DELETE" ? .null : try self.read(path, in: transaction))
-      case "PATCH":
-        var echo = JSONObject()
-        for (target, value) in patchTargets {
-          try self.set(target, try ServerValues(value, now: now), in: transaction)
-        }
-        if case .object(let members) = body {
-          for (key, _) in members {
-            echo[key] = try self.read(try path.appending(key), in: transaction)
-          }
-        }
-        return .json(200, .object(echo))
-      default:  // POST: push a new child with a generated, time-sortable key
-        guard !path.segments.isEmpty else { throw RESTError(400, "POST to a table, as in /todos.json") }
-        let pk = PrimaryKey.generate()
-        try self.set(
-          RESTPath(segments: path.segments + [pk]), try ServerValues(body, now: now), in: transaction)
-        return .json(200, ["name": .string(pk)])
-      }
-    }
-  }
-
-  /// Firebase refuses a multi-path update whose paths overlap, since the
-  /// result would depend on the order applied.
-  private static func checkDisjoint(_ paths: [RESTPath]) throws(RESTError) {
-    let sorted = paths.map(\.segments).sorted { $0.lexicographicallyPrecedes($1) }
-    for (a, b) in zip(sorted, sorted.dropFirst()) where b.starts(with: a) {
-      throw RESTError(400, "Path /\(a.joined(separator: "/")) is an ancestor of /\(b.joined(separator: "/"))")
-    }
-  }
-
-  /// Writes `values` at `path`: a table is replaced document by document,
-  /// a document replaced (recorded as its diff, so it merges column by
-  /// column), a field assigned; null removes. Increments become Folio's
-  /// `increment` transform on top.
-  private func set(_ path: RESTPath, _ values: ServerValues, in transaction: WriteTransaction) throws {
-    let table = path.table!
-    guard let pk = path.pk else {
-      let documents: JSONObject
-      switch values.value {
-      case .object(let object)?: documents = object
-      case .null?, nil: documents = JSONObject()
-      case let other?: throw RESTError(400, "a table is an object keyed by pk, not \(other.kindName)")
-      }
-      for existing in try store.collection(table).allPKs() where documents[existing] == nil {
-        try transaction.remove(table: table, pk: existing)
-      }
-      for (pk, document) in documents {
-        try PrimaryKey.validate(pk)
-        let nested = values.increments.filter { $0.path.first == pk }.map {
-          (Array($0.path.dropFirst()), $0.by)
-        }
-        try set(
-          RESTPath(segments: [table, pk]), ServerValues(value: document, increments: nested), in: transaction)
-      }
-      return
-    }
-    let current = try transaction.get(table: table, pk: pk)
-    guard let field = path.field else {
-      if values.value == .null || (values.value == nil && values.increments.isEmpty) {
-        try transaction.remove(table: table, pk: pk)
-        return
-      }
-      var document = values.value ?? .object(JSONObject())
-      guard case .object(var object) = document else {
-        throw RESTError(400, "INVALID_DOCUMENT: a document must be a JSON object, not \(document.kindName)")
-      }
-      // An increment adds to what is there: keep the current value in the
-      // replacement so that the diff does not unset it first.
-      for increment in values.increments where !increment.path.isEmpty {
-        if let kept = current?.value.value(at: FieldPath(increment.path)) {
-          object.setValue(kept, at: FieldPath(increment.path))
-        }
-      }
-      document = .object(object)
-      try transaction.put(table: table, pk: pk, document: document)
-      try increment(
-        values.increments.filter { !$0.path.isEmpty }, under: [], table: table, pk: pk, transaction)
-      return
-    }
-    if current == nil {
-      if values.value == .null || values.value == nil && values.increments.isEmpty { return }
-      // Firebase creates the parents of a path written to.
-      try transaction.put(table: table, pk: pk, document: .object(JSONObject()))
-    }
-    try transaction.update(table: table, pk: pk) { document in
-      guard let document else { return }
-      switch values.value {
-      case .null?: document[field].remove()
-      case var value?:
-        if case .object(var object) = value {
-          for increment in values.increments where !increment.path.isEmpty {
-            if let kept = current?.value.value(at: FieldPath(field.segments + increment.path)) {
-              object.setValue(kept, at: FieldPath(increment.path))
-            }
-          }
-          value = .object(object)
-        }
-        document[field].set(value)
-      case nil: break
-      }
-      for increment in values.increments {
-        document[FieldPath(field.segments + increment.path)].increment(by: increment.by)
-      }
-    }
-  }
-
-  private func increment(
-    _ increments: [(path: [String], by: DecimalInteger)], under prefix: [String], table: String, pk: String,
-    _ transaction: WriteTransaction
-  ) throws {
-    guard !increments.isEmpty else { return }
-    try transaction.update(table: table, pk: pk) { document in
-      for increment in increments {
-        document?[FieldPath(prefix + increment.path)].increment(by: increment.by)
-      }
-    }
-  }
-
   // MARK: Streaming
 
   private func stream(_ path: RESTPath, _ request: HTTPRequest) throws -> HTTPReply {
@@ -416,7 +205,7 @@ final class RESTHandler: Sendable {
     }
     guard let stream = streams.open(path: path, credential: Self.credential(of: request), options: options)
     else {
-      return .error(503, "too many streams open (at most \(options.maxStreams))")
+      return .error(503, "too many streams open (at most \(options.maxStreams)), or no file descriptor left")
     }
     do {
       try stream.follow(query: query.isEmpty ? nil : query, store: store)
@@ -425,13 +214,5 @@ final class RESTHandler: Sendable {
       throw error
     }
     return .stream(stream)
-  }
-}
-
-extension ServerValues {
-  /// Values already split, for the documents of a table write.
-  init(value: JSONValue?, increments: [(path: [String], by: DecimalInteger)]) {
-    self.value = value
-    self.increments = increments
   }
 }

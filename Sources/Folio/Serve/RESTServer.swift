@@ -37,12 +37,26 @@ public final class RESTServer: Sendable {
 
   /// A server, not yet listening.
   /// - Throws: `USAGE` for a non-loopback host without a token: anyone on
-  ///   the network could then read and write the store; `IO` for a token
-  ///   file that cannot be read.
+  ///   the network could then read and write the store, and for an origin
+  ///   or host name that cannot be one; `IO` for a token file that does not
+  ///   exist or cannot be read. An empty token file lets no one in until it
+  ///   holds a token.
   public init(store: Store, options: ServeOptions) throws {
+    for origin in options.corsOrigins {
+      if let problem = ServeConfig.problem(withOrigin: origin) {
+        throw FolioError(.usage, "--cors: " + problem)
+      }
+    }
+    for host in options.allowedHosts {
+      if let problem = ServeConfig.problem(withHost: host) {
+        throw FolioError(.usage, "--allow-host: " + problem)
+      }
+    }
     var token = options.token
-    if let file = options.tokenFile { token = try Self.readToken(file) }
-    if !options.isLoopback && (token ?? "").isEmpty {
+    if let file = options.tokenFile {
+      // Fails closed: an empty file is a token no credential matches.
+      token = try Self.readToken(file) ?? ""
+    } else if !options.isLoopback && (token ?? "").isEmpty {
       throw FolioError(
         .usage,
         "serving on '\(options.host)' needs a token (--token, --token-file or FOLIO_SERVE_TOKEN): only loopback may go without"
@@ -71,8 +85,9 @@ public final class RESTServer: Sendable {
   ///   reported and the server goes on with the one it has.
   /// - A changed token lets in only requests that carry the new one; each
   ///   stream opened with a credential the new token refuses gets
-  ///   `auth_revoked` and ends. An empty token file on a host other than
-  ///   loopback lets no one in.
+  ///   `auth_revoked` and ends. A token file that is empty, cannot be read
+  ///   or is gone lets no one in (401) until it holds a token again: it
+  ///   fails closed, whatever the host.
   /// - Returns: what changed, one line each, for the log.
   @discardableResult
   public func reload() -> [String] {
@@ -91,19 +106,23 @@ public final class RESTServer: Sendable {
         said.append("warning: folio.yaml changed but cannot be used, serving the tables as before: \(error)")
       }
       if let file = options.tokenFile {
+        let token: String
         do {
-          var token = try Self.readToken(file)
-          if token == nil && !options.isLoopback { token = "" }
-          if token != handler.token {
-            handler.token = token
-            for stream in streams.all
-            where !RESTHandler.admits(token: token, credential: stream.credential) {
-              stream.revoke()
-            }
-            said.append("the token changed")
-          }
+          token = try Self.readToken(file) ?? ""
         } catch {
-          said.append("warning: cannot read the token file, keeping the token: \(error)")
+          said.append("warning: cannot read the token file, so every request gets 401 until it can: \(error)")
+          token = ""
+        }
+        if token != handler.token {
+          handler.token = token
+          for stream in streams.all
+          where !RESTHandler.admits(token: token, credential: stream.credential) {
+            stream.revoke()
+          }
+          said.append(
+            token.isEmpty
+              ? "the token file is empty or gone: every request gets 401 until it holds a token"
+              : "the token changed")
         }
       }
       return said
@@ -114,11 +133,13 @@ public final class RESTServer: Sendable {
   /// - Throws: `IO` if the port cannot be bound.
   public func start() throws {
     let handler = self.handler
+    let limits = HTTPDaemon.Limits(
+      connections: options.maxConnections, connectionsPerAddress: options.maxConnectionsPerAddress,
+      timeoutSeconds: options.timeoutSeconds)
     let started = try HTTPDaemon(
-      host: options.bareHost, port: options.port, maxBodyBytes: options.maxBodyBytes,
-      // Streams hold a connection each; leave room for requests beside them.
-      maxConnections: options.maxStreams + 256, log: options.quiet ? nil : ServeLog.write
-    ) { request in handler.handle(request) }
+      host: options.bareHost, port: options.port, maxBodyBytes: options.maxBodyBytes, limits: limits,
+      log: options.quiet ? nil : ServeLog.write, admit: { handler.admit($0) }, handler: { handler.handle($0) }
+    )
     daemon.withLock { $0 = started }
     // Said even with `quiet`: rare, and the operator needs to know.
     let log: @Sendable (String) -> Void = ServeLog.write

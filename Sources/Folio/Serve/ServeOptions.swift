@@ -29,6 +29,25 @@ public struct ServeOptions: Sendable {
   public var streamBufferBytes = 4 << 20
   /// Seconds between `keep-alive` events on an idle stream (Firebase: 30).
   public var keepAliveSeconds = 30.0
+  /// Origins (`scheme://host[:port]`, exact) whose pages may call the API
+  /// from a browser, and get the CORS headers that let them; the `serve:
+  /// cors:` list in `folio.yaml` adds to it. Any other `Origin` but the
+  /// server's own gets 403.
+  public var corsOrigins: [String] = []
+  /// Host names the server answers to beside loopback (`127.0.0.1`,
+  /// `localhost`, `[::1]`) and ``host``, at any port: the name a reverse
+  /// proxy forwards, say. A request whose `Host` is none of them gets 421,
+  /// which stops DNS rebinding. `serve: allow-host:` adds to it.
+  public var allowedHosts: [String] = []
+  /// Connections at once, from every client.
+  public var maxConnections = 1024
+  /// Connections at once from one client address: a quarter of
+  /// ``maxConnections``, so that one address cannot take every slot.
+  public var maxConnectionsPerAddress = 256
+  /// Seconds a connection may send nothing (a header or body sent slowly,
+  /// an idle keep-alive) before it is closed. Streams send `keep-alive`
+  /// events more often than this.
+  public var timeoutSeconds = 60
 
   /// The defaults: loopback, port 8471, no token.
   public init() {}
@@ -42,6 +61,13 @@ public struct ServeOptions: Sendable {
   /// ``host`` without the brackets of an IPv6 literal (`[::1]`).
   public var bareHost: String {
     host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+  }
+
+  /// ``bareHost`` as it appears in a `Host` header: an IPv6 address in
+  /// brackets.
+  public var hostHeaderName: String {
+    let bare = bareHost
+    return bare.contains(":") ? "[\(bare)]" : bare
   }
 
   /// `http://host:port`, with an IPv6 host in brackets.

@@ -339,9 +339,25 @@ enum WebPage {
       }
       for (const k of Object.keys(original)) if (!(k in value)) patch[k] = null;
       if (!Object.keys(patch).length) { say("Nothing to save."); return; }
+      // A PATCH key is a path: a column named "size/cm" would become
+      // {"size": {"cm": …}}, and Firebase's key rules refuse "." "$" "#"
+      // "[" "]" too. Such columns are written at their own URL, where the
+      // name is percent-encoded, after the PATCH of the rest (which still
+      // compares the whole document with if-match).
+      const plain = {}, escaped = [];
+      for (const [k, v] of Object.entries(patch)) {
+        if (/[.$#\[\]\/\u0000-\u001f\u007f]/.test(k) || k === "") escaped.push([k, v]); else plain[k] = v;
+      }
       const reply = await call("PATCH", docPath(doc.table, doc.key), {
-        body: JSON.stringify(patch), headers: { "if-match": doc.etag },
+        body: JSON.stringify(plain), headers: { "if-match": doc.etag },
       });
+      if (reply.status === 200) {
+        for (const [k, v] of escaped) {
+          const column = docPath(doc.table, doc.key).replace(/\.json$/, "/" + encodeURIComponent(k) + ".json");
+          const one = v === null ? await call("DELETE", column) : await call("PUT", column, { body: JSON.stringify(v) });
+          if (one.status !== 200) throw failure(one);
+        }
+      }
       if (reply.status === 412) {
         doc.etag = reply.etag;
         doc.original = reply.value;
