@@ -140,8 +140,11 @@ private func waitForHTTP(_ url: String) {
 /// without a process start in the way.
 private final class RawHTTP {
   let fd: Int32
+  /// The `Host` header: the server answers only to its own names.
+  let host: String
 
   init(port: Int) {
+    host = "127.0.0.1:\(port)"
     fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -171,7 +174,7 @@ private final class RawHTTP {
 
   /// Sends a request and reads its whole reply (Content-Length bodies).
   func request(_ method: String, _ path: String, body: String) {
-    send("\(method) \(path) HTTP/1.1\r\nHost: bench\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+    send("\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
     var data: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
@@ -200,7 +203,7 @@ private final class StreamWatcher: @unchecked Sendable {
 
   init(port: Int, path: String) {
     connection = RawHTTP(port: port)
-    connection.send("GET \(path) HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n")
+    connection.send("GET \(path) HTTP/1.1\r\nHost: \(connection.host)\r\nAccept: text/event-stream\r\n\r\n")
     let fd = connection.fd
     Thread { [self] in
       var buffer = [UInt8](repeating: 0, count: 65536)

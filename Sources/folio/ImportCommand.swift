@@ -104,22 +104,40 @@ struct ImportCommand: Command {
   }
 
   func run(in context: CommandContext) throws -> Int32 {
-    var store = try context.openStore()
-    if store.config.table(named: table) == nil {
-      guard create else {
-        var error = store.config.unknownTableError(table)
-        error.message +=
-          "\nOr create it as you import: folio import \(Config.shellWord(table)) "
-          + "\(Config.shellWord(options.path)) --create"
-        throw error
-      }
-      // The key: --pk, else `id`, which holds the file's own ids if it has
-      // an `id` column, or the generated pks if not.
-      let added = try store.addTable(
-        TableConfig(name: table, path: "data/" + table, key: options.pkColumn ?? "id", order: order ?? []))
-      Output.error("created table '\(table)' in \(Config.fileName):\n" + added.entry, terminator: "")
-      store = added.store
+    let store = try context.openStore()
+    guard store.config.table(named: table) == nil else { return try run(on: store, in: context) }
+    guard create else {
+      var error = store.config.unknownTableError(table)
+      error.message +=
+        "\nOr create it as you import: folio import \(Config.shellWord(table)) "
+        + "\(Config.shellWord(options.path)) --create"
+      throw error
     }
+    // The key: --pk, else `id`, which holds the file's own ids if it has
+    // an `id` column, or the generated pks if not. A failed import takes
+    // the table back out.
+    let added = TableConfig(
+      name: table, path: "data/" + table, key: options.pkColumn ?? "id", order: order ?? [])
+    do {
+      return try store.withTableAdded(added) { store, entry in
+        Output.error("created table '\(table)' in \(Config.fileName):\n" + entry, terminator: "")
+        let status = try run(on: store, in: context)
+        if status == 130 { throw Interrupted() }
+        return status
+      }
+    } catch is Interrupted {
+      Output.error("the table '\(table)' was not added: nothing was imported")
+      return 130
+    } catch {
+      Output.error("the table '\(table)' was not added: nothing was imported")
+      throw error
+    }
+  }
+
+  /// An import stopped by Ctrl-C before anything landed, already reported.
+  private struct Interrupted: Error {}
+
+  private func run(on store: Store, in context: CommandContext) throws -> Int32 {
     var options = self.options
     if options.path != "-" {
       options.displayName = options.path

@@ -50,6 +50,39 @@ struct SchemaCLITests {
     #expect(try scratch.folio("put", "todos", "a", input: #"{"title": "t", "views": 10}"#).status == 0)
   }
 
+  /// A pattern that backtracks catastrophically, and a title built to
+  /// make it: a write is refused at once, and `status` and `fsck` finish
+  /// on a document an editor (or a merge) put there. With a backtracking
+  /// engine the 41-character title took minutes.
+  @Test func aBacktrackingPatternFreezesNothing() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    try scratch.write(
+      "schemas/todos.schema.json",
+      #"{"properties": {"title": {"type": "string", "pattern": "^([a-zA-Z0-9]+\\s?)*$"}}}"#)
+    let title = String(repeating: "a", count: 41) + "!"
+    let refused = try scratch.folio("put", "todos", "a", input: #"{"title": "\#(title)"}"#)
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("expected a string matching"), "\(refused.stderr)")
+    #expect(try scratch.folio("put", "todos", "b", input: #"{"title": "fine words"}"#).status == 0)
+    try scratch.write(
+      "data/todos/c.json", #"{"id": "c", "title": "\#(String(repeating: "ab1", count: 2_000))!"}"#)
+    let fsck = try scratch.folio("fsck")
+    #expect(fsck.status == 1)
+    #expect(fsck.stdout.contains("data/todos/c.json") || fsck.stderr.contains("data/todos/c.json"), "\(fsck)")
+    #expect(try scratch.folio("status").status == 0)
+    // Refused when the schema loads: lookaround needs backtracking.
+    try scratch.write(
+      "schemas/todos.schema.json", #"{"properties": {"title": {"pattern": "^(?!x)"}}}"# + "\n")
+    let lookahead = try scratch.folio("get", "todos", "b")
+    #expect(lookahead.status == 1)
+    #expect(
+      lookahead.stderr.contains(
+        "schemas/todos.schema.json:1:38: error: 'pattern' is not a regular expression Folio can read: lookaround"
+      ),
+      "\(lookahead.stderr)")
+  }
+
   @Test func schemaPrintsTheFileAndInferProposesOne() throws {
     let scratch = try store()
     defer { scratch.remove() }

@@ -220,6 +220,47 @@ import Testing
     }
   }
 
+  /// A missing file, a file that is not a SQLite database, a bad CSV row
+  /// and a SQLite real JSON cannot hold: the import fails, and
+  /// `folio.yaml`, `.gitattributes` and the folders are as they were.
+  @Test(arguments: [
+    ("missing.csv", nil, "missing.csv"),
+    ("broken.db", "SQLite format 3\u{0}" + String(repeating: "x", count: 200), "broken.db"),
+    ("bad.csv", "id,name\np1,Ann\np2\n", "bad.csv:3:1: error: row has 1 field but the header has 2"),
+    ("inf.db", nil, "inf.db:2:2: error: column 'x' holds +Inf, which JSON cannot hold"),
+  ])
+  func aFailedImportCreateChangesNothing(file: String, text: String?, message: String) throws {
+    let scratch = try store(nil)
+    defer { scratch.remove() }
+    if let text { try scratch.write(file, text) }
+    if file == "inf.db" {
+      #expect(
+        try FolioRunner.shell(
+          "sqlite3 inf.db \"CREATE TABLE t(id TEXT, x REAL); INSERT INTO t VALUES ('a', 1.5), ('b', 9e999), ('c', -9e999);\"",
+          in: scratch.path) == 0)
+    }
+    let before = try FolioRunner.shellOutput(
+      "cat folio.yaml .gitattributes; find . -path ./.git -prune -o -print | sort", in: scratch.path
+    ).output
+    let imported = try scratch.folio("import", "people", file, "--create")
+    #expect(imported.status == 1)
+    #expect(imported.stderr.contains(message), "\(imported.stderr)")
+    #expect(imported.stderr.contains("the table 'people' was not added"), "\(imported.stderr)")
+    let after = try FolioRunner.shellOutput(
+      "cat folio.yaml .gitattributes; find . -path ./.git -prune -o -print | sort", in: scratch.path
+    ).output
+    #expect(after == before)
+    if file == "inf.db" {
+      // With --continue the rows JSON can hold are imported, the others said.
+      let kept = try scratch.folio("import", "people", file, "--create", "--continue")
+      #expect(kept.status == 0, "\(kept.stderr)")
+      #expect(
+        kept.stderr.contains("inf.db:3:2: error: column 'x' holds -Inf, which JSON cannot hold"),
+        "\(kept.stderr)")
+      #expect(try scratch.folio("query", "people").stdout.split(separator: "\n").count == 1)
+    }
+  }
+
   @Test func importWithAPkColumnMakesItTheKey() throws {
     let scratch = try store(nil)
     defer { scratch.remove() }

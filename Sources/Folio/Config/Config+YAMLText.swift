@@ -21,10 +21,12 @@ extension Config {
   /// fails to parse back.
   public func yamlText() -> String {
     var text = "version: \(version)\n"
-    guard !tables.isEmpty else { return text + "tables: {}\n" + syncText() + indexText() + serveText() }
+    guard !tables.isEmpty else {
+      return text + "tables: {}\n" + syncText() + indexText() + serveText() + limitsText()
+    }
     text += "tables:\n"
     for table in tables { text += Self.entryText(for: table, indent: 2) }
-    return text + syncText() + indexText() + serveText()
+    return text + syncText() + indexText() + serveText() + limitsText()
   }
 
   /// One table's entry under `tables:`, its name indented by `indent`
@@ -52,6 +54,12 @@ extension Config {
   private func indexText() -> String {
     guard index != IndexConfig() else { return "" }
     return "index:\n  daemon: \(index.daemon.rawValue)\n  idle: \(DurationParser.format(index.idle))\n"
+  }
+
+  /// The `limits:` section, written only when it differs from the default.
+  private func limitsText() -> String {
+    guard limits != LimitsConfig() else { return "" }
+    return "limits:\n  document: \(LimitsConfig.format(limits.documentBytes))\n"
   }
 
   /// The `serve:` section, written only when it names something.

@@ -29,6 +29,8 @@
 ///   idle: 30m
 /// serve:                      # optional, see ``ServeConfig``
 ///   cors: [https://app.example.com]
+/// limits:                     # optional, see ``LimitsConfig``
+///   document: 16M
 /// ```
 public struct Config: Sendable, Hashable {
   /// The name of the config file at the root of every store.
@@ -44,17 +46,21 @@ public struct Config: Sendable, Hashable {
   public var index: IndexConfig
   /// Which browser origins and host names `folio serve` lets in.
   public var serve: ServeConfig
+  /// How large a document may be.
+  public var limits: LimitsConfig
 
   /// Creates a config from its parts, without validating them.
   public init(
     version: Int = 1, tables: [TableConfig] = [], sync: SyncConfig = SyncConfig(),
-    index: IndexConfig = IndexConfig(), serve: ServeConfig = ServeConfig()
+    index: IndexConfig = IndexConfig(), serve: ServeConfig = ServeConfig(),
+    limits: LimitsConfig = LimitsConfig()
   ) {
     self.version = version
     self.tables = tables
     self.sync = sync
     self.index = index
     self.serve = serve
+    self.limits = limits
   }
 
   /// The table called `name`, if the config defines one.

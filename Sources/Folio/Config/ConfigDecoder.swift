@@ -11,7 +11,7 @@ struct ConfigDecoder {
   /// the config is read from text alone (a schema is then named, not read).
   var root: String? = nil
 
-  static let topLevelKeys = ["version", "tables", "sync", "index", "serve"]
+  static let topLevelKeys = ["version", "tables", "sync", "index", "serve", "limits"]
   static let serveKeys = ["cors", "allow-host"]
   static let syncKeys = ["remote", "pull-every", "ssh-key", "max-clock-skew"]
   static let indexKeys = ["daemon", "idle"]
@@ -45,6 +45,7 @@ struct ConfigDecoder {
     var sync = SyncConfig()
     var index = IndexConfig()
     var serve = ServeConfig()
+    var limits = LimitsConfig()
     for pair in pairs {
       switch pair.key.keyText {
       case "version":
@@ -57,11 +58,14 @@ struct ConfigDecoder {
         index = try decodeIndex(pair.value)
       case "serve":
         serve = try decodeServe(pair.value)
+      case "limits":
+        limits = try decodeLimits(pair.value)
       default:
         throw unknownKey(pair.key, expected: Self.topLevelKeys)
       }
     }
-    return Config(version: Self.supportedVersion, tables: tables, sync: sync, index: index, serve: serve)
+    return Config(
+      version: Self.supportedVersion, tables: tables, sync: sync, index: index, serve: serve, limits: limits)
   }
 
   // MARK: - Sync
@@ -170,6 +174,31 @@ struct ConfigDecoder {
       }
     }
     return index
+  }
+
+  // MARK: - Limits
+
+  private func decodeLimits(_ node: YAMLNode) throws -> LimitsConfig {
+    var limits = LimitsConfig()
+    if node.isNull { return limits }
+    guard case .mapping(let pairs) = node.content else {
+      throw error("'limits' must be a mapping with 'document'; found \(node.typeDescription)", at: node)
+    }
+    for pair in pairs {
+      guard pair.key.keyText == "document" else {
+        throw error("unknown key '\(pair.key.keyText)' in 'limits'; expected: document", at: pair.key)
+      }
+      let most = LimitsConfig.format(LimitsConfig.maximumDocumentBytes)
+      guard let text = pair.value.text, let bytes = LimitsConfig.parseSize(text), bytes >= 1024,
+        bytes <= LimitsConfig.maximumDocumentBytes
+      else {
+        throw error(
+          "'document' in 'limits' must be a size from 1K to \(most), such as 4M or 65536; a merge reads no document over \(most), so the limit may be lowered, not raised",
+          at: pair.value)
+      }
+      limits.documentBytes = bytes
+    }
+    return limits
   }
 
   // MARK: - Serve

@@ -3,11 +3,12 @@
 /// instead of spending unbounded memory or time. The README's "Security"
 /// section lists them.
 enum Limits {
-  /// The largest document a merge reads: 16 MiB of JSON.
-  static let maximumDocumentBytes = 16 << 20
-  /// The longest op-log line a merge reads: 32 MiB (an op that sets a whole
-  /// document of the largest size, with room to spare).
-  static let maximumOpLineBytes = 32 << 20
+  /// The largest document a merge reads: 16 MiB of JSON, the most
+  /// ``LimitsConfig`` allows a store.
+  static let maximumDocumentBytes = LimitsConfig.maximumDocumentBytes
+  /// The longest op-log line a merge reads: 33 MiB (an op that sets every
+  /// column of a document of the largest size, with room to spare).
+  static let maximumOpLineBytes = LimitsConfig().opLineBytes
 
   /// Throws `TOO_LARGE` when `count` bytes of `what` at `path` pass `limit`.
   static func check(_ count: Int, limit: Int, what: String, path: String) throws {

@@ -18,6 +18,23 @@ extension JSONSchema {
     return run.violations.isEmpty
   }
 
+  /// What each `anyOf` or `oneOf` choice found at each place in the value,
+  /// shared by every trial of one validation: a schema whose choices refer
+  /// to the same subschemas (40 levels of `anyOf: [{$ref}, {$ref}]`) would
+  /// otherwise check them 2^40 times. With it, each (choice, place) is
+  /// checked once, so the cost is linear in the schema's size times the
+  /// value's.
+  private final class Memo {
+    var found: [MemoKey: [SchemaViolation]] = [:]
+  }
+
+  private struct MemoKey: Hashable {
+    var node: Int
+    /// The place in the value: its tokens, each prefixed with its length
+    /// so that no two lists of tokens share a spelling.
+    var place: String
+  }
+
   /// One validation: where it is in the value, and what it found.
   ///
   /// It recurses once per level of the value (and once per `$ref`,
@@ -27,6 +44,7 @@ extension JSONSchema {
   private struct Run {
     let schema: JSONSchema
     var stopAtFirst = false
+    private var memo = Memo()
     var violations: [SchemaViolation] = []
     /// The tokens down to the current value, and which are array indexes.
     var tokens: [String] = []
@@ -153,16 +171,26 @@ extension JSONSchema {
     mutating func checkChoices(_ index: Int, _ choices: [Int], _ value: JSONValue, exactlyOne: Bool) {
       var matched: [Int] = []
       var closest: [SchemaViolation]?
+      let place = tokens.map { "\($0.utf8.count):\($0)" }.joined()
       for (position, choice) in choices.enumerated() {
-        var trial = Run(schema: schema)
-        trial.tokens = tokens
-        trial.indexes = indexes
-        trial.check(choice, value)
-        if trial.violations.isEmpty {
+        let key = MemoKey(node: choice, place: place)
+        let found: [SchemaViolation]
+        if let known = memo.found[key] {
+          found = known
+        } else {
+          var trial = Run(schema: schema)
+          trial.memo = memo
+          trial.tokens = tokens
+          trial.indexes = indexes
+          trial.check(choice, value)
+          found = trial.violations
+          memo.found[key] = found
+        }
+        if found.isEmpty {
           matched.append(position)
           if !exactlyOne { return }
-        } else if closest == nil || trial.violations.count < closest!.count {
-          closest = trial.violations
+        } else if closest == nil || found.count < closest!.count {
+          closest = found
         }
       }
       let keyword = exactlyOne ? "oneOf" : "anyOf"

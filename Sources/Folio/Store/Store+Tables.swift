@@ -1,3 +1,5 @@
+import Glibc
+
 extension Store {
   /// Adds `table` to `folio.yaml`, keeping the file's comments and layout
   /// (see ``ConfigEditor``), creates its folder and routes it to the merge
@@ -20,6 +22,47 @@ extension Store {
     let reopened = try Store(rootPath: rootPath)
     try reopened.lock.withLock { try reopened.writeGitAttributes() }
     return (reopened, entry)
+  }
+
+  /// Adds `table` as ``addTable(_:)`` does and runs `body` with the store
+  /// opened on the new config and the YAML lines added. If `body` throws,
+  /// `folio.yaml` and `.gitattributes` are put back byte for byte and the
+  /// folders made for the table are removed while still empty: a failed
+  /// `folio import --create` changes nothing.
+  ///
+  /// ```swift
+  /// let summary = try store.withTableAdded(TableConfig(name: "people", path: "data/people")) { store, _ in
+  ///   try store.importRows(into: "people", options: options)
+  /// }
+  /// ```
+  public func withTableAdded<T>(_ table: TableConfig, _ body: (Store, String) throws -> T) throws -> T {
+    let configPath = rootPath + "/" + Config.fileName
+    let attributesPath = rootPath + "/.gitattributes"
+    let savedConfig = try FileSystem.read(configPath)
+    let savedAttributes = try FileSystem.read(attributesPath)
+    var missing: [String] = []
+    var folder = rootPath
+    for part in table.path.split(separator: "/") {
+      folder += "/" + part
+      var status = stat()
+      if lstat(folder, &status) != 0 { missing.append(folder) }
+    }
+    let (store, entry) = try addTable(table)
+    do {
+      return try body(store, entry)
+    } catch {
+      try? lock.withLock {
+        if let savedConfig { try FileSystem.writeAtomically(configPath, savedConfig, sync: true) }
+        if let savedAttributes {
+          try FileSystem.writeAtomically(attributesPath, savedAttributes, sync: true)
+        } else {
+          unlink(attributesPath)
+        }
+        // rmdir removes only an empty folder: anything written there stays.
+        for made in missing.reversed() { rmdir(made) }
+      }
+      throw error
+    }
   }
 
   /// Removes table `name` from `folio.yaml`. Its folder and documents stay

@@ -18,6 +18,33 @@ extension Store {
   /// - Throws: `LOCAL_CONSTRAINT` for a long name, `UNSAFE_PATH` for a link,
   ///   `IO` for a read-only folder, ``DocumentChangedError`` for a document
   ///   changed behind the transaction's back.
+  /// Refuses, before the durability point, a document larger than the
+  /// store's limit (`limits: document:` in `folio.yaml`, 16 MiB at most) and
+  /// an op-log line longer than its line limit: past them a merge on
+  /// another replica could not read what this one wrote, and sync would
+  /// fail there for good.
+  /// - Throws: `TOO_LARGE`, naming the document.
+  func checkSizes(_ writes: [Journal.Write], ops: [(op: Op, bytes: Int)]) throws {
+    let limits = config.limits
+    for write in writes {
+      guard let bytes = write.new, bytes.count > limits.documentBytes else { continue }
+      var error = FolioError(
+        .tooLarge,
+        "the document would be \(bytes.count) bytes, more than the store's limit of \(limits.documentBytes) bytes (\(LimitsConfig.format(limits.documentBytes)), 'limits: document:' in \(Config.fileName)); nothing was written",
+        path: relative(write.path))
+      error.table = write.fold?.table.name
+      error.pk = write.fold?.pk
+      throw error
+    }
+    for (op, count) in ops {
+      guard count + 1 > limits.opLineBytes else { continue }
+      throw FolioError(
+        .tooLarge,
+        "the op for \(op.table)/\(op.pk) would be a \(count)-byte op-log line, more than the limit of \(limits.opLineBytes) bytes; nothing was written",
+        table: op.table, pk: op.pk)
+    }
+  }
+
   func checkWrites(_ writes: [Journal.Write], opLog: Bool, folders: WriteFolders) throws {
     if opLog {
       let (directory, name) = FileSystem.split(opLogPath)

@@ -272,12 +272,14 @@ public final class Store: Sendable {
     if ops.isEmpty && writes.isEmpty { return }
     // Everything that can fail is checked before the durability point (a
     // journal that cannot be redone would block every later write).
+    let lines = ops.map { $0.json.compactBytes() }
+    try checkSizes(writes, ops: zip(ops, lines).map { ($0, $1.count) })
     try checkSchemas(writes)
     let folders = WriteFolders(root: rootPath)
     try checkWrites(writes, opLog: !ops.isEmpty, folders: folders)
     var logBytes: [UInt8] = []
-    for op in ops {
-      logBytes += op.json.compactBytes()
+    for line in lines {
+      logBytes += line
       logBytes.append(UInt8(ascii: "\n"))
     }
     // A transaction that replaces the journal must not drop deferred

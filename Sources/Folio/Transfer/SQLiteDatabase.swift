@@ -94,14 +94,16 @@ final class SQLiteStatement {
   }
 
   /// Column `index` of the current row as JSON: integers and reals as
-  /// numbers, text as strings, NULL as null, and blobs as base64 strings.
-  func jsonValue(_ index: Int) -> JSONValue {
+  /// numbers, text as strings, NULL as null, and blobs as base64 strings;
+  /// nil for a real JSON cannot hold (`+Inf`, `-Inf`, NaN), which
+  /// ``nonFiniteReal(_:)`` names.
+  func jsonValue(_ index: Int) -> JSONValue? {
     let column = Int32(index)
     switch sqlite3_column_type(handle, column) {
     case SQLITE_INTEGER: return .number(String(sqlite3_column_int64(handle, column)))
     case SQLITE_FLOAT:
       let value = sqlite3_column_double(handle, column)
-      guard value.isFinite else { return .null }
+      guard value.isFinite else { return nil }
       return .number("\(value)")
     case SQLITE_TEXT: return .string(text(index) ?? "")
     case SQLITE_BLOB:
@@ -110,6 +112,13 @@ final class SQLiteStatement {
       return .string(Data(bytes: pointer, count: count).base64EncodedString())
     default: return .null
     }
+  }
+
+  /// How column `index` spells the real JSON cannot hold: `+Inf`, `-Inf`
+  /// or `NaN`.
+  func nonFiniteReal(_ index: Int) -> String {
+    let value = sqlite3_column_double(handle, Int32(index))
+    return value.isNaN ? "NaN" : (value > 0 ? "+Inf" : "-Inf")
   }
 
   /// Binds `value` to parameter `index` (1-based): numbers as integers when

@@ -44,7 +44,17 @@ final class SQLiteReader: RowReader {
     guard try statement.step() else { return nil }
     row += 1
     var object = JSONObject()
-    for (index, column) in columns.enumerated() { object[column] = statement.jsonValue(index) }
+    for (index, column) in columns.enumerated() {
+      guard let value = statement.jsonValue(index) else {
+        // The row's "line" is its ordinal, and its "column" the column's.
+        return .bad(
+          FolioError(
+            .invalidDocument,
+            "column '\(column)' holds \(statement.nonFiniteReal(index)), which JSON cannot hold; store it as text or NULL",
+            location: .init(file: name, line: row, column: index + 1)))
+      }
+      object[column] = value
+    }
     return .row(.object(object), line: row)
   }
 }

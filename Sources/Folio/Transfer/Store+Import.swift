@@ -287,6 +287,14 @@ extension Store {
         continue
       }
       let bytes = JSONValue.object(result).canonicalBytes()
+      if bytes.count > config.limits.documentBytes {
+        try bad(
+          rowError(
+            .tooLarge,
+            "the document would be \(bytes.count) bytes, more than the store's limit of \(config.limits.documentBytes) (\(LimitsConfig.format(config.limits.documentBytes)))",
+            line: line))
+        continue
+      }
       try writer.write(bytes, named: fileName)
       try manifest.add(fileName, bytes: bytes, at: stagedIndex)
       if stagedBefore == nil {

@@ -126,6 +126,8 @@ struct JSONSchemaTests {
     (##"{"$schema": "http://json-schema.org/draft-07/schema#"}"##, "1:13", "Folio reads that draft only"),
     (##"{"properties": {"a": {"$id": "x"}}}"##, "1:23", "'$id' inside a schema is not supported"),
     (##"{"pattern": "(unclosed"}"##, "1:13", "'pattern' is not a regular expression"),
+    (##"{"pattern": "^(a)\\1$"}"##, "1:13", "backreferences ('\\1') need backtracking"),
+    (##"{"pattern": "^(?=x)"}"##, "1:13", "lookaround ('(?=', '(?!', '(?<=', '(?<!') needs backtracking"),
     (##"{"minLength": -1}"##, "1:15", "'minLength' must be a non-negative integer"),
     ("{\n  \"required\": \"title\"\n}", "2:15", "'required' must be an array"),
   ])
@@ -138,6 +140,28 @@ struct JSONSchemaTests {
       #expect(error.message.contains(message), "\(error)")
       if !position.isEmpty { #expect(error.location?.description == "s.json:" + position, "\(error)") }
     }
+  }
+
+  /// 40 levels of `anyOf: [{$ref}, {$ref}]` (3 KB): without memoising
+  /// each (choice, place) the check of `{"v": 1}` takes 2^40 steps.
+  @Test func choicesThatShareSubschemasAreCheckedOncePerPlace() throws {
+    var defs: [String] = []
+    for level in 0..<40 {
+      let next = "#/$defs/l\(level + 1)"
+      defs.append(#""l\#(level)": {"anyOf": [{"$ref": "\#(next)"}, {"$ref": "\#(next)"}]}"#)
+    }
+    defs.append(#""l40": {"properties": {"v": {"type": "string"}}}"#)
+    let text = ##"{"$ref": "#/$defs/l0", "$defs": {"## + defs.joined(separator: ", ") + "}}"
+    let deep = try schema(text)
+    #expect(deep.accepts(["v": "one"]))
+    #expect(!deep.accepts(["v": 1]))
+    #expect(
+      deep.validate(["v": 1]).first?.message.hasPrefix("matches none of the 2 choices of anyOf") == true)
+    // A pattern that makes a backtracking engine take minutes, in a
+    // document a merge could bring.
+    let slow = try schema(##"{"properties": {"title": {"pattern": "^([a-zA-Z0-9]+\\s?)*$"}}}"##)
+    #expect(!slow.accepts(["title": .string(String(repeating: "a", count: 40) + "!")]))
+    #expect(slow.accepts(["title": "plain words here"]))
   }
 
   @Test func pointersEscapeAndLocate() throws {
