@@ -32,6 +32,7 @@ struct MergeDriverCommand: Command {
   }
 
   func run(in context: CommandContext) throws -> Int32 {
+    if postMerge { try Store.undoPullBringingBadConfig(at: context.directory) }
     let store = try context.openStore()
     if postMerge {
       for path in try store.reconcileGitMerge() {

@@ -274,6 +274,55 @@ import Testing
     expectNothingOutside(box, "honest sync")
   }
 
+  /// A remote `folio.yaml` that does not load, as an attacker would commit
+  /// it: a table folder in `.git/hooks`, outside the store, nested in
+  /// another table's, or YAML that does not parse.
+  @Test(arguments: [
+    (
+      "version: 1\ntables:\n  todos:\n    path: todos\n  evil:\n    path: .git/hooks\n", "folio.yaml:6:11",
+      ".git"
+    ),
+    (
+      "version: 1\ntables:\n  todos:\n    path: todos\n  evil:\n    path: ../outside-dir\n",
+      "folio.yaml:6:11", ".."
+    ),
+    (
+      "version: 1\ntables:\n  todos:\n    path: todos\n  evil:\n    path: todos/inner\n", "folio.yaml:6:11",
+      "todos"
+    ),
+    ("version: 1\ntables: [unclosed\n", "folio.yaml:3:1", "invalid YAML"),
+  ])
+  func aRemoteConfigThatDoesNotLoadIsRefusedBeforeItLands(yaml: String, position: String, mention: String)
+    throws
+  {
+    let (box, attacker) = try victims()
+    defer { box.root.remove() }
+    let before = (v: box.file("v/folio.yaml"), p: box.file("p/folio.yaml"))
+    let tree = try attacker.tree(
+      try attacker.git("rev-parse main^{tree}"),
+      adding: Entry(mode: "100644", name: "folio.yaml", id: try attacker.blob(yaml)), in: [])
+    let commit = try attacker.publish(tree)
+
+    let sync = try FolioRunner.run(["sync"], in: box.root.path + "/v")
+    #expect(sync.status == 1, "folio sync: \(sync.stdout) \(sync.stderr)")
+    #expect(sync.stderr.contains(position) && sync.stderr.contains(mention), "\(sync.stderr)")
+    #expect(sync.stderr.contains(String(commit.prefix(12))), "the error names the commit: \(sync.stderr)")
+    #expect(box.file("v/folio.yaml") == before.v)
+    try expectReadable(box, "v", "after folio sync")
+
+    let clone = try FolioRunner.run(["clone", box.remote, "c"], in: box.root.path)
+    #expect(clone.status == 1, "folio clone: \(clone.stderr)")
+    #expect(clone.stderr.contains(position), "\(clone.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: box.root.path + "/c"), "a failed clone left its folder")
+
+    // Plain git writes it; Folio's post-merge hook puts it back and undoes the pull.
+    let pull = try FolioRunner.shellOutput(
+      "git pull --no-rebase --no-edit origin main", in: box.root.path + "/p")
+    #expect(pull.output.contains(position) && pull.output.contains("the pull was undone"), "\(pull.output)")
+    #expect(box.file("p/folio.yaml") == before.p)
+    try expectReadable(box, "p", "after git pull")
+  }
+
   /// The modes of the entries at `paths` in `treeish` of `replica`.
   func modes(_ box: GitPullTests.Sandbox, _ replica: String, _ treeish: String) throws -> String {
     try FolioRunner.shellOutput("git ls-tree -r \(treeish)", in: box.root.path + "/" + replica).output

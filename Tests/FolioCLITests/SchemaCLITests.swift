@@ -83,6 +83,70 @@ struct SchemaCLITests {
       "\(lookahead.stderr)")
   }
 
+  /// The schema file folio.yaml names is committed with it, so a clone can
+  /// check writes; a clone of a store whose schema was never committed
+  /// (made by an older build) still opens, reads, and says what is wrong.
+  @Test func schemaFilesTravelWithFolioYaml() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    #expect(try scratch.folio("put", "todos", "a", input: #"{"title": "t", "views": 1}"#).status == 0)
+    #expect(try scratch.folio("commit", "-m", "first").status == 0)
+    let tracked = try FolioRunner.shellOutput("git ls-files schemas", in: scratch.path).output
+    #expect(tracked == "schemas/todos.schema.json\n")
+    #expect(
+      try FolioRunner.shell(
+        "git init -q --bare ../\(URL(fileURLWithPath: scratch.path).lastPathComponent).git", in: scratch.path)
+        == 0)
+    let remote = scratch.path + ".git"
+    defer { try? FileManager.default.removeItem(atPath: remote) }
+    #expect(try FolioRunner.shell("git push -q \(remote) HEAD:main", in: scratch.path) == 0)
+    let clone = try FolioRunner.run(["clone", remote, scratch.path + "-clone"], in: "/")
+    defer { try? FileManager.default.removeItem(atPath: scratch.path + "-clone") }
+    #expect(clone.status == 0, "\(clone.stderr)")
+    let refused = try FolioRunner.run(
+      ["put", "todos", "b", "-"], in: scratch.path + "-clone", input: #"{"views": 1}"#)
+    #expect(refused.status == 1 && refused.stderr.contains("required, but missing"), "\(refused.stderr)")
+
+    // The schema removed from the history, as an older build left it.
+    #expect(
+      try FolioRunner.shell(
+        "git rm -q --cached schemas/todos.schema.json && git commit -q -m drop && git push -q \(remote) HEAD:main",
+        in: scratch.path) == 0)
+    let bare = scratch.path + "-bare"
+    defer { try? FileManager.default.removeItem(atPath: bare) }
+    let old = try FolioRunner.run(["clone", remote, bare], in: "/")
+    #expect(old.status == 0, "\(old.stderr)")
+    #expect(try FolioRunner.run(["get", "todos", "a"], in: bare).status == 0)
+    let write = try FolioRunner.run(["put", "todos", "c", "-"], in: bare, input: #"{"title": "c"}"#)
+    #expect(write.status == 1)
+    #expect(
+      write.stderr.contains("schema file 'schemas/todos.schema.json' of table 'todos' does not exist"),
+      "\(write.stderr)")
+    let fsck = try FolioRunner.run(["fsck"], in: bare)
+    #expect(
+      fsck.status == 1 && (fsck.stdout + fsck.stderr).contains("does not exist"),
+      "\(fsck.stdout)\(fsck.stderr)")
+    let status = try FolioRunner.run(["status"], in: bare)
+    #expect((status.stdout + status.stderr).contains("does not exist"), "\(status.stdout)\(status.stderr)")
+  }
+
+  @Test func aFailedCloneLeavesNoFolder() throws {
+    let scratch = try CLIScratch(yaml: nil)
+    defer { scratch.remove() }
+    #expect(
+      try FolioRunner.shell(
+        "git init -q --bare plain.git && git init -q work && cd work && echo hi > a && git add a && git -c user.name=t -c user.email=t@t commit -q -m a && git push -q ../plain.git HEAD:main",
+        in: scratch.path) == 0)
+    let clone = try FolioRunner.run(["clone", scratch.path + "/plain.git", "copy"], in: scratch.path)
+    #expect(clone.status == 1)
+    #expect(clone.stderr.contains("has no folio.yaml"), "\(clone.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: scratch.path + "/copy"))
+    let missing = try FolioRunner.run(
+      ["clone", scratch.path + "/nothing-here.git", "copy2"], in: scratch.path)
+    #expect(missing.status == 1)
+    #expect(!FileManager.default.fileExists(atPath: scratch.path + "/copy2"))
+  }
+
   @Test func schemaPrintsTheFileAndInferProposesOne() throws {
     let scratch = try store()
     defer { scratch.remove() }

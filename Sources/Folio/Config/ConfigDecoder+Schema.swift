@@ -30,7 +30,9 @@ extension ConfigDecoder {
   /// Reads and compiles a table's schema file. It is read below the store
   /// root without following links (a fetched tree may hold anything), and
   /// its own errors point into it (`schemas/todos.schema.json:5:7`).
-  func loadSchema(_ path: String, root: String, at node: YAMLNode, table: String) throws -> JSONSchema {
+  /// - Returns: nil when the file does not exist (see
+  ///   ``TableConfig/schemaMissing``).
+  func loadSchema(_ path: String, root: String, at node: YAMLNode, table: String) throws -> JSONSchema? {
     let (directory, name) = FileSystem.split(path)
     var bytes: [UInt8]?
     do {
@@ -53,11 +55,7 @@ extension ConfigDecoder {
     } catch let failure as FolioError where failure.location == nil {
       throw error("cannot read schema '\(path)' of table '\(table)': \(failure.message)", at: node)
     }
-    guard let bytes else {
-      throw error(
-        "schema file '\(path)' of table '\(table)' does not exist; create it, or propose one with 'folio schema \(table) --infer'",
-        at: node)
-    }
+    guard let bytes else { return nil }
     return try JSONSchema(bytes: bytes, file: path)
   }
 

@@ -380,6 +380,7 @@ struct ConfigDecoder {
       table.schemaFile = try checkSchemaPath(schemaNode, table: name)
       if let root {
         table.schema = try loadSchema(table.schemaFile!, root: root, at: schemaNode, table: name)
+        table.schemaMissing = table.schema == nil
         try checkColumnKinds(table, nodes: columnNodes)
       }
     }

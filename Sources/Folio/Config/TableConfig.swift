@@ -32,6 +32,11 @@ public struct TableConfig: Sendable, Hashable {
   /// read from text alone (``Config/init(yaml:file:)`` has no store to
   /// read the file from).
   public var schema: JSONSchema?
+  /// Whether ``schemaFile`` names a file that does not exist (a clone of a
+  /// store whose schema was never committed). The store still opens and
+  /// its documents are read; writes to the table are refused, and `fsck`
+  /// and `status` say why, until the file is back.
+  public var schemaMissing = false
 
   /// Creates a table.
   ///
@@ -82,5 +87,19 @@ public struct TableConfig: Sendable, Hashable {
     path.split(separator: "/", omittingEmptySubsequences: true)
       .filter { $0 != "." }
       .joined(separator: "/")
+  }
+}
+
+extension TableConfig {
+  /// Why writes to the table are refused while its schema file is missing;
+  /// nil when it is not.
+  public var missingSchemaError: FolioError? {
+    guard schemaMissing, let schemaFile else { return nil }
+    return FolioError(
+      .invalidConfig,
+      "schema file '\(schemaFile)' of table '\(name)' does not exist, so writes to the table are refused until it does: "
+        + "commit it where it was made (folio commit includes every file folio.yaml names), "
+        + "or propose one with 'folio schema \(name) --infer'",
+      path: schemaFile, table: name)
   }
 }

@@ -203,8 +203,9 @@ extension Store {
       var status = StoreStatus(
         tables: tables, problems: scan.problems, branch: (try? repository.headBranch()) ?? "HEAD",
         head: head?.id.description)
-      status.schemaViolations = try schemaViolations(
-        scan: scan, headTree: try head?.tree(), repository: repository)
+      status.schemaViolations =
+        config.tables.compactMap(\.missingSchemaError)
+        + (try schemaViolations(scan: scan, headTree: try head?.tree(), repository: repository))
       return status
     }
   }
@@ -341,7 +342,9 @@ extension Store {
       }
     }
     // Folio's other committed files.
-    var others = [Config.fileName, ".gitattributes"]
+    // The schema files folio.yaml names travel with it: a clone without
+    // them could not check a write.
+    var others = [Config.fileName, ".gitattributes"] + config.tables.compactMap(\.schemaFile)
     let logNames = Set(
       (try FileSystem.list(rootPath + "/" + Store.opsFolder) ?? []).filter { $0.hasSuffix(".ndjson") }
         + (try headTree?.blobs(in: Store.opsFolder, repository: repository) ?? []).map(\.name))

@@ -185,9 +185,29 @@ extension Store {
   ///   repository has no `folio.yaml`.
   public static func clone(url: String, into directory: URL, mergeDriver: String = "folio") throws -> Store {
     let path = directory.standardizedFileURL.path
-    if FileSystem.exists(path), !(try FileSystem.list(path) ?? []).isEmpty {
+    let existed = FileSystem.exists(path)
+    if existed, !(try FileSystem.list(path) ?? []).isEmpty {
       throw FolioError(.io, "\(path) already exists and is not empty; pick another directory", path: path)
     }
+    do {
+      return try cloneInto(path, url: url, directory: directory, mergeDriver: mergeDriver)
+    } catch {
+      // A failed clone leaves nothing behind: the folder goes (or, if it
+      // was there and empty, what the clone put in it).
+      if existed {
+        for name in (try? FileSystem.list(path)) ?? [] {
+          try? FileManager.default.removeItem(atPath: path + "/" + name)
+        }
+      } else {
+        try? FileManager.default.removeItem(atPath: path)
+      }
+      throw error
+    }
+  }
+
+  private static func cloneInto(_ path: String, url: String, directory: URL, mergeDriver: String) throws
+    -> Store
+  {
     // No folio.yaml yet: only the environment can name a key.
     let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
     let repository = try GitRepository.clone(url: url, into: path, sshKey: key)
@@ -225,7 +245,6 @@ extension Store {
         try checkClock(
           of: target, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
       } catch let error as FolioError {
-        try? FileManager.default.removeItem(atPath: path)
         var refused = error
         refused.message += "; the clone in \(path) was removed"
         throw refused
@@ -235,7 +254,7 @@ extension Store {
     guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {
       throw FolioError(
         .storeNotFound,
-        "\(url) has no \(Config.fileName) at its root; is it a Folio store? (cloned into \(path))",
+        "\(url) has no \(Config.fileName) at its root; is it a Folio store? (the clone in \(path) was removed)",
         path: path)
     }
     return try create(at: directory, mergeDriver: mergeDriver)

@@ -50,6 +50,44 @@ struct TreePathValidator {
   /// of `tree` (compared with `trusted`, the tree already checked out, or
   /// nil for all of it) that Folio must not write.
   func validate(_ tree: GitTree, of commit: GitOID, against trusted: GitTree?) throws {
+    let incoming = try incomingConfig(tree, of: commit, against: trusted)
+    // Links are refused in the folders of both configs: the tables this
+    // store has, and those the tree's folio.yaml adds.
+    let checker = TreePathValidator(
+      repository: repository,
+      config: incoming.map { Config(tables: config.tables + $0.tables) } ?? config)
+    try checker.validatePaths(tree, of: commit, against: trusted)
+  }
+
+  /// The tree's `folio.yaml` when it differs from the trusted tree's: it
+  /// must load, as this store would load it (YAML that parses, table folders
+  /// inside the store, outside `.git`, not nested in one another), or
+  /// nothing lands; every command would fail on the store after.
+  /// - Throws: `INVALID_CONFIG` at `folio.yaml:LINE:COL`, naming the commit.
+  private func incomingConfig(_ tree: GitTree, of commit: GitOID, against trusted: GitTree?) throws
+    -> Config?
+  {
+    let entry = tree.entry(at: Config.fileName)
+    let old = trusted?.entry(at: Config.fileName)
+    if let entry, let old, entry.id == old.id, entry.mode == old.mode { return nil }
+    guard let entry else {
+      if trusted == nil || old == nil { return nil }
+      throw FolioError(
+        .invalidConfig,
+        "commit \(commit.description.prefix(12)) removes \(Config.fileName), and without it the store cannot open; nothing was written (commit \(commit.description))",
+        path: Config.fileName)
+    }
+    let bytes = try repository.blob(entry.id)
+    do {
+      return try Config(bytes: bytes, file: Config.fileName)
+    } catch var error as FolioError {
+      error.message +=
+        " (in the \(Config.fileName) of commit \(commit.description.prefix(12)), which would make every command fail on this store; nothing was written)"
+      throw error
+    }
+  }
+
+  private func validatePaths(_ tree: GitTree, of commit: GitOID, against trusted: GitTree?) throws {
     var pending: [(tree: GitOID, trusted: GitOID?, prefix: String)] = [(tree.id, trusted?.id, "")]
     while let (id, trustedID, prefix) = pending.popLast() {
       if id == trustedID { continue }

@@ -10,6 +10,7 @@ extension Store {
   public func check() throws -> [FolioError] {
     var problems: [FolioError] = []
     if let pending = pendingRecoveryError { problems.append(pending) }
+    problems += config.tables.compactMap(\.missingSchemaError)
     for table in config.tables {
       let directory = directory(of: table)
       for name in (try FileSystem.list(directory) ?? []).sorted() {

@@ -11,6 +11,7 @@ extension Store {
   /// - Throws: `SCHEMA_VIOLATION`.
   func checkSchemas(_ writes: [Journal.Write]) throws {
     for write in writes {
+      if let missing = write.fold?.table.missingSchemaError { throw missing }
       guard let bytes = write.new, let fold = write.fold, let schema = fold.table.schema,
         let document = fold.new
       else { continue }

@@ -40,6 +40,7 @@ extension Store {
       throw FolioError(.usage, "the batch size must be at least 1, not \(options.batchSize)")
     }
     let table = try self.table(named: tableName)
+    if let missing = table.missingSchemaError { throw missing }
     let (reader, format) = try Store.makeReader(options)
     return try lock.withLock {
       try recoverBeforeWrite()

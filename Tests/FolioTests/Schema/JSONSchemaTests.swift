@@ -214,7 +214,7 @@ struct JSONSchemaTests {
 
   @Test(arguments: [
     ("../outside.json", "must name a file inside the store"), ("/etc/x.json", "not absolute"),
-    (".git/x.json", "points into a .git folder"), ("missing.json", "does not exist"),
+    (".git/x.json", "points into a .git folder"),
   ])
   func schemaPathsStayInTheStore(path: String, message: String) throws {
     let scratch = Scratch()
@@ -226,6 +226,19 @@ struct JSONSchemaTests {
       let error = error as? FolioError
       return error?.location?.description == "folio.yaml:4:13" && error?.message.contains(message) == true
     }
+  }
+
+  /// A schema file that does not exist (never committed where it was made)
+  /// leaves the config loadable: the table says so, and writes to it are
+  /// refused (SchemaCLITests).
+  @Test func aMissingSchemaFileIsNotedNotFatal() throws {
+    let scratch = Scratch()
+    defer { scratch.remove() }
+    try scratch.write("folio.yaml", "version: 1\ntables:\n  t:\n    schema: missing.json\n")
+    let table = try #require(
+      try Config(contentsOf: scratch.url.appendingPathComponent("folio.yaml")).table(named: "t"))
+    #expect(table.schemaMissing && table.schema == nil)
+    #expect(table.missingSchemaError?.message.contains("'missing.json' of table 't' does not exist") == true)
   }
 
   @Test func dateTimesFollowRFC3339() {
