@@ -83,6 +83,39 @@ struct SchemaCLITests {
       "\(lookahead.stderr)")
   }
 
+  /// The check runs before the store lock is taken: with the lock held by
+  /// another process (`flock`, as a long write holds it), a document that
+  /// breaks the schema is refused for what it is, where waiting for the
+  /// lock would end in `LOCKED`.
+  @Test func aBadDocumentIsRefusedWithoutWaitingForTheLock() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    #expect(try scratch.folio("put", "todos", "a", input: #"{"title": "t"}"#).status == 0)
+    let holder = Process()
+    // One process, so that killing it lets the lock go.
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    holder.arguments = [
+      "-c",
+      "import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(600)",
+      scratch.path + "/.git/folio/lock",
+    ]
+    let out = Pipe()
+    holder.standardOutput = out
+    try holder.run()
+    defer {
+      kill(holder.processIdentifier, SIGKILL)
+      holder.waitUntilExit()
+    }
+    // Wait for the state: the lock is held once the child says so.
+    _ = out.fileHandleForReading.readData(ofLength: 5)
+    let result = try FolioRunner.run(
+      ["put", "todos", "b"], in: scratch.path, input: #"{"views": "ten"}"#,
+      environment: ["FOLIO_LOCK_TIMEOUT": "30"])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("expected integer, got string"), "\(result.stderr)")
+    #expect(scratch.read("data/todos/b.json") == nil)
+  }
+
   /// The schema file folio.yaml names is committed with it, so a clone can
   /// check writes; a clone of a store whose schema was never committed
   /// (made by an older build) still opens, reads, and says what is wrong.

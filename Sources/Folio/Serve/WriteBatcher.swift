@@ -129,8 +129,16 @@ final class WriteBatcher: Sendable {
       try store.writeDeferringFlush { transaction in
         // The body runs again if a document changed before the durability
         // point: the replies of the last run are the ones that count.
+        // Each change is checked against the schemas in its own savepoint,
+        // so one client's bad document fails its request alone.
         results = batch.map { ticket in
-          Result { try transaction.savepoint { try ticket.change(transaction) } }
+          Result {
+            try transaction.savepoint {
+              let reply = try ticket.change(transaction)
+              try transaction.checkSchemas()
+              return reply
+            }
+          }
         }
       }
     } catch {

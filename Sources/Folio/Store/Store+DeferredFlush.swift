@@ -48,9 +48,10 @@ extension Store {
   /// repaired from the journal like any other: every record is redone in
   /// order.
   func writeDeferringFlush<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
-    try lock.withLock {
+    let checked = try checkSchemasBeforeLocking(body)
+    return try lock.withLock {
       try recoverBeforeWrite(keepingDeferred: true)
-      return try writeLocked(deferringFlush: true, body)
+      return try writeLocked(deferringFlush: true, checked: checked, body)
     }
   }
 

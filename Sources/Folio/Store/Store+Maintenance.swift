@@ -42,13 +42,6 @@ extension Store {
         }
         do {
           guard let (bytes, object) = try readDocument(at: path) else { continue }
-          if bytes.count > config.limits.documentBytes {
-            problems.append(
-              FolioError(
-                .tooLarge,
-                "\(bytes.count) bytes, more than the store's limit of \(config.limits.documentBytes) (\(LimitsConfig.format(config.limits.documentBytes))); another replica's merge cannot read it: make it smaller, or 'folio rm \(table.name) \(pk)'",
-                location: .init(file: display, line: 1, column: 1), table: table.name, pk: pk))
-          }
           guard let key = object[table.key] else {
             problem("missing key column '\(table.key)'; it must equal the file's pk \"\(pk)\"")
             continue

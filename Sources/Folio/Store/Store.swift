@@ -213,9 +213,10 @@ public final class Store: Sendable {
   /// point and the rename, is folded in as an op of its own.
   /// - Throws: `CONFLICT` if documents kept changing through every retry.
   public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
-    try lock.withLock {
+    let checked = try checkSchemasBeforeLocking(body)
+    return try lock.withLock {
       try recoverBeforeWrite()
-      return try writeLocked(body)
+      return try writeLocked(checked: checked, body)
     }
   }
 
@@ -225,10 +226,14 @@ public final class Store: Sendable {
 
   /// ``write(_:)`` for callers that already hold the lock. With
   /// `deferringFlush`, see ``writeDeferringFlush(_:)``.
-  func writeLocked<T>(deferringFlush: Bool = false, _ body: (WriteTransaction) throws -> T) throws -> T {
+  func writeLocked<T>(
+    deferringFlush: Bool = false, checked: [String: CheckedDocument] = [:],
+    _ body: (WriteTransaction) throws -> T
+  ) throws -> T {
     var attempt = 0
     while true {
       let transaction = WriteTransaction(store: self, lastHLC: try lastHLC())
+      transaction.checkedWrites = checked
       let value = try body(transaction)
       do {
         try commit(transaction, deferringFlush: deferringFlush)
@@ -274,7 +279,7 @@ public final class Store: Sendable {
     // journal that cannot be redone would block every later write).
     let lines = ops.map { $0.json.compactBytes() }
     try checkSizes(writes, ops: zip(ops, lines).map { ($0, $1.count) })
-    try checkSchemas(writes)
+    try checkSchemas(writes, checked: &transaction.checkedWrites)
     let folders = WriteFolders(root: rootPath)
     try checkWrites(writes, opLog: !ops.isEmpty, folders: folders)
     var logBytes: [UInt8] = []

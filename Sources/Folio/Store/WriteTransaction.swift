@@ -11,6 +11,9 @@ public final class WriteTransaction {
   /// Per document, whether it ends the transaction evicted (true) or written
   /// (false); only the last state counts.
   private var evictions: [DocumentKey: Bool] = [:]
+  /// Documents whose bytes already passed their table's schema, by path:
+  /// the commit checks only what differs (see ``Store/write(_:)``).
+  var checkedWrites: [String: CheckedDocument] = [:]
 
   private struct DocumentKey: Hashable {
     var table: String
@@ -29,6 +32,15 @@ public final class WriteTransaction {
   init(store: Store, lastHLC: HLC?) {
     self.store = store
     self.lastHLC = lastHLC
+  }
+
+  /// Checks the documents written so far against their tables' schemas,
+  /// each only once for the same bytes, so that a caller can refuse one
+  /// change of several in a ``savepoint(_:)`` (a server's batch of requests)
+  /// rather than the whole transaction at its commit.
+  /// - Throws: `SCHEMA_VIOLATION` for the first document that breaks it.
+  func checkSchemas() throws {
+    try store.checkSchemas(stagedWrites(), checked: &checkedWrites)
   }
 
   /// Runs `body`; if it throws, the transaction is left as it was before,

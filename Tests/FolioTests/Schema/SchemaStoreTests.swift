@@ -165,4 +165,28 @@ import Testing
     #expect(watch.waitForOps(1))
     #expect(watch.recorded.first?.op.mutation.transforms.first?.path == "views", "recorded as an increment")
   }
+
+  /// A save past the store's size limit is reported, and not recorded,
+  /// until a later save is back within it.
+  @Test func theWatcherReportsASavePastTheSizeLimit() throws {
+    let scratch = Scratch()
+    defer { scratch.remove() }
+    try scratch.write(
+      "folio.yaml", "version: 1\ntables:\n  todos:\n    path: data/todos\nlimits:\n  document: 4K\n")
+    let store = try Store.create(at: scratch.url)
+    try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "start"])
+    let watch = try WatchHarness(store: store)
+    defer { try? watch.stop() }
+    let big = String(repeating: "x", count: 5_000)
+    try scratch.write("data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"\(big)\"\n}\n")
+    #expect(watch.waitForProblems(1))
+    #expect(watch.problems.first?.code == .tooLarge)
+    #expect(
+      watch.problems.first?.description.hasPrefix(
+        "data/todos/a.json:1:1: error: 5031 bytes, more than the store's limit of 4096")
+        == true, "\(watch.problems.first?.description ?? "")")
+    #expect(watch.recorded.isEmpty, "a save past the limit is not recorded")
+    try scratch.write("data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"small\"\n}\n")
+    #expect(watch.waitForOps(1))
+  }
 }
