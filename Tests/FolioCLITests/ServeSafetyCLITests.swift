@@ -402,6 +402,18 @@ struct ServeSafetyCLITests {
     }
   }
 
+  /// `/todos/k1/.json` names a child with an empty name, not the document:
+  /// a DELETE of it must not delete the document.
+  @Test func aPathEndingInAnEmptySegmentIsRefused() throws {
+    try Self.serving { scratch, server in
+      for method in ["DELETE", "PUT", "GET"] {
+        let reply = try Self.curl(method, server.base + "/todos/k1/.json", body: method == "PUT" ? "1" : nil)
+        #expect(reply.status == 400, "\(method): \(reply.body)")
+      }
+      #expect(scratch.read("data/todos/k1.json")?.contains(#""title": "a""#) == true)
+    }
+  }
+
   @Test func aWriteRepliesWithTheStateAfterIt() throws {
     try Self.serving { scratch, server in
       let table = try Self.curl("PUT", server.base + "/todos.json", body: #"{"k7":{"title":"new"}}"#)

@@ -402,8 +402,21 @@ extension LinearRegex {
           offset += 1
           return ScalarClass(made)
         }
-        let high = try hexScalar(digits: 4, start: start)
-        return ScalarClass(high)
+        let unit = try hexValue(digits: 4, start: start)
+        if (0xD800...0xDBFF).contains(unit), offset + 1 < scalars.count, scalars[offset] == "\\",
+          scalars[offset + 1] == "u"
+        {
+          // A high surrogate then a low one: one code point, as ECMA-262
+          // reads `\uD83D\uDE00` (a JSON string holds the scalar).
+          var lookahead = self
+          lookahead.offset += 2
+          if let low = try? lookahead.hexValue(digits: 4, start: offset), (0xDC00...0xDFFF).contains(low) {
+            self = lookahead
+            return ScalarClass(Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))!)
+          }
+        }
+        // A lone surrogate: no scalar of a JSON string is one.
+        return Unicode.Scalar(unit).map { ScalarClass($0) } ?? ScalarClass.nothing
       case "p", "P":
         guard peek == "{" else { throw error("'\\\(scalar)' must be followed by '{name}'", at: start) }
         offset += 1
@@ -429,6 +442,12 @@ extension LinearRegex {
     }
 
     mutating func hexScalar(digits: Int, start: Int) throws(SyntaxError) -> Unicode.Scalar {
+      let value = try hexValue(digits: digits, start: start)
+      // Two hex digits always name a scalar.
+      return Unicode.Scalar(value) ?? "\u{FFFD}"
+    }
+
+    mutating func hexValue(digits: Int, start: Int) throws(SyntaxError) -> UInt32 {
       var value: UInt32 = 0
       for _ in 0..<digits {
         guard let digit = peek, let nibble = digit.hexValue else {
@@ -437,8 +456,7 @@ extension LinearRegex {
         value = value * 16 + nibble
         offset += 1
       }
-      // A lone surrogate matches nothing a JSON string can hold.
-      return Unicode.Scalar(value) ?? "\u{FFFD}"
+      return value
     }
 
     mutating func parseClass(start: Int) throws(SyntaxError) -> ScalarClass {
@@ -514,6 +532,12 @@ extension LinearRegex {
         }
         for jump in jumps { program[jump] = .jump(program.count) }
       case .repetition(let item, let min, let max):
+        // An item that compiles to nothing (`(?:)`, `a{0}`) repeats as
+        // nothing: writing out its copies would only spin.
+        let before = program.count
+        try emit(item)
+        if program.count == before { return }
+        program.removeLast(program.count - before)
         for _ in 0..<min { try emit(item) }
         if let max {
           // Each optional copy may be skipped, and skipping one skips the rest.
@@ -522,7 +546,6 @@ extension LinearRegex {
             exits.append(program.count)
             program.append(.split(program.count + 1, -1))
             try emit(item)
-            if program.count > LinearRegex.maxProgramSize { try emit(.empty) }
           }
           for exit in exits { program[exit] = .split(exit + 1, program.count) }
         } else {

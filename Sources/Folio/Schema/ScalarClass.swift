@@ -52,6 +52,9 @@ struct ScalarClass: Sendable {
   /// An empty class, to add to.
   init() {}
 
+  /// A class no scalar is in.
+  static var nothing: ScalarClass { ScalarClass() }
+
   func contains(_ scalar: Unicode.Scalar) -> Bool {
     var found = false
     let value = scalar.value

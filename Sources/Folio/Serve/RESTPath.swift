@@ -20,7 +20,11 @@ struct RESTPath: Sendable, Hashable, CustomStringConvertible {
     }
     var text = Substring(raw.dropLast(5))
     while text.hasPrefix("/") { text = text.dropFirst() }
-    while text.hasSuffix("/") { text = text.dropLast() }
+    // `/todos/k1/.json` would be the document itself, where a client meant
+    // a child with an empty name (which Firebase has none of).
+    if text.hasSuffix("/") {
+      throw RESTError(400, "the path ends with '/.json': name a child, as in /todos/k1.json")
+    }
     if text.isEmpty {
       segments = []
       return

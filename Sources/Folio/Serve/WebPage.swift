@@ -344,6 +344,7 @@ enum WebPage {
       // "[" "]" too. Such columns are written at their own URL, where the
       // name is percent-encoded, after the PATCH of the rest (which still
       // compares the whole document with if-match).
+      if ("" in patch) throw new Error("A column with an empty name cannot be saved from the page; rename it.");
       const plain = {}, escaped = [];
       for (const [k, v] of Object.entries(patch)) {
         if (/[.$#\[\]\/\u0000-\u001f\u007f]/.test(k) || k === "") escaped.push([k, v]); else plain[k] = v;

@@ -21,6 +21,9 @@ struct LinearRegexTests {
     ("^(a|b)*c?$", "ababbc", true), ("^(a*)*$", "aaaa", true), ("^[.]$", ".", true),
     ("^[]-a]+$", "]-", false),
     (#"^[\d-]+$"#, "1-2", true), ("a+?b", "aaab", true), ("^\\/$", "/", true), ("^{$", "{", true),
+    (#"^\uD83D\uDE00$"#, "😀", true), (#"^[\uD83D\uDE00-\uD83D\uDE4F]+$"#, "😀🙏", true),
+    (#"^[\uD83D\uDE00-\uD83D\uDE4F]+$"#, "\u{FFFD}", false), (#"\uD800"#, "\u{FFFD}", false),
+    (#"^(?:){1000000}a{0}(?:(?:){999999}){999999}$"#, "", true),
   ])
   func matchesAsECMA262Does(pattern: String, text: String, expected: Bool) throws {
     #expect(try LinearRegex(pattern).matches(text) == expected)
