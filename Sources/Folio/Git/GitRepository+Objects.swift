@@ -45,8 +45,10 @@ extension GitRepository {
   func setReference(_ name: String, to id: GitOID, message: String) throws {
     var oid = id.raw
     var reference: OpaquePointer?
-    try LibGit2.check(
-      git_reference_create(&reference, handle, name, &oid, 1, message), "git_reference_create", path: name)
+    try GitRefLocks.writing(gitDirectory: gitDirectory) {
+      try LibGit2.check(
+        git_reference_create(&reference, handle, name, &oid, 1, message), "git_reference_create", path: name)
+    }
     git_reference_free(reference)
   }
 
@@ -228,7 +230,9 @@ extension GitRepository {
 
   /// Points HEAD at branch `name` (a full `refs/heads/…` name).
   func setHead(_ name: String) throws {
-    try LibGit2.check(git_repository_set_head(handle, name), "git_repository_set_head", path: name)
+    try GitRefLocks.writing(gitDirectory: gitDirectory) {
+      try LibGit2.check(git_repository_set_head(handle, name), "git_repository_set_head", path: name)
+    }
   }
 
   /// The blobs that differ between two trees: path, old id and new id (nil
@@ -277,7 +281,9 @@ extension GitRepository {
     var config: OpaquePointer?
     try LibGit2.check(git_repository_config(&config, handle), "git_repository_config")
     defer { git_config_free(config) }
-    try LibGit2.check(git_config_set_string(config, name, value), "git_config_set_string", path: name)
+    try GitRefLocks.writing(gitDirectory: gitDirectory) {
+      try LibGit2.check(git_config_set_string(config, name, value), "git_config_set_string", path: name)
+    }
   }
 
   /// Reads a string from the repository's config (all levels).

@@ -195,6 +195,14 @@ extension GitRepository {
     var message = "libgit2 error \(rc)"
     if let error = git_error_last(), let text = error.pointee.message { message = String(cString: text) }
     if let failure = state.failure(function, libgit2Message: message) { return failure }
+    if rc == GIT_ELOCKED.rawValue {
+      // The remote was reached; a local ref's lock is in the way.
+      return FolioError(
+        .locked,
+        message
+          + ": another git process is running, or one crashed; if no git is running, remove the .lock file it names",
+        function: "\(function)")
+    }
     let url = remoteURL(name).map { " (\($0))" } ?? ""
     return FolioError(
       .remote,
@@ -227,8 +235,10 @@ extension GitRepository {
     state.install(&options.callbacks)
     let tracking = "refs/remotes/\(name)/\(branch)"
     let refspec = "+refs/heads/\(branch):\(tracking)"
-    let rc = withExtendedLifetime(state) {
-      Self.withRefspecs([refspec]) { git_remote_fetch(remote, $0, &options, "folio sync: fetch") }
+    let rc = try GitRefLocks.writing(gitDirectory: gitDirectory) {
+      withExtendedLifetime(state) {
+        Self.withRefspecs([refspec]) { git_remote_fetch(remote, $0, &options, "folio sync: fetch") }
+      }
     }
     if rc < 0 { throw remoteError(rc, "git_remote_fetch", remote: name, state: state) }
     return try referenceID(tracking)
@@ -255,8 +265,10 @@ extension GitRepository {
       return 0
     }
     let refspec = "refs/heads/\(branch):refs/heads/\(remoteBranch ?? branch)"
-    let rc = withExtendedLifetime(state) {
-      Self.withRefspecs([refspec]) { git_remote_push(remote, $0, &options) }
+    let rc = try GitRefLocks.writing(gitDirectory: gitDirectory) {
+      withExtendedLifetime(state) {
+        Self.withRefspecs([refspec]) { git_remote_push(remote, $0, &options) }
+      }
     }
     if rc < 0 {
       var message = ""
