@@ -65,8 +65,10 @@ struct ConcurrencyAndCrashTests {
     }
     // One more write reopens the store (repairing what it must); then the
     // log and the documents agree: views == number of logged increments.
-    #expect(try scratch.folio("apply", "todos", "k0", "--op", "upsert").status == 0)
-    #expect(try scratch.folio("fsck").status == 0)
+    let reopened = try scratch.folio("apply", "todos", "k0", "--op", "upsert")
+    #expect(reopened.status == 0, "seed \(seed): \(reopened.stderr)")
+    let fsck = try scratch.folio("fsck")
+    #expect(fsck.status == 0, "seed \(seed): \(fsck.stdout)\(fsck.stderr)")
     let log = try scratch.folio("log", "todos").stdout.split(separator: "\n")
     for pk in ["k0", "k1", "k2"] {
       let increments = log.filter { $0.contains(#""pk":"\#(pk)""#) && $0.contains("increment") }.count
