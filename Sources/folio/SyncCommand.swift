@@ -36,6 +36,11 @@ struct SyncCommand: Command {
     let summary = try store.sync(remote: remote, push: push)
     let remote = summary.remote
     for problem in summary.committed.problems { Output.error("warning: left out: \(problem.description)") }
+    for path in summary.oversized {
+      Output.error(
+        "warning: \(path) is past the size limit (an older build wrote it), so the merge kept it as it is here; "
+          + "make it smaller, or remove it with 'folio rm'")
+    }
     if json {
       let object: JSONObject = [
         "action": .string(summary.action.rawValue), "resolved": .number(String(summary.resolvedDocuments)),

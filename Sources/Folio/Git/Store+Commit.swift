@@ -286,6 +286,9 @@ extension Store {
           guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else {
             continue
           }
+          // An edit past the size limit is reported and not recorded, as
+          // `folio watch` does: another replica's merge could not read it.
+          if let problem = sizeProblem(bytes.count, table: table, path: path) { throw problem }
           let object = try parseEditedDocument(bytes, table: table, pk: pk, path: path)
           let expected = try knownDocument(
             table: table, pk: pk, path: path, headBlob: headBlobs[name],

@@ -28,6 +28,10 @@ public struct SyncSummary: Sendable {
   public var remote = "origin"
   /// The branch on the remote that was fetched and pushed to.
   public var remoteBranch: String?
+  /// Documents past the size limit that a merge kept as this replica has
+  /// them (an older build wrote them): `folio fsck` reports them, and
+  /// `folio rm` clears them everywhere.
+  public var oversized: [String] = []
 }
 
 extension Store {
@@ -75,6 +79,7 @@ extension Store {
       summary.remote = remote
       summary.remoteBranch = remoteBranch
       let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
+      var oversized: [String] = []
       let (action, resolved, head) = try lock.withLock {
         try recoverBeforeWrite()
         // Writes made through Folio during the fetch (they all log an op)
@@ -82,8 +87,9 @@ extension Store {
         // pending, and the checkout refuses to overwrite it.
         if FileSystem.size(opLogPath) != logSize { _ = try commitLocked(message: nil) }
         // A fresh handle: the commit above rewrote the index on disk.
-        return try integrate(theirs, branch: branch, repository: try openRepository())
+        return try integrate(theirs, branch: branch, repository: try openRepository(), oversized: &oversized)
       }
+      summary.oversized += oversized
       if action != .upToDate { summary.action = action }
       summary.resolvedDocuments += resolved
       summary.head = head?.description
@@ -102,7 +108,9 @@ extension Store {
   /// Brings `theirs` into the current branch: nothing, a fast-forward or a
   /// merge commit, then updates the working tree and index. Call with the
   /// lock held.
-  private func integrate(_ theirs: GitOID?, branch: String, repository: GitRepository) throws -> (
+  private func integrate(
+    _ theirs: GitOID?, branch: String, repository: GitRepository, oversized: inout [String]
+  ) throws -> (
     SyncSummary.Action, Int, GitOID?
   ) {
     let ours = try repository.headCommit()?.id
@@ -133,6 +141,7 @@ extension Store {
         testPause(at: .merge)
         action = .merged
         resolved = merge.0.resolved.count
+        oversized = merge.0.oversized
         latest = merge.0.latestStamp
       }
     }

@@ -95,8 +95,11 @@ struct OpHistory {
 
   /// Parses complete lines, each op with its 1-based line number in the
   /// whole file; `bytes` starts at line `firstLine`. A line longer than
-  /// ``Limits/maximumOpLineBytes`` is refused (`TOO_LARGE`), a line that is
-  /// not an op is reported with its file and line number.
+  /// ``Limits/maximumOpLineBytes`` (which no Folio since the size limit
+  /// writes; an older build or a hand could) is passed over, not parsed:
+  /// the merge goes on for everything else, and the document it set is
+  /// kept as this side has it (``TreeMerge``). A line that is not an op is
+  /// reported with its file and line number.
   static func numbered(_ bytes: ArraySlice<UInt8>, file: String, firstLine: Int) throws
     -> [(line: Int, op: Op)]
   {
@@ -108,9 +111,8 @@ struct OpHistory {
       guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { break }
       defer { start = newline + 1 }
       if newline == start { continue }
+      if newline - start > Limits.maximumOpLineBytes { continue }
       do {
-        try Limits.check(
-          newline - start, limit: Limits.maximumOpLineBytes, what: "op log line \(lineNumber)", path: file)
         ops.append((lineNumber, try Op(json: JSONValue(parsing: Array(bytes[start..<newline]), file: file))))
       } catch var error as FolioError {
         error.location = .init(file: file, line: lineNumber, column: error.location?.column ?? 1)

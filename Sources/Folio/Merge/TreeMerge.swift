@@ -16,6 +16,8 @@ struct TreeMerge {
     var resolved: [OpHistory.DocumentKey]
     /// The newest op stamp on either side.
     var latestStamp: HLC?
+    /// Documents past the size limit, kept as this side has them.
+    var oversized: [String] = []
   }
 
   /// Merges commit `theirs` into `ours`.
@@ -103,6 +105,7 @@ struct TreeMerge {
     let ourOps = context.ourOps
     let theirOps = context.theirOps
     var resolved: [OpHistory.DocumentKey] = []
+    var oversized: [String] = []
     var handled = Set<String>()
     var conflicts: [String] = []
     // Path → new blob id (nil: removed) and mode, over ours.
@@ -126,7 +129,16 @@ struct TreeMerge {
     func resolveDocument(
       _ key: OpHistory.DocumentKey, path: String, table: TableConfig, ids: (GitOID?, GitOID?, GitOID?)
     ) throws {
-      let merged = try context.resolve(key, path: path, table: table, ids: ids)
+      let merged: JSONObject?
+      do {
+        merged = try context.resolve(key, path: path, table: table, ids: ids)
+      } catch let error as FolioError where error.code == .tooLarge {
+        // A document past the limit (an older build wrote it) is not read:
+        // it stays as this side has it, and the merge goes on for the rest.
+        // `folio rm` of it clears it everywhere.
+        oversized.append(path)
+        return
+      }
       let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
       if id != ids.1 { updates[path] = (id, 0) } else { updates[path] = nil }
       resolved.append(key)
@@ -191,7 +203,7 @@ struct TreeMerge {
       ? ours.tree.id
       : try repository.updatedTree(
         ours.tree, setting: updates.sorted { $0.key < $1.key }.map { ($0.key, $0.value.id, $0.value.mode) })
-    return Result(tree: tree, resolved: resolved, latestStamp: latest)
+    return Result(tree: tree, resolved: resolved, latestStamp: latest, oversized: oversized)
   }
 
   func document(_ id: GitOID?, path: String) throws -> JSONObject? {
