@@ -87,7 +87,7 @@ struct ServeCommand: Command {
       }
     }
     if let text = parsed.value("--max-body") {
-      guard let bytes = Self.byteSize(text), bytes > 0 else {
+      guard let bytes = ByteSize.parse(text) else {
         throw UsageError("--max-body must be a size such as 1048576, 512K or 16M, not '\(text)'")
       }
       options.maxBodyBytes = bytes
@@ -113,17 +113,6 @@ struct ServeCommand: Command {
       options.timeoutSeconds = seconds
     }
     options.quiet = parsed.flag("--quiet")
-  }
-
-  /// `123`, `512K`, `16M`, `1G` (powers of 1024).
-  static func byteSize(_ text: String) -> Int? {
-    let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-    if let last = text.uppercased().last, let unit = units[last] {
-      return Int(text.dropLast()).flatMap {
-        $0.multipliedReportingOverflow(by: unit).overflow ? nil : $0 * unit
-      }
-    }
-    return Int(text)
   }
 
   func run(in context: CommandContext) throws -> Int32 {

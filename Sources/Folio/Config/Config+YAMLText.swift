@@ -59,7 +59,7 @@ extension Config {
   /// The `limits:` section, written only when it differs from the default.
   private func limitsText() -> String {
     guard limits != LimitsConfig() else { return "" }
-    return "limits:\n  document: \(LimitsConfig.format(limits.documentBytes))\n"
+    return "limits:\n  document: \(ByteSize.format(limits.documentBytes))\n"
   }
 
   /// The `serve:` section, written only when it names something.

@@ -188,8 +188,8 @@ struct ConfigDecoder {
       guard pair.key.keyText == "document" else {
         throw error("unknown key '\(pair.key.keyText)' in 'limits'; expected: document", at: pair.key)
       }
-      let most = LimitsConfig.format(LimitsConfig.maximumDocumentBytes)
-      guard let text = pair.value.text, let bytes = LimitsConfig.parseSize(text), bytes >= 1024,
+      let most = ByteSize.format(LimitsConfig.maximumDocumentBytes)
+      guard let text = pair.value.text, let bytes = ByteSize.parse(text), bytes >= 1024,
         bytes <= LimitsConfig.maximumDocumentBytes
       else {
         throw error(

@@ -26,21 +26,4 @@ public struct LimitsConfig: Sendable, Hashable {
   public init(documentBytes: Int = LimitsConfig.maximumDocumentBytes) {
     self.documentBytes = documentBytes
   }
-
-  /// `1048576`, `512K` or `16M` in bytes (powers of 1024); nil for
-  /// anything else.
-  static func parseSize(_ text: String) -> Int? {
-    let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20]
-    if let last = text.uppercased().last, let unit = units[last] {
-      return Int(text.dropLast()).flatMap { $0 > 0 && $0 <= Int.max / unit ? $0 * unit : nil }
-    }
-    return Int(text).flatMap { $0 > 0 ? $0 : nil }
-  }
-
-  /// `16M`, `512K` or a byte count, as `parseSize` reads it back.
-  static func format(_ bytes: Int) -> String {
-    if bytes % (1 << 20) == 0 { return "\(bytes >> 20)M" }
-    if bytes % (1 << 10) == 0 { return "\(bytes >> 10)K" }
-    return "\(bytes)"
-  }
 }

@@ -61,12 +61,16 @@ enum GitIndexLock {
       let bytes = try? FileSystem.read(owner),
       let pid = Int32(
         String(decoding: bytes.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }, as: UTF8.self)),
-      pid > 0, pid != getpid()
+      pid > 0, processIsGone(pid)
     else { return false }
-    // kill(pid, 0) fails with ESRCH only when there is no such process.
-    guard kill(pid, 0) != 0 && errno == ESRCH else { return false }
     let made = Int(lock.st_mtim.tv_sec)
     let recorded = Int(ownerStat.st_mtim.tv_sec)
     return made >= recorded - 1 && made <= recorded + ownerWindow
+  }
+
+  /// Whether no process `pid` exists now (never this one): `kill(pid, 0)`
+  /// fails with ESRCH only when there is no such process.
+  static func processIsGone(_ pid: Int32) -> Bool {
+    pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
   }
 }

@@ -66,8 +66,7 @@ enum GitRefLocks {
       var st = stat()
       guard lstat(folder + "/" + name, &st) == 0 else { continue }
       let started = nanoseconds(st.st_mtim)
-      // kill(pid, 0) fails with ESRCH only when there is no such process.
-      if pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH {
+      if GitIndexLock.processIsGone(pid) {
         dead.append((name, started))
       } else {
         alive.append(started)

@@ -19,6 +19,17 @@ extension GitRepository {
     return try commit(GitOID(oid))
   }
 
+  /// Where `git pull` (or `merge`, `reset`) left the branch before it
+  /// moved: `ORIG_HEAD`, when it names a commit this repository has and
+  /// that is not `head`.
+  func origHead(other head: GitOID) throws -> GitOID? {
+    guard let bytes = try FileSystem.read(gitDirectory + "/ORIG_HEAD"),
+      let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first,
+      let orig = GitOID(hex: String(line)), orig != head, (try? commit(orig)) != nil
+    else { return nil }
+    return orig
+  }
+
   /// The full name of the branch HEAD points at (e.g. `refs/heads/main`).
   func headBranch() throws -> String {
     var reference: OpaquePointer?

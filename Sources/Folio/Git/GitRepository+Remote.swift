@@ -195,14 +195,8 @@ extension GitRepository {
     var message = "libgit2 error \(rc)"
     if let error = git_error_last(), let text = error.pointee.message { message = String(cString: text) }
     if let failure = state.failure(function, libgit2Message: message) { return failure }
-    if rc == GIT_ELOCKED.rawValue {
-      // The remote was reached; a local ref's lock is in the way.
-      return FolioError(
-        .locked,
-        message
-          + ": another git process is running, or one crashed; if no git is running, remove the .lock file it names",
-        function: "\(function)")
-    }
+    // The remote was reached; a local ref's lock is in the way.
+    if rc == GIT_ELOCKED.rawValue { return LibGit2.lockedError(message, function: function) }
     let url = remoteURL(name).map { " (\($0))" } ?? ""
     return FolioError(
       .remote,

@@ -21,15 +21,18 @@ enum LibGit2 {
         " (the repository is owned by another user; if you trust it, run "
         + "'git config --global --add safe.directory \(path ?? "<path>")')"
     }
-    if rc == GIT_ELOCKED.rawValue {
-      // A lock someone may still hold (Folio clears the ones its own dead
-      // processes left, see GitRefLocks).
-      throw FolioError(
-        .locked,
-        message
-          + ": another git process is running, or one crashed; if no git is running, remove the .lock file it names",
-        path: path, function: "\(function)")
-    }
+    if rc == GIT_ELOCKED.rawValue { throw lockedError(message, path: path, function: function) }
     throw FolioError(.git, message, path: path, function: "\(function)")
+  }
+
+  /// `LOCKED` for libgit2's `GIT_ELOCKED`: a lock someone may still hold
+  /// (Folio clears the ones its own dead processes left, see
+  /// ``GitRefLocks``), with the fix.
+  static func lockedError(_ message: String, path: String? = nil, function: StaticString) -> FolioError {
+    FolioError(
+      .locked,
+      message
+        + ": another git process is running, or one crashed; if no git is running, remove the .lock file it names",
+      path: path, function: "\(function)")
   }
 }

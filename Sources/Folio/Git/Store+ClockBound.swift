@@ -34,16 +34,21 @@ extension Store {
     do {
       try checkClock(of: head, against: orig, repository: repository)
     } catch var error as FolioError where error.code == .clockSkew {
-      let blocked = try checkout(orig, branch: try repository.headBranch(), repository: repository)
-      if blocked.isEmpty {
-        error.message += "; the pull was undone (the branch is back at \(orig.description.prefix(12)))"
-      } else {
-        error.message +=
-          "; the pull could not be undone because \(blocked.joined(separator: ", ")) changed since: "
-          + "run 'git reset --keep ORIG_HEAD' once they are committed"
-      }
+      error.message += try undoPull(to: orig, repository: repository)
       throw error
     }
+  }
+
+  /// Moves the branch back to `orig` (`ORIG_HEAD`) with Folio's checkout,
+  /// undoing a plain `git pull`. Call with the lock held.
+  /// - Returns: what happened, to end the refusal's message with.
+  func undoPull(to orig: GitOID, repository: GitRepository) throws -> String {
+    let blocked = try checkout(orig, branch: try repository.headBranch(), repository: repository)
+    if blocked.isEmpty {
+      return "; the pull was undone (the branch is back at \(orig.description.prefix(12)))"
+    }
+    return "; the pull could not be undone because \(blocked.joined(separator: ", ")) changed since: "
+      + "run 'git reset --keep ORIG_HEAD' once they are committed"
   }
 
   /// Refuses an op log, handed to the merge driver, whose new lines since

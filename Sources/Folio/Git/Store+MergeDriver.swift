@@ -113,10 +113,7 @@ extension Store {
       // and writing through links); what Folio refuses beyond them (links
       // in table folders, names too long for its temp files) is reported
       // here, before Folio reads or writes any of it.
-      if let bytes = try FileSystem.read(gitDirectory + "/ORIG_HEAD"),
-        let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first,
-        let before = GitOID(hex: String(line)), before != head.id, (try? repository.commit(before)) != nil
-      {
+      if let before = try repository.origHead(other: head.id) {
         try TreePathValidator(repository: repository, config: config).validate(
           try head.tree(), of: head.id, against: try repository.commit(before).tree())
         try undoPullPastClockBound(from: before, to: head.id, repository: repository)

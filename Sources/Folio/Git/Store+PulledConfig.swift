@@ -25,29 +25,19 @@ extension Store {
     }
     guard let repository = try GitRepository.open(workTree: root),
       let head = try repository.headCommit(),
-      let line = try FileSystem.read(root + "/.git/ORIG_HEAD").map({ String(decoding: $0, as: UTF8.self) })?
-        .split(separator: "\n").first,
-      let orig = GitOID(hex: String(line)), orig != head.id,
+      let orig = try repository.origHead(other: head.id),
       let entry = try repository.commit(orig).tree().entry(at: Config.fileName)
     else { throw failure }
     let trusted = try repository.blob(entry.id)
     guard (try? Config(bytes: trusted, file: Config.fileName)) != nil else { throw failure }
-    // The old folio.yaml back first, so that the store opens on it.
+    // The old folio.yaml back first, so that the store opens on it (the
+    // checkout then finds it already as ORIG_HEAD has it).
     try FileSystem.writeAtomically(configPath, trusted, sync: true)
     let store = try Store(rootPath: root)
-    let blocked = try store.lock.withLock {
-      try store.checkout(orig, branch: try repository.headBranch(), repository: repository)
-    }
     var error = failure
     error.message +=
       " (in the \(Config.fileName) that the pull of commit \(head.id.description.prefix(12)) brought, which would make every command fail on this store)"
-    if blocked.isEmpty {
-      error.message += "; the pull was undone (the branch is back at \(orig.description.prefix(12)))"
-    } else {
-      error.message +=
-        "; the old \(Config.fileName) is back, but the pull could not be undone because "
-        + "\(blocked.joined(separator: ", ")) changed since: run 'git reset --keep ORIG_HEAD' once they are committed"
-    }
+    error.message += try store.lock.withLock { try store.undoPull(to: orig, repository: repository) }
     throw error
   }
 }

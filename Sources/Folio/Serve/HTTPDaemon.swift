@@ -194,10 +194,7 @@ final class HTTPDaemon: @unchecked Sendable {
       uploadSize.pointee = 0
       return .YES
     }
-    let reply =
-      pending.tooLarge
-      ? .error(413, "the request body is larger than the limit of \(maxBodyBytes) bytes")
-      : handler(pending.request)
+    let reply = pending.tooLarge ? tooLargeReply : handler(pending.request)
     pending.request.body = []
     return respond(reply, to: pending, on: connection)
   }
@@ -208,7 +205,11 @@ final class HTTPDaemon: @unchecked Sendable {
     guard let text = request.header("content-length"), let length = Int(text), length > maxBodyBytes else {
       return nil
     }
-    return .error(413, "the request body is larger than the limit of \(maxBodyBytes) bytes")
+    return tooLargeReply
+  }
+
+  private var tooLargeReply: HTTPReply {
+    .error(413, "the request body is larger than the limit of \(maxBodyBytes) bytes")
   }
 
   private func respond(_ reply: HTTPReply, to pending: PendingRequest, on connection: OpaquePointer)

@@ -1,9 +1,10 @@
 extension Store {
   /// Refuses a transaction whose documents break their tables' schemas,
   /// before anything is written: `put`, `apply`, `update`, the HTTP bridge
-  /// and conflict resolutions all commit through here. Documents whose
-  /// bytes are in `checked` passed already; those checked here are added. The error points
-  /// into the bytes about to be written (the document's canonical form), as
+  /// and conflict resolutions all commit through here. A document whose
+  /// bytes are in `checked` has its verdict there; those checked here are
+  /// added. The error points into the bytes about to be written (the
+  /// document's canonical form), as
   /// `data/todos/a.json:3:12: error: views: expected integer, got string (schema todos.schema.json#/properties/views)`.
   ///
   /// Evictions write nothing and are not checked; nor are edits an editor
@@ -36,7 +37,7 @@ extension Store {
     guard count > limit else { return nil }
     return FolioError(
       .tooLarge,
-      "\(count) bytes, more than the store's limit of \(limit) (\(LimitsConfig.format(limit))); another replica's merge cannot read it: make it smaller, or 'folio rm \(table.name) <pk>'",
+      "\(count) bytes, more than the store's limit of \(limit) (\(ByteSize.format(limit))); another replica's merge cannot read it: make it smaller, or 'folio rm \(table.name) <pk>'",
       location: .init(file: path, line: 1, column: 1), table: table.name)
   }
 
@@ -77,7 +78,6 @@ struct CheckedDocument: Sendable {
 }
 
 extension Store {
-
   /// The ways a document read from a table folder breaks its table's schema
   /// or the store's size limit, each placed in `bytes` (the file as it is);
   /// empty when it breaks neither.

@@ -8,16 +8,6 @@ struct DocumentChangedError: Error {
 }
 
 extension Store {
-  /// Checks, before the durability point, everything that would make the
-  /// journal fail when applied: a name too long for its temp file, a folder
-  /// that is a link or a file, a read-only folder, an op log that is a
-  /// link, and a document changed since the transaction read it. A journal
-  /// that cannot be applied is redone on every open and would block every
-  /// later write (a store must never be left unusable), so a fault must be found here, while
-  /// nothing is written yet.
-  /// - Throws: `LOCAL_CONSTRAINT` for a long name, `UNSAFE_PATH` for a link,
-  ///   `IO` for a read-only folder, ``DocumentChangedError`` for a document
-  ///   changed behind the transaction's back.
   /// Refuses, before the durability point, a document larger than the
   /// store's limit (`limits: document:` in `folio.yaml`, 16 MiB at most) and
   /// an op-log line longer than its line limit: past them a merge on
@@ -30,7 +20,7 @@ extension Store {
       guard let bytes = write.new, bytes.count > limits.documentBytes else { continue }
       var error = FolioError(
         .tooLarge,
-        "the document would be \(bytes.count) bytes, more than the store's limit of \(limits.documentBytes) bytes (\(LimitsConfig.format(limits.documentBytes)), 'limits: document:' in \(Config.fileName)); nothing was written",
+        "the document would be \(bytes.count) bytes, more than the store's limit of \(limits.documentBytes) bytes (\(ByteSize.format(limits.documentBytes)), 'limits: document:' in \(Config.fileName)); nothing was written",
         path: relative(write.path))
       error.table = write.fold?.table.name
       error.pk = write.fold?.pk
@@ -45,6 +35,16 @@ extension Store {
     }
   }
 
+  /// Checks, before the durability point, everything that would make the
+  /// journal fail when applied: a name too long for its temp file, a folder
+  /// that is a link or a file, a read-only folder, an op log that is a
+  /// link, and a document changed since the transaction read it. A journal
+  /// that cannot be applied is redone on every open and would block every
+  /// later write (a store must never be left unusable), so a fault must be found here, while
+  /// nothing is written yet.
+  /// - Throws: `LOCAL_CONSTRAINT` for a long name, `UNSAFE_PATH` for a link,
+  ///   `IO` for a read-only folder, ``DocumentChangedError`` for a document
+  ///   changed behind the transaction's back.
   func checkWrites(_ writes: [Journal.Write], opLog: Bool, folders: WriteFolders) throws {
     if opLog {
       let (directory, name) = FileSystem.split(opLogPath)

@@ -292,7 +292,7 @@ extension Store {
         try bad(
           rowError(
             .tooLarge,
-            "the document would be \(bytes.count) bytes, more than the store's limit of \(config.limits.documentBytes) (\(LimitsConfig.format(config.limits.documentBytes)))",
+            "the document would be \(bytes.count) bytes, more than the store's limit of \(config.limits.documentBytes) (\(ByteSize.format(config.limits.documentBytes)))",
             line: line))
         continue
       }
