@@ -109,6 +109,9 @@ stream=$!
 sleep 0.5
 run curl -s -X PATCH -d '{"buy-milk/views": {".sv": {"increment": 1}}}' "http://127.0.0.1:$port/todos.json"
 echo
+# Closed by default: a page from another origin cannot write (403, nothing read or written).
+run curl -s -X POST -H 'Origin: http://evil.example' -H 'Content-Type: text/plain' -d '{"title": "pwned"}' "http://127.0.0.1:$port/todos.json"
+echo
 sleep 0.5
 kill "$stream" 2>/dev/null || true
 kill -TERM "$server"; wait "$server" || true
