@@ -33,6 +33,9 @@ public final class Store: Sendable {
   let gitDirectory: String
   let privateDirectory: String
   let lock: StoreLock
+  /// Imports take turns in the one staging folder (``ImportWorkspace``)
+  /// while other writers go on; the store lock is taken only to land.
+  let importLock: StoreLock
   /// Later layers' per-store state (live queries, subscriptions).
   let attachments = StoreAttachments()
   let clock = Mutex<ClockState>(ClockState())
@@ -107,6 +110,8 @@ public final class Store: Sendable {
     self.spares = SpareFiles(parent: privateDirectory + "/spares")
     self.replicaID = try Store.loadReplicaID(in: privateDirectory)
     self.lock = StoreLock(path: privateDirectory + "/lock", timeout: lockTimeout)
+    self.importLock = StoreLock(
+      path: privateDirectory + "/import-lock", timeout: lockTimeout, subject: "the import staging folder")
     try verifyFolders()
     if Journal.isPending(at: journalPath)
       || Store.wiring.recoverySteps.contains(where: { $0.isPending(in: self) })

@@ -12,11 +12,14 @@ import Synchronization
 final class StoreLock: Sendable {
   let path: String
   let timeout: Double
+  /// What the lock guards, as its error names it ("the store").
+  let subject: String
   private let gate = Mutex(())
 
-  init(path: String, timeout: Double) {
+  init(path: String, timeout: Double, subject: String = "the store") {
     self.path = path
     self.timeout = timeout
+    self.subject = subject
   }
 
   /// The timeout set by `FOLIO_LOCK_TIMEOUT` (seconds), or 10 s.
@@ -51,7 +54,7 @@ final class StoreLock: Sendable {
         let who = holder.isEmpty ? "another process" : "process \(holder)"
         throw FolioError(
           .locked,
-          "the store is locked by \(who); gave up after \(timeout.formatted1)s. "
+          "\(subject) is locked by \(who); gave up after \(timeout.formatted1)s. "
             + "Wait for it to finish, or raise FOLIO_LOCK_TIMEOUT",
           path: path)
       }

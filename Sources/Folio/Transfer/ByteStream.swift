@@ -21,6 +21,10 @@ final class ByteStream {
 
   static let chunkSize = 1 << 20
 
+  /// Where every byte read is also written, so that input that can be read
+  /// only once (stdin, a pipe) can be read again (an import staged twice).
+  var copy: (fd: Int32, path: String)?
+
   /// Opens `path`, or stdin for `-`; reads `chunkSize` bytes at a time.
   init(path: String, displayName: String? = nil, chunkSize: Int = ByteStream.chunkSize) throws {
     if path == "-" {
@@ -96,6 +100,7 @@ final class ByteStream {
       try FileSystem.syscall("read", path: name) { read(fd, raw.baseAddress! + readEnd, raw.count - readEnd) }
     }
     if n == 0 { atEOF = true }
+    if let copy { try FileSystem.writeAll(copy.fd, buffer[readEnd..<(readEnd + n)], path: copy.path) }
     end += n
     return shift
   }

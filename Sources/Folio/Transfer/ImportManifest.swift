@@ -2,6 +2,11 @@
 /// order staged, and, when the import will be committed, its blob id, the
 /// blob itself having gone into the import's pack while the bytes were in
 /// hand. The commit then reads no document back.
+///
+/// It also keeps, per name, the stat data of the table's file as the import
+/// first read it (or that there was none). Staging runs outside the store
+/// lock; at landing, under the lock, ``isCurrent(tableDirectory:)`` tells
+/// whether another writer changed any of those files meanwhile.
 final class ImportManifest {
   /// The table folder was empty or missing when the import began.
   let tableWasEmpty: Bool
@@ -18,6 +23,8 @@ final class ImportManifest {
   /// staging, so the pack never holds one object twice; the commit packs
   /// the final bytes if they differ.
   private(set) var restaged: [Int: GitOID] = [:]
+  /// Per name, the table's file when first read; nil where there was none.
+  private(set) var bases: [FileStat?] = []
 
   init(tableWasEmpty: Bool, pack: GitPackFile?) {
     self.tableWasEmpty = tableWasEmpty
@@ -25,8 +32,9 @@ final class ImportManifest {
   }
 
   /// Records `bytes` staged as `name`; `existing` is the name's position if
-  /// it was staged before (a later row for the same pk replaces it).
-  func add(_ name: String, bytes: [UInt8], at existing: Int?) throws {
+  /// it was staged before (a later row for the same pk replaces it), and
+  /// `base` the table's file as read before its first staging.
+  func add(_ name: String, bytes: [UInt8], at existing: Int?, base: FileStat?) throws {
     let k: Int
     if let existing {
       k = existing
@@ -34,6 +42,7 @@ final class ImportManifest {
       k = names.count
       names.append(name)
       index[name] = k
+      bases.append(base)
       if pack != nil { ids.append(contentsOf: repeatElement(0, count: 20)) }
     }
     guard let pack else { return }
@@ -49,5 +58,15 @@ final class ImportManifest {
           raw, id: UnsafeMutableRawBufferPointer(rebasing: all[(k * 20)..<(k * 20 + 20)]), compress: false)
       }
     }
+  }
+
+  /// Whether the table is as staging saw it: still empty if it was, and
+  /// every staged name's file as first read. Call with the store lock held.
+  func isCurrent(tableDirectory: String) throws -> Bool {
+    if tableWasEmpty { return try FileSystem.isEmptyDirectory(tableDirectory) }
+    for (k, name) in names.enumerated() where FileStat.of(tableDirectory + "/" + name) != bases[k] {
+      return false
+    }
+    return true
   }
 }

@@ -5,7 +5,9 @@ import Glibc
 /// An import writes each new document into `.git/folio/import/docs/` and its
 /// compact op lines into `.git/folio/import/ops.ndjson`, without touching
 /// the table. A bad row, an error or a kill at this stage leaves the table as
-/// it was; the leftovers are cleared by the next import.
+/// it was; the leftovers are cleared by the next import. Staging runs
+/// without the store lock (``Store/importLock`` keeps imports from sharing
+/// the folder); landing takes it.
 ///
 /// To land, one `syncfs` makes every staged file durable, then a small
 /// journal (`import/journal`: the table folder, the op log and its offset,
@@ -29,6 +31,8 @@ struct ImportWorkspace {
   var documentsDirectory: String { directory + "/docs" }
   var opsPath: String { directory + "/ops.ndjson" }
   var journalPath: String { directory + "/journal" }
+  /// A copy of input that can be read only once, for a second staging.
+  var inputCopyPath: String { directory + "/input" }
 
   /// Whether an import passed its durability point and must be finished.
   static func isPending(privateDirectory: String) -> Bool {
@@ -51,13 +55,39 @@ struct ImportWorkspace {
 
   /// Removes a staging folder that never reached its durability point.
   func discard() throws {
+    try removeStaged()
+    unlink(journalPath)
+    unlink(inputCopyPath)
+    rmdir(directory)
+  }
+
+  private func removeStaged() throws {
     if let names = try FileSystem.list(documentsDirectory) {
       for name in names { unlink(documentsDirectory + "/" + name) }
       rmdir(documentsDirectory)
     }
     unlink(opsPath)
-    unlink(journalPath)
-    rmdir(directory)
+    unlink(opsPath + ".new")
+  }
+
+  /// Empties the staging folder for a second staging, keeping the copy of
+  /// the input.
+  func restart() throws {
+    try removeStaged()
+    unlink(packPath)
+    try FileSystem.makeDirectories(documentsDirectory)
+  }
+
+  /// Where to copy the input as it is read, open for writing, when `path`
+  /// is stdin (`-`) or anything else but a regular file; nil otherwise.
+  func inputCopy(for path: String) throws -> (fd: Int32, path: String)? {
+    var st = stat()
+    if path != "-", stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { return nil }
+    let copyPath = inputCopyPath
+    let fd = try FileSystem.syscall("open", path: copyPath) {
+      open(copyPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    }
+    return (fd, copyPath)
   }
 
   /// Creates an empty staging folder.

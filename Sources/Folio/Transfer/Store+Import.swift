@@ -22,11 +22,18 @@ extension Store {
   /// read: a bad row without `continueOnError`, an error, or a kill leaves
   /// the table as it was; after the single durability point a crash is
   /// finished by the next process that opens the store (see
-  /// ``ImportWorkspace``). The store lock is held throughout, so other writers
-  /// wait.
+  /// ``ImportWorkspace``).
+  ///
+  /// Rows are read, checked against the schema and the size limit, and
+  /// staged without the store lock, so other writers go on meanwhile; the
+  /// lock is taken only to land. If another writer changed a document the
+  /// import read while it was staging, the import stages again under the
+  /// lock from the same input (kept for the purpose when it is stdin or a
+  /// pipe), so neither write is lost. Imports into one store take turns.
   ///
   /// - Parameters:
-  ///   - onBadRow: called for each bad row skipped with `continueOnError`.
+  ///   - onBadRow: called for each bad row skipped with `continueOnError`
+  ///     (once per row, even when the import stages twice).
   ///   - onProgress: called every few hundred rows and at each phase.
   /// - Throws: the first bad row (`FILE:LINE:COL: error: …`) unless
   ///   `continueOnError`; `USAGE` for a `batchSize` below 1; `UNKNOWN_TABLE`;
@@ -41,74 +48,157 @@ extension Store {
     }
     let table = try self.table(named: tableName)
     if let missing = table.missingSchemaError { throw missing }
-    let (reader, format) = try Store.makeReader(options)
-    return try lock.withLock {
-      try recoverBeforeWrite()
-      let workspace = ImportWorkspace(privateDirectory: privateDirectory)
-      if options.commit {
-        // Anything pending goes in first, on its own, so the import's
-        // commit holds the import and nothing else.
-        _ = try commitLocked(message: "folio: pending changes before import")
+    return try importLock.withLock {
+      // An import a crash left past its durability point lands before the
+      // staging folder is used again.
+      if ImportWorkspace.isPending(privateDirectory: privateDirectory) {
+        try lock.withLock { try recoverBeforeWrite() }
       }
+      let workspace = ImportWorkspace(privateDirectory: privateDirectory)
       try workspace.prepare()
-      let tableDirectory = directory(of: table)
-      let manifest = ImportManifest(
-        tableWasEmpty: try FileSystem.isEmptyDirectory(tableDirectory),
-        pack: options.commit ? try GitPackFile(path: workspace.packPath) : nil)
-      var summary: ImportSummary
+      let copy = try workspace.inputCopy(for: options.path)
+      defer { if let copy { close(copy.fd) } }
+      var staged: StagedImport
+      let format: TransferFormat
       do {
-        summary = try stage(
-          reader, into: table, workspace: workspace, manifest: manifest, options: options, onBadRow: onBadRow,
-          onProgress: onProgress)
+        let reader: any RowReader
+        (reader, format) = try Store.makeReader(options, copy: copy)
+        staged = try stage(
+          reader, into: table, workspace: workspace, options: options, onBadRow: onBadRow, onProgress: onProgress)
       } catch {
-        manifest.pack?.discard()
         try? workspace.discard()
         throw error
       }
-      summary.format = format
-      if summary.created + summary.updated == 0 {
-        manifest.pack?.discard()
-        try workspace.discard()
-        return summary
-      }
-      // The pack holds every document now: its checksum and `.idx` are
-      // made on another thread while the import lands and commits.
-      manifest.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
-      do {
-        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .landing))
-        let stillEmpty = manifest.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
-        let record = ImportWorkspace.Record(
-          tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
-          opsSize: try Store.fileSize(workspace.opsPath),
-          wholeFolder: stillEmpty)
-        try workspace.seal(record, root: rootPath)
-        // One event for live queries in other processes (TransactionMarker).
-        try withTransactionMarker { try workspace.land(record, root: rootPath) }
-        resetClockCache()
-        try forgetEvictions(table: table)
-        if let pack = manifest.pack {
-          onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .committing))
-          let message =
-            options.message
-            ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
-          summary.commit = try commitImport(table: table, manifest: manifest, pack: pack, message: message)?
-            .description
+      return try lock.withLock {
+        do {
+          try recoverBeforeWrite()
+          if options.commit {
+            // Anything pending goes in first, on its own, so the import's
+            // commit holds the import and nothing else.
+            _ = try commitLocked(message: "folio: pending changes before import")
+          }
+          if try !staged.manifest.isCurrent(tableDirectory: directory(of: table)) {
+            // Another writer changed a document this import read: stage
+            // again, now under the lock, so that both writes count.
+            staged.manifest.pack?.discard()
+            try workspace.restart()
+            var again = options
+            again.path = copy?.path ?? options.path
+            again.displayName = staged.inputName
+            again.format = format
+            let (reader, _) = try Store.makeReader(again, copy: nil)
+            staged = try stage(
+              reader, into: table, workspace: workspace, options: again, onBadRow: { _ in },
+              onProgress: onProgress)
+          } else if try lastHLC() != staged.clock {
+            // Other writes landed meanwhile: the import's op lines take
+            // stamps after theirs, so the log stays in clock order.
+            try restampOps(workspace.opsPath, table: table)
+          }
+        } catch {
+          staged.manifest.pack?.discard()
+          try? workspace.discard()
+          throw error
         }
-      } catch {
-        // Waits for the finishing thread; keeps the pack if it was stored.
-        manifest.pack?.discard()
-        throw error
+        staged.summary.format = format
+        return try land(staged, into: table, workspace: workspace, options: options, onProgress: onProgress)
       }
-      return summary
     }
   }
 
-  static func makeReader(_ options: ImportOptions) throws -> (any RowReader, TransferFormat) {
+  /// What staging produced: the documents and op lines in the workspace.
+  private struct StagedImport {
+    var manifest: ImportManifest
+    var summary: ImportSummary
+    /// The store's clock when staging began; the op lines follow it.
+    var clock: HLC?
+    /// The input's name, for messages.
+    var inputName: String
+  }
+
+  /// Lands staged documents and commits them. Call with the lock held.
+  private func land(
+    _ staged: StagedImport, into table: TableConfig, workspace: ImportWorkspace, options: ImportOptions,
+    onProgress: (ImportProgress) -> Void
+  ) throws -> ImportSummary {
+    var summary = staged.summary
+    let manifest = staged.manifest
+    let tableDirectory = directory(of: table)
+    if summary.created + summary.updated == 0 {
+      manifest.pack?.discard()
+      try workspace.discard()
+      return summary
+    }
+    // The pack holds every document now: its checksum and `.idx` are
+    // made on another thread while the import lands and commits.
+    manifest.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
+    do {
+      onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .landing))
+      let stillEmpty = manifest.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
+      let record = ImportWorkspace.Record(
+        tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
+        opsSize: try Store.fileSize(workspace.opsPath),
+        wholeFolder: stillEmpty)
+      try workspace.seal(record, root: rootPath)
+      // One event for live queries in other processes (TransactionMarker).
+      try withTransactionMarker { try workspace.land(record, root: rootPath) }
+      resetClockCache()
+      try forgetEvictions(table: table)
+      if let pack = manifest.pack {
+        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .committing))
+        let message =
+          options.message
+          ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
+        summary.commit = try commitImport(table: table, manifest: manifest, pack: pack, message: message)?
+          .description
+      }
+    } catch {
+      // Waits for the finishing thread; keeps the pack if it was stored.
+      manifest.pack?.discard()
+      throw error
+    }
+    return summary
+  }
+
+  /// Gives the staged op lines new stamps, after the store's clock now.
+  /// Call with the lock held.
+  private func restampOps(_ opsPath: String, table: TableConfig) throws {
+    let reader = NDJSONReader(stream: try ByteStream(path: opsPath))
+    let newPath = opsPath + ".new"
+    let out = try FileSystem.syscall("open", path: newPath) {
+      open(newPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+    defer { close(out) }
+    var last = try lastHLC()
+    var bytes: [UInt8] = []
+    while let event = try reader.next() {
+      guard case .row(let value, _) = event else {
+        throw FolioError(.io, "the import's staged op lines are damaged", path: relative(opsPath))
+      }
+      var op = try Op(json: value)
+      last = HLC.next(after: last, now: Clock.nowMilliseconds(), replica: replicaID)
+      op.hlc = last!
+      op.appendLogLine(to: &bytes)
+      if bytes.count >= 1 << 20 {
+        try FileSystem.writeAll(out, bytes, path: newPath)
+        bytes.removeAll(keepingCapacity: true)
+      }
+    }
+    try FileSystem.writeAll(out, bytes, path: newPath)
+    try FileSystem.syscall("rename", path: opsPath) { rename(newPath, opsPath) }
+  }
+
+  /// The reader for `options`' input, and its format. With `copy`, every
+  /// byte read is also written there (input that can be read only once).
+  static func makeReader(_ options: ImportOptions, copy: (fd: Int32, path: String)? = nil) throws -> (
+    any RowReader, TransferFormat
+  ) {
     var format = options.format ?? TransferFormat.fromExtension(options.path)
     if format == .sqlite || (format == nil && options.path != "-" && Store.hasSQLiteHeader(options.path)) {
       return (try SQLiteReader(path: options.path, table: options.sqliteTable), .sqlite)
     }
     let stream = try ByteStream(path: options.path, displayName: options.displayName)
+    stream.copy = copy
     if format == nil {
       try stream.fill()
       format = TransferFormat.sniff(Array(stream.buffer[stream.start..<min(stream.end, 4096)]))
@@ -128,6 +218,9 @@ extension Store {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return false }
     defer { close(fd) }
+    // A pipe's bytes can be read only once; SQLite needs a file anyway.
+    var st = stat()
+    guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
     var head = [UInt8](repeating: 0, count: 16)
     let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
     return n == 16 && head == Array("SQLite format 3\0".utf8)
@@ -136,12 +229,17 @@ extension Store {
   /// Reads every row and writes each resulting document into the staging
   /// folder, with its op line. The table is not touched.
   private func stage(
-    _ reader: any RowReader, into table: TableConfig, workspace: ImportWorkspace, manifest: ImportManifest,
-    options: ImportOptions, onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
-  ) throws -> ImportSummary {
+    _ reader: any RowReader, into table: TableConfig, workspace: ImportWorkspace, options: ImportOptions,
+    onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
+  ) throws -> StagedImport {
     var summary = ImportSummary()
     let keyColumn = options.pkColumn ?? table.key
     let tableDirectory = directory(of: table)
+    let manifest = ImportManifest(
+      tableWasEmpty: try FileSystem.isEmptyDirectory(tableDirectory),
+      pack: options.commit ? try GitPackFile(path: workspace.packPath) : nil)
+    var staged = false
+    defer { if !staged { manifest.pack?.discard() } }
     let opsPath = workspace.opsPath
     let ops = try FileSystem.syscall("open", path: opsPath) {
       open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -149,7 +247,8 @@ extension Store {
     defer { close(ops) }
     var opBytes: [UInt8] = []
     opBytes.reserveCapacity(1 << 20)
-    var last = try lastHLC()
+    let clock = try lastHLC()
+    var last = clock
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = options.batchSize
     let documents = workspace.documentsDirectory
@@ -232,8 +331,11 @@ extension Store {
         try writer.drain()
         return try FileSystem.read(stagedPath)
       }
-      // In a table that was empty there is nothing to look up (the store
-      // lock keeps other writers out).
+      // The file as first read, to tell at landing whether a writer changed
+      // it meanwhile. In a table that was empty there is nothing to look up
+      // (landing checks that it still is).
+      let base =
+        stagedIndex == nil && !manifest.tableWasEmpty ? FileStat.of(tableDirectory + "/" + fileName) : nil
       let inTable = { (name: String) throws -> JSONObject? in
         manifest.tableWasEmpty ? nil : try self.readDocument(at: tableDirectory + "/" + name)?.object
       }
@@ -297,7 +399,7 @@ extension Store {
         continue
       }
       try writer.write(bytes, named: fileName)
-      try manifest.add(fileName, bytes: bytes, at: stagedIndex)
+      try manifest.add(fileName, bytes: bytes, at: stagedIndex, base: base)
       if stagedBefore == nil {
         if current == nil { summary.created += 1 } else { summary.updated += 1 }
       }
@@ -310,7 +412,8 @@ extension Store {
     try writer.finish()
     let (done, total) = reader.progress
     onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: .reading))
-    return summary
+    staged = true
+    return StagedImport(manifest: manifest, summary: summary, clock: clock, inputName: reader.name)
   }
 
   static func fileSize(_ path: String) throws -> Int {
