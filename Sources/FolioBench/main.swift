@@ -76,6 +76,10 @@ if CommandLine.arguments.dropFirst().first == "import" {  // import and export: 
   runImportBench(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
+if CommandLine.arguments.dropFirst().first == "storm" {  // many replicas pushing at once: StormBench.swift
+  try runStormBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
 if CommandLine.arguments.dropFirst().first == "serve" {  // folio serve: ServeBench.swift
   try runServeBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)

@@ -240,9 +240,11 @@ extension GitRepository {
 
   /// Pushes local `branch` to `remoteBranch` (by default the same name) on
   /// remote `name`.
-  /// - Throws: `PUSH_REJECTED` when the remote refuses the update. libgit2
-  ///   reports that only through a callback and returns success, so the
-  ///   callback's verdict is checked here.
+  /// - Throws: ``PushRefusal`` when the remote did not take the update,
+  ///   told apart by libgit2's return code and the remote's per-ref status,
+  ///   never by message text (libgit2 reports a remote's refusal only
+  ///   through a callback and returns success, so that verdict is checked
+  ///   here); `FolioError` for anything else.
   func push(remote name: String, branch: String, to remoteBranch: String? = nil, sshKey: String?) throws {
     let remote = try lookupRemote(name)
     defer { git_remote_free(remote) }
@@ -265,18 +267,17 @@ extension GitRepository {
       }
     }
     if rc < 0 {
-      var message = ""
+      var message = "libgit2 error \(rc)"
       if let error = git_error_last(), let text = error.pointee.message { message = String(cString: text) }
-      if message.contains("non-fast-forward") || message.contains("rejected") {
-        throw FolioError(
-          .pushRejected, "remote '\(name)' rejected the push: \(message)", function: "git_remote_push")
-      }
+      // The remote's tip is not one this push builds on: it moved on.
+      if rc == GIT_ENONFASTFORWARD.rawValue { throw PushRefusal(reason: .remoteAhead, detail: message) }
+      // Another push holds the remote's ref (a file:// remote is written
+      // in place), or one of this replica's refs.
+      if rc == GIT_ELOCKED.rawValue { throw PushRefusal(reason: .busy, detail: message) }
       throw remoteError(rc, "git_remote_push", remote: name, state: state)
     }
     if !state.rejections.isEmpty {
-      throw FolioError(
-        .pushRejected, "remote '\(name)' rejected the push: " + state.rejections.joined(separator: "; "),
-        function: "git_remote_push")
+      throw PushRefusal(reason: .refused, detail: state.rejections.joined(separator: "; "))
     }
   }
 

@@ -35,8 +35,17 @@ public struct SyncSummary: Sendable {
 }
 
 extension Store {
-  /// How many times a push that lost a race is retried.
-  static let syncRounds = 5
+  /// How many fetch-merge-push rounds a sync makes before it gives up on
+  /// a remote that keeps moving.
+  static let syncRounds = 20
+
+  /// The pause before round `round + 1`: a random time up to 25 ms × 2^round,
+  /// capped at 2 s ("full jitter"), so replicas that lost one race do not
+  /// meet again in the next.
+  static func pauseBeforeRetry(after round: Int) {
+    let ceiling = min(2_000_000, 25_000 << min(round, 16))
+    usleep(UInt32(Int.random(in: 0..<ceiling)))
+  }
 
   /// Commits, fetches, merges (resolving table documents by replay) and
   /// pushes, all through libgit2.
@@ -60,13 +69,16 @@ extension Store {
   ///   `origin`.
   /// - Throws: `REMOTE` if the remote cannot be reached, `CREDENTIALS`,
   ///   `HOST_KEY` for an ssh host key that is unknown or changed,
-  ///   `PUSH_REJECTED` if the push kept losing races, `CONFLICT` for files
-  ///   outside the tables that git could not merge.
+  ///   `PUSH_REJECTED` if the remote kept moving through every round, or
+  ///   refused the push while it stood still (a hook, a protected branch),
+  ///   `CONFLICT` for files outside the tables that git could not merge.
   @discardableResult
   public func sync(remote requested: String? = nil, push: Bool = true) throws -> SyncSummary {
     var summary = SyncSummary(
       committed: CommitSummary(commit: nil, documents: 0, syntheticOps: 0, problems: []), action: .upToDate,
       resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
+    // The last refusal, and the remote tip it refused to build on.
+    var refusal: (PushRefusal, GitOID?)?
     for round in 1...Store.syncRounds {
       summary.rounds = round
       let committed = try commit()
@@ -79,6 +91,14 @@ extension Store {
       summary.remote = remote
       summary.remoteBranch = remoteBranch
       let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
+      if let (last, tip) = refusal, last.reason == .refused, tip == theirs {
+        // The remote did not move, yet refused: its verdict, not a race.
+        throw FolioError(
+          .pushRejected,
+          "remote '\(remote)' refused the push: \(last.detail). Everything is committed and merged locally; "
+            + "ask the remote's owner, or push to another branch",
+          function: "git_remote_push")
+      }
       var oversized: [String] = []
       let (action, resolved, head) = try lock.withLock {
         try recoverBeforeWrite()
@@ -98,11 +118,18 @@ extension Store {
         try repository.push(remote: remote, branch: shortBranch, to: remoteBranch, sshKey: sshKeyPath)
         summary.pushed = true
         return summary
-      } catch let error as FolioError where error.code == .pushRejected && round < Store.syncRounds {
-        continue  // someone pushed in between: fetch, merge and try again
+      } catch let error as PushRefusal {
+        // Someone pushed in between: fetch, merge and try again.
+        refusal = (error, theirs)
+        if round < Store.syncRounds { Store.pauseBeforeRetry(after: round) }
       }
     }
-    return summary
+    throw FolioError(
+      .pushRejected,
+      "remote '\(summary.remote)' kept moving: other replicas pushed first in each of \(Store.syncRounds) "
+        + "rounds (last: \(refusal?.0.detail ?? "refused")). Everything is committed and merged locally; "
+        + "run 'folio sync' again",
+      function: "git_remote_push")
   }
 
   /// Brings `theirs` into the current branch: nothing, a fast-forward or a
