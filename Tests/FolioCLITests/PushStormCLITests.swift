@@ -91,36 +91,6 @@ import Testing
     print("push storm (\(transport.rawValue)): \(replicas) replicas × \(rounds) rounds, \(retries) retries")
   }
 
-  /// A remote that refuses the push while it stands still (a hook) gives
-  /// its verdict at once: one more fetch shows it did not move, so the
-  /// sync says the remote refused, not that it kept moving or that the
-  /// network failed.
-  @Test func aRefusalFromARemoteThatStandsStillIsReported() throws {
-    let root = try CLIScratch(yaml: nil)
-    defer { root.remove() }
-    #expect(try FolioRunner.shell("git init -q --bare remote.git", in: root.path) == 0)
-    let daemon = try GitDaemon(base: root.path)
-    defer { daemon.stop() }
-    try root.write("r0/folio.yaml", Self.yaml)
-    #expect(try FolioRunner.run(["init"], in: root.path + "/r0").status == 0)
-    #expect(try FolioRunner.run(["put", "c", "x", "-"], in: root.path + "/r0", input: #"{"n":0}"#).status == 0)
-    let url = daemon.url("remote.git")
-    #expect(try FolioRunner.shell("git remote add origin '\(url)'", in: root.path + "/r0") == 0)
-    #expect(try FolioRunner.run(["sync"], in: root.path + "/r0").status == 0)
-    try root.write("remote.git/hooks/pre-receive", "#!/bin/sh\necho 'main is frozen' >&2\nexit 1\n")
-    #expect(chmod(root.path + "/remote.git/hooks/pre-receive", 0o755) == 0)
-    #expect(try FolioRunner.run(["put", "c", "y", "-"], in: root.path + "/r0", input: #"{"n":1}"#).status == 0)
-    let refused = try FolioRunner.run(["sync"], in: root.path + "/r0")
-    #expect(refused.status != 0)
-    #expect(refused.stderr.contains("PUSH_REJECTED: remote 'origin' refused the push"), "\(refused.stderr)")
-    #expect(!refused.stderr.contains("network") && !refused.stderr.contains("kept moving"), "\(refused.stderr)")
-    // Nothing is lost: the write is committed locally and goes out once
-    // the remote takes pushes again.
-    unlink(root.path + "/remote.git/hooks/pre-receive")
-    #expect(try FolioRunner.run(["sync"], in: root.path + "/r0").status == 0)
-    #expect(try FolioRunner.shellOutput("git --git-dir=remote.git show main:c/y.json", in: root.path).status == 0)
-  }
-
   static func start(_ arguments: [String], in directory: String, output: String) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: FolioRunner.binary)

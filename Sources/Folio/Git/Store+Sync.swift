@@ -217,33 +217,51 @@ extension Store {
   /// Clones a store from `url` into `directory` and sets it up as
   /// ``create(at:config:mergeDriver:)`` does, so a new teammate is ready in
   /// one step.
+  ///
+  /// The clone is built in a hidden folder beside `directory`
+  /// (`.NAME.folio-clone-PID`) and renamed into place once it is whole, so
+  /// a clone that fails or is killed leaves no `directory` behind and a
+  /// plain rerun starts afresh; the next clone beside it removes what a
+  /// killed one left. A rerun that finds `directory` already a finished
+  /// clone of `url` (the first was killed just as it finished) opens it.
   /// - Throws: `REMOTE` if the clone fails; `STORE_NOT_FOUND` if the
   ///   repository has no `folio.yaml`.
   public static func clone(url: String, into directory: URL, mergeDriver: String = "folio") throws -> Store {
     let path = directory.standardizedFileURL.path
-    let existed = FileSystem.exists(path)
-    if existed, !(try FileSystem.list(path) ?? []).isEmpty {
+    if FileSystem.exists(path), !(try FileSystem.list(path) ?? []).isEmpty {
+      if FileSystem.isRegularFile(path + "/" + Config.fileName),
+        let repository = try? GitRepository.open(workTree: path), repository.remoteURL("origin") == url
+      {
+        return try Store(rootPath: FileSystem.realPath(path) ?? path)
+      }
       throw FolioError(.io, "\(path) already exists and is not empty; pick another directory", path: path)
     }
-    do {
-      return try cloneInto(path, url: url, directory: directory, mergeDriver: mergeDriver)
-    } catch {
-      // A failed clone leaves nothing behind: the folder goes (or, if it
-      // was there and empty, what the clone put in it).
-      if existed {
-        for name in (try? FileSystem.list(path)) ?? [] {
-          try? FileManager.default.removeItem(atPath: path + "/" + name)
-        }
-      } else {
-        try? FileManager.default.removeItem(atPath: path)
+    let (parent, name) = FileSystem.split(path)
+    try FileSystem.makeDirectories(parent)
+    let prefix = "." + name + ".folio-clone-"
+    for leftover in try FileSystem.list(parent) ?? [] where leftover.hasPrefix(prefix) {
+      if let pid = Int32(leftover.dropFirst(prefix.count)), GitIndexLock.processIsGone(pid) {
+        try? FileManager.default.removeItem(atPath: parent + "/" + leftover)
       }
+    }
+    let staging = parent + "/" + prefix + String(getpid())
+    do {
+      try? FileManager.default.removeItem(atPath: staging)
+      try cloneInto(staging, url: url, shownAs: path, mergeDriver: mergeDriver)
+      // An empty folder of that name is replaced; a non-empty one (made
+      // meanwhile) is an error.
+      try FileSystem.syscall("rename", path: path) { rename(staging, path) }
+    } catch {
+      try? FileManager.default.removeItem(atPath: staging)
       throw error
     }
+    try FileSystem.syncDirectory(parent)
+    return try Store(rootPath: FileSystem.realPath(path) ?? path)
   }
 
-  private static func cloneInto(_ path: String, url: String, directory: URL, mergeDriver: String) throws
-    -> Store
-  {
+  /// Clones into `path` (shown in messages as `shownAs`) and sets the
+  /// store up there.
+  private static func cloneInto(_ path: String, url: String, shownAs: String, mergeDriver: String) throws {
     // No folio.yaml yet: only the environment can name a key.
     let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
     let repository = try GitRepository.clone(url: url, into: path, sshKey: key)
@@ -282,7 +300,7 @@ extension Store {
           of: target, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
       } catch let error as FolioError {
         var refused = error
-        refused.message += "; the clone in \(path) was removed"
+        refused.message += "; the clone in \(shownAs) was removed"
         throw refused
       }
       _ = try repository.checkout(tree: tree, force: true)
@@ -290,9 +308,9 @@ extension Store {
     guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {
       throw FolioError(
         .storeNotFound,
-        "\(url) has no \(Config.fileName) at its root; is it a Folio store? (the clone in \(path) was removed)",
-        path: path)
+        "\(url) has no \(Config.fileName) at its root; is it a Folio store? (the clone in \(shownAs) was removed)",
+        path: shownAs)
     }
-    return try create(at: directory, mergeDriver: mergeDriver)
+    _ = try create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver)
   }
 }
