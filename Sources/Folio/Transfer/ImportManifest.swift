@@ -24,6 +24,7 @@ final class ImportManifest {
   /// the final bytes if they differ.
   private(set) var restaged: [Int: GitOID] = [:]
   /// Per name, the table's file when first read; nil where there was none.
+  /// Empty when the table was (landing checks that it still is).
   private(set) var bases: [FileStat?] = []
 
   init(tableWasEmpty: Bool, pack: GitPackFile?) {
@@ -42,7 +43,7 @@ final class ImportManifest {
       k = names.count
       names.append(name)
       index[name] = k
-      bases.append(base)
+      if !tableWasEmpty { bases.append(base) }
       if pack != nil { ids.append(contentsOf: repeatElement(0, count: 20)) }
     }
     guard let pack else { return }
