@@ -75,14 +75,7 @@ import Testing
     var count: Int { list.withLock { $0.count } }
     subscript(_ index: Int) -> ([Conflict], ConflictListEvent) { list.withLock { $0[index] } }
 
-    func wait(for count: Int, timeout: Double = 15) -> Bool {
-      let deadline = Date().addingTimeInterval(timeout)
-      while Date() < deadline {
-        if self.count >= count { return true }
-        usleep(5_000)
-      }
-      return self.count >= count
-    }
+    func wait(for count: Int) -> Bool { eventually { self.count >= count } }
   }
 
   @Test func observationHearsOfAPullAndOfAnotherProcess() async throws {

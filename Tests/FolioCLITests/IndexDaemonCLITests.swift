@@ -35,16 +35,6 @@ struct IndexDaemonCLITests {
     try scratch.folio("index-daemon", "--status").stdout
   }
 
-  /// Waits until `condition` holds, for at most `seconds`.
-  func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if try condition() { return true }
-      usleep(20_000)
-    }
-    return try condition()
-  }
-
   func pks(_ stdout: String) -> [String] {
     stdout.split(separator: "\n").compactMap { line in
       (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
@@ -161,8 +151,8 @@ struct IndexDaemonCLITests {
 
   /// Waits for `process` to exit, killing it after `seconds`; true if it
   /// exited on its own.
-  func exits(_ process: Process, within seconds: Double = 10) -> Bool {
-    if eventually(seconds, { !process.isRunning }) { return true }
+  func exits(_ process: Process, within seconds: Double = stateTimeout) -> Bool {
+    if eventually(timeout: seconds, { !process.isRunning }) { return true }
     process.terminate()
     process.waitUntilExit()
     return false

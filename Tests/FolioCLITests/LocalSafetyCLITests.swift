@@ -69,9 +69,10 @@ import Testing
     process.environment = env
     try process.run()
     let marker = scratch.path + "/.git/folio/test-paused"
-    for _ in 0..<500 where !FileManager.default.fileExists(atPath: marker) { usleep(10_000) }
+    eventually { FileManager.default.fileExists(atPath: marker) || !process.isRunning }
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
+    try #require(FileManager.default.fileExists(atPath: marker), "the writer never paused at commit")
     try FileManager.default.removeItem(atPath: marker)
     let logs = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/.folio/ops")
     let log = scratch.path + "/.folio/ops/" + (try #require(logs.first))

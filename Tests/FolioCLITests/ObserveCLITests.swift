@@ -42,9 +42,10 @@ struct ObserveCLITests {
       reader = thread
     }
 
-    /// The lines so far, once there are at least `count` (or after 10 s).
+    /// The lines so far, once there are at least `count` (or after
+    /// `stateTimeout`).
     func wait(for count: Int) -> [String] {
-      let deadline = Date().addingTimeInterval(10)
+      let deadline = Date().addingTimeInterval(stateTimeout)
       condition.lock()
       defer { condition.unlock() }
       while lines.count < count, condition.wait(until: deadline) {}
@@ -155,7 +156,7 @@ struct ObserveCLITests {
     let result = try scratch.folio("apply", "todos", "a", "--op", "upsert", "--columns", #"{"title":"far"}"#)
     #expect(result.status == 0)
     condition.lock()
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(stateTimeout)
     while seen.count < 2, condition.wait(until: deadline) {}
     let got = seen
     condition.unlock()
@@ -181,12 +182,8 @@ struct ObserveCLITests {
     writer.standardError = FileHandle.nullDevice
     try writer.run()
     let marker = scratch.path + "/.git/folio/test-paused"
-    var waited = 0
-    while !FileManager.default.fileExists(atPath: marker) && waited < 10_000 && writer.isRunning {
-      usleep(10_000)
-      waited += 10
-    }
-    try #require(FileManager.default.fileExists(atPath: marker))
+    eventually { FileManager.default.fileExists(atPath: marker) || !writer.isRunning }
+    try #require(FileManager.default.fileExists(atPath: marker), "the writer never paused at commit")
     // The document is in place, but not delivered while the transaction
     // may be half done...
     Thread.sleep(forTimeInterval: 0.3)

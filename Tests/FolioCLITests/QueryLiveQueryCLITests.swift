@@ -18,9 +18,10 @@ struct QueryLiveQueryCLITests {
       condition.unlock()
     }
 
-    /// The items so far, once there are at least `count` (or after 10 s).
+    /// The items so far, once there are at least `count` (or after
+    /// `stateTimeout`).
     func wait(for count: Int) -> [T] {
-      let deadline = Date().addingTimeInterval(10)
+      let deadline = Date().addingTimeInterval(stateTimeout)
       condition.lock()
       defer { condition.unlock() }
       while items.count < count, condition.wait(until: deadline) {}

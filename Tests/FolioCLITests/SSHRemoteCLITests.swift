@@ -196,7 +196,9 @@ import Testing
       kill(agent.processIdentifier, SIGKILL)
       for _ in 0..<500 where agent.isRunning { usleep(10_000) }
     }
-    for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+    try #require(
+      eventually { FileManager.default.fileExists(atPath: socket) || !agent.isRunning }
+        && FileManager.default.fileExists(atPath: socket), "ssh-agent never made its socket")
     #expect(
       try FolioRunner.shell("SSH_AUTH_SOCK=\(socket) ssh-add -q \(box.keys.agent) 2>/dev/null", in: "/") == 0)
     box.environment["SSH_AUTH_SOCK"] = socket

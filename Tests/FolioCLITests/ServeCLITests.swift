@@ -62,13 +62,9 @@ struct ServeCLITests {
           text.set(text.value + String(decoding: chunk, as: UTF8.self))
         }
       }.start()
-      let deadline = Date().addingTimeInterval(10)
-      while Date() < deadline {
-        if text.value.contains("listening on") { return (process, text) }
-        if !process.isRunning { return nil }
-        usleep(20_000)
-      }
-      process.terminate()
+      eventually { text.value.contains("listening on") || !process.isRunning }
+      if text.value.contains("listening on") { return (process, text) }
+      if process.isRunning { process.terminate() }
       return nil
     }
 
@@ -165,7 +161,7 @@ struct ServeCLITests {
     }
 
     /// Waits for the `n`th event (1-based) and returns it.
-    func event(_ n: Int, timeout: Double = 10) -> (String, JSONValue?)? {
+    func event(_ n: Int, timeout: Double = stateTimeout) -> (String, JSONValue?)? {
       let deadline = Date().addingTimeInterval(timeout)
       condition.lock()
       defer { condition.unlock() }

@@ -138,7 +138,10 @@ struct WatchCLITests {
       errorText += String(decoding: data, as: UTF8.self)
     }
     Save.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "t"}"#)
-    usleep(300_000)
+    // Recorded: the op is in the log.
+    #expect(
+      try eventually { try scratch.folio("log", "todos", "a").stdout.contains(#""set":{"title":"t"}"#) },
+      "the watcher never recorded the fix")
     kill(process.processIdentifier, SIGTERM)
     let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     errorText += String(decoding: errorHandle.readDataToEndOfFile(), as: UTF8.self)

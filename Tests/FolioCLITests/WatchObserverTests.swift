@@ -24,12 +24,8 @@ import Testing
       scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "x", "views": 5, "tags": ["p"]}"#)
     #expect(watch.waitFor(1, "op"))
     #expect(watch.stop() == 0)
-    var seen: [String] = []
-    for _ in 0..<500 {
-      seen = views.withLock { $0 }
-      if seen.last == "5" { break }
-      usleep(10_000)
-    }
+    eventually { views.withLock { $0.last } == "5" }
+    let seen = views.withLock { $0 }
     #expect(seen.first == "1", "the initial event comes first: \(seen)")
     #expect(seen.last == "5", "the observer must see the save: \(seen)")
     let log = try FolioRunner.run(["log", "todos", "a"], in: scratch.path).stdout

@@ -62,7 +62,9 @@ final class WatchProcess: @unchecked Sendable {
 
   /// Waits until some line satisfies `predicate`; returns it.
   @discardableResult
-  func waitForLine(timeout: Double = 8, where predicate: ([String: Any]) -> Bool) -> [String: Any]? {
+  func waitForLine(
+    timeout: Double = stateTimeout, where predicate: ([String: Any]) -> Bool
+  ) -> [String: Any]? {
     let deadline = Date().addingTimeInterval(timeout)
     repeat {
       if let line = records.first(where: predicate) { return line }
@@ -73,7 +75,7 @@ final class WatchProcess: @unchecked Sendable {
 
   /// Waits until there are `count` records of `event` in total.
   @discardableResult
-  func waitFor(_ count: Int, _ event: String, timeout: Double = 8) -> Bool {
+  func waitFor(_ count: Int, _ event: String, timeout: Double = stateTimeout) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     repeat {
       if records.filter({ $0["event"] as? String == event }).count >= count { return true }

@@ -173,12 +173,3 @@ struct CodableTests {
     live.stop()
   }
 }
-
-/// Polls `condition` for up to ten seconds.
-func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-  for _ in 0..<1000 {
-    if condition() { return }
-    try await Task.sleep(nanoseconds: 10_000_000)
-  }
-  Issue.record("timed out")
-}

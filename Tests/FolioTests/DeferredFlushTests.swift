@@ -139,12 +139,9 @@ import Testing
       #expect(try records(store) == 5)
     }
     // Released, the checkpoint queued at the limit drops the rest.
-    let deadline = Date().addingTimeInterval(10)
     // (It empties the journal, then forgets the records, both under the
     // store lock: wait for both.)
-    while try records(store) > 0 || store.deferredFlush.withLock({ $0 }) != nil, Date() < deadline {
-      usleep(10_000)
-    }
+    try eventually { try records(store) == 0 && store.deferredFlush.withLock({ $0 }) == nil }
     #expect(try records(store) == 0)
     #expect(store.deferredFlush.withLock { $0 } == nil)
     #expect(

@@ -23,10 +23,11 @@ import Testing
     try b.sync()
     // From now on the server takes its time accepting a push, long enough
     // to be killed while the push is in progress; the hook marks the moment
-    // it holds the pack and has not answered yet.
+    // it holds the pack and has not answered yet, then waits for the crash
+    // below (which kills it) for up to 30 s.
     let hook = fixture.remotePath + "/hooks/pre-receive"
     let marker = fixture.scratch.path + "/receiving"
-    try "#!/bin/sh\ncat >/dev/null\ntouch \(marker)\nsleep 3\n".write(
+    try "#!/bin/sh\ncat >/dev/null\ntouch \(marker)\nsleep 30\n".write(
       toFile: hook, atomically: true, encoding: .utf8)
     chmod(hook, 0o755)
     try a.apply(
@@ -37,11 +38,9 @@ import Testing
     let outcome = Mutex<Result<SyncSummary, any Error>?>(nil)
     let thread = Thread { outcome.withLock { $0 = Result { try a.sync() } } }
     thread.start()
-    let pushing = Date()
-    while !FileSystem.exists(marker), Date().timeIntervalSince(pushing) < 20 { usleep(5_000) }
-    #expect(FileSystem.exists(marker), "the push never reached the server")
+    #expect(eventually { FileSystem.exists(marker) }, "the push never reached the server")
     daemon.crash()
-    while outcome.withLock({ $0 == nil }) { usleep(10_000) }
+    try #require(eventually { outcome.withLock { $0 != nil } }, "the sync never returned")
     let result = try #require(outcome.withLock { $0 })
     let error = try #require(throws: FolioError.self) { try result.get() }
     #expect([.remote, .pushRejected].contains(error.code), "\(error)")
@@ -78,10 +77,11 @@ import Testing
     try b.sync()
     // The server is slow to build the pack a fetch asks for: upload-pack
     // runs its pack-objects through this hook (a setting git reads only from
-    // the global config, hence GIT_CONFIG_GLOBAL for the daemon).
+    // the global config, hence GIT_CONFIG_GLOBAL for the daemon), which
+    // waits for the crash below (which kills it) for up to 30 s.
     let marker = fixture.scratch.path + "/packing"
     let hook = fixture.scratch.path + "/slow-pack-objects"
-    try "#!/bin/sh\ntouch \(marker)\nsleep 3\nexec \"$@\"\n".write(
+    try "#!/bin/sh\ntouch \(marker)\nsleep 30\nexec \"$@\"\n".write(
       toFile: hook, atomically: true, encoding: .utf8)
     chmod(hook, 0o755)
     let global = fixture.scratch.path + "/gitconfig"
@@ -95,11 +95,9 @@ import Testing
     let outcome = Mutex<Result<SyncSummary, any Error>?>(nil)
     let thread = Thread { outcome.withLock { $0 = Result { try a.sync() } } }
     thread.start()
-    let fetching = Date()
-    while !FileSystem.exists(marker), Date().timeIntervalSince(fetching) < 20 { usleep(5_000) }
-    #expect(FileSystem.exists(marker), "the fetch never reached the server")
+    #expect(eventually { FileSystem.exists(marker) }, "the fetch never reached the server")
     daemon.crash()
-    while outcome.withLock({ $0 == nil }) { usleep(10_000) }
+    try #require(eventually { outcome.withLock { $0 != nil } }, "the sync never returned")
     let result = try #require(outcome.withLock { $0 })
     let error = try #require(throws: FolioError.self) { try result.get() }
     #expect(error.code == .remote, "\(error)")

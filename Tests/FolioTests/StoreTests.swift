@@ -182,11 +182,14 @@ struct StoreTests {
     let other = try Store(rootPath: store.rootPath)
     let impatient = Store.withLockTimeout(0.2, rootPath: store.rootPath)
     let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
     let thread = Thread {
       try? other.write { _ in
         started.signal()
-        usleep(800_000)
+        release.wait()  // holds the lock until the test has been refused
       }
+      finished.signal()
     }
     thread.start()
     started.wait()
@@ -195,7 +198,8 @@ struct StoreTests {
     }
     #expect(error?.code == .locked)
     #expect(error?.message.contains("process \(getpid())") == true, "\(String(describing: error))")
-    usleep(900_000)
+    release.signal()
+    try #require(finished.wait(timeout: .now() + stateTimeout) == .success, "the other writer never finished")
     try impatient.apply(table: "notes", pk: "a", op: .insert)
   }
 

@@ -21,8 +21,20 @@ struct SubscriptionPullTests {
     try a.sync()
     let b = try fixture.clone("b")
     let pulls = EventRecorder<Bool>()
+    // Set below: the subscription to cancel from the pull handler, which
+    // runs between pulls, so that no pull is under way when it ends.
+    let cancelAtNextPull = Shared<Subscription?>(nil)
+    let cancelled = EventRecorder<Bool>()
     b.onPull { result in
       if case .success = result { pulls.append(true) } else { pulls.append(false) }
+      let subscription = cancelAtNextPull.update { pending in
+        defer { pending = nil }
+        return pending
+      }
+      if let subscription {
+        subscription.cancel()
+        cancelled.append(true)
+      }
     }
     let seen = EventRecorder<JSONValue?>()
     let live = try b.collection("todos").findByID("t").observeLocal { document, _ in
@@ -49,8 +61,8 @@ struct SubscriptionPullTests {
     #expect(!pulls.all.contains(false))
 
     // Cancelled: pulling stops.
-    subscription.cancel()
-    Thread.sleep(forTimeInterval: 0.3)  // a pull already running may finish
+    cancelAtNextPull.update { $0 = subscription }
+    #expect(cancelled.wait(for: 1) == [true], "no pull came to cancel the subscription")
     try a.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 100]])
     try a.sync()
     let pulled = pulls.all.count

@@ -266,9 +266,9 @@ import Testing
     }
     writer.start()
     thread.start()
-    while !done.load(ordering: .acquiring) { usleep(5000) }
+    #expect(eventually { done.load(ordering: .acquiring) }, "the syncs never finished")
     // Let the writer finish, then settle.
-    for _ in 0..<400 where try doc(a, "t")?["views"]?.intValue ?? 0 < 1040 { usleep(10_000) }
+    #expect(eventually { writer.isFinished }, "the writer never finished")
     try a.sync()
     try b.sync()
     #expect(try doc(a, "t")?["views"] == 1040)

@@ -12,6 +12,27 @@ import Testing
   /// Counts SIGUSR1 deliveries (a signal handler can reach only globals).
   static let signals = Atomic<Int>(0)
 
+  /// Whether a thread of this process is in read(2) on `fd` now, as
+  /// `/proc/self/task/*/syscall` says (the syscall's number, then its
+  /// arguments, the descriptor first).
+  static func aThreadIsReading(_ fd: Int32) -> Bool {
+    #if arch(x86_64)
+      let read = "0"
+    #elseif arch(arm64)
+      let read = "63"
+    #else
+      return true  // no number known here: only the signal count orders the test
+    #endif
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.contains { task in
+      guard let text = try? String(contentsOfFile: "/proc/self/task/\(task)/syscall", encoding: .utf8) else {
+        return false
+      }
+      let fields = text.split(separator: " ")
+      return fields.count > 1 && fields[0] == read && fields[1] == "0x" + String(fd, radix: 16)
+    }
+  }
+
   @Test func anInterruptedReadIsMadeAgain() throws {
     // No SA_RESTART: the kernel ends the blocked read with EINTR.
     var action = sigaction()
@@ -47,14 +68,19 @@ import Testing
       done.signal()
     }
     thread.start()
-    while reader.withLock({ $0 }) == nil { usleep(1_000) }
+    try #require(eventually { reader.withLock { $0 } != nil }, "the reader thread never started")
+    let target = try #require(reader.withLock { $0 })
     let before = Self.signals.load(ordering: .relaxed)
     // Interrupt the read a few times while it waits, then give it a byte.
-    for _ in 0..<3 {
-      usleep(30_000)
-      if let target = reader.withLock({ $0 }) { pthread_kill(target, SIGUSR1) }
+    // Each signal waits until the thread is in read(2) again, and the next
+    // until the handler has run (two pending signals would be one).
+    for n in 1...3 {
+      try #require(eventually { Self.aThreadIsReading(readEnd) }, "signal \(n): the reader is not in read(2)")
+      pthread_kill(target, SIGUSR1)
+      try #require(
+        eventually { Self.signals.load(ordering: .relaxed) - before == n }, "signal \(n) was not handled")
     }
-    usleep(30_000)
+    try #require(eventually { Self.aThreadIsReading(readEnd) }, "the read was not made again")
     var byte: UInt8 = 7
     #expect(write(writeEnd, &byte, 1) == 1)
     done.wait()

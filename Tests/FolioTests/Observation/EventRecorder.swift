@@ -21,7 +21,7 @@ final class EventRecorder<T: Sendable>: @unchecked Sendable {
 
   /// Waits until at least `count` items have arrived, or `timeout` passes.
   @discardableResult
-  func wait(for count: Int, timeout: Double = 10) -> [T] {
+  func wait(for count: Int, timeout: Double = stateTimeout) -> [T] {
     let deadline = Date().addingTimeInterval(timeout)
     condition.lock()
     defer { condition.unlock() }
@@ -33,7 +33,7 @@ final class EventRecorder<T: Sendable>: @unchecked Sendable {
 
   /// Waits until `predicate` holds for the items, or `timeout` passes.
   @discardableResult
-  func wait(timeout: Double = 10, until predicate: ([T]) -> Bool) -> [T] {
+  func wait(timeout: Double = stateTimeout, until predicate: ([T]) -> Bool) -> [T] {
     let deadline = Date().addingTimeInterval(timeout)
     condition.lock()
     defer { condition.unlock() }

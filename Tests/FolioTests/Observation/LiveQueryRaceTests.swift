@@ -6,7 +6,7 @@ import Testing
 /// The races at the edges of a live query: a transaction from another
 /// process that begins while the watcher reads, and `stop()` called where
 /// waiting for a running handler would deadlock. A deadlock fails these
-/// tests after a few seconds instead of hanging them.
+/// tests after a while (`stateTimeout`) instead of hanging them.
 struct LiveQueryRaceTests {
   /// The `n` of each document, in order.
   static func values(_ documents: [Document]) -> [Int] { documents.map { $0["n"]?.intValue ?? -1 } }
@@ -25,7 +25,6 @@ struct LiveQueryRaceTests {
     }
     defer { live.stop() }
     #expect(recorder.wait(for: 1) == [[0, 0]])
-    Thread.sleep(forTimeInterval: 0.1)  // the watcher hears the setup's commit too
 
     let todos = try store.table(named: "todos")
     let pathA = try store.documentPath(table: todos, pk: "a")
@@ -35,6 +34,11 @@ struct LiveQueryRaceTests {
     let halfway = EventRecorder<Int>()
     store.observation.afterJournalCheck.withLock { hook in
       hook = { @Sendable in
+        // Only for the first transaction below, once it is in place: not
+        // for anything else the watcher may hear first.
+        guard let bytes = try? FileSystem.read(pathA), (try? JSONValue(parsing: bytes))?["n"] == 1 else {
+          return
+        }
         store.observation.afterJournalCheck.withLock { $0 = nil }
         // The second transaction begins as `Store.commit` does it, once the
         // first has let go of the lock (the watcher may read as soon as the
@@ -102,12 +106,11 @@ struct LiveQueryRaceTests {
       }
       done.signal()
     }.start()
-    try #require(done.wait(timeout: .now() + 5) == .success, "stop() inside write deadlocked")
+    try #require(done.wait(timeout: .now() + stateTimeout) == .success, "stop() inside write deadlocked")
     // The handler's own write lands after the stop: no event for it.
-    for _ in 0..<100 where try store.collection("todos").findByID("a").exec()?["n"] != 100 {
-      Thread.sleep(forTimeInterval: 0.01)
-    }
-    #expect(try store.collection("todos").findByID("a").exec()?["n"] == 100)
+    #expect(
+      try eventually { try store.collection("todos").findByID("a").exec()?["n"] == 100 },
+      "the handler's write never landed")
     Thread.sleep(forTimeInterval: 0.1)
     #expect(callsAtStop.value == 2)
     #expect(calls.all.count == 2)
@@ -129,7 +132,7 @@ struct LiveQueryRaceTests {
         guard !event.isInitial else { return }
         // Both handlers run at once, then each stops the other.
         arrived[pk]!.signal()
-        _ = arrived[peer]!.wait(timeout: .now() + 2)
+        _ = arrived[peer]!.wait(timeout: .now() + stateTimeout)
         handles.value[peer]!.stop()
         finished.append(pk)
       }
@@ -139,7 +142,7 @@ struct LiveQueryRaceTests {
     try store.write { tx in
       for pk in ["a", "b"] { try tx.apply(table: "todos", pk: pk, op: .upsert, columns: ["n": 1]) }
     }
-    #expect(Set(finished.wait(for: 2, timeout: 5)) == ["a", "b"], "handlers stopping each other deadlocked")
+    #expect(Set(finished.wait(for: 2)) == ["a", "b"], "handlers stopping each other deadlocked")
     // Neither is called again.
     try store.write { tx in
       for pk in ["a", "b"] { try tx.apply(table: "todos", pk: pk, op: .upsert, columns: ["n": 2]) }

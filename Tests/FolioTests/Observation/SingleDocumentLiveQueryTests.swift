@@ -193,23 +193,25 @@ struct SingleDocumentLiveQueryTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     let stream = try store.collection("todos").findByID("a").changes()
-    let writer = Task.detached {
-      for n in 1...3 {
-        try await Task.sleep(nanoseconds: 20_000_000)
-        try await store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": .integer(n)])
-      }
-    }
+    var writer: Task<Void, any Error>?
     var seen: [JSONValue?] = []
     for try await (document, event) in stream {
       #expect(event.isInitial == seen.isEmpty)
       seen.append(document?["n"])
+      if writer == nil {
+        // The initial event is here, so the live query runs: now the writes.
+        writer = Task.detached {
+          for n in 1...3 {
+            try await store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": .integer(n)])
+          }
+        }
+      }
       if seen.count == 3 { break }
     }
-    try await writer.value
+    try await writer?.value
     #expect(seen == [nil, 1, 2])
     // Ending the loop drops the stream, which stops the live query.
-    for _ in 0..<100 where !store.observation.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
-    #expect(store.observation.isEmpty)
+    try await waitUntil { store.observation.isEmpty }
   }
 
   @Test func seesFilesWrittenOutsideFolio() throws {

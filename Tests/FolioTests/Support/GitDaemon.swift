@@ -55,11 +55,8 @@ final class GitDaemon {
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
-    for _ in 0..<200 {
-      guard process.isRunning else { return nil }
-      if canConnect(port: port) { return process }
-      usleep(20_000)
-    }
+    eventually { !process.isRunning || canConnect(port: port) }
+    if process.isRunning && canConnect(port: port) { return process }
     process.terminate()
     process.waitUntilExit()
     return nil

@@ -47,18 +47,13 @@ final class WatchHarness: Sendable {
 
   /// Waits (up to `timeout` seconds) until `predicate` holds for the events.
   @discardableResult
-  func wait(timeout: Double = 5, _ predicate: ([WatchEvent]) -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-      if predicate(events.snapshot) { return true }
-      usleep(2_000)
-    }
-    return predicate(events.snapshot)
+  func wait(timeout: Double = stateTimeout, _ predicate: ([WatchEvent]) -> Bool) -> Bool {
+    eventually(timeout: timeout) { predicate(events.snapshot) }
   }
 
   /// Waits until `count` ops in total have been recorded.
   @discardableResult
-  func waitForOps(_ count: Int, timeout: Double = 5) -> Bool {
+  func waitForOps(_ count: Int, timeout: Double = stateTimeout) -> Bool {
     wait(timeout: timeout) { events in
       events.filter { if case .recorded = $0 { true } else { false } }.count >= count
     }
@@ -66,7 +61,7 @@ final class WatchHarness: Sendable {
 
   /// Waits until `count` problems in total have been reported.
   @discardableResult
-  func waitForProblems(_ count: Int, timeout: Double = 5) -> Bool {
+  func waitForProblems(_ count: Int, timeout: Double = stateTimeout) -> Bool {
     wait(timeout: timeout) { events in
       events.filter { if case .problem = $0 { true } else { false } }.count >= count
     }
@@ -75,8 +70,9 @@ final class WatchHarness: Sendable {
   /// Stops the watcher and waits for `run()` to return.
   func stop() throws {
     watcher.stop()
-    let deadline = Date().addingTimeInterval(10)
-    while finished.withLock({ $0 }) == nil && Date() < deadline { usleep(2_000) }
+    guard eventually(timeout: stateTimeout, { finished.withLock { $0 } != nil }) else {
+      throw FolioError(.io, "the watcher did not return within \(Int(stateTimeout)) s of stop()")
+    }
     if case .failure(let error)? = finished.withLock({ $0 }) { throw error }
   }
 }

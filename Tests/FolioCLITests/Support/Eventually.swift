@@ -1,0 +1,1 @@
+../../FolioTests/Support/Eventually.swift
