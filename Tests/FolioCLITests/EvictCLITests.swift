@@ -39,11 +39,11 @@ import Testing
   /// `kill -9` at random moments of `folio evict`: once the store is next
   /// opened, git never sees an evicted document as deleted.
   @Test func killNineDuringEvictNeverLeavesADeletionForGit() throws {
-    let box = try GitPullTests.Sandbox()
-    defer { box.root.remove() }
     var generator = SystemRandomNumberGenerator()
     let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
     var random = SplitMix(seed: seed)
+    let box = try GitPullTests.Sandbox(context: "seed \(seed)")
+    defer { box.root.remove() }
     try box.root.write("s/folio.yaml", GitPullTests.yaml)
     try box.folio(["init"], in: "s")
     let store = box.root.path + "/s"

@@ -16,7 +16,13 @@ import Testing
 
   struct Sandbox {
     let root: CLIScratch
-    init() throws { root = try CLIScratch(yaml: nil) }
+    /// Said first in every failure message (a randomized test's seed).
+    let context: String
+
+    init(context: String = "") throws {
+      root = try CLIScratch(yaml: nil)
+      self.context = context.isEmpty ? "" : context + ": "
+    }
     var remote: String { root.path + "/remote.git" }
 
     @discardableResult
@@ -30,7 +36,9 @@ import Testing
     @discardableResult
     func folio(_ arguments: [String], in replica: String, input: String? = nil) throws -> FolioRunner.Result {
       let result = try FolioRunner.run(arguments, in: root.path + "/" + replica, input: input)
-      #expect(result.status == 0, "folio \(arguments.joined(separator: " ")) in \(replica): \(result.stderr)")
+      #expect(
+        result.status == 0,
+        "\(context)folio \(arguments.joined(separator: " ")) in \(replica): \(result.stderr)")
       return result
     }
 

@@ -41,9 +41,9 @@ struct ImportInterruptCLITests {
     return process
   }
 
-  private func rows(_ scratch: CLIScratch) throws -> Int {
+  private func rows(_ scratch: CLIScratch, _ context: String = "") throws -> Int {
     let result = try scratch.folio("export", "items")
-    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.status == 0, "\(context)\(result.stderr)")
     return result.stdout.split(separator: "\n").count
   }
 
@@ -115,7 +115,7 @@ struct ImportInterruptCLITests {
       kill(process.processIdentifier, SIGINT)
       process.waitUntilExit()
       let stderr = scratch.read("stderr.txt") ?? ""
-      let present = try rows(scratch)
+      let present = try rows(scratch, "seed \(seed), round \(round): ")
       let context =
         "seed \(seed), round \(round): status \(process.terminationStatus), \(present) rows; \(stderr)"
       if process.terminationReason == .exit && process.terminationStatus == 130 {
@@ -131,8 +131,10 @@ struct ImportInterruptCLITests {
     }
     let rerun = try scratch.folio("import", "items", "big.ndjson")
     #expect(rerun.status == 0, "seed \(seed): \(rerun.stderr)")
-    #expect(try rows(scratch) == Self.count + 1, "seed \(seed)")
+    #expect(try rows(scratch, "seed \(seed): ") == Self.count + 1, "seed \(seed)")
     try expectConsistent(scratch, "seed \(seed), rerun")
-    #expect(try git("ls-files data/items", in: scratch).split(separator: "\n").count == Self.count + 1)
+    #expect(
+      try git("ls-files data/items", in: scratch).split(separator: "\n").count == Self.count + 1,
+      "seed \(seed)")
   }
 }

@@ -38,12 +38,12 @@ import Testing
 
     init(seed: UInt64) throws {
       self.seed = seed
-      box = try GitPullTests.Sandbox()
+      box = try GitPullTests.Sandbox(context: "seed \(seed)")
       try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
       try box.root.write("a/folio.yaml", KillNineMatrixCLITests.yaml)
       try box.folio(["init"], in: "a")
       try box.folio(["put", "todos", "n", "-"], in: "a", input: #"{"views": 0}"#)
-      #expect(try box.git("remote add origin \(box.remote)", in: "a") == 0)
+      #expect(try box.git("remote add origin \(box.remote)", in: "a") == 0, "seed \(seed)")
       try box.folio(["sync"], in: "a")
       try box.folio(["clone", box.remote, "b"], in: "")
     }
@@ -103,7 +103,8 @@ import Testing
         try replicas.run(["sync"], in: "a")
         try replicas.increment(in: "b", times: 3)
         for k in 0..<40 {
-          try replicas.box.root.write("b/todos/s\(round)-\(k).json", #"{"id": "s\#(round)-\#(k)", "k": \#(k)}"#)
+          try replicas.box.root.write(
+            "b/todos/s\(round)-\(k).json", #"{"id": "s\#(round)-\#(k)", "k": \#(k)}"#)
         }
         replicas.documents += 40
         arguments = ["sync"]
@@ -117,7 +118,8 @@ import Testing
           try replicas.box.root.write(
             "b/todos/.c\(round)-\(k).json.swp", #"{"id": "c\#(round)-\#(k)", "k": \#(k)}"#)
           rename(
-            replicas.path + "/b/todos/.c\(round)-\(k).json.swp", replicas.path + "/b/todos/c\(round)-\(k).json")
+            replicas.path + "/b/todos/.c\(round)-\(k).json.swp",
+            replicas.path + "/b/todos/c\(round)-\(k).json")
         }
         replicas.documents += 150
         arguments = ["commit"]

@@ -17,17 +17,17 @@ import Testing
     """
 
   @Test func killNineDuringSyncThenRerunFinishes() throws {
-    let box = try GitPullTests.Sandbox()
-    defer { box.root.remove() }
     var generator = SystemRandomNumberGenerator()
     let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
     var random = SplitMix(seed: seed)
+    let box = try GitPullTests.Sandbox(context: "seed \(seed)")
+    defer { box.root.remove() }
     let pks = (0..<40).map { "d\($0)" }
     try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
     try box.root.write("a/folio.yaml", Self.yaml)
     try box.folio(["init"], in: "a")
     for pk in pks { try box.folio(["put", "todos", pk, "-"], in: "a", input: #"{"views": 0}"#) }
-    #expect(try box.git("remote add origin \(box.remote)", in: "a") == 0)
+    #expect(try box.git("remote add origin \(box.remote)", in: "a") == 0, "seed \(seed)")
     try box.folio(["sync"], in: "a")
     try box.folio(["clone", box.remote, "b"], in: "")
     var expected = 0
@@ -105,7 +105,7 @@ import Testing
     try box.folio(["sync"], in: "a")
     var total = 0
     for pk in pks {
-      let a = try #require(box.file("a/todos/\(pk).json"))
+      let a = try #require(box.file("a/todos/\(pk).json"), "seed \(seed): \(pk) missing in a")
       #expect(a == box.file("b/todos/\(pk).json"), "seed \(seed): \(pk) differs")
       if let range = a.range(of: #""views": "#) {
         total += Int(a[range.upperBound...].prefix { $0.isNumber || $0 == "-" }) ?? 0

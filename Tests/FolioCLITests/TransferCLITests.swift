@@ -273,18 +273,13 @@ struct TransferCLITests {
       try process.run()
       // Staging has begun when this run's op file exists: a leftover from
       // the run before is older than `started` (or was cleared).
-      var staging = false
-      for _ in 0..<2000 where process.isRunning {
+      func staging() -> Bool {
         var st = stat()
-        if stat(stagedOps, &st) == 0,
-          (st.st_mtim.tv_sec, st.st_mtim.tv_nsec) >= (started.tv_sec, started.tv_nsec)
-        {
-          staging = true
-          break
-        }
-        usleep(2_000)
+        return stat(stagedOps, &st) == 0
+          && (st.st_mtim.tv_sec, st.st_mtim.tv_nsec) >= (started.tv_sec, started.tv_nsec)
       }
-      #expect(staging, "seed \(seed): the import never began staging before it ended")
+      eventually { staging() || !process.isRunning }
+      #expect(staging(), "seed \(seed): the import never began staging before it ended")
       state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
       usleep(UInt32((state >> 33) % 700_000))
       #expect(process.isRunning, "seed \(seed): the import ended before the kill; give it more rows")
@@ -298,10 +293,10 @@ struct TransferCLITests {
     }
     let rerun = try scratch.folio("import", "items", "big.ndjson")
     #expect(rerun.status == 0, "seed \(seed): \(rerun.stderr)")
-    #expect(try scratch.folio("export", "items").stdout.split(separator: "\n").count == count)
-    #expect(try scratch.folio("fsck").status == 0)
+    #expect(try scratch.folio("export", "items").stdout.split(separator: "\n").count == count, "seed \(seed)")
+    #expect(try scratch.folio("fsck").status == 0, "seed \(seed)")
     #expect(try git("status --porcelain --untracked-files=no", in: scratch).isEmpty, "seed \(seed)")
-    #expect(try git("ls-files items", in: scratch).split(separator: "\n").count == count)
+    #expect(try git("ls-files items", in: scratch).split(separator: "\n").count == count, "seed \(seed)")
   }
 }
 

@@ -37,7 +37,9 @@ import Testing
           + (random.chance(50) ? random.string() : "")
         object[key] = .integer(n)
       }
-      let parsed = try JSONValue(parsing: JSONValue.object(object).canonicalBytes())
+      let parsed = try #require(
+        try? JSONValue(parsing: JSONValue.object(object).canonicalBytes()),
+        "seed \(seed), case \(n): canonical form does not parse")
       try #require(parsed == .object(object), "seed \(seed), case \(n)")
       try #require(keysAreInByteOrder(parsed), "seed \(seed), case \(n): keys out of order")
     }
@@ -124,6 +126,11 @@ import Testing
           location.line >= 1 && location.line <= lines && location.column >= 1
             && location.column <= bytes.count + 1,
           "seed \(seed), case \(n): bad location \(location)")
+      } catch let failure as ExpectationFailedError {
+        throw failure
+      } catch {
+        Issue.record("seed \(seed), case \(n): not a FolioError: \(error)")
+        return
       }
     }
   }

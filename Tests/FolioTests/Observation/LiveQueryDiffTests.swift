@@ -29,7 +29,8 @@ struct LiveQueryDiffTests {
         continue
       }
       #expect(old != new, "seed \(seed)")
-      #expect(update.oldDocuments == old)
+      let context = "seed \(seed): \(old.map(\.pk)) -> \(new.map(\.pk))"
+      #expect(update.oldDocuments == old, "\(context)")
       // Index sets: rebuild the new list from the old one.
       var rebuilt = [Document?](repeating: nil, count: new.count)
       for i in update.insertions { rebuilt[i] = new[i] }
@@ -38,42 +39,42 @@ struct LiveQueryDiffTests {
       let moved = Set(update.moves.map(\.from))
       var staying = old.indices.filter { !deleted.contains($0) && !moved.contains($0) }.map { old[$0] }[...]
       for i in rebuilt.indices where rebuilt[i] == nil { rebuilt[i] = staying.popFirst() }
-      #expect(staying.isEmpty, "seed \(seed)")
+      #expect(staying.isEmpty, "\(context)")
       // Only the updated ones differ in content; bring them up to date.
       for i in update.updates {
-        #expect(rebuilt[i]?.pk == new[i].pk && rebuilt[i] != new[i], "seed \(seed)")
+        #expect(rebuilt[i]?.pk == new[i].pk && rebuilt[i] != new[i], "\(context)")
         rebuilt[i] = new[i]
       }
-      #expect(rebuilt.map { $0! } == new, "seed \(seed): \(old.map(\.pk)) -> \(new.map(\.pk))")
+      #expect(rebuilt == new.map { Optional($0) }, "\(context)")
       // Brute force: what was removed, added and changed.
       let oldPKs = Set(old.map(\.pk))
       let newPKs = Set(new.map(\.pk))
-      #expect(Set(update.deletions.map { old[$0].pk }) == oldPKs.subtracting(newPKs))
-      #expect(Set(update.insertions.map { new[$0].pk }) == newPKs.subtracting(oldPKs))
+      #expect(Set(update.deletions.map { old[$0].pk }) == oldPKs.subtracting(newPKs), "\(context)")
+      #expect(Set(update.insertions.map { new[$0].pk }) == newPKs.subtracting(oldPKs), "\(context)")
       let changed = new.filter { d in old.contains { $0.pk == d.pk && $0 != d } }.map(\.pk)
-      #expect(update.updates.map { new[$0].pk } == changed)
+      #expect(update.updates.map { new[$0].pk } == changed, "\(context)")
       // Child events: the same, in the order removed, added, moved, changed,
       // each naming its predecessor.
       let kinds = update.childEvents.map(\.kind)
       let rank: [ChildEvent.Kind: Int] = [.removed: 0, .added: 1, .moved: 2, .changed: 3]
-      #expect(kinds.map { rank[$0]! } == kinds.map { rank[$0]! }.sorted(), "seed \(seed)")
+      #expect(kinds.map { rank[$0]! } == kinds.map { rank[$0]! }.sorted(), "\(context)")
       for child in update.childEvents {
         let list = child.kind == .removed ? old : new
-        let i = list.firstIndex { $0.pk == child.key }!
-        #expect(child.prevKey == (i > 0 ? list[i - 1].pk : nil))
-        #expect(child.document == list[i])
+        let i = try #require(list.firstIndex { $0.pk == child.key }, "\(context): \(child.key)")
+        #expect(child.prevKey == (i > 0 ? list[i - 1].pk : nil), "\(context): \(child.key)")
+        #expect(child.document == list[i], "\(context): \(child.key)")
       }
-      #expect(update.childEvents.filter { $0.kind == .removed }.count == update.deletions.count)
-      #expect(update.childEvents.filter { $0.kind == .added }.count == update.insertions.count)
+      #expect(update.childEvents.filter { $0.kind == .removed }.count == update.deletions.count, "\(context)")
+      #expect(update.childEvents.filter { $0.kind == .added }.count == update.insertions.count, "\(context)")
       // EventGenerator.ts: every changed document whose order value ("v")
       // changed is moved, wherever it lands; the index-set moves are the
       // fewest that explain the order, a separate description.
-      #expect(update.childEvents.filter { $0.kind == .moved }.map(\.key) == changed)
-      #expect(update.childEvents.filter { $0.kind == .changed }.map(\.key) == changed)
+      #expect(update.childEvents.filter { $0.kind == .moved }.map(\.key) == changed, "\(context)")
+      #expect(update.childEvents.filter { $0.kind == .changed }.map(\.key) == changed, "\(context)")
       // Moves are fewest: what stays keeps its relative order and no
       // longer order-keeping run exists (checked by brute force on small lists).
       let common = new.filter { oldPKs.contains($0.pk) }.map { pk in old.firstIndex { $0.pk == pk.pk }! }
-      #expect(common.count - update.moves.count == Self.longestIncreasing(common), "seed \(seed)")
+      #expect(common.count - update.moves.count == Self.longestIncreasing(common), "\(context)")
     }
   }
 

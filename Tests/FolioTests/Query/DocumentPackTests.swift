@@ -196,49 +196,53 @@ struct DocumentPackTests {
   @Test func aPackedFilterAgreesWithThePredicate() throws {
     let seed = SeededGenerator.testSeed()
     var fuzz = QueryFuzz(rng: SeededGenerator(seed: seed))
-    let escaped: [(text: String, value: JSONObject)] = [
-      (#"{"v":"\u0061"}"#, ["v": "a"]), (#"{"v":"a\"b","w":"\\"}"#, ["v": "a\"b", "w": "\\"]),
-      (#"{"v":"\u00e9","s":"x"}"#, ["v": "é", "s": "x"]), (#"{"v":"\ud83d\ude00"}"#, ["v": "😀"]),
-      (#"{"v":"\n","w":null}"#, ["v": "\n", "w": .null]),
-      (#"{"o":{"a":{"b":"\/"}}}"#, ["o": ["a": ["b": "/"]]]),
-    ]
-    let fixed = [
-      #"v == "a""#, #"v == "a\"b""#, #"w == "\\""#, #""é" == v"#, #"v != "😀""#, #"v in ["\n", "x"]"#,
-      #"w in [null, true]"#, #"missing == null"#, #"v != null"#, #"o.a.b == "/""#, #"v == true"#,
-      #"s in ["x"] && v == "é""#,
-    ]
-    var spelledDifferently = 0
-    for round in 0..<20 {
-      var documents: [(bytes: [UInt8], object: JSONObject)] = fuzz.table(count: 40).values.map {
-        (JSONValue.object($0).compactBytes(), $0)
-      }
-      for (text, object) in escaped {
-        documents.append((Array(text.utf8), object))
-        #expect(try JSONValue(parsing: text) == .object(object), "\(text)")
-      }
-      var predicates = fixed
-      for _ in 0..<(round == 0 ? 0 : 100) { predicates.append(QueryDifferentialTests.predicate(&fuzz).text) }
-      for text in predicates {
-        let predicate = try Predicate(parsing: text)
-        let filter = try #require(PackedFilter(predicate), "\(text)")
-        var scratch: [Range<Int>?] = []
-        for (bytes, object) in documents {
-          let judged = bytes.withUnsafeBytes { filter.matches($0, values: &scratch) }
-          #expect(
-            judged == predicate.matches(object),
-            "seed \(seed): \(text) on \(String(decoding: bytes, as: UTF8.self))")
-          if bytes.contains(UInt8(ascii: "\\")) && judged == true { spelledDifferently += 1 }
+    try reportingSeed(seed) {
+      let escaped: [(text: String, value: JSONObject)] = [
+        (#"{"v":"\u0061"}"#, ["v": "a"]), (#"{"v":"a\"b","w":"\\"}"#, ["v": "a\"b", "w": "\\"]),
+        (#"{"v":"\u00e9","s":"x"}"#, ["v": "é", "s": "x"]), (#"{"v":"\ud83d\ude00"}"#, ["v": "😀"]),
+        (#"{"v":"\n","w":null}"#, ["v": "\n", "w": .null]),
+        (#"{"o":{"a":{"b":"\/"}}}"#, ["o": ["a": ["b": "/"]]]),
+      ]
+      let fixed = [
+        #"v == "a""#, #"v == "a\"b""#, #"w == "\\""#, #""é" == v"#, #"v != "😀""#, #"v in ["\n", "x"]"#,
+        #"w in [null, true]"#, #"missing == null"#, #"v != null"#, #"o.a.b == "/""#, #"v == true"#,
+        #"s in ["x"] && v == "é""#,
+      ]
+      var spelledDifferently = 0
+      for round in 0..<20 {
+        var documents: [(bytes: [UInt8], object: JSONObject)] = fuzz.table(count: 40).values.map {
+          (JSONValue.object($0).compactBytes(), $0)
+        }
+        for (text, object) in escaped {
+          documents.append((Array(text.utf8), object))
+          #expect(try JSONValue(parsing: text) == .object(object), "\(text)")
+        }
+        var predicates = fixed
+        for _ in 0..<(round == 0 ? 0 : 100) {
+          predicates.append(QueryDifferentialTests.predicate(&fuzz).text)
+        }
+        for text in predicates {
+          let predicate = try Predicate(parsing: text)
+          let filter = try #require(PackedFilter(predicate), "seed \(seed): \(text)")
+          var scratch: [Range<Int>?] = []
+          for (bytes, object) in documents {
+            let judged = bytes.withUnsafeBytes { filter.matches($0, values: &scratch) }
+            #expect(
+              judged == predicate.matches(object),
+              "seed \(seed): \(text) on \(String(decoding: bytes, as: UTF8.self))")
+            if bytes.contains(UInt8(ascii: "\\")) && judged == true { spelledDifferently += 1 }
+          }
         }
       }
+      // The escaped spellings were matched, not only rejected.
+      #expect(spelledDifferently >= 20, "seed \(seed)")
+      // Member names that JSON could spell two ways are left to the parser.
+      #expect(PackedFilter(try Predicate(parsing: "`é` == 1")) == nil)
+      // Bytes that are not compact JSON are left to the parser too.
+      let filter = try #require(PackedFilter(try Predicate(parsing: #"v == "a""#)))
+      var scratch: [Range<Int>?] = []
+      #expect(Array(#"{ "v":"a"}"#.utf8).withUnsafeBytes { filter.matches($0, values: &scratch) } == nil)
     }
-    // The escaped spellings were matched, not only rejected.
-    #expect(spelledDifferently >= 20, "seed \(seed)")
-    // Member names that JSON could spell two ways are left to the parser.
-    #expect(PackedFilter(try Predicate(parsing: "`é` == 1")) == nil)
-    // Bytes that are not compact JSON are left to the parser too.
-    let filter = try #require(PackedFilter(try Predicate(parsing: #"v == "a""#)))
-    var scratch: [Range<Int>?] = []
-    #expect(Array(#"{ "v":"a"}"#.utf8).withUnsafeBytes { filter.matches($0, values: &scratch) } == nil)
   }
 
   /// Queries on an unchanged index share one check of the pack; an edit

@@ -127,162 +127,164 @@ struct QueryDifferentialTests {
   @Test func randomQueriesMatchBruteForce() throws {
     let seed = SeededGenerator.testSeed()
     var fuzz = QueryFuzz(rng: SeededGenerator(seed: seed))
-    // How often each predicate feature kept some documents and dropped
-    // others, and how often each ordering returned documents: a generator
-    // that stopped reaching them would pass vacuously.
-    var discriminating: [String: Int] = [:]
-    var ordered: [Int: Int] = [:]
-    // How often the planner read another index than the ordering's, with
-    // and without secondary indexes.
-    var planned: [Int: Int] = [:]
-    for round in 0..<8 {
-      let docs = fuzz.table(count: fuzz.int(0...40))
-      // Odd rounds index `w` and `o.c` as well: orderings by them run on
-      // those indexes, and filters on them pick candidates from their
-      // ranges, for every other ordering too.
-      let (store, scratch) = try makeFuzzStore(docs, indexes: round % 2 == 1 ? ["w", "o.c"] : [])
-      defer { scratch.remove() }
-      let collection = store.collection("t")
-      for _ in 0..<250 {
-        var query = collection.query()
-        var description = ""
-        let orderChoice = fuzz.int(0...6)
-        let sortValue: (String, JSONObject) -> JSONValue?
-        switch orderChoice {
-        case 0:
-          query = try query.orderByKey()
-          sortValue = { _, _ in nil }
-          description += "orderByKey "
-        case 1:
-          query = try query.orderByValue()
-          sortValue = { _, _ in .object([:]) }
-          description += "orderByValue "
-        case 2:
-          query = try query.orderBy(child: "n")
-          sortValue = { $1["n"] }
-          description += "n "
-        case 3:
-          query = try query.orderBy(child: "w")
-          sortValue = { $1["w"] }
-          description += "w "
-        case 4:
-          // A dotted path that is an order key: through its index.
-          query = try query.orderBy(child: "o.a.b")
-          sortValue = { Self.at($1, "o.a.b") }
-          description += "o.a.b "
-        case 5:
-          // A dotted path that is not: by scan.
-          query = try query.orderBy(child: "o.c")
-          sortValue = { Self.at($1, "o.c") }
-          description += "o.c "
-        default:
-          sortValue = { $1["v"] }
-          description += "v(default) "
-        }
-        let isKey = orderChoice == 0
-        func position(_ pk: String) -> (JSONValue?, String) { (sortValue(pk, docs[pk]!), pk) }
-        func bound() -> (JSONValue, String?) {
-          if isKey { return (.string(fuzz.pk()), nil) }
-          return (fuzz.scalar(), fuzz.chance(0.5) ? fuzz.pk() : nil)
-        }
-        // Position of (value, pk) against bound point; nil key means ±infinity.
-        func comparePoint(_ pk: String, _ bound: (JSONValue, String?), keyDefault: Int) -> Int {
-          if isKey { return Reference.comparePK(pk, bound.0.stringValue!) }
-          let c = Reference.compare(position(pk).0, bound.0)
-          if c != 0 { return c }
-          guard let key = bound.1 else { return keyDefault }
-          return Reference.comparePK(pk, key)
-        }
-        var keep: (String) -> Bool = { _ in true }
-        switch fuzz.int(0...3) {
-        case 0:
-          let b = bound()
-          query = try query.startAt(b.0, key: b.1)
-          keep = { [keep] pk in keep(pk) && comparePoint(pk, b, keyDefault: 1) >= 0 }
-          description += "startAt(\(b)) "
-        case 1:
-          let b = bound()
-          query = try query.startAfter(b.0, key: b.1)
-          keep = { [keep] pk in keep(pk) && comparePoint(pk, b, keyDefault: -1) > 0 }
-          description += "startAfter(\(b)) "
-        case 2:
-          let b = bound()
-          query = try query.equalTo(b.0, key: b.1)
-          keep = { [keep] pk in
-            keep(pk) && comparePoint(pk, b, keyDefault: 1) >= 0 && comparePoint(pk, b, keyDefault: -1) <= 0
+    try reportingSeed(seed) {
+      // How often each predicate feature kept some documents and dropped
+      // others, and how often each ordering returned documents: a generator
+      // that stopped reaching them would pass vacuously.
+      var discriminating: [String: Int] = [:]
+      var ordered: [Int: Int] = [:]
+      // How often the planner read another index than the ordering's, with
+      // and without secondary indexes.
+      var planned: [Int: Int] = [:]
+      for round in 0..<8 {
+        let docs = fuzz.table(count: fuzz.int(0...40))
+        // Odd rounds index `w` and `o.c` as well: orderings by them run on
+        // those indexes, and filters on them pick candidates from their
+        // ranges, for every other ordering too.
+        let (store, scratch) = try makeFuzzStore(docs, indexes: round % 2 == 1 ? ["w", "o.c"] : [])
+        defer { scratch.remove() }
+        let collection = store.collection("t")
+        for _ in 0..<250 {
+          var query = collection.query()
+          var description = ""
+          let orderChoice = fuzz.int(0...6)
+          let sortValue: (String, JSONObject) -> JSONValue?
+          switch orderChoice {
+          case 0:
+            query = try query.orderByKey()
+            sortValue = { _, _ in nil }
+            description += "orderByKey "
+          case 1:
+            query = try query.orderByValue()
+            sortValue = { _, _ in .object([:]) }
+            description += "orderByValue "
+          case 2:
+            query = try query.orderBy(child: "n")
+            sortValue = { $1["n"] }
+            description += "n "
+          case 3:
+            query = try query.orderBy(child: "w")
+            sortValue = { $1["w"] }
+            description += "w "
+          case 4:
+            // A dotted path that is an order key: through its index.
+            query = try query.orderBy(child: "o.a.b")
+            sortValue = { Self.at($1, "o.a.b") }
+            description += "o.a.b "
+          case 5:
+            // A dotted path that is not: by scan.
+            query = try query.orderBy(child: "o.c")
+            sortValue = { Self.at($1, "o.c") }
+            description += "o.c "
+          default:
+            sortValue = { $1["v"] }
+            description += "v(default) "
           }
-          description += "equalTo(\(b)) "
-        default: break
-        }
-        if !query.hasEnd {
-          switch fuzz.int(0...2) {
+          let isKey = orderChoice == 0
+          func position(_ pk: String) -> (JSONValue?, String) { (sortValue(pk, docs[pk]!), pk) }
+          func bound() -> (JSONValue, String?) {
+            if isKey { return (.string(fuzz.pk()), nil) }
+            return (fuzz.scalar(), fuzz.chance(0.5) ? fuzz.pk() : nil)
+          }
+          // Position of (value, pk) against bound point; nil key means ±infinity.
+          func comparePoint(_ pk: String, _ bound: (JSONValue, String?), keyDefault: Int) -> Int {
+            if isKey { return Reference.comparePK(pk, bound.0.stringValue!) }
+            let c = Reference.compare(position(pk).0, bound.0)
+            if c != 0 { return c }
+            guard let key = bound.1 else { return keyDefault }
+            return Reference.comparePK(pk, key)
+          }
+          var keep: (String) -> Bool = { _ in true }
+          switch fuzz.int(0...3) {
           case 0:
             let b = bound()
-            query = try query.endAt(b.0, key: b.1)
-            keep = { [keep] pk in keep(pk) && comparePoint(pk, b, keyDefault: -1) <= 0 }
-            description += "endAt(\(b)) "
+            query = try query.startAt(b.0, key: b.1)
+            keep = { [keep] pk in keep(pk) && comparePoint(pk, b, keyDefault: 1) >= 0 }
+            description += "startAt(\(b)) "
           case 1:
             let b = bound()
-            query = try query.endBefore(b.0, key: b.1)
-            keep = { [keep] pk in keep(pk) && comparePoint(pk, b, keyDefault: 1) < 0 }
-            description += "endBefore(\(b)) "
+            query = try query.startAfter(b.0, key: b.1)
+            keep = { [keep] pk in keep(pk) && comparePoint(pk, b, keyDefault: -1) > 0 }
+            description += "startAfter(\(b)) "
+          case 2:
+            let b = bound()
+            query = try query.equalTo(b.0, key: b.1)
+            keep = { [keep] pk in
+              keep(pk) && comparePoint(pk, b, keyDefault: 1) >= 0 && comparePoint(pk, b, keyDefault: -1) <= 0
+            }
+            description += "equalTo(\(b)) "
           default: break
           }
+          if !query.hasEnd {
+            switch fuzz.int(0...2) {
+            case 0:
+              let b = bound()
+              query = try query.endAt(b.0, key: b.1)
+              keep = { [keep] pk in keep(pk) && comparePoint(pk, b, keyDefault: -1) <= 0 }
+              description += "endAt(\(b)) "
+            case 1:
+              let b = bound()
+              query = try query.endBefore(b.0, key: b.1)
+              keep = { [keep] pk in keep(pk) && comparePoint(pk, b, keyDefault: 1) < 0 }
+              description += "endBefore(\(b)) "
+            default: break
+            }
+          }
+          let unfiltered = Reference.sorted(docs, by: sortValue).filter(keep)
+          var kinds: Set<String> = []
+          if fuzz.chance(0.5) {
+            let p = Self.predicate(&fuzz)
+            query = try query.where(p.text)
+            keep = { [keep] pk in keep(pk) && p.test(docs[pk]!) }
+            description += "where(\(p.text)) "
+            kinds = p.kinds
+          }
+          var expected = Reference.sorted(docs, by: sortValue).filter(keep)
+          // A filter that kept some documents and dropped others.
+          if !expected.isEmpty && expected.count < unfiltered.count {
+            for kind in kinds { discriminating[kind, default: 0] += 1 }
+          }
+          if !expected.isEmpty { ordered[orderChoice, default: 0] += 1 }
+          switch fuzz.int(0...2) {
+          case 0:
+            let n = fuzz.int(1...10)
+            query = try query.limitToFirst(n)
+            expected = Array(expected.prefix(n))
+            description += "limitToFirst(\(n))"
+          case 1:
+            let n = fuzz.int(1...10)
+            query = try query.limitToLast(n)
+            expected = Array(expected.suffix(n))
+            description += "limitToLast(\(n))"
+          default: break
+          }
+          let got = try query.get().map(\.pk)
+          #expect(got == expected, "seed \(seed) round \(round): \(description)")
+          if try query.explain().sortedAfterwards { planned[round % 2, default: 0] += 1 }
+          if got != expected { return }
+          // The planner only narrows what is read: the same answer without it.
+          var unplanned = query
+          unplanned.usesFilterBounds = false
+          #expect(try unplanned.get().map(\.pk) == got, "seed \(seed) unplanned: \(description)")
+          #expect(try query.count() == expected.count, "seed \(seed) count: \(description)")
         }
-        let unfiltered = Reference.sorted(docs, by: sortValue).filter(keep)
-        var kinds: Set<String> = []
-        if fuzz.chance(0.5) {
-          let p = Self.predicate(&fuzz)
-          query = try query.where(p.text)
-          keep = { [keep] pk in keep(pk) && p.test(docs[pk]!) }
-          description += "where(\(p.text)) "
-          kinds = p.kinds
-        }
-        var expected = Reference.sorted(docs, by: sortValue).filter(keep)
-        // A filter that kept some documents and dropped others.
-        if !expected.isEmpty && expected.count < unfiltered.count {
-          for kind in kinds { discriminating[kind, default: 0] += 1 }
-        }
-        if !expected.isEmpty { ordered[orderChoice, default: 0] += 1 }
-        switch fuzz.int(0...2) {
-        case 0:
-          let n = fuzz.int(1...10)
-          query = try query.limitToFirst(n)
-          expected = Array(expected.prefix(n))
-          description += "limitToFirst(\(n))"
-        case 1:
-          let n = fuzz.int(1...10)
-          query = try query.limitToLast(n)
-          expected = Array(expected.suffix(n))
-          description += "limitToLast(\(n))"
-        default: break
-        }
-        let got = try query.get().map(\.pk)
-        #expect(got == expected, "seed \(seed) round \(round): \(description)")
-        if try query.explain().sortedAfterwards { planned[round % 2, default: 0] += 1 }
-        if got != expected { return }
-        // The planner only narrows what is read: the same answer without it.
-        var unplanned = query
-        unplanned.usesFilterBounds = false
-        #expect(try unplanned.get().map(\.pk) == got, "seed \(seed) unplanned: \(description)")
-        #expect(try query.count() == expected.count, "seed \(seed) count: \(description)")
       }
-    }
-    for kind in ["dotted", "string contains", "array contains", "exists"] {
-      #expect(
-        discriminating[kind, default: 0] >= 5,
-        "seed \(seed): \(kind) filtered only \(discriminating[kind, default: 0]) times")
-    }
-    for kind in 0...1 {
-      #expect(
-        planned[kind, default: 0] >= 10,
-        "seed \(seed): filters picked another index only \(planned[kind, default: 0]) times (secondary: \(kind))"
-      )
-    }
-    for choice in 0...6 {
-      #expect(
-        ordered[choice, default: 0] >= 20,
-        "seed \(seed): ordering \(choice) returned documents \(ordered[choice, default: 0]) times")
+      for kind in ["dotted", "string contains", "array contains", "exists"] {
+        #expect(
+          discriminating[kind, default: 0] >= 5,
+          "seed \(seed): \(kind) filtered only \(discriminating[kind, default: 0]) times")
+      }
+      for kind in 0...1 {
+        #expect(
+          planned[kind, default: 0] >= 10,
+          "seed \(seed): filters picked another index only \(planned[kind, default: 0]) times (secondary: \(kind))"
+        )
+      }
+      for choice in 0...6 {
+        #expect(
+          ordered[choice, default: 0] >= 20,
+          "seed \(seed): ordering \(choice) returned documents \(ordered[choice, default: 0]) times")
+      }
     }
   }
 }

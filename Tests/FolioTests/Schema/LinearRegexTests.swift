@@ -93,8 +93,15 @@ struct LinearRegexTests {
       var source = pattern(2)
       if random.chance(30) { source = "^" + source }
       if random.chance(30) { source += "$" }
-      let ours = try LinearRegex(source)
-      let theirs = try Regex(source).matchingSemantics(.unicodeScalar)
+      let ours: LinearRegex
+      let theirs: Regex<AnyRegexOutput>
+      do {
+        ours = try LinearRegex(source)
+        theirs = try Regex(source).matchingSemantics(.unicodeScalar)
+      } catch {
+        Issue.record("seed \(seed): /\(source)/: \(error)")
+        return
+      }
       for _ in 0..<8 {
         let text = String((0..<random.int(0...8)).map { _ in alphabet[random.int(0...(alphabet.count - 1))] })
         let expected = (try? theirs.firstMatch(in: text)) != nil
