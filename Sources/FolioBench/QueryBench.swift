@@ -14,14 +14,8 @@ struct QueryBenchOptions {
   var only: String?
 
   init(_ arguments: [String]) {
-    var i = 0
-    while i < arguments.count {
-      func value() -> String {
-        i += 1
-        guard i < arguments.count else { fatalError("\(arguments[i - 1]) needs a value") }
-        return arguments[i]
-      }
-      switch arguments[i] {
+    forEachBenchArgument(arguments) { flag, value in
+      switch flag {
       case "--docs": docs = Int(value()) ?? docs
       case "--runs": runs = Int(value()) ?? runs
       case "--dir": directory = value()
@@ -43,9 +37,8 @@ struct QueryBenchOptions {
           one with FOLIO_INDEX_DAEMON=auto (it starts the index daemon), and the ones after it.
           """)
         exit(0)
-      default: fatalError("unknown option \(arguments[i]); see --help")
+      default: fatalError("unknown option \(flag); see --help")
       }
-      i += 1
     }
   }
 }

@@ -16,14 +16,8 @@ struct StormBenchOptions {
   var directory = NSTemporaryDirectory() + "/folio-storm-bench"
 
   init(_ arguments: [String]) {
-    var i = 0
-    while i < arguments.count {
-      func value() -> String {
-        i += 1
-        guard i < arguments.count else { fatalError("\(arguments[i - 1]) needs a value") }
-        return arguments[i]
-      }
-      switch arguments[i] {
+    forEachBenchArgument(arguments) { flag, value in
+      switch flag {
       case "--replicas": replicas = Int(value()) ?? replicas
       case "--rounds": rounds = Int(value()) ?? rounds
       case "--dir": directory = value()
@@ -36,9 +30,8 @@ struct StormBenchOptions {
             --dir DIR     scratch directory (default $TMPDIR/folio-storm-bench; emptied first)
           """)
         exit(0)
-      default: fatalError("unknown option \(arguments[i]); see --help")
+      default: fatalError("unknown option \(flag); see --help")
       }
-      i += 1
     }
   }
 }
@@ -58,7 +51,9 @@ struct StormResult {
 func runStormBenchmark(_ arguments: [String]) throws {
   let options = StormBenchOptions(arguments)
   let folio = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/folio"
-  guard FileManager.default.isExecutableFile(atPath: folio) else { fatalError("no folio next to folio-bench") }
+  guard FileManager.default.isExecutableFile(atPath: folio) else {
+    fatalError("no folio next to folio-bench")
+  }
   print("push storm: \(options.replicas) replicas × \(options.rounds) rounds, all syncing at once")
   print("| transport | tool | syncs | failed | syncs/s | retries/sync | counters exact | ratio (syncs/s) |")
   print("|---|---|---|---|---|---|---|---|")
@@ -110,7 +105,9 @@ private func stormFolio(_ folio: String, base: String, url: String, _ options: S
   try "version: 1\ntables:\n  c:\n    path: c\n    columns:\n      n: counter\n".write(
     toFile: first + "/folio.yaml", atomically: false, encoding: .utf8)
   let f = "'\(folio)'"
-  shell("\(f) init && echo '{\"n\":0}' | \(f) put c x - && git remote add origin '\(url)' && \(f) sync", in: first)
+  shell(
+    "\(f) init && echo '{\"n\":0}' | \(f) put c x - && git remote add origin '\(url)' && \(f) sync", in: first
+  )
   for k in 1..<options.replicas { shell("\(f) clone '\(url)' f\(k)", in: base) }
   var result = StormResult()
   for round in 0..<options.rounds {
@@ -119,7 +116,9 @@ private func stormFolio(_ folio: String, base: String, url: String, _ options: S
         "\(f) apply c x --op update --transforms '{\"n\":{\"op\":\"increment\",\"by\":1}}' && "
           + "echo '{\"k\":\(k)}' | \(f) put c f\(k)-\(round) -", in: base + "/f\(k)")
     }
-    let all = (0..<options.replicas).map { "(cd f\($0) && \(f) sync --json > ../out-\($0) 2>&1; echo $? >> ../out-\($0)) &" }
+    let all = (0..<options.replicas).map {
+      "(cd f\($0) && \(f) sync --json > ../out-\($0) 2>&1; echo $? >> ../out-\($0)) &"
+    }
     result.seconds += seconds { shell(all.joined(separator: "\n") + "\nwait", in: base) }
     for k in 0..<options.replicas {
       let output = (try? String(contentsOfFile: base + "/out-\(k)", encoding: .utf8)) ?? ""
@@ -150,7 +149,8 @@ private func stormGit(base: String, url: String, _ options: StormBenchOptions) -
   let attempts = 20
   for round in 0..<options.rounds {
     for k in 0..<options.replicas {
-      shell("echo \(round) > g\(k)-file && git add -A && git commit -qm 'g\(k) \(round)'", in: base + "/g\(k)")
+      shell(
+        "echo \(round) > g\(k)-file && git add -A && git commit -qm 'g\(k) \(round)'", in: base + "/g\(k)")
     }
     // The same retry policy as folio sync: up to 20 tries, full jitter.
     let loop = """

@@ -16,14 +16,8 @@ struct SyncBenchOptions {
   var keep = false
 
   init(_ arguments: [String]) {
-    var i = 0
-    while i < arguments.count {
-      func value() -> String {
-        i += 1
-        guard i < arguments.count else { fatalError("\(arguments[i - 1]) needs a value") }
-        return arguments[i]
-      }
-      switch arguments[i] {
+    forEachBenchArgument(arguments) { flag, value in
+      switch flag {
       case "--docs": docs = Int(value()) ?? docs
       case "--changes": changes = Int(value()) ?? changes
       case "--dir": directory = value()
@@ -39,9 +33,8 @@ struct SyncBenchOptions {
                           to profile the sync again: cp -a DIR/b.before-sync DIR/b2 && cd DIR/b2 && folio sync --no-push
           """)
         exit(0)
-      default: fatalError("unknown option \(arguments[i]); see --help")
+      default: fatalError("unknown option \(flag); see --help")
       }
-      i += 1
     }
   }
 }

@@ -18,15 +18,6 @@ import Testing
     var testDescription: String { rawValue }
   }
 
-  static let yaml = """
-    version: 1
-    tables:
-      todos:
-        path: todos
-        columns:
-          views: counter
-    """
-
   /// Two replicas of one remote: `a` (made here) and `b` (cloned).
   struct Replicas {
     let box: GitPullTests.Sandbox
@@ -40,7 +31,7 @@ import Testing
       self.seed = seed
       box = try GitPullTests.Sandbox(context: "seed \(seed)")
       try FolioRunner.shell("git init -q --bare remote.git", in: box.root.path)
-      try box.root.write("a/folio.yaml", KillNineMatrixCLITests.yaml)
+      try box.root.write("a/folio.yaml", SyncCrashTests.yaml)
       try box.folio(["init"], in: "a")
       try box.folio(["put", "todos", "n", "-"], in: "a", input: #"{"views": 0}"#)
       #expect(try box.git("remote add origin \(box.remote)", in: "a") == 0, "seed \(seed)")
