@@ -119,12 +119,16 @@ import Testing
     defer { daemon.stop() }
     try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
     let hook = fixture.remotePath + "/hooks/pre-receive"
-    try "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n".write(
+    let attempts = fixture.scratch.path + "/attempts"
+    try "#!/bin/sh\necho x >> '\(attempts)'\necho 'no pushes today' >&2\nexit 1\n".write(
       toFile: hook, atomically: true, encoding: .utf8)
     chmod(hook, 0o755)
     try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 1])
     let error = try #require(throws: FolioError.self) { try a.sync() }
     #expect(error.code == .pushRejected)
+    // Refused as often as it takes to tell a verdict from a lost race.
+    let tries = try String(contentsOfFile: attempts, encoding: .utf8).split(separator: "\n").count
+    #expect(tries == Store.refusalsForVerdict, "\(tries)")
     // The remote stood still, so this is its verdict: not a race, not the
     // network.
     #expect(error.description.contains("remote 'origin' refused the push"), "\(error)")
@@ -133,6 +137,28 @@ import Testing
     unlink(hook)
     #expect(try a.sync().pushed)
     #expect(try doc(try fixture.clone("b"), "t")?["views"] == 1)
+  }
+
+  /// A rival push can hold the remote's ref lock and then fail itself, so
+  /// the remote refuses once while its tip stands still: that is a race,
+  /// and the sync tries again rather than calling it the remote's verdict.
+  @Test func oneRefusalAtAStillTipIsRetried() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    let daemon = try GitDaemon(base: fixture.scratch.path)
+    defer { daemon.stop() }
+    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
+    let hook = fixture.remotePath + "/hooks/pre-receive"
+    let marker = fixture.scratch.path + "/refused-once"
+    try "#!/bin/sh\n[ -e '\(marker)' ] && exit 0\ntouch '\(marker)'\necho 'ref is locked' >&2\nexit 1\n"
+      .write(toFile: hook, atomically: true, encoding: .utf8)
+    chmod(hook, 0o755)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 7])
+    let summary = try a.sync()
+    #expect(summary.pushed && summary.rounds == 2, "\(summary)")
+    #expect(FileManager.default.fileExists(atPath: marker))
+    #expect(try doc(try fixture.clone("b"), "t")?["views"] == 7)
   }
 
   @Test func pushThatLosesARaceIsRetriedAfterMerging() throws {

@@ -228,6 +228,26 @@ struct WatcherTests {
     #expect(third.problems.count == 1)
   }
 
+  /// The stop and a save's event can wake the same poll; the save is
+  /// recorded by this session, not left to the next start's catch-up.
+  @Test func saveStillQueuedAtStopIsRecorded() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.write { _ = try $0.put(table: "todos", pk: "a", document: [:]) }
+    var events: [WatchEvent] = []
+    let session = try WatchSession(store: store, options: Watcher.Options(debounce: .seconds(60))) {
+      events.append($0)
+    }
+    try session.start()
+    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "n": 2}"#)
+    // The event is queued in the kernel and never read by a loop.
+    session.finish()
+    let ops = events.compactMap {
+      if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }
+    }
+    #expect(ops == ["update a"])
+  }
+
   @Test func overflowRescansAndLosesNothing() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }

@@ -39,6 +39,10 @@ extension Store {
   /// a remote that keeps moving.
   static let syncRounds = 20
 
+  /// How many refusals in a row, with the remote's tip unchanged, make the
+  /// refusal the remote's own verdict rather than a lost race.
+  static let refusalsForVerdict = 3
+
   /// The pause before round `round + 1`: a random time up to 25 ms × 2^round,
   /// capped at 2 s ("full jitter"), so replicas that lost one race do not
   /// meet again in the next.
@@ -77,8 +81,10 @@ extension Store {
     var summary = SyncSummary(
       committed: CommitSummary(commit: nil, documents: 0, syntheticOps: 0, problems: []), action: .upToDate,
       resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
-    // The last refusal, and the remote tip it refused to build on.
+    // The last refusal, the remote tip it refused to build on, and how many
+    // refusals in a row met that same tip.
     var refusal: (PushRefusal, GitOID?)?
+    var refusalsAtTip = 0
     for round in 1...Store.syncRounds {
       summary.rounds = round
       let committed = try commit()
@@ -91,8 +97,12 @@ extension Store {
       summary.remote = remote
       summary.remoteBranch = remoteBranch
       let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
-      if let (last, tip) = refusal, last.reason == .refused, tip == theirs {
-        // The remote did not move, yet refused: its verdict, not a race.
+      if let (last, tip) = refusal, last.reason == .refused, tip == theirs,
+        refusalsAtTip >= Store.refusalsForVerdict
+      {
+        // The remote stood still through several refusals: its verdict, not
+        // a race. One refusal at a still tip is not enough, since a rival
+        // push can hold the remote's ref lock and then fail itself.
         throw FolioError(
           .pushRejected,
           "remote '\(remote)' refused the push: \(last.detail). Everything is committed and merged locally; "
@@ -120,6 +130,7 @@ extension Store {
         return summary
       } catch let error as PushRefusal {
         // Someone pushed in between: fetch, merge and try again.
+        refusalsAtTip = refusal?.1 == theirs && refusal != nil ? refusalsAtTip + 1 : 1
         refusal = (error, theirs)
         if round < Store.syncRounds { Store.pauseBeforeRetry(after: round) }
       }

@@ -298,6 +298,10 @@ final class WatchSession {
 
   /// Records every save still waiting, and commits if a commit timer is set.
   func finish() {
+    // A save made just before the stop may still sit in the kernel's queue
+    // (the stop and its event can wake the same poll): read it now, or it
+    // would be recorded only by the next start's catch-up.
+    drainEvents()
     if rescanAt != nil {
       rescanAt = 0
       tick(now: Clock.monotonicSeconds())
