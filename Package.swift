@@ -35,9 +35,25 @@ let package = Package(
       providers: [.apt(["libmicrohttpd-dev"])]
     ),
     .systemLibrary(name: "CSystem"),
+    // The library's layers, lowest first. A target depends only on those
+    // before it, so the compiler refuses an upward reference; what crosses
+    // targets inside the package is `package`, and `Folio` re-exports the
+    // public API of them all.
+    .target(name: "FolioSystem", dependencies: ["CSystem"]),
+    .target(name: "FolioJSON", dependencies: ["FolioSystem"]),
+    .target(name: "FolioCore", dependencies: ["FolioJSON", "FolioSystem", "CYAML", "CSystem"]),
+    .target(name: "FolioQuery", dependencies: ["FolioCore", "CSystem"]),
+    .target(name: "FolioGit", dependencies: ["FolioQuery", "Clibgit2", "CZlib"]),
+    .target(name: "FolioWatch", dependencies: ["FolioGit"]),
+    .target(name: "FolioIndexDaemon", dependencies: ["FolioQuery", "CSystem"]),
+    .target(name: "FolioTransfer", dependencies: ["FolioGit", "CSQLite", "Clibgit2"]),
+    .target(name: "FolioServe", dependencies: ["FolioQuery", "CMicroHTTPD", "CSystem"]),
     .target(
       name: "Folio",
-      dependencies: ["Clibgit2", "CYAML", "CSQLite", "CZlib", "CSystem", "CMicroHTTPD"]
+      dependencies: [
+        "FolioSystem", "FolioJSON", "FolioCore", "FolioQuery", "FolioGit", "FolioWatch", "FolioIndexDaemon",
+        "FolioTransfer", "FolioServe",
+      ]
     ),
     .executableTarget(
       name: "FolioCLI",
@@ -48,15 +64,28 @@ let package = Package(
       name: "FolioBench",
       dependencies: ["Folio", "CSystem"]
     ),
+    // What both test targets share: the git helper, the scratch store, the
+    // git daemon and sshd, loopback ports, seeds, and waiting for a state.
+    .target(
+      name: "FolioTestSupport",
+      dependencies: ["Folio", "FolioSystem"],
+      path: "Tests/FolioTestSupport"
+    ),
     .testTarget(
       name: "FolioTests",
-      dependencies: ["Folio"],
+      dependencies: [
+        "Folio", "FolioSystem", "FolioJSON", "FolioCore", "FolioQuery", "FolioGit", "FolioWatch",
+        "FolioIndexDaemon", "FolioTransfer", "FolioServe", "FolioTestSupport",
+      ],
       // Test data read by path (the JSON-Schema-Test-Suite cases), not bundled.
       exclude: ["Resources"]
     ),
     .testTarget(
       name: "FolioCLITests",
-      dependencies: ["Folio", "FolioCLI"]
+      dependencies: [
+        "Folio", "FolioSystem", "FolioJSON", "FolioCore", "FolioQuery", "FolioGit", "FolioWatch",
+        "FolioIndexDaemon", "FolioTransfer", "FolioServe", "FolioCLI", "FolioTestSupport",
+      ]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -3,8 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
-git config --global user.email >/dev/null 2>&1 || git config --global user.email "folio-tests@localhost"
-git config --global user.name >/dev/null 2>&1 || git config --global user.name "Folio Tests"
+# Plain git in the tests commits too; where no identity is configured it
+# gets one from the environment, so the machine's git config is left alone.
+if ! git config user.email >/dev/null 2>&1; then
+  export GIT_AUTHOR_EMAIL="folio-tests@localhost" GIT_COMMITTER_EMAIL="folio-tests@localhost"
+fi
+if ! git config user.name >/dev/null 2>&1; then
+  export GIT_AUTHOR_NAME="Folio Tests" GIT_COMMITTER_NAME="Folio Tests"
+fi
 # The tests that want an index daemon turn it on themselves and stop it.
 export FOLIO_INDEX_DAEMON=off
 swift build --build-tests

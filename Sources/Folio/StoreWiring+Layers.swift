@@ -1,3 +1,9 @@
+import FolioCore
+import FolioGit
+import FolioIndexDaemon
+import FolioQuery
+import FolioTransfer
+
 /// The composition root: the one place that knows every layer, and hands
 /// the store the hooks of those above it.
 extension StoreWiring {
@@ -10,7 +16,7 @@ extension StoreWiring {
   /// queries reach the index daemon only through ``IndexPublisherLink``,
   /// which Query owns. Every store's open builds it first, so they are in
   /// place before any query.
-  static let layers: StoreWiring = {
+  package static let layers: StoreWiring = {
     OrderIndexCache.register(IndexDaemonLink())
     return StoreWiring(
       gitDirectory: { try GitRepository.gitDirectory(workTree: $0) },

@@ -102,8 +102,8 @@ func generateFlights(rows: Int, ndjson: String, csv: String) {
     "EWR", "LGA", "JFK", "ATL", "ORD", "LAX", "BOS", "MCO", "SFO", "CLT", "MIA", "DCA", "FLL", "DTW",
   ]
   var random = SystemRandomNumberGenerator()
-  FileManager.default.createFile(atPath: ndjson, contents: nil)
-  FileManager.default.createFile(atPath: csv, contents: nil)
+  _ = FileManager.default.createFile(atPath: ndjson, contents: nil)
+  _ = FileManager.default.createFile(atPath: csv, contents: nil)
   let json = FileHandle(forWritingAtPath: ndjson)!
   let comma = FileHandle(forWritingAtPath: csv)!
   let columns = [

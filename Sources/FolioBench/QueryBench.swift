@@ -62,7 +62,7 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     try FileManager.default.createDirectory(atPath: storePath + "/flights", withIntermediateDirectories: true)
     print("generating \(options.docs) flight documents and the sqlite database…")
     try generateFlights(count: options.docs, storePath: storePath, databasePath: databasePath, root: root)
-    FileManager.default.createFile(atPath: marker, contents: nil)
+    _ = FileManager.default.createFile(atPath: marker, contents: nil)
   }
   let store = try Store.create(at: URL(fileURLWithPath: storePath))
   if let seconds = options.serve {

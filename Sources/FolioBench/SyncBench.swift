@@ -96,7 +96,7 @@ func runSyncBenchmark(_ arguments: [String]) throws {
       "id": .string("d\(i)"), "views": .number(String(i % 1000)), "title": .string("item \(i)"),
       "tags": .array([.string("t\(i % 7)")]), "price": .number("\(i % 500).25"),
     ]
-    FileManager.default.createFile(
+    _ = FileManager.default.createFile(
       atPath: a + "/items/d\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
   }
   let g = root + "/g"

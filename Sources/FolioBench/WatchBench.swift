@@ -259,7 +259,7 @@ enum WatchBench {
         var template = Array((root + "/items/sedXXXXXX").utf8CString)
         let fd = mkstemp(&template)
         guard fd >= 0 else { fatalError("mkstemp failed") }
-        let temp = String(cString: template)
+        let temp = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let bytes = Array(text.utf8)
         guard write(fd, bytes, bytes.count) == bytes.count else { fatalError("write failed") }
         fchmod(fd, 0o644)

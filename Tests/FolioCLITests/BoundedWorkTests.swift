@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
 
 /// Untrusted input that used to cost unbounded time, stack or memory: huge
 /// set operations from a remote, oversized documents in a merge, deeply

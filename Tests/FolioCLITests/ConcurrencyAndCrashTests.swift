@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -36,8 +37,7 @@ struct ConcurrencyAndCrashTests {
     let scratch = try CLIScratch()
     defer { scratch.remove() }
     try scratch.folio("init")
-    var generator = SystemRandomNumberGenerator()
-    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
+    let seed = testSeed()
     var random = SplitMix(seed: seed)
     for round in 0..<60 {
       let process = Process()
@@ -81,18 +81,5 @@ struct ConcurrencyAndCrashTests {
           "seed \(seed): \(pk): \(doc.stdout) vs \(increments)")
       }
     }
-  }
-}
-
-/// A small seeded generator, so a failing run can be replayed with FOLIO_TEST_SEED.
-struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

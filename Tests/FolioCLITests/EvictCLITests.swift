@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -39,8 +40,7 @@ import Testing
   /// `kill -9` at random moments of `folio evict`: once the store is next
   /// opened, git never sees an evicted document as deleted.
   @Test func killNineDuringEvictNeverLeavesADeletionForGit() throws {
-    var generator = SystemRandomNumberGenerator()
-    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
+    let seed = testSeed()
     var random = SplitMix(seed: seed)
     let box = try GitPullTests.Sandbox(context: "seed \(seed)")
     defer { box.root.remove() }

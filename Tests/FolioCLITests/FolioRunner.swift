@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 
 /// Runs the built `folio` binary and captures what it prints.
@@ -149,5 +150,11 @@ struct CLIScratch {
   @discardableResult
   func folio(_ arguments: String..., input: String? = nil) throws -> FolioRunner.Result {
     try FolioRunner.run(arguments, in: path, input: input)
+  }
+
+  /// Runs `git ARGUMENTS` (a shell command line) in the scratch folder.
+  /// - Returns: what it wrote to stdout and stderr.
+  func git(_ arguments: String) throws -> String {
+    try shellGit(arguments, in: path).output
   }
 }

@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
 
 /// The convergence property test of `ConvergenceTests`, through the built
 /// `folio` binary and plain git: three replicas (one made by `folio clone`,
@@ -111,7 +114,7 @@ import Testing
     /// git does.
     @discardableResult
     func git(_ command: String, in replica: String, mayFail: Bool = false) throws -> Int32 {
-      let (status, output) = try FolioRunner.shellOutput("git " + command, in: root.path + "/" + replica)
+      let (status, output) = try shellGit(command, in: root.path + "/" + replica)
       if status != 0 && !mayFail {
         throw StepFailure(description: "\(replica): git \(command) exited \(status): \(output)")
       }

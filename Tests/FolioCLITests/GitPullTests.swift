@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -27,10 +28,7 @@ import Testing
 
     @discardableResult
     func git(_ command: String, in replica: String) throws -> Int32 {
-      let environment =
-        "GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t"
-      return try FolioRunner.shell(
-        "env \(environment) git \(command) >/dev/null 2>&1", in: root.path + "/" + replica)
+      try shellGit(command, in: root.path + "/" + replica).status
     }
 
     @discardableResult

@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -23,7 +24,7 @@ import Testing
     var root: String { box.root.path }
 
     func git(_ command: String) throws -> String {
-      let result = try FolioRunner.shellOutput("git --git-dir=remote.git \(command)", in: root)
+      let result = try shellGit("--git-dir=remote.git \(command)", in: root)
       guard result.status == 0 else {
         throw CocoaError(.fileWriteUnknown, userInfo: ["git": command, "output": result.output])
       }

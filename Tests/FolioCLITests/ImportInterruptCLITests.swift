@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -34,7 +35,7 @@ struct ImportInterruptCLITests {
     process.executableURL = URL(fileURLWithPath: FolioRunner.binary)
     process.arguments = ["import", "items", "big.ndjson"]
     process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
-    FileManager.default.createFile(atPath: scratch.path + "/stderr.txt", contents: nil)
+    _ = FileManager.default.createFile(atPath: scratch.path + "/stderr.txt", contents: nil)
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle(forWritingAtPath: scratch.path + "/stderr.txt")
     try process.run()
@@ -47,12 +48,6 @@ struct ImportInterruptCLITests {
     return result.stdout.split(separator: "\n").count
   }
 
-  private func git(_ arguments: String, in scratch: CLIScratch) throws -> String {
-    _ = try FolioRunner.shell("git \(arguments) > .git-out 2>&1", in: scratch.path)
-    defer { unlink(scratch.path + "/.git-out") }
-    return scratch.read(".git-out") ?? ""
-  }
-
   /// The store is consistent: fsck passes, nothing is pending, git agrees.
   private func expectConsistent(_ scratch: CLIScratch, _ context: String) throws {
     let fsck = try scratch.folio("fsck")
@@ -62,14 +57,14 @@ struct ImportInterruptCLITests {
       status.status == 0 && status.stdout.contains(#""changed":[]"#)
         && status.stdout.contains(#""pendingOps":0"#)
         && !status.stdout.contains("problem"), "\(context): \(status.stdout)")
-    #expect(try git("status --porcelain --untracked-files=no", in: scratch).isEmpty, "\(context)")
+    #expect(try scratch.git("status --porcelain --untracked-files=no").isEmpty, "\(context)")
     #expect(!FileManager.default.fileExists(atPath: scratch.path + "/.git/folio/import"), "\(context)")
   }
 
   @Test func sigintWhileStagingLeavesTheTableAsItWas() throws {
     let scratch = try store()
     defer { scratch.remove() }
-    let head = try git("rev-parse HEAD", in: scratch)
+    let head = try scratch.git("rev-parse HEAD")
     let process = try startImport(scratch)
     // Wait until rows are being staged, then interrupt.
     let staging = scratch.path + "/.git/folio/import/docs"
@@ -88,7 +83,7 @@ struct ImportInterruptCLITests {
     #expect(try rows(scratch) == 1)
     #expect(try scratch.folio("log", "items").stdout.split(separator: "\n").count == 1)
     // The import added nothing, not even a commit.
-    #expect(try git("rev-parse HEAD", in: scratch) == head)
+    #expect(try scratch.git("rev-parse HEAD") == head)
     try expectConsistent(scratch, "after SIGINT")
 
     let rerun = try scratch.folio("import", "items", "big.ndjson")
@@ -96,7 +91,7 @@ struct ImportInterruptCLITests {
     #expect(rerun.stdout.contains("\(Self.count) created"))
     #expect(try rows(scratch) == Self.count + 1)
     try expectConsistent(scratch, "after the rerun")
-    #expect(try git("ls-files data/items", in: scratch).split(separator: "\n").count == Self.count + 1)
+    #expect(try scratch.git("ls-files data/items").split(separator: "\n").count == Self.count + 1)
   }
 
   /// SIGINT at random moments: each run either stops with the table as
@@ -105,8 +100,7 @@ struct ImportInterruptCLITests {
   @Test func sigintAtRandomMomentsThenRerun() throws {
     let scratch = try store()
     defer { scratch.remove() }
-    var generator = SystemRandomNumberGenerator()
-    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
+    let seed = testSeed()
     var state = seed
     for round in 0..<2 {
       let process = try startImport(scratch)
@@ -134,7 +128,7 @@ struct ImportInterruptCLITests {
     #expect(try rows(scratch, "seed \(seed): ") == Self.count + 1, "seed \(seed)")
     try expectConsistent(scratch, "seed \(seed), rerun")
     #expect(
-      try git("ls-files data/items", in: scratch).split(separator: "\n").count == Self.count + 1,
+      try scratch.git("ls-files data/items").split(separator: "\n").count == Self.count + 1,
       "seed \(seed)")
   }
 }

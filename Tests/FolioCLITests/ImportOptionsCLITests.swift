@@ -1,4 +1,5 @@
 import Folio
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -17,12 +18,6 @@ struct ImportOptionsCLITests {
     let scratch = try CLIScratch(yaml: Self.yaml)
     #expect(try scratch.folio("init").status == 0)
     return scratch
-  }
-
-  private func git(_ arguments: String, in scratch: CLIScratch) throws -> String {
-    _ = try FolioRunner.shell("git \(arguments) > .git-out 2>&1", in: scratch.path)
-    defer { unlink(scratch.path + "/.git-out") }
-    return scratch.read(".git-out") ?? ""
   }
 
   /// The loose objects in the repository (`.git/objects/??/*`).
@@ -95,7 +90,7 @@ struct ImportOptionsCLITests {
     }
     #expect(try ops("small").count >= 120)
     #expect(try ops("small") == ops("large"))
-    #expect(try git("status --porcelain --untracked-files=no", in: scratch).isEmpty)
+    #expect(try scratch.git("status --porcelain --untracked-files=no").isEmpty)
   }
 
   /// `-m` names the import's commit, and every object the import writes
@@ -112,20 +107,20 @@ struct ImportOptionsCLITests {
     let result = try scratch.folio(
       "import", "small", "in.ndjson", "-m", "Load the small table\n\nFrom in.ndjson.")
     #expect(result.status == 0, "\(result.stderr)")
-    #expect(try git("log -1 --format=%B", in: scratch) == "Load the small table\n\nFrom in.ndjson.\n")
-    #expect(try git("log -1 --format=%s", in: scratch) == "Load the small table\n")
+    #expect(try scratch.git("log -1 --format=%B") == "Load the small table\n\nFrom in.ndjson.\n")
+    #expect(try scratch.git("log -1 --format=%s") == "Load the small table\n")
     #expect(try looseObjects(in: scratch) == before)
-    #expect(try git("ls-files small", in: scratch).split(separator: "\n").count == 500)
-    #expect(try git("fsck", in: scratch).isEmpty)
+    #expect(try scratch.git("ls-files small").split(separator: "\n").count == 500)
+    #expect(try scratch.git("fsck").isEmpty)
     // A second import, into a table folder that exists (the long form of -m).
     text = ""
     for i in 0..<5 { text += #"{"id":"z\#(i)"}"# + "\n" }
     try scratch.write("more.ndjson", text)
     #expect(try scratch.folio("import", "small", "more.ndjson", "--message", "Second").status == 0)
-    #expect(try git("log -1 --format=%s", in: scratch) == "Second\n")
+    #expect(try scratch.git("log -1 --format=%s") == "Second\n")
     #expect(try looseObjects(in: scratch) == before)
-    #expect(try git("ls-files small", in: scratch).split(separator: "\n").count == 505)
-    #expect(try git("status --porcelain --untracked-files=no", in: scratch).isEmpty)
-    #expect(try git("fsck", in: scratch).isEmpty)
+    #expect(try scratch.git("ls-files small").split(separator: "\n").count == 505)
+    #expect(try scratch.git("status --porcelain --untracked-files=no").isEmpty)
+    #expect(try scratch.git("fsck").isEmpty)
   }
 }

@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -77,8 +78,7 @@ import Testing
 
   @Test(arguments: Command.allCases)
   func killNineThenRerunFinishes(_ command: Command) throws {
-    var generator = SystemRandomNumberGenerator()
-    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
+    let seed = testSeed()
     var random = SplitMix(seed: seed)
     let rounds = ProcessInfo.processInfo.environment["FOLIO_CRASH_ROUNDS"].flatMap { Int($0) } ?? 4
     var replicas = try Replicas(seed: seed)

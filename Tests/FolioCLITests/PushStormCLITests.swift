@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -60,7 +61,8 @@ import Testing
     for round in 0..<rounds {
       for k in 0..<replicas {
         try folio(
-          ["apply", "c", "x", "--op", "update", "--transforms", #"{"n":{"op":"increment","by":1}}"#], in: "r\(k)")
+          ["apply", "c", "x", "--op", "update", "--transforms", #"{"n":{"op":"increment","by":1}}"#],
+          in: "r\(k)")
         try folio(["put", "c", "r\(k)-\(round)", "-"], in: "r\(k)", input: #"{"n":\#(k)}"#)
       }
       let syncs = try (0..<replicas).map { k in
@@ -83,7 +85,8 @@ import Testing
     let tree = try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: root.path + "/r0").output
     for k in 0..<replicas {
       #expect(root.read("r\(k)/c/x.json") == expected, "r\(k) differs")
-      #expect(try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: root.path + "/r\(k)").output == tree)
+      #expect(
+        try FolioRunner.shellOutput("git rev-parse HEAD^{tree}", in: root.path + "/r\(k)").output == tree)
       #expect(try FolioRunner.shellOutput("git status --porcelain", in: root.path + "/r\(k)").output.isEmpty)
       let names = try FileManager.default.contentsOfDirectory(atPath: root.path + "/r\(k)/c")
       #expect(names.count == 1 + replicas * rounds, "r\(k)")
@@ -96,7 +99,7 @@ import Testing
     process.executableURL = URL(fileURLWithPath: FolioRunner.binary)
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    FileManager.default.createFile(atPath: output, contents: nil)
+    _ = FileManager.default.createFile(atPath: output, contents: nil)
     let handle = FileHandle(forWritingAtPath: output)
     process.standardOutput = handle
     process.standardError = handle

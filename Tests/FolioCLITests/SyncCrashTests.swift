@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -17,8 +18,7 @@ import Testing
     """
 
   @Test func killNineDuringSyncThenRerunFinishes() throws {
-    var generator = SystemRandomNumberGenerator()
-    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
+    let seed = testSeed()
     var random = SplitMix(seed: seed)
     let box = try GitPullTests.Sandbox(context: "seed \(seed)")
     defer { box.root.remove() }

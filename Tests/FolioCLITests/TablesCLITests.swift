@@ -1,7 +1,9 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
 
 /// Tables made from the command line: `folio tables add/rm`, `folio import
 /// --create`, `folio init --table`, and UNKNOWN_TABLE errors that say what

@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
@@ -26,13 +27,6 @@ struct TransferCLITests {
     let scratch = try CLIScratch(yaml: Self.yaml)
     #expect(try scratch.folio("init").status == 0)
     return scratch
-  }
-
-  private func git(_ arguments: String, in scratch: CLIScratch) throws -> String {
-    let out = scratch.path + "/.git-out"
-    _ = try FolioRunner.shell("git \(arguments) > .git-out 2>&1", in: scratch.path)
-    defer { unlink(out) }
-    return scratch.read(".git-out") ?? ""
   }
 
   private func exported(_ table: String, in scratch: CLIScratch) throws -> [String] {
@@ -102,9 +96,9 @@ struct TransferCLITests {
     #expect(back[1].contains(#""big":-7"#))
 
     // Git: one commit per import, objects in packs, a clean status.
-    #expect(try git("status --porcelain --untracked-files=no", in: scratch).isEmpty)
-    #expect(try git("fsck", in: scratch).isEmpty)
-    #expect(try git("log --format=%s", in: scratch).contains("folio import: 3 created, 0 updated in items"))
+    #expect(try scratch.git("status --porcelain --untracked-files=no").isEmpty)
+    #expect(try scratch.git("fsck").isEmpty)
+    #expect(try scratch.git("log --format=%s").contains("folio import: 3 created, 0 updated in items"))
     let packs = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/.git/objects/pack")
     // Per import, its documents' pack, one with the op log and the table's
     // folder tree, and a small one with the trees above it and the commit;
@@ -112,7 +106,7 @@ struct TransferCLITests {
     // is the same file.
     #expect(packs.filter { $0.hasSuffix(".pack") }.count == 11)
     #expect(packs.allSatisfy { !$0.hasPrefix("tmp_") })
-    #expect(try git("ls-files items", in: scratch) == "items/a.json\nitems/b.json\nitems/c.json\n")
+    #expect(try scratch.git("ls-files items") == "items/a.json\nitems/b.json\nitems/c.json\n")
     // The op log holds one compact line per row, no bodies.
     let log = try scratch.folio("log", "items").stdout
     #expect(log.split(separator: "\n").count == 3 && !log.contains("Zoë"))
@@ -168,14 +162,14 @@ struct TransferCLITests {
     defer { scratch.remove() }
     #expect(try scratch.folio("put", "items", "keep", input: #"{"v":1}"#).status == 0)
     try scratch.write(file, content)
-    let head = try git("rev-parse HEAD", in: scratch)
+    let head = try scratch.git("rev-parse HEAD")
     let failed = try scratch.folio("import", "items", file)
     #expect(failed.status == 1)
     #expect(failed.stderr.hasPrefix(message), "\(failed.stderr)")
     #expect(try exported("items", in: scratch) == [#"{"id":"keep","v":1}"#])
     #expect(try scratch.folio("log", "items").stdout.split(separator: "\n").count == 1)
     // A failed import changes nothing: the pending put is not committed either.
-    #expect(try git("rev-parse HEAD", in: scratch) == head)
+    #expect(try scratch.git("rev-parse HEAD") == head)
     #expect(try scratch.folio("status", "--json").stdout.contains(#""pendingOps":1"#))
     let skipped = try scratch.folio("import", "items", file, "--continue")
     #expect(skipped.status == 0, "\(skipped.stderr)")
@@ -207,7 +201,7 @@ struct TransferCLITests {
       try exported("items", in: scratch) == [
         #"{"id":"a","keep":1,"list":[2],"new":true,"obj":{"x":1,"y":{"p":1,"q":2}}}"#
       ])
-    #expect(try git("status --porcelain --untracked-files=no", in: scratch).isEmpty)
+    #expect(try scratch.git("status --porcelain --untracked-files=no").isEmpty)
   }
 
   @Test func generatedPKsAndPKColumn() throws {
@@ -259,8 +253,7 @@ struct TransferCLITests {
       text += #"{"id":"r\#(i)","v":\#(i),"s":"\#(String(repeating: "x", count: 50))"}"# + "\n"
     }
     try scratch.write("big.ndjson", text)
-    var generator = SystemRandomNumberGenerator()
-    let seed = ProcessInfo.processInfo.environment["FOLIO_TEST_SEED"].flatMap(UInt64.init) ?? generator.next()
+    let seed = testSeed()
     var state = seed
     for _ in 0..<4 {
       let process = Process()
@@ -295,8 +288,8 @@ struct TransferCLITests {
     #expect(rerun.status == 0, "seed \(seed): \(rerun.stderr)")
     #expect(try scratch.folio("export", "items").stdout.split(separator: "\n").count == count, "seed \(seed)")
     #expect(try scratch.folio("fsck").status == 0, "seed \(seed)")
-    #expect(try git("status --porcelain --untracked-files=no", in: scratch).isEmpty, "seed \(seed)")
-    #expect(try git("ls-files items", in: scratch).split(separator: "\n").count == count, "seed \(seed)")
+    #expect(try scratch.git("status --porcelain --untracked-files=no").isEmpty, "seed \(seed)")
+    #expect(try scratch.git("ls-files items").split(separator: "\n").count == count, "seed \(seed)")
   }
 }
 

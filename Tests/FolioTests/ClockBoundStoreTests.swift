@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioSystem
 
 /// The local half of the clock bound: the stamp format never overflows,
 /// and a clock file or log tail past the bound (written by an older Folio,
@@ -30,7 +33,7 @@ struct ClockBoundStoreTests {
     try store.apply(table: "todos", pk: "a", op: .insert, columns: ["n": 1])
     try store.apply(table: "todos", pk: "a", op: .update, columns: ["n": 2])
     let stamps = try store.ops().map(\.hlc)
-    let now = Clock.nowMilliseconds()
+    let now = SystemClock.nowMilliseconds()
     #expect(stamps.count == 2)
     #expect(stamps.allSatisfy { abs($0.wall - now) < 60_000 }, "\(stamps)")
     #expect(stamps[0] < stamps[1])
@@ -52,7 +55,7 @@ struct ClockBoundStoreTests {
     store.resetClockCache()
     try store.apply(table: "todos", pk: "a", op: .update, columns: ["n": 3])
     let last = try #require(try store.ops().first { $0.mutation.assignments.first?.value == 3 })
-    #expect(abs(last.hlc.wall - Clock.nowMilliseconds()) < 60_000, "\(last.hlc)")
+    #expect(abs(last.hlc.wall - SystemClock.nowMilliseconds()) < 60_000, "\(last.hlc)")
   }
 
   @Test func maxClockSkewIsReadAndWrittenBack() throws {

@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioSystem
 
 /// Runs `body` with a fresh directory under the system temp folder, and
 /// removes it afterwards whatever happens.

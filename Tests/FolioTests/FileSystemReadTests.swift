@@ -1,7 +1,9 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioSystem
 
 /// `FileSystem.read` stops at a regular file's short read at its size, so
 /// every size must still come back whole, and pseudo-files whose stat says

@@ -1,8 +1,12 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioSystem
+@testable import FolioTransfer
 
 /// An import reads, checks and stages its rows without the store lock, so
 /// other writers go on meanwhile; it takes the lock only to land. A write
@@ -54,7 +58,7 @@ import Testing
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     // No wait at all: the lock must be free while the import stages.
-    let other = try Store(rootPath: scratch.path, lockTimeout: 0)
+    let other = try Store(rootPath: scratch.path, wiring: .layers, lockTimeout: 0)
     var wrote = false
     let summary = try store.importRows(
       into: "notes", options: try Self.options(Self.rows(2_000), as: input, in: scratch),
@@ -79,7 +83,7 @@ import Testing
   func aDocumentWrittenWhileStagingIsNotLost(_ input: Input) throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
-    let other = try Store(rootPath: scratch.path, lockTimeout: 0)
+    let other = try Store(rootPath: scratch.path, wiring: .layers, lockTimeout: 0)
     var options = try Self.options(Self.rows(2_000, first: #"{"id":"a","x":1}"#), as: input, in: scratch)
     options.mode = .upsert
     var wrote = false
@@ -108,7 +112,7 @@ import Testing
   @Test func aBadRowIsReportedOnceWhenTheImportStagesAgain() throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
-    let other = try Store(rootPath: scratch.path, lockTimeout: 0)
+    let other = try Store(rootPath: scratch.path, wiring: .layers, lockTimeout: 0)
     var options = try Self.options(
       Self.rows(1_000, first: #"{"id":"a","x":1}"# + "\n" + "[1]"), as: .pipe, in: scratch)
     options.mode = .upsert

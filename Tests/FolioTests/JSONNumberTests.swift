@@ -1,6 +1,8 @@
+import FolioTestSupport
 import Testing
 
 @testable import Folio
+@testable import FolioJSON
 
 @Suite struct JSONNumberTests {
   static let valid = [

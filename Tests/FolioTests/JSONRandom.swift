@@ -1,6 +1,8 @@
+import FolioTestSupport
 import Foundation
 
 @testable import Folio
+@testable import FolioJSON
 
 /// Random JSON values and texts for the randomized JSON tests, from a seed
 /// that a failure prints and `FOLIO_TEST_SEED` replays.

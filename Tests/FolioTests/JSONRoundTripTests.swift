@@ -1,6 +1,9 @@
+import FolioTestSupport
 import Testing
 
 @testable import Folio
+@testable import FolioJSON
+@testable import FolioSystem
 
 /// Randomized round trips. Each test prints its seed when it fails; set
 /// `FOLIO_TEST_SEED` to replay it.

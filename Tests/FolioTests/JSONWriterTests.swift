@@ -1,6 +1,8 @@
+import FolioTestSupport
 import Testing
 
 @testable import Folio
+@testable import FolioJSON
 
 @Suite struct JSONWriterTests {
   static let document: JSONValue = [

@@ -1,9 +1,14 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Synchronization
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
+@testable import FolioSystem
 
 /// Local files: links in the store are never
 /// followed, no local input bricks the store, and no editor's save is lost
@@ -261,7 +266,7 @@ import Testing
         if object["note"] != .string("e\(i - 1)") { lost.withLock { $0.append("e\(i - 1)") } }
         object["note"] = .string("e\(i)")
         let temp = scratch.path + "/data/todos/sed\(i)"
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
           atPath: temp, contents: Data(JSONValue.object(object).canonicalBytes()))
         rename(temp, path)
         usleep(200)

@@ -1,6 +1,9 @@
+import FolioTestSupport
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
 
 struct MutableDocumentTests {
   @Test func updateRecordsOneMutationWithPaths() throws {

@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioSystem
 
 struct PrimaryKeyTests {
   @Test(

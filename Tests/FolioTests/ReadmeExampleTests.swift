@@ -1,4 +1,5 @@
 import Folio  // not @testable: the README uses only the public API
+import FolioTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,10 @@
+import FolioTestSupport
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioSystem
 
 @Suite struct SourceTextTests {
   @Test func excerptPutsTheCaretUnderTheOffendingByte() {

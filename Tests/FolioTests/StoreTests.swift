@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioSystem
 
 struct StoreTests {
   @Test func createIsIdempotentAndKeepsTheReplica() throws {
@@ -154,7 +158,7 @@ struct StoreTests {
   @Test func putRecordsTheDiffThroughColumnKinds() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
-    try store.write {
+    _ = try store.write {
       try $0.put(
         table: "todos", pk: "t",
         document: ["views": 3, "tags": ["a", "b"], "title": "x", "meta": ["a": 1, "b": 2]])
@@ -179,8 +183,8 @@ struct StoreTests {
   @Test func aWaitingWriterGivesUpClearly() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
-    let other = try Store(rootPath: store.rootPath)
-    let impatient = Store.withLockTimeout(0.2, rootPath: store.rootPath)
+    let other = try Store(rootPath: store.rootPath, wiring: .layers)
+    let impatient = try Store(rootPath: store.rootPath, wiring: .layers, lockTimeout: 0.2)
     let started = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
@@ -206,7 +210,7 @@ struct StoreTests {
   @Test func concurrentWritersLoseNothing() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
-    let stores = try (0..<4).map { _ in try Store(rootPath: store.rootPath) }
+    let stores = try (0..<4).map { _ in try Store(rootPath: store.rootPath, wiring: .layers) }
     DispatchQueue.concurrentPerform(iterations: 4) { i in
       for _ in 0..<25 {
         try! stores[i].apply(table: "notes", pk: "c", op: .upsert, transforms: ["n": .increment(1)])
@@ -223,7 +227,7 @@ struct StoreTests {
     let path = store.rootPath + "/notes/a.json"
     let old = try #require(try FileSystem.read(path))
     let op = Op(
-      hlc: HLC(wall: Clock.nowMilliseconds() + 1000, counter: 0, replica: store.replicaID),
+      hlc: HLC(wall: SystemClock.nowMilliseconds() + 1000, counter: 0, replica: store.replicaID),
       table: "notes", pk: "a",
       mutation: Mutation(
         kind: .update, transforms: [.init(path: "n", transform: .increment(DecimalInteger(4)))]))

@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioGit
+@testable import FolioQuery
 
 /// The store's list of live subscriptions (seed `000_*` `subscribe`).
 struct SubscriptionTests {

@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioSystem
 
 /// Issue 15 §2: plain Swift values go in everywhere a value goes in.
 struct SwiftValuesTests {

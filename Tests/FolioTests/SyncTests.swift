@@ -1,8 +1,14 @@
+import FolioTestSupport
 import Foundation
 import Synchronization
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioGit
+@testable import FolioJSON
+@testable import FolioQuery
+@testable import FolioSystem
 
 @Suite struct SyncTests {
   static let yaml = """

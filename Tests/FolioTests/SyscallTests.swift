@@ -1,9 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Synchronization
 import Testing
 
 @testable import Folio
+@testable import FolioSystem
 
 /// The syscall helpers in `FileSystem`: an interrupted call is made again,
 /// expected failures come back as values, and others throw an error naming

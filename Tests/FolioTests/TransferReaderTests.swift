@@ -1,7 +1,13 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioGit
+@testable import FolioJSON
+@testable import FolioSystem
+@testable import FolioTransfer
 
 /// Reads every event from a reader: rows as compact JSON, bad rows as their
 /// error text.
@@ -162,7 +168,7 @@ struct JSONStreamReaderTests {
     let target = big ? 1 << 30 : 3 << 20
     let line = Array(#"{"id":"0000000000","payload":"\#(String(repeating: "x", count: 200))"}"#.utf8) + [0x0A]
     let path = scratch.path + "/big.ndjson"
-    FileManager.default.createFile(atPath: path, contents: nil)
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     var block: [UInt8] = []
     for _ in 0..<4096 { block += line }
@@ -179,7 +185,7 @@ struct JSONStreamReaderTests {
         // The same rows as one array: '[' + rows joined by ',' + ']'.
         let arrayPath = scratch.path + "/big.json"
         let source = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        FileManager.default.createFile(atPath: arrayPath, contents: Data("[".utf8))
+        _ = FileManager.default.createFile(atPath: arrayPath, contents: Data("[".utf8))
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: arrayPath))
         out.seekToEndOfFile()
         var first = true

@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioSystem
 
 /// Every sentence of seed `002_*`, with concrete values.
 struct TransformTests {

@@ -1,6 +1,9 @@
+import FolioTestSupport
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioGit
 
 /// The name rules of ``TreePathValidator``, table-driven: git's own
 /// (`verify_path`, `is_ntfs_dotgit`, `is_hfs_dotgit`) and Folio's.

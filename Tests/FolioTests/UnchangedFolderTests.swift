@@ -1,8 +1,13 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioGit
+@testable import FolioSystem
+@testable import FolioWatch
 
 /// `Store.folderMatchesHead`, the quick answer the catch-up of `folio watch`
 /// and `folio commit` use for a folder nobody touched: true only when every

@@ -1,8 +1,12 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioTransfer
+@testable import FolioWatch
 
 /// Folio's own writes are recognised by content hash, without
 /// parsing, and a save that only reformats a file is handled on purpose.

@@ -1,9 +1,14 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Synchronization
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioSystem
+@testable import FolioWatch
 
 /// Saves a file the ways editors do, with the syscalls they use.
 enum EditorSave {
@@ -264,7 +269,7 @@ struct WatcherTests {
     unlink(folder + "gone.json")
     // As if the kernel's queue overflowed: the events above are not read.
     try session.handle([Inotify.Event(watch: -1, mask: UInt32(IN_Q_OVERFLOW), cookie: 0, name: "")])
-    session.tick(now: Clock.monotonicSeconds())
+    session.tick(now: SystemClock.monotonicSeconds())
     var ops = events.compactMap {
       if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }
     }
@@ -274,7 +279,7 @@ struct WatcherTests {
     // before each call above returned, and finish() records every save
     // still in its debounce: no pause is needed for either.)
     try session.handle(session.inotify.readEvents())
-    session.tick(now: Clock.monotonicSeconds())
+    session.tick(now: SystemClock.monotonicSeconds())
     session.finish()
     ops = events.compactMap {
       if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil }

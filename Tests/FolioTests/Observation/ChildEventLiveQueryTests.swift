@@ -1,8 +1,12 @@
 import Dispatch
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
 
 /// `query.observeLocal(.childAdded) { document, prevKey in … }` and its
 /// three siblings (seed `004_*`): golden sequences, written out by hand.

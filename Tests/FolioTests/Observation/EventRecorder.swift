@@ -1,3 +1,4 @@
+import FolioTestSupport
 import Foundation
 
 /// Collects what a live query delivers, and lets a test wait for it.

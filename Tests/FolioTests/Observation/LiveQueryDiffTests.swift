@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioQuery
 
 /// The update between two result lists, checked against a brute-force
 /// reconstruction on random lists.

@@ -1,7 +1,12 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
+@testable import FolioSystem
 
 /// The races at the edges of a live query: a transaction from another
 /// process that begins while the watcher reads, and `stop()` called where
@@ -52,7 +57,7 @@ struct LiveQueryRaceTests {
               Journal.Write(path: pathA, oldHash: nil, new: newA),
               Journal.Write(path: pathB, oldHash: nil, new: newB),
             ])
-          try? journal.write(to: other.journalPath, root: other.rootPath)
+          _ = try? journal.write(to: other.journalPath, root: other.rootPath)
           try? FileSystem.writeAtomically(pathA, newA, sync: false)
         }
         halfway.append(1)
@@ -89,7 +94,7 @@ struct LiveQueryRaceTests {
       inHandler.signal()
       writerHoldsLock.wait()
       // The handler writes, so it waits for the lock the writer below holds.
-      try? store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": 100])
+      _ = try? store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": 100])
     }
     calls.wait(for: 1)
     try store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": 1])

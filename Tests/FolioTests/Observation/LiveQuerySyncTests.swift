@@ -1,7 +1,9 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioJSON
 
 /// Live queries see documents that a sync brings in: a fast-forward and a
 /// merge both check out files without this replica's transactions.

@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
 
 /// Query live queries: limited windows slide, and updates carry index sets
 /// and child events (seed `004_*`).

@@ -1,7 +1,12 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
+@testable import FolioSystem
 
 /// Single-document live queries (seed `000_*` `observeLocal`).
 struct SingleDocumentLiveQueryTests {
@@ -158,7 +163,9 @@ struct SingleDocumentLiveQueryTests {
     }
     recorder.wait(for: 1)
     let writer = Thread {
-      for n in 0..<50 { try? store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": .integer(n)]) }
+      for n in 0..<50 {
+        _ = try? store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": .integer(n)])
+      }
     }
     writer.start()
     recorder.wait(for: 3)

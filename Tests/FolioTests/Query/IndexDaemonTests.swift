@@ -1,8 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioSystem
 
 /// ``IndexDaemon`` in process: idle timeout, stop, one publisher per store,
 /// and the status that `folio index-daemon --status` prints.

@@ -1,7 +1,13 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioGit
+@testable import FolioJSON
+@testable import FolioQuery
+@testable import FolioSystem
 
 /// The persistent order index: kept up to date by Folio's writes, and
 /// repaired from stat data after changes made behind Folio's back.
@@ -145,25 +151,13 @@ struct OrderIndexTests {
   @Test func gitCheckoutBehindFoliosBack() throws {
     let (store, scratch) = try makeTable(10)
     defer { scratch.remove() }
-    func git(_ args: String) throws {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-      process.arguments =
-        ["-C", scratch.path, "-c", "user.name=t", "-c", "user.email=t@t"]
-        + args.split(separator: " ").map(String.init)
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      process.waitUntilExit()
-      #expect(process.terminationStatus == 0, "git \(args)")
-    }
-    try git("add -A")
-    try git("commit -qm one")
+    try git(["add", "-A"], in: scratch.path)
+    try git(["commit", "-qm", "one"], in: scratch.path)
     try store.apply(table: "t", pk: "d9", op: .update, columns: ["rank": -1])
     try store.collection("t").findByID("d1").remove()
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d9", "d0"])
     settle()
-    try git("checkout -q -- t")
+    try git(["checkout", "-q", "--", "t"], in: scratch.path)
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d0", "d1"])
     #expect(try pks(store) { try $0.limitToLast(1) } == ["d9"])
   }

@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioJSON
+@testable import FolioQuery
 
 /// Random queries against a brute-force sort and filter of all documents.
 struct QueryDifferentialTests {

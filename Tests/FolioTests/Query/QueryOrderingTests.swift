@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
 
 /// The ordering rules, against orders written out by hand.
 struct QueryOrderingTests {

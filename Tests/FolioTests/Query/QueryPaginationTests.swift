@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
 
 /// Cursor paging visits every matching document exactly once (all, filtered,
 /// ranged, and both), in order, however many documents share the order

@@ -1,7 +1,10 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioQuery
 
 /// A `where` on an indexed order path reads only the documents in the range
 /// it allows, and `explain()` says so.

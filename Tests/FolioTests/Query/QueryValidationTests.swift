@@ -1,7 +1,12 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
+@testable import FolioSystem
 
 struct QueryValidationTests {
   func query() throws -> (Query, Scratch) {

@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioQuery
 
 /// `indexes:` in folio.yaml: more indexes, kept like the order keys', that
 /// filters and orderings use.

@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioJSON
+@testable import FolioSystem
 
 /// The official JSON-Schema-Test-Suite cases (draft 2020-12) for the
 /// keywords Folio checks, copied as data into `Resources/JSONSchemaTestSuite`
@@ -48,7 +52,7 @@ struct JSONSchemaSuiteTests {
       }
       for test in try #require(group["tests"]?.arrayValue) {
         let data = try #require(test["data"])
-        let valid = try #require(test["valid"]?.boolValue)
+        let valid = try #require(test["valid"]?.boolValue as Bool?)
         let violations = schema.validate(data)
         #expect(
           violations.isEmpty == valid,

@@ -1,7 +1,9 @@
+import FolioTestSupport
 import Foundation
 import Testing
 
 @testable import Folio
+@testable import FolioCore
 
 /// ``LinearRegex``: ECMA-262 patterns in time linear in the string.
 struct LinearRegexTests {

@@ -1,35 +1,9 @@
+import FolioTestSupport
 import Foundation
 
 @testable import Folio
-
-/// Runs `git ARGS` in `directory` and returns its output; fails the test on a
-/// non-zero exit unless `allowFailure`.
-@discardableResult
-func git(_ arguments: [String], in directory: String, allowFailure: Bool = false) throws -> (
-  status: Int32, output: String
-) {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-  process.arguments = arguments
-  process.currentDirectoryURL = URL(fileURLWithPath: directory)
-  var environment = ProcessInfo.processInfo.environment
-  environment["GIT_AUTHOR_NAME"] = environment["GIT_AUTHOR_NAME"] ?? "Folio Test"
-  environment["GIT_AUTHOR_EMAIL"] = environment["GIT_AUTHOR_EMAIL"] ?? "test@folio.invalid"
-  environment["GIT_COMMITTER_NAME"] = environment["GIT_COMMITTER_NAME"] ?? "Folio Test"
-  environment["GIT_COMMITTER_EMAIL"] = environment["GIT_COMMITTER_EMAIL"] ?? "test@folio.invalid"
-  process.environment = environment
-  let pipe = Pipe()
-  process.standardOutput = pipe
-  process.standardError = pipe
-  try process.run()
-  let data = pipe.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  let output = String(decoding: data, as: UTF8.self)
-  if process.terminationStatus != 0 && !allowFailure {
-    throw FolioError(.git, "git \(arguments.joined(separator: " ")) failed in \(directory): \(output)")
-  }
-  return (process.terminationStatus, output)
-}
+@testable import FolioCore
+@testable import FolioSystem
 
 /// A bare repository to sync through, and the replicas cloned from it.
 struct SyncFixture {
@@ -68,4 +42,3 @@ func tableFiles(_ store: Store) throws -> [String: [UInt8]] {
   }
   return files
 }
-

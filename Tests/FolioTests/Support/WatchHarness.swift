@@ -1,7 +1,11 @@
+import FolioTestSupport
 import Foundation
 import Synchronization
 
 @testable import Folio
+@testable import FolioCore
+@testable import FolioSystem
+@testable import FolioWatch
 
 /// A ``Watcher`` running on its own thread, with every event it reports
 /// collected for the test to wait on.

@@ -1,0 +1,59 @@
+import FolioSystem
+import Foundation
+
+extension Config {
+  /// The error for a table `folio.yaml` does not define: it names the tables
+  /// there are, suggests a near miss, and shows the command that would add
+  /// the table.
+  ///
+  /// ```
+  /// error: UNKNOWN_TABLE: no table 'todo' in folio.yaml; did you mean 'todos'? Tables are: notes, todos.
+  /// To add it: folio tables add todo
+  /// ```
+  public func unknownTableError(_ name: String) -> FolioError {
+    var message = "no table '\(name)' in \(Config.fileName)"
+    message += nearestTable(to: name).map { "; did you mean '\($0)'?" } ?? "."
+    let names = tables.map(\.name).sorted()
+    message += names.isEmpty ? " There are no tables yet." : " Tables are: \(names.joined(separator: ", "))."
+    message += "\nTo add it: folio tables add \(Self.shellWord(name))"
+    return FolioError(.unknownTable, message, table: name)
+  }
+
+  /// The table whose name is closest to `name`, within two edits (or equal
+  /// ignoring case), if there is one.
+  func nearestTable(to name: String) -> String? {
+    let scored = tables.map { ($0.name, Self.editDistance(name.lowercased(), $0.name.lowercased())) }
+    guard let best = scored.min(by: { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }),
+      best.1 <= min(2, max(name.count / 2, 1))
+    else { return nil }
+    return best.0
+  }
+
+  /// Levenshtein distance over Unicode scalars.
+  static func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a.unicodeScalars)
+    let b = Array(b.unicodeScalars)
+    if a.isEmpty { return b.count }
+    var previous = Array(0...b.count)
+    for i in 1...a.count {
+      var current = [i] + Array(repeating: 0, count: b.count)
+      for j in stride(from: 1, through: b.count, by: 1) {
+        current[j] = Swift.min(
+          previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      previous = current
+    }
+    return previous[b.count]
+  }
+
+  /// `word` as one shell word: bare when it is plainly safe, else quoted.
+  public static func shellWord(_ word: String) -> String {
+    let safe =
+      !word.isEmpty
+      && word.unicodeScalars.allSatisfy {
+        $0.isASCII
+          && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-/".unicodeScalars.contains($0))
+      }
+    return safe ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+  }
+}

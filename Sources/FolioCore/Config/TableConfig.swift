@@ -1,0 +1,107 @@
+import FolioSystem
+
+/// One table of a store: its folder, its key column, its order keys, its
+/// secondary indexes and the kinds of its columns.
+///
+/// ```swift
+/// let todos = TableConfig(name: "todos", path: "data/todos", order: ["lastUpdate"],
+///                         indexes: ["owner"], columns: ["views": .counter, "tags": .set])
+/// todos.kind(of: "views")   // .counter
+/// todos.kind(of: "title")   // .register
+/// ```
+public struct TableConfig: Sendable, Hashable {
+  /// The table's name, as used in the API and on the command line.
+  public var name: String
+  /// The table's folder, relative to the store root, normalised: no leading
+  /// or trailing `/`, no `.` segments and no empty segments.
+  public var path: String
+  /// The column that holds each document's pk.
+  public var key: String
+  /// The order keys (column names or dotted paths), which get persistent
+  /// indexes and are the default sort for export.
+  public var order: [String]
+  /// More paths to index (column names or dotted paths), for filters: the
+  /// query planner reads a range of their index instead of every document.
+  /// None of them is an order key.
+  public var indexes: [String]
+  /// The kinds of the columns that are not registers.
+  public var columns: [String: ColumnKind]
+  /// The table's JSON Schema file, relative to the store root, normalised
+  /// like ``path``; nil when documents are not checked.
+  public var schemaFile: String?
+  /// The schema read from ``schemaFile``: every document written through
+  /// Folio must pass it. Nil when there is none, or when the config was
+  /// read from text alone (``Config/init(yaml:file:)`` has no store to
+  /// read the file from).
+  public var schema: JSONSchema?
+  /// Whether ``schemaFile`` names a file that does not exist (a clone of a
+  /// store whose schema was never committed). The store still opens and
+  /// its documents are read; writes to the table are refused, and `fsck`
+  /// and `status` say why, until the file is back.
+  public var schemaMissing = false
+
+  /// Creates a table.
+  ///
+  /// This does not validate: ``Config/init(yaml:file:)`` does, when it reads
+  /// `folio.yaml`.
+  ///
+  /// - Parameters:
+  ///   - name: the table's name.
+  ///   - path: the folder relative to the store root; `nil` means the name.
+  ///     It is normalised (see ``path``).
+  ///   - key: the column that holds the pk.
+  ///   - order: the order keys.
+  ///   - indexes: more paths to index, for filters.
+  ///   - columns: the kinds of the columns that are not registers.
+  ///   - schema: the JSON Schema documents must pass.
+  public init(
+    name: String, path: String? = nil, key: String = "id", order: [String] = [],
+    indexes: [String] = [], columns: [String: ColumnKind] = [:], schema: JSONSchema? = nil
+  ) {
+    self.name = name
+    self.path = Self.normalizedPath(path ?? name)
+    self.key = key
+    self.order = order
+    self.indexes = indexes
+    self.columns = columns
+    self.schemaFile = schema?.file
+    self.schema = schema
+  }
+
+  /// Every path with a persistent index: the order keys, then the
+  /// secondary indexes.
+  public var indexedPaths: [String] { order + indexes.filter { !order.contains($0) } }
+
+  /// The kind of `column`: its listed kind, or ``ColumnKind/register`` when
+  /// it is not listed.
+  ///
+  /// The key column is always a register: its value is the document's pk
+  /// and file name, so it can neither be counted nor merged as a set.
+  public func kind(of column: String) -> ColumnKind {
+    if column == key { return .register }
+    return columns[column] ?? .register
+  }
+
+  /// `path` without empty and `.` segments, so that `./data//todos/` and
+  /// `data/todos` name the same folder and compare equal. `..` segments are
+  /// kept: rejecting them is validation's job, and it needs to see them.
+  static func normalizedPath(_ path: String) -> String {
+    path.split(separator: "/", omittingEmptySubsequences: true)
+      .filter { $0 != "." }
+      .joined(separator: "/")
+  }
+}
+
+extension TableConfig {
+  /// Why writes to the table are refused while its schema file is missing;
+  /// nil when it is not.
+  public var missingSchemaError: FolioError? {
+    guard schemaMissing, let schemaFile else { return nil }
+    return FolioError(
+      .invalidConfig,
+      "schema file '\(schemaFile)' of table '\(name)' does not exist, so writes to the table are refused until it does: "
+        + "commit it where it was made (folio commit includes every file folio.yaml names), "
+        + "or propose one with 'folio schema \(name) --infer'",
+      path: schemaFile, table: name)
+  }
+}

@@ -1,0 +1,177 @@
+import FolioJSON
+import FolioSystem
+import Glibc
+
+/// Reading and appending the op logs in `.folio/ops/`: one NDJSON file per
+/// replica, append-only, one writer per file, so they never conflict in git.
+package enum OpLog {
+  /// Where the next line goes: just past the last newline. Anything after it
+  /// is a torn line that no commit ever finished, and the next append
+  /// overwrites it.
+  /// - Throws: `UNSAFE_PATH` if the log is a symbolic link.
+  package static func size(of path: String) throws -> Int {
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    if fd < 0 {
+      if errno == ENOENT { return 0 }
+      if errno == ELOOP { throw FileSystem.unsafePathError(path, isLink: true) }
+      throw FileSystem.error(errno, "open", path: path)
+    }
+    defer { close(fd) }
+    var st = stat()
+    try FileSystem.syscall("fstat", path: path) { fstat(fd, &st) }
+    var end = Int(st.st_size)
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while end > 0 {
+      let start = max(0, end - buffer.count)
+      let n = try buffer.withUnsafeMutableBytes { raw in
+        try FileSystem.syscall("pread", path: path) { pread(fd, raw.baseAddress, end - start, off_t(start)) }
+      }
+      if let newline = buffer[..<n].lastIndex(of: UInt8(ascii: "\n")) { return start + newline + 1 }
+      end = start
+    }
+    return 0
+  }
+
+  /// Writes `bytes` at `offset` (dropping anything after it) and, if
+  /// `sync`, flushes.
+  ///
+  /// The log's folder is opened from the store `root` and the log itself
+  /// with `O_NOFOLLOW`: a log committed as a link must not be appended
+  /// through.
+  /// - Throws: `UNSAFE_PATH` if the log or a folder on its way is a link.
+  static func append(_ bytes: [UInt8], to path: String, at offset: Int, root: String, sync: Bool = true)
+    throws
+  {
+    let (directory, name) = FileSystem.split(path)
+    let dirfd = try FileSystem.openDirectory(
+      try FileSystem.relativePath(directory, to: root), under: root, create: true)!
+    defer { close(dirfd) }
+    var st = stat()
+    let isNew = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0
+    // With O_NOFOLLOW, O_CREAT fails with ELOOP on a link instead of
+    // creating the file it points to.
+    let opened = try FileSystem.openAt(
+      dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, path: path, expecting: [ELOOP])
+    guard case .success(let fd) = opened else { throw FileSystem.unsafePathError(path, isLink: true) }
+    defer { close(fd) }
+    try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, off_t(offset)) }
+    try FileSystem.syscall("lseek", path: path) { lseek(fd, off_t(offset), SEEK_SET) }
+    try FileSystem.writeAll(fd, bytes, path: path)
+    guard sync else { return }
+    try FileSystem.syscall("fsync", path: path) { fsync(fd) }
+    if isNew { try FileSystem.syscall("fsync", path: directory) { fsync(dirfd) } }
+  }
+
+  /// The last complete op in the log at `path`, if any.
+  package static func lastOp(in path: String) throws -> Op? {
+    let end = try size(of: path)
+    guard end > 0 else { return nil }
+    let fd = try FileSystem.syscall("open", path: path) { open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+    defer { close(fd) }
+    var length = 4096
+    while true {
+      let start = max(0, end - length)
+      var buffer = [UInt8](repeating: 0, count: end - start)
+      let n = try buffer.withUnsafeMutableBytes { raw in
+        try FileSystem.syscall("pread", path: path) { pread(fd, raw.baseAddress, end - start, off_t(start)) }
+      }
+      let body = buffer[..<max(0, n - 1)]  // without the final newline
+      if let newline = body.lastIndex(of: UInt8(ascii: "\n")) {
+        return try Op(json: JSONValue(parsing: Array(body[(newline + 1)...])))
+      }
+      if start == 0 { return try Op(json: JSONValue(parsing: Array(body))) }
+      length *= 4
+    }
+  }
+
+  /// One op and where it came from.
+  package struct Entry {
+    package var op: Op
+    var file: String
+    var line: Int
+  }
+
+  /// Every op in one log file, in file order.
+  /// - Throws: `INVALID_JSON` at `file:line:col` for a bad line.
+  /// - Parameter skip: says, from a line's bytes alone, that its op is not
+  ///   wanted: the line is then not parsed.
+  static func entries(
+    in path: String, displayName: String, skip: ((ArraySlice<UInt8>) -> Bool)? = nil
+  ) throws -> [Entry] {
+    guard let bytes = try FileSystem.read(path) else { return [] }
+    var entries: [Entry] = []
+    var lineNumber = 0
+    var start = 0
+    while start < bytes.count {
+      lineNumber += 1
+      guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { break }  // torn tail
+      defer { start = newline + 1 }
+      if newline == start { continue }
+      if let skip, skip(bytes[start..<newline]) { continue }
+      do {
+        let value = try JSONValue(parsing: Array(bytes[start..<newline]), file: displayName)
+        entries.append(Entry(op: try Op(json: value), file: displayName, line: lineNumber))
+      } catch var error as FolioError {
+        if var location = error.location {
+          location.line = lineNumber
+          error.location = location
+        } else {
+          error.location = .init(file: displayName, line: lineNumber, column: 1)
+        }
+        throw error
+      }
+    }
+    return entries
+  }
+
+  /// Every op of every replica under `root`, oldest first by HLC.
+  /// - Parameter pks: when given, only ops on documents with these pks
+  ///   (others may come too: the caller still filters). A line Folio
+  ///   wrote names its pk as `"pk":"…"`; one whose pk is plainly another
+  ///   is passed over without being parsed, which makes a look at a few
+  ///   documents' ops cheap in a long log. Any other spelling is parsed.
+  package static func allEntries(root: String, pks: Set<String>? = nil) throws -> [Entry] {
+    let directory = root + "/" + Store.opsFolder
+    let skip = pks.map { wanted in { (line: ArraySlice<UInt8>) in !mayName(line, oneOf: wanted) } }
+    var all: [Entry] = []
+    for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".ndjson") {
+      all += try entries(in: directory + "/" + name, displayName: Store.opsFolder + "/" + name, skip: skip)
+    }
+    return all.sorted { $0.op.hlc < $1.op.hlc }
+  }
+
+  /// False only when the line's compact `"pk":"…"` member, free of
+  /// escapes, names a pk outside `pks`.
+  private static func mayName(_ line: ArraySlice<UInt8>, oneOf pks: Set<String>) -> Bool {
+    line.withUnsafeBufferPointer { buffer in
+      // `"pk":"` by a plain byte loop: the generic `firstRange(of:)` costs
+      // microseconds a line, more than parsing it.
+      let marker = pkMarker
+      var at = 0
+      var start: Int?
+      while at + marker.count <= buffer.count {
+        if buffer[at] == marker[0] && buffer[at + 1] == marker[1] && buffer[at + 2] == marker[2]
+          && buffer[at + 3] == marker[3] && buffer[at + 4] == marker[4] && buffer[at + 5] == marker[5]
+        {
+          start = at + marker.count
+          break
+        }
+        at += 1
+      }
+      guard let start else { return true }
+      var end = start
+      while end < buffer.count {
+        switch buffer[end] {
+        case UInt8(ascii: "\\"): return true
+        case UInt8(ascii: "\""):
+          let pk = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)
+          return pks.contains(pk)
+        default: end += 1
+        }
+      }
+      return true
+    }
+  }
+
+  private static let pkMarker = Array(#""pk":""#.utf8)
+}

@@ -1,0 +1,162 @@
+import FolioJSON
+import FolioSystem
+import Glibc
+
+extension Store {
+  /// Every problem `folio fsck` finds, each as an error with a file position
+  /// where it has one: documents that are not valid JSON or not objects, key
+  /// columns that disagree with the file name, documents that break their
+  /// table's schema (each violation), files in a table folder that are not
+  /// documents, op-log lines that don't parse or name an unknown table, and
+  /// what the later layers check (conflict records).
+  public func check() throws -> [FolioError] {
+    var problems: [FolioError] = []
+    if let pending = pendingRecoveryError { problems.append(pending) }
+    problems += config.tables.compactMap(\.missingSchemaError)
+    for table in config.tables {
+      let directory = directory(of: table)
+      for name in (try FileSystem.list(directory) ?? []).sorted() {
+        let path = directory + "/" + name
+        let display = relative(path)
+        func problem(_ message: String, line: Int = 1, column: Int = 1) {
+          problems.append(
+            FolioError(
+              .invalidDocument, message, location: .init(file: display, line: line, column: column),
+              table: table.name))
+        }
+        var st = stat()
+        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK {
+          problems.append(FileSystem.unsafePathError(display, isLink: true))
+          continue
+        }
+        if FileSystem.isDirectory(path) {
+          problem("a table folder holds only documents; move this folder out of '\(table.path)'")
+          continue
+        }
+        if name.hasSuffix(".folio-tmp") {
+          problem("leftover temporary file from an interrupted write; delete it")
+          continue
+        }
+        guard let pk = PrimaryKey.pk(fromFileName: name) else {
+          problem(
+            "not a document file name: expected <pk>.json with bytes outside [A-Za-z0-9._-] percent-encoded")
+          continue
+        }
+        do {
+          guard let (bytes, object) = try readDocument(at: path) else { continue }
+          guard let key = object[table.key] else {
+            problem("missing key column '\(table.key)'; it must equal the file's pk \"\(pk)\"")
+            continue
+          }
+          if !Store.keyMatches(key, pk: pk) {
+            let (line, column) = Store.position(ofMember: table.key, in: bytes)
+            problem(
+              "key column '\(table.key)' is \(key.compactString) but the file name says the pk is \"\(pk)\"",
+              line: line, column: column)
+          }
+          problems += schemaProblems(object, bytes: bytes, table: table, path: display)
+        } catch let error as FolioError {
+          problems.append(error)
+        }
+      }
+    }
+    let directory = rootPath + "/" + Store.opsFolder
+    for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".ndjson") {
+      let display = Store.opsFolder + "/" + name
+      do {
+        for entry in try OpLog.entries(in: directory + "/" + name, displayName: display)
+        where config.table(named: entry.op.table) == nil {
+          problems.append(
+            FolioError(
+              .unknownTable, "op for table '\(entry.op.table)', which \(Config.fileName) does not define",
+              location: .init(file: display, line: entry.line, column: 1)))
+        }
+      } catch let error as FolioError {
+        problems.append(error)
+      }
+    }
+    for check in wiring.checks { problems += try check.problems(in: self) }
+    return problems
+  }
+
+  /// The line and column of the first `"key"` member name in `bytes`, or 1:1.
+  /// Good enough to point an editor at the key column.
+  package static func position(ofMember key: String, in bytes: [UInt8]) -> (Int, Int) {
+    let needle = Array(("\"" + key + "\"").utf8)
+    guard needle.count <= bytes.count else { return (1, 1) }
+    for i in 0...(bytes.count - needle.count)
+    where bytes[i] == needle[0] && bytes[i..<(i + needle.count)].elementsEqual(needle) {
+      return bytes.withUnsafeBytes { SourceText.lineAndColumn(of: i, in: $0) }
+    }
+    return (1, 1)
+  }
+
+  /// Rewrites the documents of `table` (or of every table) in canonical
+  /// form. Content does not change, so nothing is logged.
+  /// - Returns: the files rewritten, and the errors for files that could not
+  ///   be read (left untouched).
+  public func format(table name: String? = nil) throws -> (rewritten: [String], problems: [FolioError]) {
+    let tables = try name.map { [try table(named: $0)] } ?? config.tables
+    return try lock.withLock {
+      try recoverBeforeWrite()
+      var rewritten: [String] = []
+      var problems: [FolioError] = []
+      for table in tables {
+        let directory = directory(of: table)
+        for fileName in (try FileSystem.list(directory) ?? []).sorted()
+        where PrimaryKey.pk(fromFileName: fileName) != nil {
+          let path = directory + "/" + fileName
+          do {
+            guard let (bytes, object) = try readDocument(at: path) else { continue }
+            let canonical = JSONValue.object(object).canonicalBytes()
+            if canonical != bytes {
+              try FileSystem.writeAtomically(path, canonical, sync: false, under: rootPath)
+              rewritten.append(relative(path))
+            }
+          } catch let error as FolioError {
+            problems.append(error)
+          }
+        }
+      }
+      if !rewritten.isEmpty { try FileSystem.syncFileSystem(containing: rootPath) }
+      return (rewritten, problems)
+    }
+  }
+
+  /// The op log of every replica, oldest first, optionally for one table or
+  /// one document.
+  public func ops(table: String? = nil, pk: String? = nil) throws -> [Op] {
+    try OpLog.allEntries(root: rootPath).map(\.op).filter {
+      (table == nil || $0.table == table) && (pk.map($0.pk.utf8Equals) ?? true)
+    }
+  }
+
+  /// `.gitattributes` lines that route each table's files to Folio's merge
+  /// driver, kept in step with `folio.yaml`. Lines the user wrote are kept.
+  package func writeGitAttributes() throws {
+    let path = rootPath + "/.gitattributes"
+    let begin = "# BEGIN folio: generated from folio.yaml, edit that instead"
+    let end = "# END folio"
+    let existing = (try FileSystem.read(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    var kept: [String] = []
+    var inside = false
+    for line in existing.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+      if line == begin {
+        inside = true
+      } else if line == end {
+        inside = false
+      } else if !inside {
+        kept.append(line)
+      }
+    }
+    while kept.last == "" { kept.removeLast() }
+    var block = [begin, "\(Store.opsFolder)/*.ndjson merge=folio"]
+    block += config.tables.map { "\($0.path)/*.json merge=folio" }
+    block.append(end)
+    let text = (kept.isEmpty ? [] : kept + [""]) + block
+    let joined = text.joined(separator: "\n") + "\n"
+    if joined != existing {
+      try FileSystem.writeAtomically(path, Array(joined.utf8), sync: true)
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import FolioJSON
+
+extension WriteTransaction {
+  /// ``apply(table:pk:op:columns:transforms:)`` with the columns and
+  /// transforms as JSON objects, whose keys are told apart by their bytes.
+  ///
+  /// A `[String: JSONValue]` dictionary merges keys that Swift's `==` calls
+  /// equal ("\u{E9}" and "e\u{301}"), so it cannot carry both twins; a
+  /// `JSONObject` can (issue 13). The CLI's `--columns` and `--transforms`
+  /// come this way.
+  /// - Throws: as ``apply(table:pk:op:columns:transforms:)``.
+  @discardableResult
+  public func apply(
+    table: String, pk: String, op: Mutation.Kind, columns: JSONObject, transforms: JSONObject = [:]
+  ) throws -> [UpdateResult] {
+    let config = try store.table(named: table)
+    try PrimaryKey.validate(pk)
+    // Code point order, as the dictionary form sorts, but by bytes.
+    func sorted(_ object: JSONObject) -> [(key: String, value: JSONValue)] {
+      object.members.sorted { $0.key.utf8Compare($1.key) < 0 }
+    }
+    // seed 002: a malformed transform throws "before anything is written".
+    let entries = try sorted(transforms).map {
+      Mutation.TransformEntry(path: .column($0.key), transform: try Transform(json: $0.value, column: $0.key))
+    }
+    let assignments = sorted(columns).map { Mutation.Assignment(path: .column($0.key), value: $0.value) }
+    return try record(
+      Mutation(kind: op, assignments: assignments, transforms: entries), table: config, pk: pk)
+  }
+}
+
+extension Store {
+  /// ``apply(table:pk:op:columns:transforms:)`` with the columns and
+  /// transforms as JSON objects, so twin keys stay two columns.
+  ///
+  /// ```swift
+  /// let columns: JSONObject = ["\u{E9}": 1, "e\u{301}": 2]  // two columns
+  /// try store.apply(table: "todos", pk: "3f2a", op: .upsert, columns: columns)
+  /// ```
+  @discardableResult
+  public func apply(
+    table: String, pk: String, op: Mutation.Kind, columns: JSONObject, transforms: JSONObject = [:]
+  ) throws -> [UpdateResult] {
+    try write { try $0.apply(table: table, pk: pk, op: op, columns: columns, transforms: transforms) }
+  }
+}

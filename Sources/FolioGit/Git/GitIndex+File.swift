@@ -1,0 +1,188 @@
+internal import Clibgit2
+import FolioSystem
+import Glibc
+
+extension GitIndex {
+  /// Writes git's index file at `path` (`.git/index`) as this index's
+  /// entries merged with `count` new stage-0 entries, given in path order
+  /// by `entry(i)` as (index path, 20-byte blob id, file on disk: a name in
+  /// the open folder `directory`, or a path with `AT_FDCWD`), each with its
+  /// file's stat data so `git status` sees it clean without rehashing. A new entry replaces every stage of the same path.
+  ///
+  /// The file is streamed out in the documented format (version 2, or 3
+  /// when an entry carries skip-worktree or intent-to-add), through
+  /// `index.lock` and a rename, as git does. Adding 300k entries to
+  /// libgit2's in-memory index first would hold each entry, its path and a
+  /// map slot at once; this holds one buffer. Extensions (the cached tree)
+  /// are left out; git rebuilds them when it needs them.
+  package func writeMerged(
+    to path: String, count: Int,
+    _ entry: (Int) -> (path: String, id: UnsafeRawBufferPointer, directory: Int32, file: String)
+  ) throws {
+    let existing = git_index_entrycount(handle)
+    var extended = false
+    for i in 0..<existing {
+      if let e = git_index_get_byindex(handle, i), e.pointee.flags_extended & GitIndex.extendedMask != 0 {
+        extended = true
+        break
+      }
+    }
+    let lockPath = path + ".lock"
+    // Recovers a lock a dead Folio process left, and records this one.
+    try GitIndexLock.prepare(index: path)
+    defer { GitIndexLock.finish(index: path) }
+    let fd = open(lockPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    if fd < 0 {
+      let code = errno
+      if code == EEXIST { throw GitIndexLock.lockedError(lockPath) }
+      throw FileSystem.error(code, "open", path: lockPath)
+    }
+    var committed = false
+    defer {
+      if !committed {
+        close(fd)
+        unlink(lockPath)
+      }
+    }
+    var writer = IndexFileWriter(fd: fd, path: lockPath)
+    // The header's count is only known after merging, so count first.
+    var total = existing
+    do {
+      var i = 0
+      var j = 0
+      while j < count {
+        let new = entry(j)
+        while i < existing, let old = git_index_get_byindex(handle, i),
+          GitIndex.comparePaths(old.pointee.path, new.path) <= 0
+        {
+          if GitIndex.comparePaths(old.pointee.path, new.path) == 0 { total -= 1 }
+          i += 1
+        }
+        total += 1
+        j += 1
+      }
+    }
+    writer.append(Array("DIRC".utf8))
+    writer.append32(extended ? 3 : 2)
+    writer.append32(UInt32(total))
+    var i = 0
+    var j = 0
+    while i < existing || j < count {
+      let old = i < existing ? git_index_get_byindex(handle, i) : nil
+      if j < count {
+        let new = entry(j)
+        if let old {
+          let order = GitIndex.comparePaths(old.pointee.path, new.path)
+          if order < 0 {
+            try writer.append(old.pointee)
+            i += 1
+            continue
+          }
+          if order == 0 {
+            i += 1  // replaced; its other stages follow and go too
+            continue
+          }
+        }
+        var e = GitIndex.entry(id: GitOID(bytes: Array(new.id)), directory: new.directory, name: new.file)
+        try new.path.withCString { pointer in
+          e.path = pointer
+          try writer.append(e)
+        }
+        j += 1
+      } else if let old {
+        try writer.append(old.pointee)
+        i += 1
+      }
+    }
+    try writer.finish()
+    try FileSystem.syscall("close", path: lockPath) { close(fd) }
+    committed = true
+    try FileSystem.syscall("rename", path: path) {
+      rename(lockPath, path)
+    }
+    // This in-memory index is now older than the file. It is not reloaded
+    // here (300k entries would double the import's memory at its peak):
+    // callers drop it, and the next `repository.index()` reads the file.
+  }
+
+  /// The extended flags that go to disk (skip-worktree, intent-to-add).
+  static let extendedMask = UInt16(
+    GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue | GIT_INDEX_ENTRY_INTENT_TO_ADD.rawValue)
+
+  /// Git's index order for paths: bytes, then the shorter first.
+  private static func comparePaths(_ a: UnsafePointer<CChar>, _ b: String) -> Int {
+    b.withCString { Int(strcmp(a, $0)).signum() }
+  }
+}
+
+/// Buffered writes of index entries, hashing every byte for the trailer.
+private struct IndexFileWriter {
+  let fd: Int32
+  let path: String
+  var buffer: [UInt8] = []
+  var hash = SHA1()
+
+  init(fd: Int32, path: String) {
+    self.fd = fd
+    self.path = path
+    buffer.reserveCapacity(1 << 20)
+  }
+
+  mutating func append(_ bytes: [UInt8]) { buffer += bytes }
+
+  mutating func append32(_ value: UInt32) {
+    withUnsafeBytes(of: value.bigEndian) { buffer += $0 }
+  }
+
+  mutating func append16(_ value: UInt16) {
+    withUnsafeBytes(of: value.bigEndian) { buffer += $0 }
+  }
+
+  /// One entry: stat data, id, flags, the path and NUL padding to a
+  /// multiple of 8 bytes (at least one NUL).
+  mutating func append(_ e: git_index_entry) throws {
+    append32(UInt32(bitPattern: e.ctime.seconds))
+    append32(e.ctime.nanoseconds)
+    append32(UInt32(bitPattern: e.mtime.seconds))
+    append32(e.mtime.nanoseconds)
+    append32(e.dev)
+    append32(e.ino)
+    append32(e.mode)
+    append32(e.uid)
+    append32(e.gid)
+    append32(e.file_size)
+    var id = e.id
+    withUnsafeBytes(of: &id.id) { buffer += $0.prefix(20) }
+    let length = strlen(e.path)
+    let extendedFlags = e.flags_extended & GitIndex.extendedMask
+    var flags = e.flags & UInt16(GIT_INDEX_ENTRY_STAGEMASK) | UInt16(min(length, 0xFFF))
+    if e.flags & UInt16(GIT_INDEX_ENTRY_VALID.rawValue) != 0 {
+      flags |= UInt16(GIT_INDEX_ENTRY_VALID.rawValue)
+    }
+    if extendedFlags != 0 { flags |= UInt16(GIT_INDEX_ENTRY_EXTENDED.rawValue) }
+    append16(flags)
+    var size = 62
+    if extendedFlags != 0 {
+      append16(extendedFlags)
+      size += 2
+    }
+    buffer += UnsafeRawBufferPointer(start: e.path, count: length)
+    let padded = (size + length + 8) & ~7
+    buffer += repeatElement(0, count: padded - size - length)
+    if buffer.count >= 1 << 20 { try flush() }
+  }
+
+  mutating func flush() throws {
+    hash.update(buffer)
+    try FileSystem.writeAll(fd, buffer, path: path)
+    buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// The trailer: the SHA-1 of everything before it.
+  mutating func finish() throws {
+    hash.update(buffer)
+    buffer += hash.finish()
+    try FileSystem.writeAll(fd, buffer, path: path)
+    buffer = []
+  }
+}

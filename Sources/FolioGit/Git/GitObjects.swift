@@ -1,0 +1,86 @@
+internal import Clibgit2
+
+/// An owned `git_tree*`, freed on deinit.
+package final class GitTree {
+  let handle: OpaquePointer
+  package let id: GitOID
+
+  init(handle: OpaquePointer) {
+    self.handle = handle
+    self.id = GitOID(git_tree_id(handle).pointee)
+  }
+
+  deinit { git_tree_free(handle) }
+
+  /// The blob id at `path`, or nil if there is no blob there.
+  package func blobID(at path: String) -> GitOID? {
+    var entry: OpaquePointer?
+    guard git_tree_entry_bypath(&entry, handle, path) == 0, let entry else { return nil }
+    defer { git_tree_entry_free(entry) }
+    guard git_tree_entry_type(entry) == GIT_OBJECT_BLOB else { return nil }
+    return GitOID(git_tree_entry_id(entry).pointee)
+  }
+
+  /// The id and git mode of the entry at `path` (a blob, symlink, gitlink
+  /// or tree), or nil if there is none.
+  func entry(at path: String) -> (id: GitOID, mode: UInt32)? {
+    var entry: OpaquePointer?
+    guard git_tree_entry_bypath(&entry, handle, path) == 0, let entry else { return nil }
+    defer { git_tree_entry_free(entry) }
+    return (GitOID(git_tree_entry_id(entry).pointee), UInt32(git_tree_entry_filemode_raw(entry).rawValue))
+  }
+
+  /// The names and ids of the blobs directly inside the folder `path` ("" for
+  /// the root).
+  package func blobs(in path: String, repository: GitRepository) throws -> [(name: String, id: GitOID)] {
+    let folder: GitTree
+    if path.isEmpty {
+      folder = self
+    } else {
+      var entry: OpaquePointer?
+      guard git_tree_entry_bypath(&entry, handle, path) == 0, let entry else { return [] }
+      defer { git_tree_entry_free(entry) }
+      guard git_tree_entry_type(entry) == GIT_OBJECT_TREE else { return [] }
+      folder = try repository.tree(GitOID(git_tree_entry_id(entry).pointee))
+    }
+    var result: [(String, GitOID)] = []
+    let count = git_tree_entrycount(folder.handle)
+    for index in 0..<count {
+      guard let entry = git_tree_entry_byindex(folder.handle, index),
+        git_tree_entry_type(entry) == GIT_OBJECT_BLOB
+      else { continue }
+      result.append((String(cString: git_tree_entry_name(entry)), GitOID(git_tree_entry_id(entry).pointee)))
+    }
+    return result
+  }
+}
+
+/// An owned `git_commit*`, freed on deinit.
+package final class GitCommit {
+  let handle: OpaquePointer
+  package let id: GitOID
+
+  init(handle: OpaquePointer) {
+    self.handle = handle
+    self.id = GitOID(git_commit_id(handle).pointee)
+  }
+
+  deinit { git_commit_free(handle) }
+
+  /// The commit time, in milliseconds since the epoch.
+  var timeMilliseconds: UInt64 { UInt64(max(0, git_commit_time(handle))) * 1000 }
+
+  /// The full message.
+  var message: String { git_commit_message(handle).map { String(cString: $0) } ?? "" }
+
+  /// The ids of the parents.
+  var parentIDs: [GitOID] {
+    (0..<git_commit_parentcount(handle)).map { GitOID(git_commit_parent_id(handle, $0).pointee) }
+  }
+
+  package func tree() throws -> GitTree {
+    var tree: OpaquePointer?
+    try LibGit2.check(git_commit_tree(&tree, handle), "git_commit_tree")
+    return GitTree(handle: tree!)
+  }
+}

@@ -1,0 +1,39 @@
+internal import Clibgit2
+import FolioSystem
+
+/// Process-wide libgit2 set-up and error checking.
+enum LibGit2 {
+  /// Initialises libgit2 exactly once, on first use.
+  static let initialized: Void = {
+    git_libgit2_init()
+  }()
+
+  /// Throws a `.git` error naming `function` when `rc` is negative. Reads
+  /// libgit2's per-thread error state at once, so call it right after the C
+  /// call, with no suspension point between.
+  static func check(_ rc: Int32, _ function: StaticString, path: String? = nil) throws {
+    guard rc < 0 else { return }
+    var message = "libgit2 error \(rc)"
+    if let error = git_error_last(), let text = error.pointee.message {
+      message = String(cString: text)
+    }
+    if rc == GIT_EOWNER.rawValue {
+      message +=
+        " (the repository is owned by another user; if you trust it, run "
+        + "'git config --global --add safe.directory \(path ?? "<path>")')"
+    }
+    if rc == GIT_ELOCKED.rawValue { throw lockedError(message, path: path, function: function) }
+    throw FolioError(.git, message, path: path, function: "\(function)")
+  }
+
+  /// `LOCKED` for libgit2's `GIT_ELOCKED`: a lock someone may still hold
+  /// (Folio clears the ones its own dead processes left, see
+  /// ``GitRefLocks``), with the fix.
+  static func lockedError(_ message: String, path: String? = nil, function: StaticString) -> FolioError {
+    FolioError(
+      .locked,
+      message
+        + ": another git process is running, or one crashed; if no git is running, remove the .lock file it names",
+      path: path, function: "\(function)")
+  }
+}

@@ -1,0 +1,309 @@
+import FolioCore
+import FolioSystem
+import Foundation
+import Glibc
+
+extension Store {
+  /// Where a checkout in progress is recorded: the commit HEAD moves from
+  /// and the one it moves to.
+  var checkoutJournalPath: String { privateDirectory + "/checkout" }
+
+  /// One path a checkout changes: the entry before and after (nil where
+  /// there is none), each a blob, symlink or gitlink id with git's mode.
+  struct CheckoutChange {
+    var path: String
+    var old: TreeEntryState?
+    var new: TreeEntryState?
+  }
+
+  /// A tree entry's id and git mode (`0o100644`, `0o100755`, `0o120000`,
+  /// `0o160000`).
+  struct TreeEntryState: Equatable {
+    var id: GitOID
+    var mode: UInt32
+  }
+
+  /// Moves the working tree, index and `branch` from HEAD's commit to
+  /// `target`, crash-safely: every file is written whole (temp file, then
+  /// rename), and a journal written first lets the next open finish the job
+  /// after a `kill -9`. libgit2's own checkout truncates files in place, so a
+  /// kill could leave a torn document. Call with the lock held.
+  ///
+  /// Every path the target brings is validated first
+  /// (``TreePathValidator``), and every folder in the way is checked, so
+  /// nothing is written (and no journal that could never be finished) for a
+  /// hostile tree. Modes are kept as git keeps them: symlinks, executables,
+  /// gitlinks (an empty folder); links are never followed.
+  /// - Returns: the paths in the way (changed since the commit); nothing is
+  ///   written then.
+  /// - Throws: `UNSAFE_PATH` naming the commit and the path.
+  func checkout(_ target: GitOID, branch: String, repository: GitRepository) throws -> [String] {
+    let from = try repository.headCommit()
+    let fromTree = try from?.tree()
+    let targetTree = try repository.commit(target).tree()
+    try TreePathValidator(repository: repository, config: config).validate(
+      targetTree, of: target, against: fromTree)
+    let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
+    let evicted = try evictedPaths()
+    let index = try repository.index()
+    try index.readFromDisk()
+    let removed = Self.pathsRemoved(by: changes)
+    var blocked: [String] = []
+    for change in changes where !evicted.contains(change.path) {
+      if try isBlocked(change, index: index, removed: removed, target: target) { blocked.append(change.path) }
+    }
+    if !blocked.isEmpty { return blocked.sorted() }
+    let line = (from?.id.description ?? "-") + " " + target.description + " " + branch + "\n"
+    try FileSystem.writeAtomically(checkoutJournalPath, Array(line.utf8), sync: true)
+    // One event for live queries in other processes (TransactionMarker).
+    try withTransactionMarker {
+      try finishCheckout(changes, target: target, branch: branch, repository: repository, evicted: evicted)
+    }
+    return []
+  }
+
+  /// Whether something in the working tree stands in the way of `change`:
+  /// a file changed since the commit, a folder with files the checkout
+  /// keeps, a fifo or device. (A function of its own: written inline in
+  /// ``checkout(_:branch:repository:)``, the loop crashed the 6.3.1
+  /// optimizer's copy propagation.)
+  /// - Throws: `UNSAFE_PATH` when the path lies behind a link or file the
+  ///   checkout keeps.
+  @inline(never)
+  private func isBlocked(_ change: CheckoutChange, index: GitIndex, removed: Set<String>, target: GitOID)
+    throws
+    -> Bool
+  {
+    let path = change.path
+    let old = change.old
+    let new = change.new
+    switch try worktreeEntry(path, index: index) {
+    case .entry(let current):
+      return current != old && current != new
+    case .folder:
+      // A folder where a file goes (a folder replaced by a file): fine
+      // when everything in it goes too, as git checks.
+      guard let new, new.mode != TreePathValidator.gitlinkMode else { return false }
+      return try FileSystem.filesBelow(root: rootPath, relative: path).contains { !removed.contains($0) }
+    case .shadowed(let prefix):
+      // Behind a file or link the checkout removes: absent. Behind one it
+      // keeps: git would not write there either.
+      if new != nil && !removed.contains(prefix) {
+        throw FolioError(
+          .unsafePath,
+          "commit \(target.description.prefix(12)) brings '\(path)', but '\(prefix)' in the working "
+            + "tree is a symlink or a file, and Folio never writes through one; move it aside, then run "
+            + "the command again",
+          path: path)
+      }
+      return false
+    case .other:
+      return true
+    }
+  }
+
+  /// The paths whose entry goes or changes type (a file that becomes a
+  /// link or a folder), so what stands there now may be replaced.
+  @inline(never)
+  static func pathsRemoved(by changes: [CheckoutChange]) -> Set<String> {
+    var removed = Set<String>()
+    for change in changes {
+      guard let old = change.old else { continue }
+      if let new = change.new, new.mode == old.mode { continue }
+      removed.insert(change.path)
+    }
+    return removed
+  }
+
+  /// The entries that differ between two trees, one per path: a type change
+  /// (a file becoming a symlink), which libgit2 reports as a removal and an
+  /// addition, is one change here.
+  func checkoutChanges(from old: GitTree?, to new: GitTree, repository: GitRepository) throws
+    -> [CheckoutChange]
+  {
+    var byPath: [String: CheckoutChange] = [:]
+    var order: [String] = []
+    for change in try repository.fileChanges(from: old, to: new) {
+      if byPath[change.path] == nil {
+        order.append(change.path)
+        byPath[change.path] = CheckoutChange(path: change.path, old: nil, new: nil)
+      }
+      if let id = change.old {
+        byPath[change.path]!.old = TreeEntryState(id: id, mode: change.oldMode)
+      }
+      if let id = change.new {
+        byPath[change.path]!.new = TreeEntryState(id: id, mode: change.newMode)
+      }
+    }
+    return order.map { byPath[$0]! }
+  }
+
+  /// Writes the files, the index and the ref, then drops the journal. Safe
+  /// to run again: a file that holds neither the old nor the new version was
+  /// changed by someone since, and is left alone.
+  private func finishCheckout(
+    _ changes: [CheckoutChange], target: GitOID, branch: String, repository: GitRepository,
+    evicted: Set<String>
+  ) throws {
+    var leftAlone = Set<String>()
+    let index = try repository.index()
+    try index.readFromDisk()
+    var written = 0
+    // Removals first, deepest first, so a file replaced by a folder (or the
+    // reverse) finds its place free.
+    let removals = changes.filter { $0.new == nil }.sorted { $0.path > $1.path }
+    let writes = changes.filter { $0.new != nil }.sorted { $0.path < $1.path }
+    for change in removals + writes where !evicted.contains(change.path) {
+      let current: TreeEntryState?
+      switch try worktreeEntry(change.path, index: index) {
+      case .entry(let state): current = state
+      case .folder:
+        current = change.old?.mode == TreePathValidator.gitlinkMode ? change.old : nil
+      case .shadowed: current = nil
+      case .other:
+        leftAlone.insert(change.path)
+        continue
+      }
+      if current == change.new { continue }
+      if current != change.old {
+        leftAlone.insert(change.path)
+        continue
+      }
+      if let new = change.new {
+        let content =
+          new.mode == TreePathValidator.gitlinkMode ? [] : try repository.blob(new.id)
+        try FileSystem.writeTreeEntry(root: rootPath, relative: change.path, content: content, mode: new.mode)
+      } else {
+        try FileSystem.removeTreeEntry(root: rootPath, relative: change.path)
+      }
+      written += 1
+      if written == max(1, changes.count / 2) { testPause(at: .checkout) }
+    }
+    try FileSystem.syncFileSystem(containing: rootPath)
+    for change in removals { _ = try? index.remove(path: change.path) }
+    for change in writes {
+      guard let new = change.new else { continue }
+      // A file replaced by a folder: the file's entry goes first.
+      if change.old == nil { _ = try? index.remove(path: change.path) }
+      let skip = evicted.contains(change.path)
+      // No stat data for a file someone changed since: git rehashes it.
+      let statFrom = skip || leftAlone.contains(change.path) ? nil : rootPath + "/" + change.path
+      try index.add(path: change.path, id: new.id, filePath: statFrom, skipWorktree: skip, mode: new.mode)
+    }
+    try index.write()
+    try repository.setReference(branch, to: target, message: "folio sync")
+    _ = try FileSystem.remove(checkoutJournalPath)
+  }
+
+  /// Finishes a checkout a crash interrupted. Call with the lock held.
+  /// - Throws: what keeps it from finishing, with the journal kept and how
+  ///   to get past it; read-only commands still work (see
+  ///   ``pendingCheckoutProblem()``).
+  func recoverCheckout() throws {
+    guard let bytes = try FileSystem.read(checkoutJournalPath) else { return }
+    let parts = String(decoding: bytes, as: UTF8.self).split(separator: " ").map {
+      $0.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    guard parts.count == 3, let target = GitOID(hex: parts[1]) else {
+      _ = try FileSystem.remove(checkoutJournalPath)  // torn: written before anything else
+      return
+    }
+    do {
+      let repository = try openRepository()
+      let fromTree = try GitOID(hex: parts[0]).map { try repository.commit($0).tree() }
+      let targetTree = try repository.commit(target).tree()
+      // The journal is only written for a validated tree; validating again
+      // keeps a journal from an older Folio from writing a hostile one.
+      try TreePathValidator(repository: repository, config: config).validate(
+        targetTree, of: target, against: fromTree)
+      let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
+      try finishCheckout(
+        changes, target: target, branch: parts[2], repository: repository, evicted: try evictedPaths())
+    } catch var error as FolioError {
+      error.message +=
+        "; a checkout of commit \(target.description.prefix(12)) that a sync started could not be finished. "
+        + "Read-only commands still work. Fix the cause and run the command again, or drop the checkout "
+        + "with 'rm \(checkoutJournalPath)' and 'git reset --hard' (local changes since the last commit "
+        + "are lost then)"
+      throw error
+    }
+  }
+
+  /// Why a checkout a sync started is still unfinished, or nil when none
+  /// is pending (`folio status`, `folio fsck`).
+  public func pendingCheckoutProblem() -> String? {
+    guard FileSystem.exists(checkoutJournalPath) else { return nil }
+    do {
+      try lock.withLock { try recoverCheckout() }
+      return nil
+    } catch {
+      return "\(error)"
+    }
+  }
+
+  /// What a checkout finds at a path in the working tree.
+  private enum WorktreeEntry {
+    /// A file or symlink as a tree entry (nil: nothing there), or a
+    /// gitlink's folder.
+    case entry(TreeEntryState?)
+    /// A folder that is not a gitlink of the index.
+    case folder
+    /// A leading folder is a symlink or a file.
+    case shadowed(String)
+    /// A fifo, socket or device.
+    case other
+  }
+
+  /// The entry at `relative`, never following a link. A file whose stat
+  /// data matches its index entry holds the entry's blob, as `folio commit`
+  /// and git assume too, so only changed files are read.
+  private func worktreeEntry(_ relative: String, index: GitIndex) throws -> WorktreeEntry {
+    let entry = index.entry(at: relative)
+    switch try FileSystem.treeEntryKind(root: rootPath, relative: relative) {
+    case .absent: return .entry(nil)
+    case .shadowed(let prefix): return .shadowed(prefix)
+    case .other: return .other
+    case .directory:
+      if let entry, entry.mode == TreePathValidator.gitlinkMode {
+        return .entry(TreeEntryState(id: entry.id, mode: entry.mode))
+      }
+      return .folder
+    case .symlink:
+      guard let target = try FileSystem.readTreeEntry(root: rootPath, relative: relative) else {
+        return .entry(nil)
+      }
+      return .entry(
+        TreeEntryState(id: try GitRepository.hashBlob(target), mode: TreePathValidator.symlinkMode))
+    case .file(let executable):
+      let mode = executable ? TreePathValidator.executableMode : TreePathValidator.blobMode
+      var st = stat()
+      if let entry, !entry.skipWorktree, entry.mode == mode, lstat(rootPath + "/" + relative, &st) == 0,
+        Store.statMatches(entry, st)
+      {
+        return .entry(TreeEntryState(id: entry.id, mode: mode))
+      }
+      guard let bytes = try FileSystem.readTreeEntry(root: rootPath, relative: relative) else {
+        return .entry(nil)
+      }
+      return .entry(TreeEntryState(id: try GitRepository.hashBlob(bytes), mode: mode))
+    }
+  }
+
+  /// The relative paths of evicted documents.
+  func evictedPaths() throws -> Set<String> {
+    var paths = Set<String>()
+    for (name, pks) in try loadEvictions() {
+      guard let table = config.table(named: name) else { continue }
+      for pk in pks { paths.insert(table.path + "/" + (try PrimaryKey.fileName(for: pk.string))) }
+    }
+    return paths
+  }
+}
+
+/// Finishes a checkout a crash interrupted, at open and before writes.
+package struct CheckoutRecoveryStep: RecoveryStep {
+  package init() {}
+
+  package func isPending(in store: Store) -> Bool { FileSystem.exists(store.checkoutJournalPath) }
+  package func recover(_ store: Store) throws { try store.recoverCheckout() }
+}

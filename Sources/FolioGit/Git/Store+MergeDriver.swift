@@ -1,0 +1,220 @@
+import FolioCore
+import FolioJSON
+import FolioSystem
+import Foundation
+import Glibc
+
+extension Store {
+  /// The `merge.folio.driver` command line git runs for table documents and
+  /// op logs, given the program to call.
+  static func mergeDriverCommand(program: String) -> String {
+    let quoted = program.contains(" ") ? "\"\(program)\"" : program
+    return "\(quoted) merge-driver %O %A %B %P"
+  }
+
+  /// Registers Folio's merge driver in `.git/config`, so `git merge` and
+  /// `git pull` resolve table documents by replay, and a `post-merge` hook
+  /// that finishes the merges the driver never sees (see
+  /// ``reconcileGitMerge()``).
+  ///
+  /// A `post-merge` hook of the user's own (in `core.hooksPath` if set) is
+  /// kept: it moves to `post-merge.user` (`post-merge.user.2`, … if that is
+  /// taken by another one), and Folio's hook runs each of them after its own
+  /// work, with the same arguments. Running it again changes nothing.
+  /// - Parameter program: the `folio` executable (default: `folio` on PATH).
+  public func registerMergeDriver(program: String = "folio") throws {
+    let repository = try openRepository()
+    let command = Store.mergeDriverCommand(program: program)
+    if repository.config("merge.folio.driver") != command {
+      try repository.setConfig("merge.folio.name", "Folio: replay operations (counters add, sets union)")
+      try repository.setConfig("merge.folio.driver", command)
+    }
+    try installPostMergeHook(program: program, repository: repository)
+  }
+
+  /// The first line after the shebang of the hook Folio writes, to know it
+  /// again.
+  static let postMergeHookMarker = "# folio: post-merge hook"
+
+  /// The name a user's own `post-merge` hook moves to.
+  static let userPostMergeHook = "post-merge.user"
+
+  private func installPostMergeHook(program: String, repository: GitRepository) throws {
+    var hooks = gitDirectory + "/hooks"
+    if let configured = repository.config("core.hooksPath") {
+      // As git reads it: `~/` is the home folder, a relative path is
+      // relative to the work tree, where hooks run.
+      if configured.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] {
+        hooks = home + configured.dropFirst()
+      } else {
+        hooks = configured.hasPrefix("/") ? configured : rootPath + "/" + configured
+      }
+    }
+    let path = hooks + "/post-merge"
+    try FileSystem.makeDirectories(hooks)
+    if let existing = try FileSystem.read(path),
+      !String(decoding: existing, as: UTF8.self).contains(Store.postMergeHookMarker)
+    {
+      try keepUserHook(at: path, bytes: existing, hooks: hooks)
+    }
+    let quoted = "'" + program.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    let script = """
+      #!/bin/sh
+      \(Store.postMergeHookMarker) (written by 'folio init'; delete this file to stop it).
+      # Resolves documents that both sides changed through Folio when git's
+      # merge saw a change on one side only, as 'folio sync' would; then runs
+      # the hooks that were here before ('folio init' moved them to
+      # \(Store.userPostMergeHook)*).
+      \(quoted) merge-driver --post-merge "$@"
+      status=$?
+      for hook in "$(dirname "$0")"/\(Store.userPostMergeHook) "$(dirname "$0")"/\(Store.userPostMergeHook).*; do
+        if [ -f "$hook" ] && [ -x "$hook" ]; then "$hook" "$@" || status=$?; fi
+      done
+      exit $status
+
+      """
+    if try FileSystem.read(path) != Array(script.utf8) {
+      try FileSystem.writeAtomically(path, Array(script.utf8), sync: false)
+    }
+    chmod(path, 0o755)
+  }
+
+  /// Moves a user's own hook at `path` out of the way, to the first free
+  /// `post-merge.user*` name; a copy of one already moved is just dropped.
+  private func keepUserHook(at path: String, bytes: [UInt8], hooks: String) throws {
+    for n in 1...100 {
+      let name = hooks + "/" + Store.userPostMergeHook + (n == 1 ? "" : ".\(n)")
+      if let kept = try FileSystem.read(name) {
+        guard kept == bytes else { continue }
+        _ = try FileSystem.remove(path)
+        return
+      }
+      _ = try FileSystem.syscall("rename", path: path) { rename(path, name) }
+      return
+    }
+    throw FolioError(.io, "too many \(Store.userPostMergeHook)* hooks in \(hooks)", path: path)
+  }
+
+  /// Finishes a merge made by plain `git merge` or `git pull`, so that it
+  /// holds the same documents `folio sync` would have written: the
+  /// `post-merge` hook's entry point.
+  ///
+  /// git runs the merge driver only for files that both sides changed. A
+  /// document can have ops on both sides while only one side's file changed
+  /// (say, a union of a member already there), and replaying both sides'
+  /// ops can then give another document than the changed side's. This
+  /// replays the merge the way `sync` does and, where a table document
+  /// differs, rewrites HEAD's merge commit (same parents and message) and
+  /// the working tree. Other files keep git's result.
+  /// - Returns: the document paths that were rewritten.
+  @discardableResult
+  public func reconcileGitMerge() throws -> [String] {
+    try lock.withLock {
+      let repository = try openRepository()
+      guard let head = try repository.headCommit() else { return [] }
+      // git has written the tree already (its own checks refuse `.git`
+      // and writing through links); what Folio refuses beyond them (links
+      // in table folders, names too long for its temp files) is reported
+      // here, before Folio reads or writes any of it.
+      if let before = try repository.origHead(other: head.id) {
+        try TreePathValidator(repository: repository, config: config).validate(
+          try head.tree(), of: head.id, against: try repository.commit(before).tree())
+        try undoPullPastClockBound(from: before, to: head.id, repository: repository)
+      }
+      guard head.parentIDs.count == 2 else { return [] }
+      let merge = TreeMerge(repository: repository, config: config)
+      let result: TreeMerge.Result
+      do {
+        result = try merge.merge(ours: head.parentIDs[0], theirs: head.parentIDs[1])
+      } catch let error as FolioError where error.code == .conflict {
+        return []  // git merged those files itself; its documents stand
+      }
+      let headTree = try head.tree()
+      let changes = try repository.changes(from: headTree, to: try repository.tree(result.tree))
+        .filter { merge.documentAddress($0.path) != nil || $0.path.hasPrefix(Conflict.folder + "/") }
+      guard !changes.isEmpty else { return [] }
+      let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new, 0) })
+      let commit = try repository.createCommit(tree: tree, parents: head.parentIDs, message: head.message)
+      if let latest = result.latestStamp { try observe(remoteStamp: latest) }
+      let blocked = try checkout(commit, branch: try repository.headBranch(), repository: repository)
+      if !blocked.isEmpty {
+        throw FolioError(
+          .wouldOverwrite,
+          "the merge needs to rewrite \(blocked.joined(separator: ", ")), which changed since; "
+            + "run 'folio sync' once they are committed")
+      }
+      return changes.map(\.path).sorted()
+    }
+  }
+
+  /// The git merge driver (`folio merge-driver %O %A %B %P`): merges the
+  /// three versions of a table document or op log, writing the result over
+  /// `ours`, as git expects.
+  ///
+  /// A document is resolved exactly as `folio sync` resolves it, from the op
+  /// logs of HEAD and the commit being merged, when git says which that is
+  /// (`MERGE_HEAD`, or the `GITHEAD_<id>` variables `git merge` sets). Without
+  /// one, the three versions are diffed into synthetic ops through the column
+  /// kinds.
+  /// - Returns: whether the merge is clean. When it is not, `ours` is left
+  ///   untouched, so no conflict markers ever land in a table file.
+  public func runMergeDriver(basePath: String, oursPath: String, theirsPath: String, path: String) throws
+    -> Bool
+  {
+    let read = { (file: String) throws -> [UInt8] in try FileSystem.read(file) ?? [] }
+    if TreeMerge.opLogName(path) != nil {
+      try checkClock(ofLog: try read(theirsPath), base: try read(basePath), path: path)
+      let merged = OpLogMerge.merge(
+        base: try read(basePath), ours: try read(oursPath), theirs: try read(theirsPath))
+      try FileSystem.writeAtomically(oursPath, merged, sync: false)
+      return true
+    }
+    let repository = try openRepository()
+    let merge = TreeMerge(repository: repository, config: config)
+    guard let (table, pk) = merge.documentAddress(path) else { return false }
+    let merged: JSONObject?
+    if let ours = try repository.headCommit()?.id,
+      let theirs = try mergeHead(repository: repository, ours: ours),
+      let resolved = try merge.resolveDocument(path: path, ours: ours, theirs: theirs)
+    {
+      merged = resolved
+    } else {
+      func parse(_ file: String) throws -> JSONObject? {
+        let bytes = try read(file)
+        if bytes.isEmpty { return nil }
+        try Limits.check(bytes.count, limit: Limits.maximumDocumentBytes, what: "the document", path: path)
+        guard case .object(let object) = try JSONValue(parsing: bytes, file: path) else {
+          throw FolioError(.invalidDocument, "a document must be a JSON object", path: path)
+        }
+        return object
+      }
+      merged = DocumentResolver(table: table).resolve(
+        pk: pk, base: try parse(basePath),
+        ours: .init(
+          document: try parse(oursPath), ops: [], syntheticStamp: HLC(wall: 1, counter: 0, replica: "~ours")),
+        theirs: .init(
+          document: try parse(theirsPath), ops: [],
+          syntheticStamp: HLC(wall: 1, counter: 0, replica: "~theirs")))
+    }
+    guard let merged else { return false }
+    try FileSystem.writeAtomically(oursPath, JSONValue.object(merged).canonicalBytes(), sync: false)
+    return true
+  }
+
+  /// The commit being merged into HEAD, if git says.
+  private func mergeHead(repository: GitRepository, ours: GitOID) throws -> GitOID? {
+    if let bytes = try FileSystem.read(gitDirectory + "/MERGE_HEAD"),
+      let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first,
+      let id = GitOID(hex: String(line)), id != ours
+    {
+      return id
+    }
+    for (name, _) in ProcessInfo.processInfo.environment.sorted(by: { $0.key < $1.key })
+    where name.hasPrefix("GITHEAD_") {
+      if let id = GitOID(hex: String(name.dropFirst(8))), id != ours, (try? repository.commit(id)) != nil {
+        return id
+      }
+    }
+    return nil
+  }
+}

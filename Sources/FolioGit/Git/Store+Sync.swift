@@ -1,0 +1,325 @@
+import FolioCore
+import FolioSystem
+import Foundation
+
+/// What `folio sync` did.
+public struct SyncSummary: Sendable {
+  /// How the local branch moved.
+  public enum Action: String, Sendable {
+    /// Nothing came from the remote.
+    case upToDate = "up-to-date"
+    /// The remote was ahead; the branch moved forward to it.
+    case fastForward = "fast-forward"
+    /// Both had changes; a merge commit joined them.
+    case merged
+  }
+  /// The commit made before fetching.
+  public var committed: CommitSummary
+  /// How the branch moved.
+  public var action: SyncSummary.Action
+  /// Documents resolved by replaying ops from both sides.
+  public var resolvedDocuments: Int
+  /// Whether the branch was pushed.
+  public var pushed: Bool
+  /// How many fetch-merge-push rounds it took (a push that raced another
+  /// one is retried).
+  public var rounds: Int
+  /// The commit the branch ends at.
+  public var head: String?
+  /// The remote synced with (the upstream's, unless one was named).
+  public var remote = "origin"
+  /// The branch on the remote that was fetched and pushed to.
+  public var remoteBranch: String?
+  /// Documents past the size limit that a merge kept as this replica has
+  /// them (an older build wrote them): `folio fsck` reports them, and
+  /// `folio rm` clears them everywhere.
+  public var oversized: [String] = []
+}
+
+extension Store {
+  /// How many fetch-merge-push rounds a sync makes before it gives up on
+  /// a remote that keeps moving.
+  static let syncRounds = 20
+
+  /// How many refusals in a row, with the remote's tip unchanged, make the
+  /// refusal the remote's own verdict rather than a lost race.
+  static let refusalsForVerdict = 3
+
+  /// The pause before round `round + 1`: a random time up to 25 ms × 2^round,
+  /// capped at 2 s ("full jitter"), so replicas that lost one race do not
+  /// meet again in the next.
+  static func pauseBeforeRetry(after round: Int) {
+    let ceiling = min(2_000_000, 25_000 << min(round, 16))
+    usleep(UInt32(Int.random(in: 0..<ceiling)))
+  }
+
+  /// Commits, fetches, merges (resolving table documents by replay) and
+  /// pushes, all through libgit2.
+  ///
+  /// The store lock is held only while the working tree changes, not during
+  /// the network round trips, so other writers wait only briefly. A document
+  /// someone edited since the commit is never overwritten: the sync stops
+  /// with `WOULD_OVERWRITE` and changes nothing.
+  ///
+  /// The branch's upstream (`branch.<name>.remote` and `.merge` in git's
+  /// config, as `git clone` and `git push -u` set them) decides what is
+  /// fetched and where the push goes, as for `git pull` and `git push`.
+  /// Without an upstream, or with a remote other than the upstream's, the
+  /// branch of the same name on the remote is used.
+  ///
+  /// ```swift
+  /// let summary = try store.sync()                 // the upstream, else origin
+  /// let other = try store.sync(remote: "backup")   // another remote
+  /// ```
+  /// - Parameter remote: the remote; nil means the upstream's remote, else
+  ///   `origin`.
+  /// - Throws: `REMOTE` if the remote cannot be reached, `CREDENTIALS`,
+  ///   `HOST_KEY` for an ssh host key that is unknown or changed,
+  ///   `PUSH_REJECTED` if the remote kept moving through every round, or
+  ///   refused the push while it stood still (a hook, a protected branch),
+  ///   `CONFLICT` for files outside the tables that git could not merge.
+  @discardableResult
+  public func sync(remote requested: String? = nil, push: Bool = true) throws -> SyncSummary {
+    var summary = SyncSummary(
+      committed: CommitSummary(commit: nil, documents: 0, syntheticOps: 0, problems: []), action: .upToDate,
+      resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
+    // The last refusal, the remote tip it refused to build on, and how many
+    // refusals in a row met that same tip.
+    var refusal: (PushRefusal, GitOID?)?
+    var refusalsAtTip = 0
+    for round in 1...Store.syncRounds {
+      summary.rounds = round
+      let committed = try commit()
+      if round == 1 { summary.committed = committed }
+      let logSize = FileSystem.size(opLogPath)
+      let repository = try openRepository()
+      let branch = try repository.headBranch()
+      let shortBranch = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch
+      let (remote, remoteBranch) = repository.upstream(of: shortBranch, remote: requested)
+      summary.remote = remote
+      summary.remoteBranch = remoteBranch
+      let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
+      if let (last, tip) = refusal, last.reason == .refused, tip == theirs,
+        refusalsAtTip >= Store.refusalsForVerdict
+      {
+        // The remote stood still through several refusals: its verdict, not
+        // a race. One refusal at a still tip is not enough, since a rival
+        // push can hold the remote's ref lock and then fail itself.
+        throw FolioError(
+          .pushRejected,
+          "remote '\(remote)' refused the push: \(last.detail). Everything is committed and merged locally; "
+            + "ask the remote's owner, or push to another branch",
+          function: "git_remote_push")
+      }
+      var oversized: [String] = []
+      let (action, resolved, head) = try lock.withLock {
+        try recoverBeforeWrite()
+        // Writes made through Folio during the fetch (they all log an op)
+        // go into the merge too. An edit made by hand in that window stays
+        // pending, and the checkout refuses to overwrite it.
+        if FileSystem.size(opLogPath) != logSize { _ = try commitLocked(message: nil) }
+        // A fresh handle: the commit above rewrote the index on disk.
+        return try integrate(theirs, branch: branch, repository: try openRepository(), oversized: &oversized)
+      }
+      summary.oversized += oversized
+      if action != .upToDate { summary.action = action }
+      summary.resolvedDocuments += resolved
+      summary.head = head?.description
+      guard push, let head, head != theirs else { return summary }
+      do {
+        try repository.push(remote: remote, branch: shortBranch, to: remoteBranch, sshKey: sshKeyPath)
+        summary.pushed = true
+        return summary
+      } catch let error as PushRefusal {
+        // Someone pushed in between: fetch, merge and try again.
+        refusalsAtTip = refusal?.1 == theirs && refusal != nil ? refusalsAtTip + 1 : 1
+        refusal = (error, theirs)
+        if round < Store.syncRounds { Store.pauseBeforeRetry(after: round) }
+      }
+    }
+    throw FolioError(
+      .pushRejected,
+      "remote '\(summary.remote)' kept moving: other replicas pushed first in each of \(Store.syncRounds) "
+        + "rounds (last: \(refusal?.0.detail ?? "refused")). Everything is committed and merged locally; "
+        + "run 'folio sync' again",
+      function: "git_remote_push")
+  }
+
+  /// Brings `theirs` into the current branch: nothing, a fast-forward or a
+  /// merge commit, then updates the working tree and index. Call with the
+  /// lock held.
+  private func integrate(
+    _ theirs: GitOID?, branch: String, repository: GitRepository, oversized: inout [String]
+  ) throws -> (
+    SyncSummary.Action, Int, GitOID?
+  ) {
+    let ours = try repository.headCommit()?.id
+    guard let theirs else {
+      _ = try restoreSubscribedDocuments(repository: repository)
+      return (.upToDate, 0, ours)
+    }
+    var target = theirs
+    var action = SyncSummary.Action.fastForward
+    var resolved = 0
+    var latest: HLC?
+    if let ours, try repository.isDescendant(ours, of: theirs) {
+      _ = try restoreSubscribedDocuments(repository: repository)
+      return (.upToDate, 0, ours)
+    }
+    try checkClock(of: theirs, against: ours, repository: repository)
+    if let ours {
+      if try !repository.isDescendant(theirs, of: ours) {
+        // Resolved documents and the merge commit go into one pack.
+        let merge = try GitRepository.withPackedWrites(workTree: rootPath) { packed in
+          let result = try TreeMerge(repository: packed, config: config).merge(ours: ours, theirs: theirs)
+          let commit = try packed.createCommit(
+            tree: result.tree, parents: [ours, theirs],
+            message: "folio: merge \(theirs.description.prefix(12))")
+          return (result, commit)
+        }
+        target = merge.1
+        testPause(at: .merge)
+        action = .merged
+        resolved = merge.0.resolved.count
+        oversized = merge.0.oversized
+        latest = merge.0.latestStamp
+      }
+    }
+    let tree = try repository.commit(target).tree()
+    if latest == nil { latest = try OpHistory(tree: tree, repository: repository).latestStamp() }
+    // The stamp first: if the checkout is interrupted and finished by the
+    // next open, local stamps still come after every merged op.
+    if let latest { try observe(remoteStamp: latest) }
+    let blocked = try checkout(target, branch: branch, repository: repository)
+    if !blocked.isEmpty {
+      throw FolioError(
+        .wouldOverwrite,
+        "sync would overwrite changes to \(blocked.joined(separator: ", ")) made since the last commit; "
+          + "fix or commit them ('folio status' shows why they were left out), then run 'folio sync' again")
+    }
+    _ = try restoreSubscribedDocuments(repository: repository)
+    return (action, resolved, target)
+  }
+}
+
+extension GitRepository {
+  /// The remote and remote branch that `branch` syncs with: its upstream
+  /// (`branch.<name>.remote`, `branch.<name>.merge`) when `remote` is nil
+  /// or names the upstream's remote; otherwise `remote` (default `origin`)
+  /// and a branch of the same name, as `git pull REMOTE` does.
+  func upstream(of branch: String, remote: String?) -> (remote: String, branch: String) {
+    let upstreamRemote = config("branch.\(branch).remote")
+    let merge = config("branch.\(branch).merge")
+    let name = remote ?? (upstreamRemote == "." ? nil : upstreamRemote) ?? "origin"
+    if name == upstreamRemote, let merge, merge.hasPrefix("refs/heads/") {
+      return (name, String(merge.dropFirst("refs/heads/".count)))
+    }
+    return (name, branch)
+  }
+}
+
+extension Store {
+  /// The ssh key fetches and pushes offer after the agent: `FOLIO_SSH_KEY`,
+  /// else `ssh-key` under `sync:` in folio.yaml.
+  var sshKeyPath: String? {
+    config.sync.sshKeyPath(root: rootPath, environment: ProcessInfo.processInfo.environment)
+  }
+}
+
+extension Store {
+  /// Clones with the layers in `wiring`; the public
+  /// `clone(url:into:mergeDriver:)` (module `Folio`) passes them all.
+  package static func clone(
+    url: String, into directory: URL, mergeDriver: String = "folio", wiring: StoreWiring
+  )
+    throws -> Store
+  {
+    let path = directory.standardizedFileURL.path
+    if FileSystem.exists(path), !(try FileSystem.list(path) ?? []).isEmpty {
+      if FileSystem.isRegularFile(path + "/" + Config.fileName),
+        let repository = try? GitRepository.open(workTree: path), repository.remoteURL("origin") == url
+      {
+        return try Store(rootPath: FileSystem.realPath(path) ?? path, wiring: wiring)
+      }
+      throw FolioError(.io, "\(path) already exists and is not empty; pick another directory", path: path)
+    }
+    let (parent, name) = FileSystem.split(path)
+    try FileSystem.makeDirectories(parent)
+    let prefix = "." + name + ".folio-clone-"
+    for leftover in try FileSystem.list(parent) ?? [] where leftover.hasPrefix(prefix) {
+      if let pid = Int32(leftover.dropFirst(prefix.count)), GitIndexLock.processIsGone(pid) {
+        try? FileManager.default.removeItem(atPath: parent + "/" + leftover)
+      }
+    }
+    let staging = parent + "/" + prefix + String(getpid())
+    do {
+      try? FileManager.default.removeItem(atPath: staging)
+      try cloneInto(staging, url: url, shownAs: path, mergeDriver: mergeDriver, wiring: wiring)
+      // An empty folder of that name is replaced; a non-empty one (made
+      // meanwhile) is an error.
+      try FileSystem.syscall("rename", path: path) { rename(staging, path) }
+    } catch {
+      try? FileManager.default.removeItem(atPath: staging)
+      throw error
+    }
+    try FileSystem.syncDirectory(parent)
+    return try Store(rootPath: FileSystem.realPath(path) ?? path, wiring: wiring)
+  }
+
+  /// Clones into `path` (shown in messages as `shownAs`) and sets the
+  /// store up there.
+  private static func cloneInto(
+    _ path: String, url: String, shownAs: String, mergeDriver: String, wiring: StoreWiring
+  ) throws {
+    // No folio.yaml yet: only the environment can name a key.
+    let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+    let repository = try GitRepository.clone(url: url, into: path, sshKey: key)
+    var target = try repository.headCommit()?.id
+    if target == nil {
+      // The remote's HEAD names a branch it does not have (a bare repository
+      // made with another default branch): check out its main branch.
+      let branches = try repository.references(prefix: "refs/remotes/origin/")
+      if let tracking = branches.first(where: { $0.hasSuffix("/main") })
+        ?? branches.first(where: { !$0.hasSuffix("/HEAD") }),
+        let id = try repository.referenceID(tracking)
+      {
+        let name = "refs/heads/" + tracking.dropFirst("refs/remotes/origin/".count)
+        try repository.setReference(name, to: id, message: "folio clone")
+        try repository.setHead(name)
+        // The upstream git clone would have set, so that a plain
+        // `git pull` and `folio sync` know where the branch syncs.
+        let short = String(name.dropFirst("refs/heads/".count))
+        try repository.setConfig("branch.\(short).remote", "origin")
+        try repository.setConfig("branch.\(short).merge", name)
+        target = id
+      }
+    }
+    if let target {
+      // libgit2 was told not to check out: the tree is validated whole
+      // first (no config yet: the remote's folio.yaml names the tables).
+      let tree = try repository.commit(target).tree()
+      let config = tree.entry(at: Config.fileName).flatMap { entry in
+        try? Config(bytes: try repository.blob(entry.id), file: Config.fileName)
+      }
+      do {
+        try TreePathValidator(repository: repository, config: config ?? Config()).validate(
+          tree, of: target, against: nil)
+        // The remote's folio.yaml is its own word: the default clock bound.
+        try checkClock(
+          of: target, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
+      } catch let error as FolioError {
+        var refused = error
+        refused.message += "; the clone in \(shownAs) was removed"
+        throw refused
+      }
+      _ = try repository.checkout(tree: tree, force: true)
+    }
+    guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {
+      throw FolioError(
+        .storeNotFound,
+        "\(url) has no \(Config.fileName) at its root; is it a Folio store? (the clone in \(shownAs) was removed)",
+        path: shownAs)
+    }
+    _ = try create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
+  }
+}

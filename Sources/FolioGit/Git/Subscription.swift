@@ -1,0 +1,163 @@
+import FolioCore
+import FolioJSON
+import FolioQuery
+import FolioSystem
+import Synchronization
+
+/// Keeps a document, or every document a query covers, wanted on this
+/// replica (Ditto's `subscribe`): while it is alive, `sync` brings back
+/// covered documents that were evicted, and the store pulls other replicas'
+/// changes on its own (every `sync: pull-every` of `folio.yaml`, 30 s by
+/// default; see ``SyncConfig`` and ``Store/onPull(_:)``).
+///
+/// ```swift
+/// let sub = try todos.findByID("3f2a").subscribe()
+/// // …remote changes to 3f2a now arrive without calling sync…
+/// try store.sync()      // 3f2a is back in the working tree if it was evicted
+/// sub.cancel()
+/// ```
+/// Cancel is safe to call twice, and runs on deinit. The store lists the
+/// live ones in ``Store/activeSubscriptions``.
+///
+/// Evicting a covered document is allowed (`evict()` does not check), but
+/// while the subscription lives, the next `sync` brings the document back.
+public final class Subscription: Sendable {
+  private let registry: SubscriptionRegistry
+  private let id: Int
+  /// What it keeps on this replica.
+  public let target: SubscriptionTarget
+
+  init(registry: SubscriptionRegistry, target: SubscriptionTarget) {
+    self.registry = registry
+    self.target = target
+    self.id = registry.add(target)
+  }
+
+  /// Ends the subscription.
+  public func cancel() { registry.remove(id) }
+
+  deinit { registry.remove(id) }
+}
+
+/// The live subscriptions of one store, guarded by a mutex.
+final class SubscriptionRegistry: Sendable {
+  private let state = Mutex<(next: Int, targets: [Int: SubscriptionTarget])>((0, [:]))
+
+  /// Told when the first subscription arrives (true) and when the last one
+  /// ends (false); the store starts and stops pulling on it.
+  private let activity = Mutex<(@Sendable (Bool) -> Void)?>(nil)
+
+  func onActivityChange(_ handler: @escaping @Sendable (Bool) -> Void) {
+    activity.withLock { $0 = handler }
+  }
+
+  func add(_ target: SubscriptionTarget) -> Int {
+    let (id, first) = state.withLock { state in
+      state.next += 1
+      state.targets[state.next] = target
+      return (state.next, state.targets.count == 1)
+    }
+    if first { activity.withLock { $0 }?(true) }
+    return id
+  }
+
+  func remove(_ id: Int) {
+    let last = state.withLock { state in
+      state.targets.removeValue(forKey: id) != nil && state.targets.isEmpty
+    }
+    if last { activity.withLock { $0 }?(false) }
+  }
+
+  /// The live targets, oldest first.
+  var targets: [SubscriptionTarget] {
+    state.withLock { state in state.targets.sorted { $0.key < $1.key }.map(\.value) }
+  }
+
+  /// Whether any live subscription covers the document.
+  func covers(table: TableConfig, pk: String, document: JSONObject) -> Bool {
+    targets.contains { target in
+      switch target {
+      case .document(let name, let wanted): name == table.name && wanted.utf8Equals(pk)
+      case .query(let query):
+        query.collection.name == table.name && query.covers(pk: pk, document: document, table: table)
+      }
+    }
+  }
+}
+
+extension PendingIDSpecificOperation {
+  /// Subscribes to the document: while the returned handle is alive, `sync`
+  /// keeps it on this replica, bringing it back if it was evicted.
+  ///
+  /// ```swift
+  /// let sub = try todos.findByID("3f2a").subscribe()   // keep it alive
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE` if `folio.yaml` does not define the table.
+  public func subscribe() throws -> Subscription {
+    _ = try collection.store.table(named: collection.name)
+    return Subscription(
+      registry: collection.store.subscriptions, target: .document(table: collection.name, pk: pk))
+  }
+}
+
+extension Query {
+  /// Subscribes to every document this query covers (its filter and range):
+  /// while the returned handle is alive, `sync` brings back covered
+  /// documents that were evicted.
+  ///
+  /// ```swift
+  /// let sub = try todos.query().where("done == false").subscribe()
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE` if `folio.yaml` does not define the table.
+  public func subscribe() throws -> Subscription {
+    _ = try collection.store.table(named: collection.name)
+    return Subscription(registry: collection.store.subscriptions, target: .query(self))
+  }
+}
+
+extension Store {
+  /// What the live subscriptions keep on this replica, oldest first: `sync`
+  /// brings back any evicted document they cover. A subscription leaves
+  /// this list when it is cancelled or released.
+  ///
+  /// ```swift
+  /// let sub = try todos.findByID("3f2a").subscribe()
+  /// store.activeSubscriptions.count   // 1
+  /// ```
+  public var activeSubscriptions: [SubscriptionTarget] { subscriptions.targets }
+
+  /// Brings back evicted documents that a live subscription covers: the
+  /// file is restored from HEAD, skip-worktree is cleared, and the eviction
+  /// is forgotten. Call with the lock held.
+  func restoreSubscribedDocuments(repository: GitRepository) throws -> Int {
+    guard !subscriptions.targets.isEmpty else { return 0 }
+    var evictions = try loadEvictions()
+    guard !evictions.isEmpty, let tree = try repository.headCommit()?.tree() else { return 0 }
+    let index = try repository.index()
+    var restored = 0
+    for table in config.tables {
+      for key in (evictions[table.name] ?? []).sorted() {
+        let pk = key.string
+        let name = try PrimaryKey.fileName(for: pk)
+        let path = table.path + "/" + name
+        guard let id = tree.blobID(at: path) else { continue }
+        let bytes = try repository.blob(id)
+        guard case .object(let document)? = try? JSONValue(parsing: bytes),
+          subscriptions.covers(table: table, pk: pk, document: document)
+        else { continue }
+        let absolute = rootPath + "/" + path
+        try FileSystem.makeDirectories(directory(of: table))
+        try FileSystem.writeAtomically(absolute, bytes, sync: true, under: rootPath)
+        try index.add(path: path, id: id, filePath: absolute)
+        evictions[table.name]?.remove(key)
+        if evictions[table.name]?.isEmpty == true { evictions[table.name] = nil }
+        restored += 1
+      }
+    }
+    if restored > 0 {
+      try index.write()
+      try saveEvictions(evictions)
+    }
+    return restored
+  }
+}

@@ -1,0 +1,136 @@
+internal import Clibgit2
+import FolioCore
+import FolioJSON
+
+/// The op histories of one merge, and the replay of one document.
+///
+/// Replaying both sides' new ops on the base document equals replaying every
+/// op in HLC order only when each new op is later than every op the base
+/// already holds for that document. A replica that worked offline can bring
+/// an op older than one in the base; then the document is rewound: Folio
+/// walks back from the base to the newest commit whose ops for the document
+/// all come before the rest, and replays from there. So the result is always
+/// the document that all its ops give in HLC order, whoever merges, in
+/// whatever order.
+final class MergeContext {
+  let merge: TreeMerge
+  let base: GitTree?
+  let baseCommit: GitOID?
+  let ours: (tree: GitTree, stamp: HLC)
+  let theirs: (tree: GitTree, stamp: HLC)
+  let baseHistory: OpHistory
+  let ourHistory: OpHistory
+  let theirHistory: OpHistory
+  let ourOps: [OpHistory.DocumentKey: [Op]]
+  let theirOps: [OpHistory.DocumentKey: [Op]]
+  private var baseAll: [OpHistory.DocumentKey: [Op]]?
+  private var ourAll: [OpHistory.DocumentKey: [Op]]?
+  private var theirAll: [OpHistory.DocumentKey: [Op]]?
+  /// The conflicts the resolutions so far recorded, in the order met.
+  private(set) var conflicts: [Conflict] = []
+
+  init(
+    merge: TreeMerge, base: GitTree?, baseCommit: GitOID?, ours: (tree: GitTree, stamp: HLC),
+    theirs: (tree: GitTree, stamp: HLC)
+  ) throws {
+    self.merge = merge
+    self.base = base
+    self.baseCommit = baseCommit
+    self.ours = ours
+    self.theirs = theirs
+    baseHistory = try OpHistory(tree: base, repository: merge.repository)
+    ourHistory = try OpHistory(tree: ours.tree, repository: merge.repository)
+    theirHistory = try OpHistory(tree: theirs.tree, repository: merge.repository)
+    ourOps = try ourHistory.ops(since: baseHistory)
+    theirOps = try theirHistory.ops(since: baseHistory)
+  }
+
+  /// The merged document at `path` (nil when it ends removed), from the
+  /// base, ours and theirs blob ids.
+  func resolve(
+    _ key: OpHistory.DocumentKey, path: String, table: TableConfig, ids: (GitOID?, GitOID?, GitOID?)
+  ) throws -> JSONObject? {
+    let resolver = DocumentResolver(table: table)
+    let ourDocument = try merge.document(ids.1, path: path)
+    let theirDocument = try merge.document(ids.2, path: path)
+    let newOps = (ourOps[key] ?? []) + (theirOps[key] ?? [])
+    if baseAll == nil { baseAll = try baseHistory.ops(since: nil) }
+    let baseOps = baseAll![key] ?? []
+    if let earliest = newOps.map(\.hlc).min(), let latestInBase = baseOps.map(\.hlc).max(),
+      earliest < latestInBase, let rewound = try rewind(key, path: path)
+    {
+      if ourAll == nil { ourAll = try ourHistory.ops(since: nil) }
+      if theirAll == nil { theirAll = try theirHistory.ops(since: nil) }
+      let known = rewound.ops
+      return record(
+        key,
+        resolver.resolveRecording(
+          pk: key.pk, base: rewound.document,
+          ours: .init(
+            document: ourDocument, ops: (ourAll![key] ?? []).filter { !known.contains($0.hlc) },
+            syntheticStamp: ours.stamp),
+          theirs: .init(
+            document: theirDocument, ops: (theirAll![key] ?? []).filter { !known.contains($0.hlc) },
+            syntheticStamp: theirs.stamp)))
+    }
+    return record(
+      key,
+      resolver.resolveRecording(
+        pk: key.pk, base: try merge.document(ids.0, path: path),
+        ours: .init(document: ourDocument, ops: ourOps[key] ?? [], syntheticStamp: ours.stamp),
+        theirs: .init(document: theirDocument, ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp)))
+  }
+
+  /// Keeps a resolution's overwrites as conflicts; returns its document.
+  private func record(
+    _ key: OpHistory.DocumentKey,
+    _ resolution: (document: JSONObject?, overwrites: [DocumentResolver.Overwrite])
+  ) -> JSONObject? {
+    for o in resolution.overwrites {
+      conflicts.append(
+        Conflict(
+          table: key.table, pk: key.pk, path: o.path, winningStamp: o.winner, winningValue: o.winningValue,
+          losingStamp: o.loser, losingValue: o.losingValue))
+    }
+    return resolution.document
+  }
+
+  /// The newest ancestor of the base whose ops for the document all come
+  /// before every other op either side has for it: its document and ops.
+  /// Nil document and no ops when no ancestor qualifies (replay from the
+  /// start).
+  private func rewind(_ key: OpHistory.DocumentKey, path: String) throws -> (
+    document: JSONObject?, ops: Set<HLC>
+  )? {
+    guard let baseCommit else { return nil }
+    if ourAll == nil { ourAll = try ourHistory.ops(since: nil) }
+    if theirAll == nil { theirAll = try theirHistory.ops(since: nil) }
+    var all = Set<HLC>()
+    for op in (ourAll![key] ?? []) + (theirAll![key] ?? []) { all.insert(op.hlc) }
+    let repository = merge.repository
+    var walk: OpaquePointer?
+    try LibGit2.check(git_revwalk_new(&walk, repository.handle), "git_revwalk_new")
+    defer { git_revwalk_free(walk) }
+    try LibGit2.check(
+      git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL.rawValue | GIT_SORT_TIME.rawValue), "git_revwalk_sorting"
+    )
+    var start = baseCommit.raw
+    try LibGit2.check(git_revwalk_push(walk, &start), "git_revwalk_push")
+    var oid = git_oid()
+    let marker = Array("\"pk\":".utf8) + JSONValue.string(key.pk).compactBytes()
+    while git_revwalk_next(&oid, walk) == 0 {
+      let tree = try repository.commit(GitOID(oid)).tree()
+      var ops = Set<HLC>()
+      for (name, bytes) in try OpHistory(tree: tree, repository: repository).files {
+        for line in OpLogMerge.lines(bytes) where line.firstRange(of: marker) != nil {
+          let op = try Op(json: JSONValue(parsing: line, file: Store.opsFolder + "/" + name))
+          if OpHistory.DocumentKey(table: op.table, pk: op.pk) == key { ops.insert(op.hlc) }
+        }
+      }
+      let rest = all.subtracting(ops)
+      if let latest = ops.max(), let earliest = rest.min(), !(latest < earliest) { continue }
+      return (try merge.document(tree.blobID(at: path), path: path), ops)
+    }
+    return (nil, [])
+  }
+}

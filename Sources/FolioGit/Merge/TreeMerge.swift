@@ -1,0 +1,242 @@
+import FolioCore
+import FolioJSON
+import FolioSystem
+
+/// Merges two commits the Folio way: git's own three-way tree merge for
+/// everything, then every table document changed on both sides (or with ops
+/// on both sides) is resolved by replay, op logs are merged as sets of
+/// lines, and other conflicting files get git's line merge. Criss-cross
+/// histories merge their bases first into a virtual base, as git's recursive
+/// strategy does, so every replica resolves against the same base.
+struct TreeMerge {
+  let repository: GitRepository
+  let config: Config
+
+  /// What a merge produced.
+  struct Result {
+    /// The merged tree.
+    var tree: GitOID
+    /// Documents resolved by replay.
+    var resolved: [OpHistory.DocumentKey]
+    /// The newest op stamp on either side.
+    var latestStamp: HLC?
+    /// Documents past the size limit, kept as this side has them.
+    var oversized: [String] = []
+  }
+
+  /// Merges commit `theirs` into `ours`.
+  /// - Throws: `UNSAFE_PATH` naming `theirs` and the path when its tree
+  ///   brings a path Folio must not write (``TreePathValidator``);
+  ///   `CONFLICT` naming files outside the tables that git's line merge
+  ///   could not resolve; nothing is written then.
+  func merge(ours: GitOID, theirs: GitOID) throws -> Result {
+    try merge(ours: ours, theirs: theirs, validating: true)
+  }
+
+  /// ``merge(ours:theirs:)``; virtual merge bases are made of commits
+  /// already in both histories, and are not validated again.
+  private func merge(ours: GitOID, theirs: GitOID, validating: Bool) throws -> Result {
+    let ourCommit = try repository.commit(ours)
+    let theirCommit = try repository.commit(theirs)
+    if validating {
+      // Everything theirs holds that ours does not is untrusted input.
+      try TreePathValidator(repository: repository, config: config).validate(
+        try theirCommit.tree(), of: theirs, against: try ourCommit.tree())
+    }
+    let base = try baseCommit(ours: ours, theirs: theirs)
+    return try merge(
+      base: try base.map { try repository.commit($0).tree() }, baseCommit: base,
+      ours: (try ourCommit.tree(), stamp(for: ourCommit)),
+      theirs: (try theirCommit.tree(), stamp(for: theirCommit)))
+  }
+
+  /// The tree to merge against: the merge base, or for criss-cross
+  /// histories a virtual base made by merging the bases (sorted by id, so
+  /// every replica builds the same one).
+  func baseCommit(ours: GitOID, theirs: GitOID) throws -> GitOID? {
+    let bases = try repository.mergeBases(ours, theirs)
+    guard let first = bases.first else { return nil }
+    var accumulated = first
+    for next in bases.dropFirst() {
+      let virtual = try merge(ours: accumulated, theirs: next, validating: false)
+      accumulated = try repository.createCommit(
+        tree: virtual.tree, parents: [accumulated, next], message: "folio: virtual merge base")
+    }
+    return accumulated
+  }
+
+  /// Resolves one table document by replay, as a merge of `ours` and
+  /// `theirs` would: the merge driver's entry point.
+  func resolveDocument(path: String, ours: GitOID, theirs: GitOID) throws -> JSONObject?? {
+    guard let (table, pk) = documentAddress(path) else { return nil }
+    let base = try baseCommit(ours: ours, theirs: theirs)
+    let baseTree = try base.map { try repository.commit($0).tree() }
+    let ourCommit = try repository.commit(ours)
+    let theirCommit = try repository.commit(theirs)
+    let ourTree = try ourCommit.tree()
+    let theirTree = try theirCommit.tree()
+    let context = try MergeContext(
+      merge: self, base: baseTree, baseCommit: base, ours: (ourTree, stamp(for: ourCommit)),
+      theirs: (theirTree, stamp(for: theirCommit)))
+    return .some(
+      try context.resolve(
+        .init(table: table.name, pk: pk), path: path, table: table,
+        ids: (baseTree?.blobID(at: path), ourTree.blobID(at: path), theirTree.blobID(at: path))))
+  }
+
+  /// The stamp of a synthetic op for a side: its commit time, with a replica
+  /// name taken from the commit, the same on every replica.
+  func stamp(for commit: GitCommit) -> HLC {
+    HLC(
+      wall: Int64(commit.timeMilliseconds), counter: 0,
+      replica: "~" + String(commit.id.description.prefix(12)))
+  }
+
+  func merge(
+    base: GitTree?, baseCommit: GitOID?, ours: (tree: GitTree, stamp: HLC),
+    theirs: (tree: GitTree, stamp: HLC)
+  ) throws -> Result {
+    // The merge is computed from the two sides' changes since the base, and
+    // written as ours plus what theirs brings. git's own tree merge would
+    // build an index of every file (100k entries for a 100k-document
+    // table), for what is a set of changes.
+    let ourChanges = Dictionary(
+      try repository.fileChanges(from: base, to: ours.tree).map { ($0.path, $0) },
+      uniquingKeysWith: { a, _ in a })
+    let theirChanges = try repository.fileChanges(from: base, to: theirs.tree)
+    let context = try MergeContext(
+      merge: self, base: base, baseCommit: baseCommit, ours: ours, theirs: theirs)
+    let ourOps = context.ourOps
+    let theirOps = context.theirOps
+    var resolved: [OpHistory.DocumentKey] = []
+    var oversized: [String] = []
+    var handled = Set<String>()
+    var conflicts: [String] = []
+    // Path → new blob id (nil: removed) and mode, over ours.
+    var updates: [String: (id: GitOID?, mode: UInt32)] = [:]
+
+    // Listings of table folders, read once per tree: looking a path up in
+    // a 100k-entry folder parses the whole folder each time.
+    var listings: [String: [String: GitOID]] = [:]
+    func blobID(_ tree: GitTree?, _ path: String) throws -> GitOID? {
+      guard let tree else { return nil }
+      let (directory, name) = FileSystem.split(path)
+      let key = tree.id.description + ":" + directory
+      if listings[key] == nil {
+        listings[key] = Dictionary(
+          try tree.blobs(in: directory, repository: repository).map { ($0.name, $0.id) },
+          uniquingKeysWith: { a, _ in a })
+      }
+      return listings[key]![name]
+    }
+
+    func resolveDocument(
+      _ key: OpHistory.DocumentKey, path: String, table: TableConfig, ids: (GitOID?, GitOID?, GitOID?)
+    ) throws {
+      let merged: JSONObject?
+      do {
+        merged = try context.resolve(key, path: path, table: table, ids: ids)
+      } catch let error as FolioError where error.code == .tooLarge {
+        // A document past the limit (an older build wrote it) is not read:
+        // it stays as this side has it, and the merge goes on for the rest.
+        // `folio rm` of it clears it everywhere.
+        oversized.append(path)
+        return
+      }
+      let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
+      if id != ids.1 { updates[path] = (id, 0) } else { updates[path] = nil }
+      resolved.append(key)
+    }
+
+    for change in theirChanges {
+      let path = change.path
+      guard let our = ourChanges[path] else {
+        updates[path] = (change.new, change.newMode)  // theirs alone changed it
+        continue
+      }
+      if our.new == change.new && our.newMode == change.newMode { continue }  // the same change
+      handled.insert(path)
+      let (baseID, ourID, theirID) = (change.old, our.new, change.new)
+      if Self.opLogName(path) != nil {
+        let merged = OpLogMerge.merge(
+          base: try baseID.map { try repository.blob($0) } ?? [],
+          ours: try ourID.map { try repository.blob($0) } ?? [],
+          theirs: try theirID.map { try repository.blob($0) } ?? [])
+        updates[path] = (try repository.writeBlob(merged), 0)
+      } else if let (table, pk) = documentAddress(path) {
+        try resolveDocument(
+          .init(table: table.name, pk: pk), path: path, table: table, ids: (baseID, ourID, theirID))
+      } else if let ourID, let theirID {
+        let merged = try repository.mergeFile(path: path, base: baseID, ours: ourID, theirs: theirID)
+        if merged.clean {
+          updates[path] = (try repository.writeBlob(merged.bytes), our.newMode)
+        } else {
+          conflicts.append(path)
+        }
+      } else {
+        conflicts.append(path)
+      }
+    }
+    // A document only one side's file changed still needs replay when both
+    // sides recorded ops for it.
+    for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: OpHistory.DocumentKey.precedes) {
+      guard let table = config.table(named: key.table),
+        let name = try? PrimaryKey.fileName(for: key.pk)
+      else { continue }
+      let path = table.path + "/" + name
+      if handled.contains(path) { continue }
+      try resolveDocument(
+        key, path: path, table: table,
+        ids: (try blobID(base, path), try blobID(ours.tree, path), try blobID(theirs.tree, path)))
+    }
+    if !conflicts.isEmpty {
+      throw FolioError(
+        .conflict,
+        "git could not merge \(conflicts.joined(separator: ", ")) (outside Folio's tables); merge them by hand with 'git merge', then run 'folio sync' again"
+      )
+    }
+    // Conflict records are immutable files named by their content: equal
+    // on every replica that meets the same pair (see Conflict).
+    for conflict in context.conflicts {
+      updates[conflict.recordPath] = (try repository.writeBlob(conflict.recordBytes), 0)
+    }
+    let latest = [context.ourHistory.latestStamp(), context.theirHistory.latestStamp()].compactMap { $0 }
+      .max()
+    let tree =
+      updates.isEmpty
+      ? ours.tree.id
+      : try repository.updatedTree(
+        ours.tree, setting: updates.sorted { $0.key < $1.key }.map { ($0.key, $0.value.id, $0.value.mode) })
+    return Result(tree: tree, resolved: resolved, latestStamp: latest, oversized: oversized)
+  }
+
+  func document(_ id: GitOID?, path: String) throws -> JSONObject? {
+    guard let id else { return nil }
+    let bytes = try repository.blob(id)
+    try Limits.check(bytes.count, limit: Limits.maximumDocumentBytes, what: "the document", path: path)
+    let value = try JSONValue(parsing: bytes, file: path)
+    guard case .object(let object) = value else {
+      throw FolioError(
+        .invalidDocument, "a document must be a JSON object, not \(value.kindName)", path: path)
+    }
+    return object
+  }
+
+  /// The table and pk of a document path, or nil if `path` is not one.
+  func documentAddress(_ path: String) -> (TableConfig, String)? {
+    guard path.hasSuffix(".json") else { return nil }
+    let (directory, name) = FileSystem.split(path)
+    guard let table = config.tables.first(where: { $0.path == directory }),
+      let pk = PrimaryKey.pk(fromFileName: name)
+    else { return nil }
+    return (table, pk)
+  }
+
+  /// The file name of an op log path, or nil if `path` is not one.
+  static func opLogName(_ path: String) -> String? {
+    let prefix = Store.opsFolder + "/"
+    guard path.hasPrefix(prefix), path.hasSuffix(".ndjson") else { return nil }
+    let name = String(path.dropFirst(prefix.count))
+    return name.contains("/") ? nil : name
+  }
+}

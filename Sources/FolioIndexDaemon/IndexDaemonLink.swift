@@ -1,0 +1,30 @@
+import FolioCore
+import FolioQuery
+
+/// How queries reach this store's publisher, and start an index daemon
+/// when they find none: the index daemon layer's side of Query's
+/// ``IndexPublisherLink``, registered by the composition root.
+package struct IndexDaemonLink: IndexPublisherLink {
+  package init() {}
+
+  package func isPublishing(indexDirectory: String) -> Bool {
+    IndexPublisher.isPublishing(indexDirectory: indexDirectory)
+  }
+
+  package func ask(indexDirectory: String, table: String, signature: String, reached: inout Bool)
+    -> PublisherAnswer?
+  {
+    IndexPublisherClient.ask(
+      indexDirectory: indexDirectory, table: table, signature: signature, reached: &reached)
+  }
+
+  /// Starts a daemon only for a table whose full check is expensive
+  /// (``IndexPublisher/onDemandDocuments``): a small store's check costs
+  /// less than a process is worth, and a query should not leave a process
+  /// behind for nothing. The count decides, not the check's time, which
+  /// would start daemons on a loaded machine and not on a calm one.
+  package func publisherMissed(store: Store, documents: Int) {
+    guard documents >= IndexPublisher.onDemandDocuments else { return }
+    IndexPublisher.publisherMissed(store: store)
+  }
+}

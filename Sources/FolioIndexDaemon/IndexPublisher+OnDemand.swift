@@ -1,0 +1,116 @@
+internal import CSystem
+import FolioCore
+import FolioQuery
+import FolioSystem
+import Foundation
+import Glibc
+import Synchronization
+
+/// Starting an index daemon (``IndexPublisher/Mode/daemon(idle:)``) when a
+/// query needs one: a fresh `folio query` or `folio export` on a large
+/// table that finds no publisher, and so has to take a stat of every
+/// document file, starts one in the background, so that the queries after
+/// it skip that check.
+///
+/// It is sound for the same reason any publisher is: a query trusts the
+/// index only on an answer given after its question, from the process that
+/// holds `publisher.lock` and has watched the folder since its own full
+/// check (see ``IndexPublisher`` for the rule and the file systems it
+/// refuses to vouch for). A daemon adds no trust of its own; at worst a
+/// query falls back to the full check.
+extension IndexPublisher {
+  /// `privateDirectory` → this process's own executable, for the stores
+  /// whose queries start a daemon when they find no publisher.
+  private static let onDemand = Mutex<[String: String]>([:])
+  /// The stores this process already started a daemon for.
+  private static let started = Mutex<Set<String>>([])
+
+  /// A query that took the full check starts a daemon only for a table of
+  /// at least this many documents, whose stat sweep costs tens of
+  /// milliseconds or more (`FOLIO_INDEX_DAEMON_MIN_DOCUMENTS` overrides it;
+  /// 0 starts one on every missed check).
+  static var onDemandDocuments: Int {
+    getenv("FOLIO_INDEX_DAEMON_MIN_DOCUMENTS").flatMap { Int(String(cString: $0)) } ?? 20_000
+  }
+
+  /// The mode the environment or the config asks for:
+  /// `FOLIO_INDEX_DAEMON` (`auto`/`on` or `off`) when set, else `index.daemon`.
+  static func daemonMode(config: IndexConfig) -> IndexConfig.DaemonMode {
+    if let value = getenv("FOLIO_INDEX_DAEMON") {
+      switch String(cString: value).lowercased() {
+      case "off", "0", "false", "no", "never": return .off
+      case "auto", "on", "1", "true", "yes": return .auto
+      default: break
+      }
+    }
+    return config.daemon
+  }
+
+  static func enableOnDemand(store: Store, executable: String) {
+    guard daemonMode(config: store.config.index) == .auto else { return }
+    onDemand.withLock { $0[store.privateDirectory] = executable }
+  }
+
+  /// What a query calls after a full check that found no publisher:
+  /// starts a daemon once per store and process, if enabled.
+  static func publisherMissed(store: Store) {
+    guard let executable = onDemand.withLock({ $0[store.privateDirectory] }),
+      started.withLock({ $0.insert(store.privateDirectory).inserted })
+    else { return }
+    if let pid = spawn(
+      executable: executable, arguments: ["-C", store.rootPath, "index-daemon", "--on-demand"])
+    {
+      IndexDebug.log("started an index daemon (pid \(pid))")
+    } else {
+      IndexDebug.log("could not start an index daemon: \(String(cString: strerror(errno)))")
+    }
+  }
+
+  /// Starts `executable` detached: in a session of its own (no controlling
+  /// terminal, no signals from this one's Ctrl-C), with stdin, stdout and
+  /// stderr on /dev/null, no other descriptor inherited, and `/` as its
+  /// directory (it must not keep a folder busy). A thread reaps it, so it
+  /// never lingers as a zombie of a long-lived process.
+  /// - Returns: its pid, or nil when it could not be started (errno is set).
+  static func spawn(executable: String, arguments: [String]) -> pid_t? {
+    var actions = posix_spawn_file_actions_t()
+    var attributes = posix_spawnattr_t()
+    guard posix_spawn_file_actions_init(&actions) == 0 else { return nil }
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    guard posix_spawnattr_init(&attributes) == 0 else { return nil }
+    defer { posix_spawnattr_destroy(&attributes) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+    posix_spawn_file_actions_addchdir_np(&actions, "/")
+    // The caller may block or ignore signals (a test runner, a shell's `&`):
+    // the daemon must still stop on SIGTERM.
+    var mask = sigset_t()
+    sigemptyset(&mask)
+    posix_spawnattr_setsigmask(&attributes, &mask)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    let setsid: Int32 = 0x80  // POSIX_SPAWN_SETSID, declared only under _GNU_SOURCE
+    posix_spawnattr_setflags(&attributes, Int16(setsid | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+    guard rc == 0 else {
+      errno = rc
+      return nil
+    }
+    let child = pid
+    let reaper = Thread {
+      var status: Int32 = 0
+      _ = FileSystem.retrying { waitpid(child, &status, 0) }
+    }
+    reaper.name = "folio index daemon reaper"
+    reaper.start()
+    return pid
+  }
+}

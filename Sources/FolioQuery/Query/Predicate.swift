@@ -1,0 +1,105 @@
+import FolioCore
+import FolioJSON
+
+/// A filter for ``Query/where(_:)-(Predicate)``, usually parsed from text
+/// with ``init(parsing:)``.
+///
+/// The language:
+/// - comparisons `==`, `!=`, `<`, `<=`, `>`, `>=` between dotted paths
+///   (`meta.color`) and JSON literals (`12`, `"x"`, `true`, `null`, `[1, 2]`);
+/// - `a in [1, 2]`: `a` equals one of the elements;
+/// - `tags contains "x"`: an array with an element equal to `"x"`, or a
+///   string with `"x"` inside it;
+/// - `exists(a.b)`: the path is present (even if its value is `null`);
+/// - `&&`, `||`, `!` and parentheses; a bare path means `path == true`.
+///
+/// `<`, `<=`, `>` and `>=` follow ``ValueOrdering``, so values of
+/// different types compare by type rank instead of failing: `delay < 5` holds
+/// for a missing or `null` delay, and `"a" > 5`. `==` and `!=` compare
+/// exactly (see ``ValueOrdering/equal(_:_:)``). A missing path reads as
+/// `null`. Path segments that are not identifiers go in backticks:
+/// `` `first name` == "Ada" ``.
+///
+/// ```swift
+/// let p = try Predicate(parsing: #"AIRLINE == "AA" && DEPARTURE_DELAY > 60"#)
+/// let late = try flights.query().where(p).get()
+/// ```
+public indirect enum Predicate: Sendable, Hashable {
+  /// Two operands joined by a comparator.
+  case compare(Operand, Comparator, Operand)
+  /// The path is present in the document.
+  case exists(FieldPath)
+  /// Both hold.
+  case and(Predicate, Predicate)
+  /// Either holds.
+  case or(Predicate, Predicate)
+  /// The predicate does not hold.
+  case not(Predicate)
+  /// The operand is `true`.
+  case isTrue(Operand)
+
+  /// One side of a comparison.
+  public enum Operand: Sendable, Hashable {
+    /// The value at a path in the document (missing reads as `null`).
+    case path(FieldPath)
+    /// A JSON literal.
+    case literal(JSONValue)
+  }
+
+  /// How a comparison joins its operands.
+  public enum Comparator: String, Sendable, Hashable, CaseIterable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case isIn = "in"
+    case contains = "contains"
+  }
+
+  /// Whether `document` matches.
+  public func matches(_ document: JSONObject) -> Bool {
+    switch self {
+    case .compare(let lhs, let comparator, let rhs):
+      return Self.holds(lhs.resolve(in: document), comparator, rhs.resolve(in: document))
+    case .exists(let path): return document.value(at: path) != nil
+    case .and(let a, let b): return a.matches(document) && b.matches(document)
+    case .or(let a, let b): return a.matches(document) || b.matches(document)
+    case .not(let a): return !a.matches(document)
+    case .isTrue(let operand): return operand.resolve(in: document) == .bool(true)
+    }
+  }
+
+  /// Whether `a comparator b` holds for two resolved operands (nil: a
+  /// missing path).
+  static func holds(_ a: JSONValue?, _ comparator: Comparator, _ b: JSONValue?) -> Bool {
+    switch comparator {
+    case .equal: return ValueOrdering.equal(a, b)
+    case .notEqual: return !ValueOrdering.equal(a, b)
+    case .less: return ValueOrdering.compare(a, b) < 0
+    case .lessOrEqual: return ValueOrdering.compare(a, b) <= 0
+    case .greater: return ValueOrdering.compare(a, b) > 0
+    case .greaterOrEqual: return ValueOrdering.compare(a, b) >= 0
+    case .isIn:
+      guard case .array(let elements)? = b else { return false }
+      return elements.contains { ValueOrdering.equal(a, $0) }
+    case .contains:
+      switch (a, b) {
+      case (.array(let elements)?, _): return elements.contains { ValueOrdering.equal($0, b) }
+      case (.string(let text)?, .string(let part)?):
+        return part.isEmpty || text.utf8.firstRange(of: part.utf8) != nil
+      default: return false
+      }
+    }
+  }
+}
+
+extension Predicate.Operand {
+  func resolve(in document: JSONObject) -> JSONValue? {
+    switch self {
+    case .path(let path): document.value(at: path)
+    case .literal(let value): value
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import FolioCore
+import FolioSystem
+
+extension Store {
+  /// Tells the order indexes that the documents `pks` of `table` were
+  /// written or removed. Call it after writing document files directly
+  /// (merges, sync). It is an optimisation only: an index also finds such
+  /// changes by the files' stat data.
+  func documentsChanged(table name: String, pks: [String]) {
+    guard let table = config.table(named: name), !pks.isEmpty else { return }
+    OrderIndexCache.documentsChanged(store: self, table: table, changes: pks.map { ($0, nil) })
+  }
+
+  /// The hook `commit` calls with the files a transaction wrote.
+  func indexDocumentsWritten(_ writes: [Journal.Write]) {
+    var byTable: [String: [(pk: String, bytes: [UInt8]?)]] = [:]
+    for write in writes {
+      let (folder, name) = FileSystem.split(write.path)
+      guard let pk = PrimaryKey.pk(fromFileName: name),
+        let table = config.tables.first(where: { directory(of: $0) == folder })
+      else { continue }
+      // A removal is told as empty bytes: nothing to parse.
+      byTable[table.name, default: []].append((pk, write.new ?? []))
+    }
+    for (name, changes) in byTable {
+      guard let table = config.table(named: name) else { continue }
+      OrderIndexCache.documentsChanged(store: self, table: table, changes: changes)
+    }
+  }
+}
+
+/// Brings the order indexes up to date with every commit.
+package struct OrderIndexObserver: CommitObserver {
+  package init() {}
+
+  package func storeDidCommit(_ store: Store, writes: [Journal.Write]) { store.indexDocumentsWritten(writes) }
+}

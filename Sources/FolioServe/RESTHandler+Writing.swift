@@ -1,0 +1,369 @@
+import FolioCore
+import FolioJSON
+import FolioQuery
+import FolioSystem
+
+extension RESTHandler {
+  /// One change a write makes: the value (server values split out) to put
+  /// at a path.
+  struct Target {
+    var path: RESTPath
+    var values: ServerValues
+  }
+
+  /// PUT, PATCH, POST and DELETE. Everything that depends on the body
+  /// alone (parsing, Firebase's key rules, server values, how PATCH paths
+  /// group by document) is done before the write is queued, so the store
+  /// lock is held for the write itself.
+  func write(_ path: RESTPath, _ request: HTTPRequest) throws -> HTTPReply {
+    let body: JSONValue
+    if request.method == "DELETE" {
+      body = .null
+    } else {
+      do {
+        body = try JSONValue(parsing: request.body, file: "request body")
+      } catch let error as FolioError {
+        throw RESTError(400, "Invalid data; couldn't parse JSON object, array, or value. \(error)")
+      }
+    }
+    if let table = path.table { _ = try store.table(named: table) }
+    let now = SystemClock.nowMilliseconds()
+    let ifMatch = request.header("if-match")
+    // Firebase takes if-match on PUT and DELETE; Folio also on PATCH (the
+    // ETag of the value at the request's path), so that an editor can save
+    // only the columns changed, and only over what it read.
+    if ifMatch != nil && request.method == "POST" {
+      throw RESTError(400, "if-match applies to PUT, PATCH and DELETE")
+    }
+    let method = request.method
+    var targets: [Target] = []
+    switch method {
+    case "PATCH":
+      guard case .object(let members) = body else {
+        throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
+      }
+      for (key, value) in members {
+        let full = RESTPath(segments: path.segments + (try RESTKeys.patchSegments(key, under: path.segments)))
+        try RESTKeys.check(value, at: full.segments)
+        if full.table != path.table, let table = full.table { _ = try store.table(named: table) }
+        targets.append(Target(path: full, values: try ServerValues(value, now: now)))
+      }
+      try Self.checkDisjoint(targets.map(\.path))
+    case "PUT", "DELETE":
+      guard !path.segments.isEmpty else {
+        throw RESTError(400, "write a table or a path below it, not the whole store")
+      }
+      try RESTKeys.check(body, at: path.segments)
+      targets = [Target(path: path, values: try ServerValues(body, now: now))]
+    default:  // POST: push a new child with a generated, time-sortable key
+      guard !path.segments.isEmpty else { throw RESTError(400, "POST to a table, as in /todos.json") }
+      let child = RESTPath(segments: path.segments + [PrimaryKey.generate()])
+      try RESTKeys.check(body, at: child.segments)
+      targets = [Target(path: child, values: try ServerValues(body, now: now))]
+    }
+    let plan = WritePlan(targets)
+    let written = targets
+    // A write that reads or replaces a whole table (or the store) reads the
+    // files, which do not show a shared transaction's earlier writes: it
+    // gets a transaction of its own.
+    let alone =
+      method == "PATCH"
+      ? !plan.tables.isEmpty || (ifMatch != nil && path.segments.count < 2)
+      : method != "POST" && path.segments.count < 2
+    return try batcher.write(store, alone: alone) { transaction -> HTTPReply in
+      if let ifMatch {
+        let current = try self.read(path, in: transaction)
+        let etag = Self.etag(current)
+        if etag != ifMatch {
+          var error = RESTError(412, "ETag mismatch")
+          error.body = current
+          error.headers = [("ETag", etag)]
+          throw error
+        }
+      }
+      try self.apply(plan, in: transaction)
+      switch method {
+      case "PATCH":
+        // Firebase answers a PATCH with the values now at its paths.
+        var echo = JSONObject()
+        var documents = DocumentCache()
+        for (key, target) in zip(body.objectMembers.map(\.key), written) {
+          echo[key] = try self.value(
+            at: target.path, in: transaction, cache: &documents, written: target.values)
+        }
+        return .json(200, .object(echo))
+      case "POST":
+        return .json(200, ["name": .string(written[0].path.pk!)])
+      case "DELETE":
+        return .json(200, .null)
+      default:
+        var documents = DocumentCache()
+        return .json(
+          200, try self.value(at: path, in: transaction, cache: &documents, written: written[0].values))
+      }
+    }
+  }
+
+  /// Firebase refuses a multi-path update whose paths overlap, since the
+  /// result would depend on the order applied.
+  private static func checkDisjoint(_ paths: [RESTPath]) throws(RESTError) {
+    let sorted = paths.map(\.segments).sorted { $0.lexicographicallyPrecedes($1) }
+    for (a, b) in zip(sorted, sorted.dropFirst()) where b.starts(with: a) {
+      throw RESTError(400, "Path /\(a.joined(separator: "/")) is an ancestor of /\(b.joined(separator: "/"))")
+    }
+  }
+
+  /// A write's targets by what they replace: whole tables, whole
+  /// documents, and fields grouped by their document, so that each document
+  /// is read, changed and recorded once however many of its paths a PATCH
+  /// names.
+  struct WritePlan {
+    var tables: [(table: String, values: ServerValues)] = []
+    var documents: [(table: String, pk: String, values: ServerValues)] = []
+    /// Per document, in first-seen order, its fields' paths and values.
+    var fields: [(table: String, pk: String, changes: [(field: [String], values: ServerValues)])] = []
+
+    init(_ targets: [Target]) {
+      var fieldGroups: [DocumentAddress: Int] = [:]
+      for target in targets {
+        let segments = target.path.segments
+        switch segments.count {
+        case 1: tables.append((segments[0], target.values))
+        case 2: documents.append((segments[0], segments[1], target.values))
+        default:
+          let key = DocumentAddress(table: segments[0], pk: segments[1])
+          let field = Array(segments[2...])
+          if let index = fieldGroups[key] {
+            fields[index].changes.append((field, target.values))
+          } else {
+            fieldGroups[key] = fields.count
+            fields.append((segments[0], segments[1], [(field, target.values)]))
+          }
+        }
+      }
+    }
+  }
+
+  private func apply(_ plan: WritePlan, in transaction: WriteTransaction) throws {
+    for (table, values) in plan.tables { try setTable(table, values, in: transaction) }
+    for (table, pk, values) in plan.documents {
+      try PrimaryKey.validate(pk)
+      try setDocument(table: table, pk: pk, values, in: transaction)
+    }
+    for (table, pk, changes) in plan.fields {
+      try PrimaryKey.validate(pk)
+      try setFields(table: table, pk: pk, changes, in: transaction)
+    }
+  }
+
+  /// Replaces a table document by document; null or `{}` empties it.
+  private func setTable(_ table: String, _ values: ServerValues, in transaction: WriteTransaction) throws {
+    let documents: JSONObject
+    switch values.value {
+    case .object(let object)?: documents = object
+    case .null?, nil: documents = JSONObject()
+    case let other?: throw RESTError(400, "a table is an object keyed by pk, not \(other.kindName)")
+    }
+    for existing in try store.collection(table).allPKs() where documents[existing] == nil {
+      try transaction.remove(table: table, pk: existing)
+    }
+    var increments: [String: [(path: [String], by: DecimalInteger)]] = [:]
+    for increment in values.increments where !increment.path.isEmpty {
+      increments[increment.path[0], default: []].append((Array(increment.path.dropFirst()), increment.by))
+    }
+    for (pk, document) in documents {
+      try PrimaryKey.validate(pk)
+      try setDocument(
+        table: table, pk: pk, ServerValues(value: document, increments: increments[pk] ?? []), in: transaction
+      )
+    }
+  }
+
+  /// Replaces a document (recorded as its diff, so it merges column by
+  /// column); null removes it. Increments become Folio's `increment`
+  /// transform on top.
+  private func setDocument(
+    table: String, pk: String, _ values: ServerValues, in transaction: WriteTransaction
+  )
+    throws
+  {
+    if values.value == .null || (values.value == nil && values.increments.isEmpty) {
+      try transaction.remove(table: table, pk: pk)
+      return
+    }
+    guard case .object(var object) = values.value ?? .object(JSONObject()) else {
+      throw RESTError(
+        400, "INVALID_DOCUMENT: a document must be a JSON object, not \(values.value!.kindName)")
+    }
+    let increments = values.increments.filter { !$0.path.isEmpty }
+    if !increments.isEmpty {
+      // An increment adds to what is there: keep the current value in the
+      // replacement so that the diff does not unset it first.
+      let current = try transaction.get(table: table, pk: pk)
+      for increment in increments {
+        if let kept = current?.value.value(at: FieldPath(increment.path)) {
+          object.setValue(kept, at: FieldPath(increment.path))
+        }
+      }
+    }
+    try transaction.put(table: table, pk: pk, document: .object(object))
+    try self.increment(increments, table: table, pk: pk, transaction)
+  }
+
+  /// Sets (or, with null, removes) fields of one document: the new
+  /// document is built in one pass over the changes and recorded as one
+  /// diff, so the cost is linear in the document and the changes. Firebase
+  /// creates the parents of a path written to.
+  private func setFields(
+    table: String, pk: String, _ changes: [(field: [String], values: ServerValues)],
+    in transaction: WriteTransaction
+  ) throws {
+    let current = try transaction.get(table: table, pk: pk)
+    var patches: [(path: ArraySlice<String>, value: JSONValue?)] = []
+    var increments: [(path: [String], by: DecimalInteger)] = []
+    for (field, values) in changes {
+      var value = values.value
+      for increment in values.increments {
+        let full = field + increment.path
+        increments.append((full, increment.by))
+        // The increment adds to what is there: keep it under a replacement.
+        if !increment.path.isEmpty, case .object(var object)? = value,
+          let kept = current?.value.value(at: FieldPath(full))
+        {
+          object.setValue(kept, at: FieldPath(increment.path))
+          value = .object(object)
+        }
+      }
+      if value == .null {
+        patches.append((field[...], nil))
+      } else if let value {
+        patches.append((field[...], value))
+      }
+    }
+    if current == nil && patches.allSatisfy({ $0.value == nil }) && increments.isEmpty { return }
+    let patched = Self.patched(current?.value ?? JSONObject(), patches)
+    try transaction.put(table: table, pk: pk, document: .object(patched))
+    try self.increment(increments, table: table, pk: pk, transaction)
+  }
+
+  /// `object` with `patches` applied: disjoint paths, set or (nil) removed.
+  /// Each member is visited once, whatever the number of patches, where
+  /// one removal at a time would rebuild the object's index each time.
+  static func patched(_ object: JSONObject, _ patches: [(path: ArraySlice<String>, value: JSONValue?)])
+    -> JSONObject
+  {
+    var here: [ExactKey: JSONValue?] = [:]
+    var deeper: [ExactKey: [(path: ArraySlice<String>, value: JSONValue?)]] = [:]
+    var order: [String] = []
+    for patch in patches {
+      let head = ExactKey(patch.path.first!)
+      if here[head] == nil && deeper[head] == nil { order.append(head.string) }
+      if patch.path.count == 1 {
+        here[head] = .some(patch.value)
+      } else {
+        deeper[head, default: []].append((patch.path.dropFirst(), patch.value))
+      }
+    }
+    var members: [(key: String, value: JSONValue)] = []
+    members.reserveCapacity(object.count + order.count)
+    var seen: Set<ExactKey> = []
+    for (key, value) in object {
+      let exact = ExactKey(key)
+      seen.insert(exact)
+      if let replacement = here[exact] {
+        if let replacement { members.append((key, replacement)) }
+      } else if let nested = deeper[exact] {
+        if case .object(let child) = value {
+          members.append((key, .object(patched(child, nested))))
+        } else if nested.contains(where: { $0.value != nil }) {
+          members.append((key, .object(patched(JSONObject(), nested))))
+        } else {
+          members.append((key, value))
+        }
+      } else {
+        members.append((key, value))
+      }
+    }
+    for key in order where !seen.contains(ExactKey(key)) {
+      if let replacement = here[ExactKey(key)] {
+        if let replacement { members.append((key, replacement)) }
+      } else if let nested = deeper[ExactKey(key)], nested.contains(where: { $0.value != nil }) {
+        members.append((key, .object(patched(JSONObject(), nested))))
+      }
+    }
+    return JSONObject(uniqueMembers: members)
+  }
+
+  private func increment(
+    _ increments: [(path: [String], by: DecimalInteger)], table: String, pk: String,
+    _ transaction: WriteTransaction
+  ) throws {
+    guard !increments.isEmpty else { return }
+    try transaction.update(table: table, pk: pk) { document in
+      for increment in increments {
+        document?[FieldPath(increment.path)].increment(by: increment.by)
+      }
+    }
+  }
+
+  /// A document, by the exact bytes of its table and pk.
+  struct DocumentAddress: Hashable {
+    var table: ExactKey
+    var pk: ExactKey
+    init(table: String, pk: String) {
+      self.table = ExactKey(table)
+      self.pk = ExactKey(pk)
+    }
+  }
+
+  /// The documents a reply reads back, each read from the transaction once.
+  struct DocumentCache {
+    var documents: [DocumentAddress: JSONObject?] = [:]
+  }
+
+  /// The value at `path` after the write, as the transaction sees it: a
+  /// table written is read back document by document (the documents it
+  /// was given), not from the files, which do not show the write yet.
+  private func value(
+    at path: RESTPath, in transaction: WriteTransaction, cache: inout DocumentCache, written: ServerValues
+  ) throws -> JSONValue {
+    guard let table = path.table else { return .null }
+    guard let pk = path.pk else {
+      guard case .object(let documents)? = written.value else { return .null }
+      var out = JSONObject()
+      for (pk, _) in documents {
+        if let document = try self.document(table, pk, transaction, &cache) { out[pk] = .object(document) }
+      }
+      return out.isEmpty ? .null : .object(out)
+    }
+    guard let document = try self.document(table, pk, transaction, &cache) else { return .null }
+    guard let field = path.field else { return .object(document) }
+    return document.value(at: field) ?? .null
+  }
+
+  private func document(
+    _ table: String, _ pk: String, _ transaction: WriteTransaction, _ cache: inout DocumentCache
+  ) throws -> JSONObject? {
+    let key = DocumentAddress(table: table, pk: pk)
+    if let known = cache.documents[key] { return known }
+    let document = try transaction.get(table: table, pk: pk)?.value
+    cache.documents[key] = document
+    return document
+  }
+}
+
+extension ServerValues {
+  /// Values already split, for the documents of a table write.
+  init(value: JSONValue?, increments: [(path: [String], by: DecimalInteger)]) {
+    self.value = value
+    self.increments = increments
+  }
+}
+
+extension JSONValue {
+  /// An object's members; none for any other value.
+  fileprivate var objectMembers: [(key: String, value: JSONValue)] {
+    if case .object(let object) = self { return object.members }
+    return []
+  }
+}

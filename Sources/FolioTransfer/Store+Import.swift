@@ -1,0 +1,456 @@
+import FolioCore
+import FolioGit
+import FolioJSON
+import FolioQuery
+import FolioSystem
+import Glibc
+
+extension Store {
+  /// Imports rows from an NDJSON, JSON-array, CSV/TSV or SQLite file into
+  /// `table`, all or nothing, and (unless told not to) commits them to git
+  /// as one commit whose objects are written as one pack.
+  ///
+  /// ```swift
+  /// var options = ImportOptions(path: "flights.csv")
+  /// options.mode = .upsert
+  /// let summary = try store.importRows(into: "flights", options: options)
+  /// ```
+  ///
+  /// Rows are streamed: memory stays flat however big the input. Each row
+  /// becomes a document whose pk is its `pkColumn` value (the table's `key`
+  /// by default); a row without one gets a generated pk
+  /// (``PrimaryKey/generate()``: 26 characters, sortable by creation time,
+  /// unique across replicas), which is also written into the key column.
+  ///
+  /// The op log gets one compact line per document changed, with no body
+  /// (``Op/fromTree``). Nothing touches the table until every row has been
+  /// read: a bad row without `continueOnError`, an error, or a kill leaves
+  /// the table as it was; after the single durability point a crash is
+  /// finished by the next process that opens the store (see
+  /// ``ImportWorkspace``).
+  ///
+  /// Rows are read, checked against the schema and the size limit, and
+  /// staged without the store lock, so other writers go on meanwhile; the
+  /// lock is taken only to land. If another writer changed a document the
+  /// import read while it was staging, the import stages again under the
+  /// lock from the same input (kept for the purpose when it is stdin or a
+  /// pipe), so neither write is lost. Imports into one store take turns.
+  ///
+  /// - Parameters:
+  ///   - onBadRow: called for each bad row skipped with `continueOnError`
+  ///     (once per row, even when the import stages twice).
+  ///   - onProgress: called every few hundred rows and at each phase.
+  /// - Throws: the first bad row (`FILE:LINE:COL: error: …`) unless
+  ///   `continueOnError`; `USAGE` for a `batchSize` below 1; `UNKNOWN_TABLE`;
+  ///   I/O and git errors.
+  @discardableResult
+  public func importRows(
+    into tableName: String, options: ImportOptions, onBadRow: (FolioError) -> Void = { _ in },
+    onProgress: (ImportProgress) -> Void = { _ in }
+  ) throws -> ImportSummary {
+    guard options.batchSize >= 1 else {
+      throw FolioError(.usage, "the batch size must be at least 1, not \(options.batchSize)")
+    }
+    let table = try self.table(named: tableName)
+    if let missing = table.missingSchemaError { throw missing }
+    return try importLock.withLock {
+      // An import a crash left past its durability point lands before the
+      // staging folder is used again.
+      if ImportWorkspace.isPending(privateDirectory: privateDirectory) {
+        try lock.withLock { try recoverBeforeWrite() }
+      }
+      let workspace = ImportWorkspace(privateDirectory: privateDirectory)
+      try workspace.prepare()
+      let copy = try workspace.inputCopy(for: options.path)
+      defer { if let copy { close(copy.fd) } }
+      var staged: StagedImport
+      let format: TransferFormat
+      do {
+        let reader: any RowReader
+        (reader, format) = try Store.makeReader(options, copy: copy)
+        staged = try stage(
+          reader, into: table, workspace: workspace, options: options, onBadRow: onBadRow,
+          onProgress: onProgress)
+      } catch {
+        try? workspace.discard()
+        throw error
+      }
+      return try lock.withLock {
+        do {
+          try recoverBeforeWrite()
+          if options.commit {
+            // Anything pending goes in first, on its own, so the import's
+            // commit holds the import and nothing else.
+            _ = try commitLocked(message: "folio: pending changes before import")
+          }
+          if try !staged.manifest.isCurrent(tableDirectory: directory(of: table)) {
+            // Another writer changed a document this import read: stage
+            // again, now under the lock, so that both writes count.
+            staged.manifest.pack?.discard()
+            try workspace.restart()
+            var again = options
+            again.path = copy?.path ?? options.path
+            again.displayName = staged.inputName
+            again.format = format
+            let (reader, _) = try Store.makeReader(again, copy: nil)
+            staged = try stage(
+              reader, into: table, workspace: workspace, options: again, onBadRow: { _ in },
+              onProgress: onProgress)
+          } else if try lastHLC() != staged.clock {
+            // Other writes landed meanwhile: the import's op lines take
+            // stamps after theirs, so the log stays in clock order.
+            try restampOps(workspace.opsPath, table: table)
+          }
+        } catch {
+          staged.manifest.pack?.discard()
+          try? workspace.discard()
+          throw error
+        }
+        staged.summary.format = format
+        return try land(staged, into: table, workspace: workspace, options: options, onProgress: onProgress)
+      }
+    }
+  }
+
+  /// What staging produced: the documents and op lines in the workspace.
+  private struct StagedImport {
+    var manifest: ImportManifest
+    var summary: ImportSummary
+    /// The store's clock when staging began; the op lines follow it.
+    var clock: HLC?
+    /// The input's name, for messages.
+    var inputName: String
+  }
+
+  /// Lands staged documents and commits them. Call with the lock held.
+  private func land(
+    _ staged: StagedImport, into table: TableConfig, workspace: ImportWorkspace, options: ImportOptions,
+    onProgress: (ImportProgress) -> Void
+  ) throws -> ImportSummary {
+    var summary = staged.summary
+    let manifest = staged.manifest
+    let tableDirectory = directory(of: table)
+    if summary.created + summary.updated == 0 {
+      manifest.pack?.discard()
+      try workspace.discard()
+      return summary
+    }
+    // The pack holds every document now: its checksum and `.idx` are
+    // made on another thread while the import lands and commits.
+    manifest.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
+    do {
+      onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .landing))
+      let stillEmpty = manifest.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
+      let record = ImportWorkspace.Record(
+        tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
+        opsSize: try Store.fileSize(workspace.opsPath),
+        wholeFolder: stillEmpty)
+      try workspace.seal(record, root: rootPath)
+      // One event for live queries in other processes (TransactionMarker).
+      try withTransactionMarker { try workspace.land(record, root: rootPath) }
+      resetClockCache()
+      try forgetEvictions(table: table)
+      if let pack = manifest.pack {
+        onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .committing))
+        let message =
+          options.message
+          ?? "folio import: \(summary.created) created, \(summary.updated) updated in \(table.name)"
+        summary.commit = try commitImport(table: table, manifest: manifest, pack: pack, message: message)?
+          .description
+      }
+    } catch {
+      // Waits for the finishing thread; keeps the pack if it was stored.
+      manifest.pack?.discard()
+      throw error
+    }
+    return summary
+  }
+
+  /// Gives the staged op lines new stamps, after the store's clock now.
+  /// Call with the lock held.
+  private func restampOps(_ opsPath: String, table: TableConfig) throws {
+    let reader = NDJSONReader(stream: try ByteStream(path: opsPath))
+    let newPath = opsPath + ".new"
+    let out = try FileSystem.syscall("open", path: newPath) {
+      open(newPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+    defer { close(out) }
+    var last = try lastHLC()
+    var bytes: [UInt8] = []
+    while let event = try reader.next() {
+      guard case .row(let value, _) = event else {
+        throw FolioError(.io, "the import's staged op lines are damaged", path: relative(opsPath))
+      }
+      var op = try Op(json: value)
+      last = HLC.next(after: last, now: SystemClock.nowMilliseconds(), replica: replicaID)
+      op.hlc = last!
+      op.appendLogLine(to: &bytes)
+      if bytes.count >= 1 << 20 {
+        try FileSystem.writeAll(out, bytes, path: newPath)
+        bytes.removeAll(keepingCapacity: true)
+      }
+    }
+    try FileSystem.writeAll(out, bytes, path: newPath)
+    try FileSystem.syscall("rename", path: opsPath) { rename(newPath, opsPath) }
+  }
+
+  /// The reader for `options`' input, and its format. With `copy`, every
+  /// byte read is also written there (input that can be read only once).
+  static func makeReader(_ options: ImportOptions, copy: (fd: Int32, path: String)? = nil) throws -> (
+    any RowReader, TransferFormat
+  ) {
+    var format = options.format ?? TransferFormat.fromExtension(options.path)
+    if format == .sqlite || (format == nil && options.path != "-" && Store.hasSQLiteHeader(options.path)) {
+      return (try SQLiteReader(path: options.path, table: options.sqliteTable), .sqlite)
+    }
+    let stream = try ByteStream(path: options.path, displayName: options.displayName)
+    stream.copy = copy
+    if format == nil {
+      try stream.fill()
+      format = TransferFormat.sniff(Array(stream.buffer[stream.start..<min(stream.end, 4096)]))
+    }
+    switch format! {
+    case .ndjson: return (NDJSONReader(stream: stream), .ndjson)
+    case .json: return (JSONArrayReader(stream: stream), .json)
+    case .csv:
+      return (CSVReader(stream: stream, separator: UInt8(ascii: ","), detectTypes: options.detectTypes), .csv)
+    case .tsv: return (CSVReader(stream: stream, separator: 0x09, detectTypes: options.detectTypes), .tsv)
+    case .sqlite:
+      throw FolioError(.usage, "SQLite input must be a file, not stdin", path: options.path)
+    }
+  }
+
+  private static func hasSQLiteHeader(_ path: String) -> Bool {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    // A pipe's bytes can be read only once; SQLite needs a file anyway.
+    var st = stat()
+    guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+    var head = [UInt8](repeating: 0, count: 16)
+    let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
+    return n == 16 && head == Array("SQLite format 3\0".utf8)
+  }
+
+  /// Reads every row and writes each resulting document into the staging
+  /// folder, with its op line. The table is not touched.
+  private func stage(
+    _ reader: any RowReader, into table: TableConfig, workspace: ImportWorkspace, options: ImportOptions,
+    onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
+  ) throws -> StagedImport {
+    var summary = ImportSummary()
+    let keyColumn = options.pkColumn ?? table.key
+    let tableDirectory = directory(of: table)
+    let manifest = ImportManifest(
+      tableWasEmpty: try FileSystem.isEmptyDirectory(tableDirectory),
+      pack: options.commit ? try GitPackFile(path: workspace.packPath) : nil)
+    var staged = false
+    defer { if !staged { manifest.pack?.discard() } }
+    let opsPath = workspace.opsPath
+    let ops = try FileSystem.syscall("open", path: opsPath) {
+      open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+    defer { close(ops) }
+    var opBytes: [UInt8] = []
+    opBytes.reserveCapacity(1 << 20)
+    let clock = try lastHLC()
+    var last = clock
+    let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
+    let batch = options.batchSize
+    let documents = workspace.documentsDirectory
+    let writer = try ImportFileWriter(capacity: batch, directory: documents)
+    var writerFinished = false
+    defer { if !writerFinished { try? writer.finish() } }
+
+    func bad(_ error: FolioError) throws {
+      guard options.continueOnError else { throw error }
+      summary.skipped += 1
+      onBadRow(error)
+    }
+    func rowError(_ code: FolioError.Code, _ message: String, line: Int) -> FolioError {
+      FolioError(code, message, location: .init(file: reader.name, line: line, column: 1))
+    }
+
+    while let event = try reader.next() {
+      if let shouldStop = options.shouldStop, shouldStop() {
+        throw FolioError(
+          .interrupted,
+          "interrupted after \(summary.rows) row(s): nothing was imported; table '\(table.name)' is as it was"
+        )
+      }
+      summary.rows += 1
+      if summary.rows % 512 == 0 {
+        let (done, total) = reader.progress
+        onProgress(ImportProgress(rows: summary.rows, done: done, total: total, phase: .reading))
+      }
+      if summary.rows % batch == 0 && !opBytes.isEmpty {
+        try FileSystem.writeAll(ops, opBytes, path: opsPath)
+        opBytes.removeAll(keepingCapacity: true)
+      }
+      guard case .row(let value, let line) = event else {
+        if case .bad(let error) = event { try bad(error) }
+        continue
+      }
+      guard case .object(var row) = value else {
+        try bad(rowError(.invalidDocument, "a row must be a JSON object, not \(value.kindName)", line: line))
+        continue
+      }
+      let pk: String
+      switch row[keyColumn] {
+      case .string(let text)?: pk = text
+      case .number(let text)?: pk = text
+      case nil, .null?:
+        pk = PrimaryKey.generate()
+        row[keyColumn] = .string(pk)
+      case let other?:
+        try bad(
+          rowError(
+            .invalidPK, "pk column '\(keyColumn)' must be a string or a number, not \(other.kindName)",
+            line: line))
+        continue
+      }
+      let fileName: String
+      do {
+        fileName = try PrimaryKey.fileName(for: pk)
+      } catch let error as FolioError {
+        try bad(rowError(.invalidPK, error.message, line: line))
+        continue
+      }
+      if keyColumn != table.key {
+        if let key = row[table.key] {
+          guard Store.keyMatches(key, pk: pk) else {
+            try bad(
+              rowError(
+                .localConstraint,
+                "column '\(table.key)' (the table's key) is \(key.compactString) but --pk column '\(keyColumn)' says '\(pk)'",
+                line: line))
+            continue
+          }
+        } else {
+          row[table.key] = .string(pk)
+        }
+      }
+      let stagedIndex = manifest.index[fileName]
+      // Spelled out only for a pk staged before (or an error about it).
+      var stagedPath: String { documents + "/" + fileName }
+      let stagedBefore = try stagedIndex.flatMap { _ in
+        try writer.drain()
+        return try FileSystem.read(stagedPath)
+      }
+      // The file as first read, to tell at landing whether a writer changed
+      // it meanwhile. In a table that was empty there is nothing to look up
+      // (landing checks that it still is).
+      let base =
+        stagedIndex == nil && !manifest.tableWasEmpty ? FileStat.of(tableDirectory + "/" + fileName) : nil
+      let inTable = { (name: String) throws -> JSONObject? in
+        manifest.tableWasEmpty ? nil : try self.readDocument(at: tableDirectory + "/" + name)?.object
+      }
+      let current: JSONObject?
+      if options.mode == .insert {
+        // Inserting a document exactly as it already is changes nothing, so
+        // rerunning an import that was interrupted after it landed is safe.
+        let existing =
+          try stagedBefore.flatMap { try JSONValue(parsing: $0, file: stagedPath).objectValue }
+          ?? (try? inTable(fileName)) ?? nil
+        if let existing, JSONValue.object(existing) == JSONValue.object(row) {
+          summary.unchanged += 1
+          continue
+        }
+        if stagedBefore != nil {
+          try bad(
+            rowError(
+              .localConstraint, "pk '\(pk)' appears more than once in the input (mode insert)", line: line))
+          continue
+        }
+        if !manifest.tableWasEmpty && FileSystem.exists(tableDirectory + "/" + fileName) {
+          try bad(
+            rowError(
+              .localConstraint,
+              "document '\(pk)' already exists in table '\(table.name)'; use --mode upsert, merge or replace to change it",
+              line: line))
+          continue
+        }
+        current = nil
+      } else if let stagedBefore {
+        current = try JSONValue(parsing: stagedBefore, file: stagedPath).objectValue
+      } else {
+        current = try inTable(fileName)
+      }
+      let result: JSONObject
+      switch options.mode {
+      case .insert, .replace: result = row
+      case .upsert:
+        var merged = current ?? JSONObject()
+        for (key, value) in row { merged[key] = value }
+        result = merged
+      case .merge:
+        result = Store.deepMerge(current ?? JSONObject(), row)
+      }
+      if let current, JSONValue.object(current) == JSONValue.object(result) {
+        summary.unchanged += 1
+        continue
+      }
+      // The document as it would land must pass the table's schema.
+      if let violation = table.schema?.validate(.object(result)).first {
+        try bad(rowError(.schemaViolation, violation.description, line: line))
+        continue
+      }
+      let bytes = JSONValue.object(result).canonicalBytes()
+      if bytes.count > config.limits.documentBytes {
+        try bad(
+          rowError(
+            .tooLarge,
+            "the document would be \(bytes.count) bytes, more than the store's limit of \(config.limits.documentBytes) (\(ByteSize.format(config.limits.documentBytes)))",
+            line: line))
+        continue
+      }
+      try writer.write(bytes, named: fileName)
+      try manifest.add(fileName, bytes: bytes, at: stagedIndex, base: base)
+      if stagedBefore == nil {
+        if current == nil { summary.created += 1 } else { summary.updated += 1 }
+      }
+      last = HLC.next(after: last, now: SystemClock.nowMilliseconds(), replica: replicaID)
+      let op = Op(hlc: last!, table: table.name, pk: pk, mutation: Mutation(kind: kind), fromTree: true)
+      op.appendLogLine(to: &opBytes)
+    }
+    try FileSystem.writeAll(ops, opBytes, path: opsPath)
+    writerFinished = true
+    try writer.finish()
+    let (done, total) = reader.progress
+    onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: .reading))
+    staged = true
+    return StagedImport(manifest: manifest, summary: summary, clock: clock, inputName: reader.name)
+  }
+
+  static func fileSize(_ path: String) throws -> Int {
+    var st = stat()
+    try FileSystem.syscall("stat", path: path) { stat(path, &st) }
+    return Int(st.st_size)
+  }
+
+  /// `patch` merged into `base` key by key: objects at the same key merge
+  /// recursively, anything else in `patch` replaces what `base` holds.
+  static func deepMerge(_ base: JSONObject, _ patch: JSONObject) -> JSONObject {
+    var result = base
+    for (key, value) in patch {
+      if case .object(let inner)? = result[key], case .object(let patchInner) = value {
+        result[key] = .object(deepMerge(inner, patchInner))
+      } else {
+        result[key] = value
+      }
+    }
+    return result
+  }
+
+  /// Imported documents are written again: they are no longer evicted.
+  private func forgetEvictions(table: TableConfig) throws {
+    var evictions = try loadEvictions()
+    guard let pks = evictions[table.name], !pks.isEmpty else { return }
+    let remaining = pks.filter { pk in
+      (try? documentPath(table: table, pk: pk.string)).map { !FileSystem.exists($0) } ?? true
+    }
+    if remaining.count == pks.count { return }
+    evictions[table.name] = remaining.isEmpty ? nil : remaining
+    try saveEvictions(evictions)
+  }
+}

@@ -1,1 +1,0 @@
-../../FolioTests/Support/LoopbackPort.swift

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// How long a test waits for a state it expects (a file, an event, a
+/// process listening) before it fails. Long, so that a loaded machine is
+/// slow rather than failing; a state that arrives ends the wait at once.
+///
+public let stateTimeout: Double = 60
+
+/// Checks `condition` every few milliseconds until it holds, for at most
+/// `timeout` seconds.
+/// - Returns: whether it held.
+@discardableResult
+public func eventually(timeout: Double = stateTimeout, _ condition: () throws -> Bool) rethrows -> Bool {
+  let deadline = Date().addingTimeInterval(timeout)
+  while true {
+    if try condition() { return true }
+    if Date() >= deadline { return false }
+    usleep(5_000)
+  }
+}
+
+/// ``eventually(timeout:_:)`` for async tests: checks `condition` every
+/// few milliseconds without holding a thread, and records an issue if it
+/// never holds.
+public func waitUntil(
+  timeout: Double = stateTimeout, sourceLocation: SourceLocation = #_sourceLocation,
+  _ condition: @Sendable () -> Bool
+) async throws {
+  let deadline = Date().addingTimeInterval(timeout)
+  while !condition() {
+    if Date() >= deadline {
+      Issue.record("timed out after \(Int(timeout)) s", sourceLocation: sourceLocation)
+      return
+    }
+    try await Task.sleep(nanoseconds: 5_000_000)
+  }
+}
