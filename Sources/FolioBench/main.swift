@@ -46,6 +46,9 @@ struct Options {
             --batch N            mutations in store.write batches of 1000 (default 20000)
             --profile-parse      only parse with Folio, 10 times over (for perf record),
                                  and print the fastest round
+
+          The other benchmarks are subcommands, each with its own --help:
+            query, import, sync, storm, watch, observe, serve
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
