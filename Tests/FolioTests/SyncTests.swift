@@ -81,9 +81,8 @@ import Testing
     let a = try fixture.seed(yaml: Self.yaml)
     try a.apply(table: "todos", pk: "c", op: .insert, columns: ["views": 0])
     try a.sync()
-    let daemon = try GitDaemon(base: fixture.scratch.path)
+    let daemon = try fixture.serveThroughDaemon(for: a)
     defer { daemon.stop() }
-    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
     let b = try fixture.clone("b", url: daemon.url("remote.git"))
     let c = try fixture.clone("c", url: daemon.url("remote.git"))
     for (store, amount) in [(a, 1), (b, 10), (c, 100)] {
@@ -100,8 +99,7 @@ import Testing
     let fixture = try SyncFixture()
     defer { fixture.remove() }
     let a = try fixture.seed(yaml: Self.yaml)
-    let daemon = try GitDaemon(base: fixture.scratch.path)
-    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
+    let daemon = try fixture.serveThroughDaemon(for: a)
     daemon.stop()
     try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 1])
     let error = try #require(throws: FolioError.self) { try a.sync() }
@@ -120,15 +118,11 @@ import Testing
     let fixture = try SyncFixture()
     defer { fixture.remove() }
     let a = try fixture.seed(yaml: Self.yaml)
-    // Hooks run in receive-pack, so push through a real git daemon.
-    let daemon = try GitDaemon(base: fixture.scratch.path)
+    let daemon = try fixture.serveThroughDaemon(for: a)
     defer { daemon.stop() }
-    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
-    let hook = fixture.remotePath + "/hooks/pre-receive"
     let attempts = fixture.scratch.path + "/attempts"
-    try "#!/bin/sh\necho x >> '\(attempts)'\necho 'no pushes today' >&2\nexit 1\n".write(
-      toFile: hook, atomically: true, encoding: .utf8)
-    chmod(hook, 0o755)
+    try fixture.installHook(
+      "pre-receive", "#!/bin/sh\necho x >> '\(attempts)'\necho 'no pushes today' >&2\nexit 1\n")
     try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 1])
     let error = try #require(throws: FolioError.self) { try a.sync() }
     #expect(error.code == .pushRejected)
@@ -140,7 +134,7 @@ import Testing
     #expect(error.description.contains("remote 'origin' refused the push"), "\(error)")
     #expect(error.description.contains("declined"), "\(error)")
     #expect(!error.description.contains("network") && !error.description.contains("kept moving"), "\(error)")
-    unlink(hook)
+    unlink(fixture.remotePath + "/hooks/pre-receive")
     #expect(try a.sync().pushed)
     #expect(try doc(try fixture.clone("b"), "t")?["views"] == 1)
   }
@@ -152,14 +146,12 @@ import Testing
     let fixture = try SyncFixture()
     defer { fixture.remove() }
     let a = try fixture.seed(yaml: Self.yaml)
-    let daemon = try GitDaemon(base: fixture.scratch.path)
+    let daemon = try fixture.serveThroughDaemon(for: a)
     defer { daemon.stop() }
-    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
-    let hook = fixture.remotePath + "/hooks/pre-receive"
     let marker = fixture.scratch.path + "/refused-once"
-    try "#!/bin/sh\n[ -e '\(marker)' ] && exit 0\ntouch '\(marker)'\necho 'ref is locked' >&2\nexit 1\n"
-      .write(toFile: hook, atomically: true, encoding: .utf8)
-    chmod(hook, 0o755)
+    try fixture.installHook(
+      "pre-receive",
+      "#!/bin/sh\n[ -e '\(marker)' ] && exit 0\ntouch '\(marker)'\necho 'ref is locked' >&2\nexit 1\n")
     try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 7])
     let summary = try a.sync()
     #expect(summary.pushed && summary.rounds == 2, "\(summary)")
@@ -174,14 +166,12 @@ import Testing
     try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 0])
     try a.sync()
     let b = try fixture.clone("b")
-    let daemon = try GitDaemon(base: fixture.scratch.path)
+    let daemon = try fixture.serveThroughDaemon(for: a)
     defer { daemon.stop() }
-    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: a.rootPath)
     try b.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 10]])
     try b.commit()
     // While a's push is on its way, b's push lands first (from inside the
     // hook), so a's is refused as stale.
-    let hook = fixture.remotePath + "/hooks/pre-receive"
     let marker = fixture.scratch.path + "/raced"
     let script = """
       #!/bin/sh
@@ -192,8 +182,7 @@ import Testing
       fi
       exit 0
       """
-    try script.write(toFile: hook, atomically: true, encoding: .utf8)
-    chmod(hook, 0o755)
+    try fixture.installHook("pre-receive", script)
     try a.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
     let summary = try a.sync()
     #expect(summary.pushed)

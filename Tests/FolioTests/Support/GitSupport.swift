@@ -29,6 +29,21 @@ struct SyncFixture {
     try Store.clone(url: url ?? remoteURL, into: URL(fileURLWithPath: scratch.path + "/" + name))
   }
 
+  /// Serves the remote through a real `git daemon`, where hooks run (in
+  /// receive-pack), and points `store`'s origin at it.
+  func serveThroughDaemon(for store: Store) throws -> GitDaemon {
+    let daemon = try GitDaemon(base: scratch.path)
+    try git(["remote", "set-url", "origin", daemon.url("remote.git")], in: store.rootPath)
+    return daemon
+  }
+
+  /// Installs `script` as the remote's hook `name`.
+  func installHook(_ name: String, _ script: String) throws {
+    let hook = remotePath + "/hooks/" + name
+    try script.write(toFile: hook, atomically: true, encoding: .utf8)
+    chmod(hook, 0o755)
+  }
+
   func remove() { scratch.remove() }
 }
 
