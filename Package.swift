@@ -41,13 +41,13 @@ let package = Package(
     // public API of them all.
     .target(name: "FolioSystem", dependencies: ["CSystem"]),
     .target(name: "FolioJSON", dependencies: ["FolioSystem"]),
-    .target(name: "FolioCore", dependencies: ["FolioJSON", "FolioSystem", "CYAML", "CSystem"]),
-    .target(name: "FolioQuery", dependencies: ["FolioCore", "CSystem"]),
+    .target(name: "FolioCore", dependencies: ["FolioJSON", "FolioSystem", "CYAML"]),
+    .target(name: "FolioQuery", dependencies: ["FolioCore"]),
     .target(name: "FolioGit", dependencies: ["FolioQuery", "Clibgit2", "CZlib"]),
     .target(name: "FolioWatch", dependencies: ["FolioGit"]),
-    .target(name: "FolioIndexDaemon", dependencies: ["FolioQuery", "CSystem"]),
+    .target(name: "FolioIndexDaemon", dependencies: ["FolioQuery"]),
     .target(name: "FolioTransfer", dependencies: ["FolioGit", "CSQLite", "Clibgit2"]),
-    .target(name: "FolioServe", dependencies: ["FolioQuery", "CMicroHTTPD", "CSystem"]),
+    .target(name: "FolioServe", dependencies: ["FolioQuery", "CMicroHTTPD"]),
     .target(
       name: "Folio",
       dependencies: [
@@ -57,7 +57,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "FolioCLI",
-      dependencies: ["Folio"],
+      dependencies: ["Folio", "FolioSystem"],
       path: "Sources/folio"
     ),
     .executableTarget(

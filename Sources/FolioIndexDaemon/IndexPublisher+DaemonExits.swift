@@ -43,7 +43,7 @@ extension IndexPublisher {
     // Replacing a binary unlinks the old one (its link count changes:
     // IN_ATTRIB) or writes over it; the old one's IN_DELETE_SELF would wait
     // for this process to exit.
-    if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+    if let executable = FileSystem.executablePath() {
       _ = try? loop.watch(
         executable,
         mask: UInt32(IN_ATTRIB) | UInt32(IN_MODIFY) | UInt32(IN_MOVE_SELF) | UInt32(IN_DELETE_SELF)

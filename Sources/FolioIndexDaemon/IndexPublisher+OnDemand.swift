@@ -1,4 +1,3 @@
-internal import CSystem
 import FolioCore
 import FolioQuery
 import FolioSystem
@@ -57,60 +56,13 @@ extension IndexPublisher {
     guard let executable = onDemand.withLock({ $0[store.privateDirectory] }),
       started.withLock({ $0.insert(store.privateDirectory).inserted })
     else { return }
-    if let pid = spawn(
-      executable: executable, arguments: ["-C", store.rootPath, "index-daemon", "--on-demand"])
+    if let pid = DetachedProcess.spawn(
+      executable: executable, arguments: ["-C", store.rootPath, "index-daemon", "--on-demand"],
+      reaperName: "folio index daemon reaper")
     {
       IndexDebug.log("started an index daemon (pid \(pid))")
     } else {
       IndexDebug.log("could not start an index daemon: \(String(cString: strerror(errno)))")
     }
-  }
-
-  /// Starts `executable` detached: in a session of its own (no controlling
-  /// terminal, no signals from this one's Ctrl-C), with stdin, stdout and
-  /// stderr on /dev/null, no other descriptor inherited, and `/` as its
-  /// directory (it must not keep a folder busy). A thread reaps it, so it
-  /// never lingers as a zombie of a long-lived process.
-  /// - Returns: its pid, or nil when it could not be started (errno is set).
-  static func spawn(executable: String, arguments: [String]) -> pid_t? {
-    var actions = posix_spawn_file_actions_t()
-    var attributes = posix_spawnattr_t()
-    guard posix_spawn_file_actions_init(&actions) == 0 else { return nil }
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    guard posix_spawnattr_init(&attributes) == 0 else { return nil }
-    defer { posix_spawnattr_destroy(&attributes) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3)
-    posix_spawn_file_actions_addchdir_np(&actions, "/")
-    // The caller may block or ignore signals (a test runner, a shell's `&`):
-    // the daemon must still stop on SIGTERM.
-    var mask = sigset_t()
-    sigemptyset(&mask)
-    posix_spawnattr_setsigmask(&attributes, &mask)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    let setsid: Int32 = 0x80  // POSIX_SPAWN_SETSID, declared only under _GNU_SOURCE
-    posix_spawnattr_setflags(&attributes, Int16(setsid | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-    guard rc == 0 else {
-      errno = rc
-      return nil
-    }
-    let child = pid
-    let reaper = Thread {
-      var status: Int32 = 0
-      _ = FileSystem.retrying { waitpid(child, &status, 0) }
-    }
-    reaper.name = "folio index daemon reaper"
-    reaper.start()
-    return pid
   }
 }

@@ -1,4 +1,3 @@
-internal import CSystem
 import Dispatch
 import FolioCore
 import FolioJSON

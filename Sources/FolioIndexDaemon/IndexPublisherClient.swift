@@ -70,7 +70,7 @@ enum IndexPublisherClient {
     if path.utf8.count >= capacity {
       dirfd = open(indexDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
       guard dirfd >= 0 else { return nil }
-      path = "/proc/self/fd/\(dirfd)/" + IndexPublisher.socketName
+      path = FileSystem.descriptorPath(dirfd) + "/" + IndexPublisher.socketName
     }
     address.sun_family = sa_family_t(AF_UNIX)
     withUnsafeMutableBytes(of: &address.sun_path) { buffer in

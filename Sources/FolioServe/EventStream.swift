@@ -1,8 +1,8 @@
-internal import CSystem
 import Dispatch
 import FolioCore
 import FolioJSON
 import FolioQuery
+import FolioSystem
 import Glibc
 import Synchronization
 
@@ -67,9 +67,8 @@ final class EventStream: Sendable {
     self.limit = limit
     self.keepAlive = keepAlive
     self.onFinish = onFinish
-    var fds: [Int32] = [-1, -1]
-    guard pipe2(&fds, O_CLOEXEC | O_NONBLOCK) == 0 else { return nil }
-    wakeFDs = (fds[0], fds[1])
+    guard let fds = FileSystem.pipe(flags: O_CLOEXEC | O_NONBLOCK) else { return nil }
+    wakeFDs = fds
   }
 
   deinit {

@@ -88,4 +88,28 @@ extension FileSystem {
   package static func writeBestEffort(_ fd: Int32, _ bytes: [UInt8]) {
     try? writeAll(fd, bytes, path: "")
   }
+
+  /// `renameat2(2)` with `flags` (`RENAME_EXCHANGE`, `RENAME_NOREPLACE`),
+  /// which Glibc's Swift overlay does not export; for ``syscall(_:path:expecting:_:)``.
+  package static func renameat2(
+    _ fromFolder: Int32, _ from: String, _ toFolder: Int32, _ to: String, _ flags: UInt32
+  ) -> Int32 {
+    CSystem.renameat2(fromFolder, from, toFolder, to, flags)
+  }
+
+  /// `pipe2(2)`: a pipe whose ends get `flags` (`O_CLOEXEC`, `O_NONBLOCK`).
+  /// - Returns: the read and write ends, or nil (errno is set).
+  package static func pipe(flags: Int32) -> (read: Int32, write: Int32)? {
+    var fds: [Int32] = [-1, -1]
+    guard CSystem.pipe2(&fds, flags) == 0 else { return nil }
+    return (fds[0], fds[1])
+  }
+
+  /// `fstatfs(2)`'s `f_type` for the file system `fd` is on (`EXT4_SUPER_MAGIC`
+  /// and the like), or nil when it cannot be read.
+  package static func fileSystemType(_ fd: Int32) -> UInt64? {
+    var info = statfs()
+    guard fstatfs(fd, &info) == 0 else { return nil }
+    return UInt64(truncatingIfNeeded: info.f_type)
+  }
 }

@@ -1,4 +1,3 @@
-internal import CSystem
 import FolioJSON
 import FolioSystem
 import Glibc
@@ -119,7 +118,7 @@ extension Store {
       do {
         renamed = try FileSystem.syscall(
           "renameat2", path: write.path, expecting: [EEXIST, ENOENT, EINVAL, ENOSYS, EXDEV]
-        ) { CSystem.renameat2(staged.folder, staged.name, dirfd, name, flags) }
+        ) { FileSystem.renameat2(staged.folder, staged.name, dirfd, name, flags) }
       } catch {
         discard(staged, length: content.count)
         throw error

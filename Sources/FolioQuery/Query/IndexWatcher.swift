@@ -1,4 +1,3 @@
-internal import CSystem
 import FolioSystem
 import Glibc
 
@@ -56,14 +55,10 @@ final class IndexWatcher {
     defer { close(dirfd) }
     var st = stat()
     guard fstat(dirfd, &st) == 0 else { return nil }
-    var fs = statfs()
-    guard fstatfs(dirfd, &fs) == 0, Self.localFileSystems.contains(UInt64(truncatingIfNeeded: fs.f_type))
-    else {
-      return nil
-    }
+    guard let type = FileSystem.fileSystemType(dirfd), Self.localFileSystems.contains(type) else { return nil }
     // Watch the very folder just opened, through its descriptor, so that a
     // folder swapped in between cannot be watched in its place.
-    var descriptor = try? inotify.addWatch("/proc/self/fd/\(dirfd)", mask: Self.mask)
+    var descriptor = try? inotify.addWatch(FileSystem.descriptorPath(dirfd), mask: Self.mask)
     if descriptor == nil {
       // No /proc: watch by path, and keep the watch only if the path named
       // the same folder before and after.
