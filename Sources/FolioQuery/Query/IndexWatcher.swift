@@ -55,7 +55,9 @@ final class IndexWatcher {
     defer { close(dirfd) }
     var st = stat()
     guard fstat(dirfd, &st) == 0 else { return nil }
-    guard let type = FileSystem.fileSystemType(dirfd), Self.localFileSystems.contains(type) else { return nil }
+    guard let type = FileSystem.fileSystemType(dirfd), Self.localFileSystems.contains(type) else {
+      return nil
+    }
     // Watch the very folder just opened, through its descriptor, so that a
     // folder swapped in between cannot be watched in its place.
     var descriptor = try? inotify.addWatch(FileSystem.descriptorPath(dirfd), mask: Self.mask)
