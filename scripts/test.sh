@@ -28,3 +28,27 @@ rm -f Examples/TodoApp/Package.resolved
 export FOLIO_PACKAGE_URL="file://$release/Folio.git"
 swift build --package-path Examples/TodoApp
 swift run --skip-build --package-path Examples/TodoApp TodoApp
+# The README's library example, pasted whole into a main.swift as a user
+# would, built (with no warning: top-level code must not pick a blocking
+# form where it awaits) and run.
+readme="$release/readme"
+mkdir -p "$readme/Sources/ReadmeExample"
+awk '/^## The library/{on=1} on&&/^```swift/{grab=1;next} grab&&/^```/{exit} grab' README.md \
+  >"$readme/Sources/ReadmeExample/main.swift"
+cat >"$readme/Package.swift" <<MANIFEST
+// swift-tools-version:6.0
+import PackageDescription
+let package = Package(
+  name: "ReadmeExample",
+  dependencies: [.package(url: "$FOLIO_PACKAGE_URL", from: "1.0.0")],
+  targets: [.executableTarget(name: "ReadmeExample", dependencies: [.product(name: "Folio", package: "Folio")])],
+  swiftLanguageModes: [.v6]
+)
+MANIFEST
+swift build --package-path "$readme" 2>&1 | tee "$readme/build.log"
+if grep -q "warning:" "$readme/build.log"; then
+  echo "the README's library example warns when built as a main.swift (see above)" >&2
+  exit 1
+fi
+(cd "$readme" && "$(swift build --package-path "$readme" --show-bin-path)/ReadmeExample" >/dev/null)
+echo "README example: ok"
