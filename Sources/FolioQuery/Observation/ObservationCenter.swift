@@ -51,9 +51,6 @@ package final class ObservationCenter: Sendable {
   /// Tests only: runs on the watcher thread between its journal check and
   /// its reads, the moment where another process's transaction can begin.
   let afterJournalCheck = Mutex<(@Sendable () -> Void)?>(nil)
-  /// Where handlers run when the caller names no queue: the main queue, as
-  /// Ditto's API says ("Defaults to the main queue").
-  static var defaultQueue: DispatchQueue { .main }
   /// Where the async-sequence forms (`changes()`) take their events: they
   /// must not depend on anyone running the main queue.
   package static let sequenceQueue = DispatchQueue(label: "folio.observation.sequence")

@@ -18,8 +18,21 @@ extension PendingIDSpecificOperation {
   ///     render(todo)
   /// }
   /// ```
+  ///
+  /// The handler runs on the main queue, isolated to the main actor, so it
+  /// may update a `@MainActor` model directly.
   public func observeLocal<T: Decodable & Sendable>(
-    as type: T.Type, deliverOn queue: DispatchQueue = .main, decoder: JSONValueDecoder = JSONValueDecoder(),
+    as type: T.Type, decoder: JSONValueDecoder = JSONValueDecoder(),
+    _ handler: @escaping @MainActor @Sendable (T?, SingleDocumentLiveQueryEvent) -> Void
+  ) throws -> LiveQuery {
+    try observeLocal(as: type, deliverOn: .main, decoder: decoder) { value, event in
+      MainActor.assumeIsolated { handler(value, event) }
+    }
+  }
+
+  /// ``observeLocal(as:decoder:_:)`` with the handler run on `queue`.
+  public func observeLocal<T: Decodable & Sendable>(
+    as type: T.Type, deliverOn queue: DispatchQueue, decoder: JSONValueDecoder = JSONValueDecoder(),
     _ handler: @escaping @Sendable (T?, SingleDocumentLiveQueryEvent) -> Void
   ) throws -> LiveQuery {
     try observeLocal(deliverOn: queue) { document, event in

@@ -34,10 +34,15 @@ extension PendingIDSpecificOperation {
   /// ```
   /// - Throws: `UNKNOWN_TABLE`; `INVALID_JSON` if the document does not
   ///   parse now; `IO` if the store's folders cannot be watched.
+  ///
+  /// The handler runs on the main queue, isolated to the main actor, so it
+  /// may update a `@MainActor` model directly.
   public func observeLocal(
-    _ handler: @escaping @Sendable (Document?, SingleDocumentLiveQueryEvent) -> Void
+    _ handler: @escaping @MainActor @Sendable (Document?, SingleDocumentLiveQueryEvent) -> Void
   ) throws -> LiveQuery {
-    try observeLocal(deliverOn: ObservationCenter.defaultQueue, handler)
+    try observeLocal(deliverOn: .main) { document, event in
+      MainActor.assumeIsolated { handler(document, event) }
+    }
   }
 
   /// ``observeLocal(_:)`` with the handler run on `queue`.
@@ -59,11 +64,16 @@ extension PendingIDSpecificOperation {
   ///     save(document) { signalNext() }
   /// }
   /// ```
+  ///
+  /// The handler runs on the main actor, as for ``observeLocal(_:)``.
   public func observeLocalWithNextSignal(
     _ handler:
-      @escaping @Sendable (Document?, SingleDocumentLiveQueryEvent, @escaping @Sendable () -> Void) -> Void
+      @escaping @MainActor @Sendable (Document?, SingleDocumentLiveQueryEvent, @escaping @Sendable () -> Void)
+      -> Void
   ) throws -> LiveQuery {
-    try observeLocalWithNextSignal(deliverOn: ObservationCenter.defaultQueue, handler)
+    try observeLocalWithNextSignal(deliverOn: .main) { document, event, signalNext in
+      MainActor.assumeIsolated { handler(document, event, signalNext) }
+    }
   }
 
   /// ``observeLocalWithNextSignal(_:)`` with the handler run on `queue`.

@@ -37,9 +37,12 @@ extension Query {
   ///     the pk of the one just before it, or nil if it is first.
   /// - Throws: as ``Query/observeLocal(_:)``.
   public func observeLocal(
-    _ eventType: ChildEvent.Kind, _ handler: @escaping @Sendable (Document, _ prevKey: String?) -> Void
+    _ eventType: ChildEvent.Kind,
+    _ handler: @escaping @MainActor @Sendable (Document, _ prevKey: String?) -> Void
   ) throws -> LiveQuery {
-    try observeLocal(eventType, deliverOn: ObservationCenter.defaultQueue, handler)
+    try observeLocal(eventType, deliverOn: .main) { document, prevKey in
+      MainActor.assumeIsolated { handler(document, prevKey) }
+    }
   }
 
   /// ``observeLocal(_:_:)-(ChildEvent.Kind,_)`` with the handler run on

@@ -17,8 +17,21 @@ extension Query {
   ///     render(todos)
   /// }
   /// ```
+  ///
+  /// The handler runs on the main queue, isolated to the main actor, so it
+  /// may update a `@MainActor` model directly.
   public func observeLocal<T: Decodable & Sendable>(
-    as type: T.Type, deliverOn queue: DispatchQueue = .main, decoder: JSONValueDecoder = JSONValueDecoder(),
+    as type: T.Type, decoder: JSONValueDecoder = JSONValueDecoder(),
+    _ handler: @escaping @MainActor @Sendable ([T], LiveQueryEvent) -> Void
+  ) throws -> LiveQuery {
+    try observeLocal(as: type, deliverOn: .main, decoder: decoder) { values, event in
+      MainActor.assumeIsolated { handler(values, event) }
+    }
+  }
+
+  /// ``observeLocal(as:decoder:_:)`` with the handler run on `queue`.
+  public func observeLocal<T: Decodable & Sendable>(
+    as type: T.Type, deliverOn queue: DispatchQueue, decoder: JSONValueDecoder = JSONValueDecoder(),
     _ handler: @escaping @Sendable ([T], LiveQueryEvent) -> Void
   ) throws -> LiveQuery {
     // Decode the initial results here first, so that a mismatch throws.

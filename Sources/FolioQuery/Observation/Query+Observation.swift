@@ -23,10 +23,15 @@ extension Query {
   /// ```
   /// - Throws: `UNKNOWN_TABLE`; `INVALID_JSON` if a document does not parse
   ///   now; `IO` if the store's folders cannot be watched.
-  public func observeLocal(_ handler: @escaping @Sendable ([Document], LiveQueryEvent) -> Void) throws
-    -> LiveQuery
+  ///
+  /// The handler runs on the main queue, isolated to the main actor, so it
+  /// may update a `@MainActor` model directly.
+  public func observeLocal(_ handler: @escaping @MainActor @Sendable ([Document], LiveQueryEvent) -> Void)
+    throws -> LiveQuery
   {
-    try observeLocal(deliverOn: ObservationCenter.defaultQueue, handler)
+    try observeLocal(deliverOn: .main) { documents, event in
+      MainActor.assumeIsolated { handler(documents, event) }
+    }
   }
 
   /// ``observeLocal(_:)`` with the handler run on `queue`.
@@ -39,10 +44,14 @@ extension Query {
   /// Like ``observeLocal(_:)``, but no event follows until the handler
   /// calls `signalNext`; changes meanwhile coalesce into one update against
   /// the results last delivered.
+  /// The handler runs on the main actor, as for ``observeLocal(_:)``.
   public func observeLocalWithNextSignal(
-    _ handler: @escaping @Sendable ([Document], LiveQueryEvent, @escaping @Sendable () -> Void) -> Void
+    _ handler:
+      @escaping @MainActor @Sendable ([Document], LiveQueryEvent, @escaping @Sendable () -> Void) -> Void
   ) throws -> LiveQuery {
-    try observeLocalWithNextSignal(deliverOn: ObservationCenter.defaultQueue, handler)
+    try observeLocalWithNextSignal(deliverOn: .main) { documents, event, signalNext in
+      MainActor.assumeIsolated { handler(documents, event, signalNext) }
+    }
   }
 
   /// ``observeLocalWithNextSignal(_:)`` with the handler run on `queue`.

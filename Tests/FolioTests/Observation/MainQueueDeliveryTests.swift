@@ -46,6 +46,47 @@ struct MainQueueDeliveryTests {
     liveQuery.stop()
   }
 
+  /// A model isolated to the main actor, as a SwiftUI view model is.
+  @MainActor final class TodoModel {
+    var titles: [String] = []
+    var counts: [Int] = []
+  }
+
+  /// The default-queue forms take a `@MainActor` handler: it updates the
+  /// model directly (this would not compile with a plain `@Sendable` one)
+  /// and runs isolated to the main actor.
+  @Test func handlerUpdatesAMainActorModelDirectly() async throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    let todos = store.collection("todos")
+    try await todos.upsert(["id": "a", "title": "milk"])
+    let model = TodoModel()
+    let live = try todos.findByID("a").observeLocal { document, _ in
+      MainActor.preconditionIsolated()
+      model.titles.append(document?["title"]?.stringValue ?? "none")
+    }
+    let query = try todos.query().observeLocal { documents, _ in model.counts.append(documents.count) }
+    try await todos.upsert(["id": "b", "title": "bread"])
+    try await todos.findByID("a").update { d in d?["title"] = "oat milk" }
+    try await waitUntilOnMain { model.titles.count == 2 && model.counts.count == 3 }
+    #expect(model.titles == ["milk", "oat milk"])
+    #expect(model.counts == [1, 2, 2])
+    live.stop()
+    query.stop()
+  }
+
+  /// Waits on the main actor, yielding it so the main queue can deliver.
+  private func waitUntilOnMain(_ condition: () -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(stateTimeout)
+    while !condition() {
+      if Date() >= deadline {
+        Issue.record("timed out after \(Int(stateTimeout)) s")
+        return
+      }
+      try await Task.sleep(nanoseconds: 5_000_000)
+    }
+  }
+
   @Test func deliverOnOverridesTheMainQueue() async throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }

@@ -67,7 +67,7 @@ check(try todos.query().where("done == true").remove().changedPKs == ["b"], "que
 // runs it with dispatchMain() below, so the events arrive.
 let mainKey = DispatchSpecificKey<Bool>()
 DispatchQueue.main.setSpecific(key: mainKey, value: true)
-nonisolated(unsafe) var events: [Int] = []  // touched only on the main queue
+var events: [Int] = []  // the handler runs on the main actor, so it may change this
 let live = try todos.findByID("a").observeLocal(as: Todo.self) { todo, event in
   check(DispatchQueue.getSpecific(key: mainKey) == true, "delivered on the main queue")
   events.append(todo?.views ?? -1)
@@ -86,7 +86,8 @@ let live = try todos.findByID("a").observeLocal(as: Todo.self) { todo, event in
     finish(0)
   }
 }
-DispatchQueue.main.asyncAfter(deadline: .now() + 30) {
+Task { @MainActor in
+  try await Task.sleep(for: .seconds(30))
   check(false, "no event within 30 s; events so far: \(events)")
 }
 withExtendedLifetime(live) { dispatchMain() }
