@@ -67,7 +67,7 @@ final class EventStream: Sendable {
     self.limit = limit
     self.keepAlive = keepAlive
     self.onFinish = onFinish
-    guard let fds = FileSystem.pipe(flags: O_CLOEXEC | O_NONBLOCK) else { return nil }
+    guard let fds = try? FileSystem.pipe(flags: O_CLOEXEC | O_NONBLOCK) else { return nil }
     wakeFDs = fds
   }
 

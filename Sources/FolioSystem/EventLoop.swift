@@ -38,9 +38,7 @@ package final class EventLoop {
     private let writeEnd: Int32
 
     package init() throws {
-      var fds: [Int32] = [-1, -1]
-      try FileSystem.syscall("pipe2", path: "") { pipe2(&fds, O_CLOEXEC | O_NONBLOCK) }
-      (readEnd, writeEnd) = (fds[0], fds[1])
+      (readEnd, writeEnd) = try FileSystem.pipe(flags: O_CLOEXEC | O_NONBLOCK)
     }
 
     deinit {

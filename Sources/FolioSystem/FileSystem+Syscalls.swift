@@ -98,10 +98,11 @@ extension FileSystem {
   }
 
   /// `pipe2(2)`: a pipe whose ends get `flags` (`O_CLOEXEC`, `O_NONBLOCK`).
-  /// - Returns: the read and write ends, or nil (errno is set).
-  package static func pipe(flags: Int32) -> (read: Int32, write: Int32)? {
+  /// - Returns: the read and write ends, which the caller closes.
+  /// - Throws: `IO` naming `pipe2`.
+  package static func pipe(flags: Int32) throws -> (read: Int32, write: Int32) {
     var fds: [Int32] = [-1, -1]
-    guard CSystem.pipe2(&fds, flags) == 0 else { return nil }
+    try syscall("pipe2", path: "") { CSystem.pipe2(&fds, flags) }
     return (fds[0], fds[1])
   }
 

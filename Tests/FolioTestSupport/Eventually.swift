@@ -22,10 +22,11 @@ public func eventually(timeout: Double = stateTimeout, _ condition: () throws ->
 
 /// ``eventually(timeout:_:)`` for async tests: checks `condition` every
 /// few milliseconds without holding a thread, and records an issue if it
-/// never holds.
+/// never holds. It runs on the caller's actor, so a `@MainActor` test can
+/// check main-actor state while the main queue goes on delivering.
 public func waitUntil(
-  timeout: Double = stateTimeout, sourceLocation: SourceLocation = #_sourceLocation,
-  _ condition: @Sendable () -> Bool
+  isolation: isolated (any Actor)? = #isolation, timeout: Double = stateTimeout,
+  sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
 ) async throws {
   let deadline = Date().addingTimeInterval(timeout)
   while !condition() {

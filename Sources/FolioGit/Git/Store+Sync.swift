@@ -76,7 +76,8 @@ extension Store {
   /// - Throws: `REMOTE` if the remote cannot be reached, `CREDENTIALS`,
   ///   `HOST_KEY` for an ssh host key that is unknown or changed,
   ///   `PUSH_REJECTED` if the remote kept moving through every round, or
-  ///   refused the push while it stood still (a hook, a protected branch),
+  ///   refused the push ``refusalsForVerdict`` times in a row while it
+  ///   stood still (a hook, a protected branch),
   ///   `CONFLICT` for files outside the tables that git could not merge.
   @discardableResult
   public func sync(remote requested: String? = nil, push: Bool = true) throws -> SyncSummary {
@@ -85,8 +86,7 @@ extension Store {
       resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
     // The last refusal, the remote tip it refused to build on, and how many
     // refusals in a row met that same tip.
-    var refusal: (PushRefusal, GitOID?)?
-    var refusalsAtTip = 0
+    var refusal: (error: PushRefusal, tip: GitOID?, inARow: Int)?
     for round in 1...Store.syncRounds {
       summary.rounds = round
       let committed = try commit()
@@ -99,15 +99,15 @@ extension Store {
       summary.remote = remote
       summary.remoteBranch = remoteBranch
       let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
-      if let (last, tip) = refusal, last.reason == .refused, tip == theirs,
-        refusalsAtTip >= Store.refusalsForVerdict
+      if let refusal, refusal.error.reason == .refused, refusal.tip == theirs,
+        refusal.inARow >= Store.refusalsForVerdict
       {
         // The remote stood still through several refusals: its verdict, not
         // a race. One refusal at a still tip is not enough, since a rival
         // push can hold the remote's ref lock and then fail itself.
         throw FolioError(
           .pushRejected,
-          "remote '\(remote)' refused the push: \(last.detail). Everything is committed and merged locally; "
+          "remote '\(remote)' refused the push: \(refusal.error.detail). Everything is committed and merged locally; "
             + "ask the remote's owner, or push to another branch",
           function: "git_remote_push")
       }
@@ -132,15 +132,15 @@ extension Store {
         return summary
       } catch let error as PushRefusal {
         // Someone pushed in between: fetch, merge and try again.
-        refusalsAtTip = refusal?.1 == theirs && refusal != nil ? refusalsAtTip + 1 : 1
-        refusal = (error, theirs)
+        let inARow = refusal.map { $0.tip == theirs ? $0.inARow + 1 : 1 } ?? 1
+        refusal = (error, theirs, inARow)
         if round < Store.syncRounds { Store.pauseBeforeRetry(after: round) }
       }
     }
     throw FolioError(
       .pushRejected,
       "remote '\(summary.remote)' kept moving: other replicas pushed first in each of \(Store.syncRounds) "
-        + "rounds (last: \(refusal?.0.detail ?? "refused")). Everything is committed and merged locally; "
+        + "rounds (last: \(refusal?.error.detail ?? "refused")). Everything is committed and merged locally; "
         + "run 'folio sync' again",
       function: "git_remote_push")
   }

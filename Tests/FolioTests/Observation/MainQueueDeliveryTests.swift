@@ -68,23 +68,11 @@ struct MainQueueDeliveryTests {
     let query = try todos.query().observeLocal { documents, _ in model.counts.append(documents.count) }
     try await todos.upsert(["id": "b", "title": "bread"])
     try await todos.findByID("a").update { d in d?["title"] = "oat milk" }
-    try await waitUntilOnMain { model.titles.count == 2 && model.counts.count == 3 }
+    try await waitUntil { model.titles.count == 2 && model.counts.count == 3 }
     #expect(model.titles == ["milk", "oat milk"])
     #expect(model.counts == [1, 2, 2])
     live.stop()
     query.stop()
-  }
-
-  /// Waits on the main actor, yielding it so the main queue can deliver.
-  private func waitUntilOnMain(_ condition: () -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(stateTimeout)
-    while !condition() {
-      if Date() >= deadline {
-        Issue.record("timed out after \(Int(stateTimeout)) s")
-        return
-      }
-      try await Task.sleep(nanoseconds: 5_000_000)
-    }
   }
 
   @Test func deliverOnOverridesTheMainQueue() async throws {
