@@ -281,9 +281,21 @@ package enum FileSystem {
   }
 
   /// Whether `path` is a regular file.
+  ///
+  /// A symlink is followed: paths that a user names on the command line
+  /// (an import's input, a key file) may be links, as they may for `cat`.
+  /// Paths inside a table are checked with `fstatat` and
+  /// `AT_SYMLINK_NOFOLLOW` instead, where a link is hostile input.
   package static func isRegularFile(_ path: String) -> Bool {
     var st = stat()
     return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+  }
+
+  /// The size of the regular file open at `fd`, or nil for a pipe, a
+  /// terminal or anything else whose bytes can be read only once.
+  package static func regularFileSize(descriptor fd: Int32) -> Int? {
+    var st = stat()
+    return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
   }
 
   /// The size of the file at `path`, or nil if there is none.

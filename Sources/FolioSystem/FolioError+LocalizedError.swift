@@ -7,4 +7,6 @@ extension FolioError: LocalizedError {
   public var errorDescription: String? { description }
   /// What went wrong, without the position.
   public var failureReason: String? { message }
+  /// The remedy, in the library's terms.
+  public var recoverySuggestion: String? { remedy?.advice }
 }

@@ -109,11 +109,15 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
   public var pk: String?
   /// The C function or syscall that failed, if any.
   public var function: String?
+  /// What the user can do about it, named rather than worded: the library
+  /// words it in its API's terms (``description``), and the `folio` tool
+  /// as a command to run. The ``message`` itself names neither.
+  public var remedy: Remedy?
 
   /// Creates an error.
   public init(
     _ code: Code, _ message: String, location: SourceLocation? = nil, path: String? = nil,
-    table: String? = nil, pk: String? = nil, function: String? = nil
+    table: String? = nil, pk: String? = nil, function: String? = nil, remedy: Remedy? = nil
   ) {
     self.code = code
     self.message = message
@@ -122,11 +126,18 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     self.table = table
     self.pk = pk
     self.function = function
+    self.remedy = remedy
   }
 
-  /// Compiler-style text: `file:line:col: error: …` when there is a position,
-  /// otherwise `error: CODE: …`.
+  /// Compiler-style text: ``headline``, then the remedy in the library's
+  /// terms on a line of its own.
   public var description: String {
+    headline + (remedy.map { "\n" + $0.advice } ?? "")
+  }
+
+  /// `file:line:col: error: …` when there is a position, otherwise
+  /// `error: CODE: …`; the remedy is left for the caller to word.
+  public var headline: String {
     if let location {
       return "\(location): error: \(message)"
     }

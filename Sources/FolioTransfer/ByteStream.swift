@@ -37,8 +37,7 @@ final class ByteStream {
       ownsDescriptor = true
       name = displayName ?? path
     }
-    var st = stat()
-    totalSize = fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
+    totalSize = FileSystem.regularFileSize(descriptor: fd)
     buffer = [UInt8](repeating: 0, count: chunkSize)
   }
 

@@ -84,8 +84,7 @@ struct ImportWorkspace {
   /// Where to copy the input as it is read, open for writing, when `path`
   /// is stdin (`-`) or anything else but a regular file; nil otherwise.
   func inputCopy(for path: String) throws -> (fd: Int32, path: String)? {
-    var st = stat()
-    if path != "-", stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { return nil }
+    if path != "-", FileSystem.isRegularFile(path) { return nil }
     let copyPath = inputCopyPath
     let fd = try FileSystem.syscall("open", path: copyPath) {
       open(copyPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

@@ -221,12 +221,13 @@ extension Store {
   }
 
   private static func hasSQLiteHeader(_ path: String) -> Bool {
+    // A pipe's bytes can be read only once, and opening a FIFO to look
+    // would take its writer from the reader that follows; SQLite needs a
+    // file anyway.
+    guard FileSystem.isRegularFile(path) else { return false }
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return false }
     defer { close(fd) }
-    // A pipe's bytes can be read only once; SQLite needs a file anyway.
-    var st = stat()
-    guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
     var head = [UInt8](repeating: 0, count: 16)
     let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, 16) }
     return n == 16 && head == Array("SQLite format 3\0".utf8)

@@ -80,7 +80,7 @@ struct ApplyCommand: Command {
     do {
       value = try parseJSON(text, source: name)
     } catch let error as FolioError {
-      throw UsageError("\(name) is not valid JSON: \(error.description)")
+      throw UsageError("\(name) is not valid JSON: \(error.headline)")
     }
     guard case .object(let object) = value else {
       throw FolioError(

@@ -32,7 +32,7 @@ struct CommitCommand: Command {
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
     let summary = try store.commit(message: message)
-    for problem in summary.problems { Output.error("warning: left out: \(problem.description)") }
+    for problem in summary.problems { Output.error("warning: left out: \(problem.commandLineText)") }
     if let merge = summary.concludedMerge, !json {
       Output.print("concluded the stopped git merge by replay: \(merge.prefix(12))")
     }

@@ -24,7 +24,7 @@ struct FormatCommand: Command {
   func run(in context: CommandContext) throws -> Int32 {
     let (rewritten, problems) = try context.openStore().format(table: table)
     for path in rewritten { Output.print(path) }
-    for problem in problems { Output.error(problem.description) }
+    for problem in problems { Output.error(problem.commandLineText) }
     return problems.isEmpty ? 0 : 1
   }
 }

@@ -22,7 +22,7 @@ struct FsckCommand: Command {
     if let problem = store.pendingCheckoutProblem() {
       problems.append(FolioError(.io, "unfinished sync checkout: \(problem)"))
     }
-    for problem in problems { Output.error(problem.description) }
+    for problem in problems { Output.error(problem.commandLineText) }
     var documents = 0
     for table in store.config.tables { documents += try store.collection(table.name).count() }
     let tables = store.config.tables.count

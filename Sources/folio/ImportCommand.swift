@@ -107,11 +107,11 @@ struct ImportCommand: Command {
     let store = try context.openStore()
     guard store.config.table(named: table) == nil else { return try run(on: store, in: context) }
     guard create else {
-      var error = store.config.unknownTableError(table)
-      error.message +=
-        "\nOr create it as you import: folio import \(Config.shellWord(table)) "
-        + "\(Config.shellWord(options.path)) --create"
-      throw error
+      Output.error(
+        store.config.unknownTableError(table).commandLineText
+          + "\nOr create it as you import: folio import \(shellWord(table)) \(shellWord(options.path)) --create"
+      )
+      return 1
     }
     // The key: --pk, else `id`, which holds the file's own ids if it has
     // an `id` column, or the generated pks if not. A failed import takes
@@ -162,7 +162,7 @@ struct ImportCommand: Command {
         into: table, options: options,
         onBadRow: { error in
           bar.finish()
-          Output.error(error.description + " (skipped)")
+          Output.error(error.headline + " (skipped)")
         },
         onProgress: { progress in
           bar.update(
@@ -171,7 +171,7 @@ struct ImportCommand: Command {
         })
     } catch let error as FolioError where error.code == .interrupted {
       bar.finish()
-      Output.error(error.description)
+      Output.error(error.commandLineText)
       return 130
     } catch {
       bar.finish()

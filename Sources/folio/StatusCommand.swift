@@ -82,11 +82,11 @@ struct StatusCommand: Command {
     }
     for problem in status.problems {
       clean = false
-      Output.print("invalid: \(problem.description)")
+      Output.print("invalid: \(problem.headline)")
     }
     for violation in status.schemaViolations {
       clean = false
-      Output.print("schema: \(violation.description)")
+      Output.print("schema: \(violation.headline)")
     }
     if let problem = store.pendingCheckoutProblem() {
       clean = false

@@ -35,7 +35,9 @@ struct SyncCommand: Command {
     let store = try context.openStore()
     let summary = try store.sync(remote: remote, push: push)
     let remote = summary.remote
-    for problem in summary.committed.problems { Output.error("warning: left out: \(problem.description)") }
+    for problem in summary.committed.problems {
+      Output.error("warning: left out: \(problem.commandLineText)")
+    }
     for path in summary.oversized {
       Output.error(
         "warning: \(path) is past the size limit (an older build wrote it), so the merge kept it as it is here; "

@@ -100,7 +100,7 @@ struct WatchCommand: Command {
       if json {
         var object: JSONObject = [
           "event": "problem", "code": .string(error.code.rawValue), "message": .string(error.message),
-          "error": .string(error.description),
+          "error": .string(error.commandLineText),
         ]
         if let location = error.location {
           object["file"] = .string(location.file)
@@ -111,7 +111,7 @@ struct WatchCommand: Command {
         }
         Output.print(JSONValue.object(object).compactString)
       } else {
-        Output.error(error.description)
+        Output.error(error.commandLineText)
       }
     case .rescanned:
       if json {

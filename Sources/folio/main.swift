@@ -65,8 +65,7 @@ func main() -> Int32 {
   } catch let error as FolioError {
     // A reader that stopped reading streamed output: quiet, as in git.
     if error.code == .io && error.message == String(cString: strerror(EPIPE)) { return 0 }
-    Output.error(error.description)
-    if let excerpt = error.excerpt { Output.error(excerpt) }
+    Output.error(error.commandLineText)
     return 1
   } catch {
     Output.error("error: \(error)")

@@ -123,4 +123,31 @@ struct ImportOptionsCLITests {
     #expect(try scratch.git("status --porcelain --untracked-files=no").isEmpty)
     #expect(try scratch.git("fsck").isEmpty)
   }
+
+  /// An input path the user names may be a symlink to a file, which is read
+  /// as that file, or a FIFO, whose bytes can be read only once: the import
+  /// keeps a copy as it reads, and must open the FIFO only once.
+  @Test func inputMayBeASymlinkOrAFIFO() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    var text = ""
+    for i in 0..<200 { text += #"{"id":"r\#(i)","v":\#(i)}"# + "\n" }
+    try scratch.write("rows.ndjson", text)
+    #expect(symlink(scratch.path + "/rows.ndjson", scratch.path + "/link.ndjson") == 0)
+    let linked = try scratch.folio("import", "small", "link.ndjson")
+    #expect(linked.status == 0, "\(linked.stderr)")
+    #expect(try scratch.git("ls-files small").split(separator: "\n").count == 200)
+
+    let fifo = scratch.path + "/rows.fifo"
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let writer = Process()
+    writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+    writer.arguments = ["-c", "cat \"$0\" > \"$1\"", scratch.path + "/rows.ndjson", fifo]
+    try writer.run()
+    let piped = try scratch.folio("import", "large", "rows.fifo")
+    writer.waitUntilExit()
+    #expect(piped.status == 0, "\(piped.stderr)")
+    #expect(writer.terminationStatus == 0)
+    #expect(try scratch.git("ls-files large").split(separator: "\n").count == 200)
+  }
 }

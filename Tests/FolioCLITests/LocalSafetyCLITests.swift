@@ -92,7 +92,8 @@ import Testing
     let write = try scratch.folio("apply", "todos", "b", "--op", "insert")
     #expect(write.status == 1)
     #expect(
-      write.stderr.contains("Operation not permitted") && write.stderr.contains("fix that"), "\(write.stderr)"
+      write.stderr.contains("Operation not permitted") && write.stderr.contains("once that is fixed")
+        && write.stderr.hasSuffix("\nTo complete it now: folio fsck\n"), "\(write.stderr)"
     )
 
     #expect(try FolioRunner.shell("chattr -i '\(log)'", in: scratch.path) == 0)

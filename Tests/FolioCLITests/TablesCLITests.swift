@@ -108,7 +108,7 @@ import Testing
     let cases: [([String], String)] = [
       (
         ["todos"],
-        "folio.yaml:6:5: error: table 'todos' already exists; remove it first with 'folio tables rm todos', or pick another name\n"
+        "folio.yaml:6:5: error: table 'todos' already exists; remove it first, or pick another name\nTo remove it: folio tables rm todos\n"
       ),
       (
         ["tasks", "--path", "data/todos"],
@@ -156,7 +156,7 @@ import Testing
     #expect(result.status == 1)
     #expect(
       result.stderr
-        == "folio.yaml:2:9: error: 'tables' is written in flow style ({…}); write it as a block (one table per line) to edit it with 'folio tables'\n"
+        == "folio.yaml:2:9: error: 'tables' is written in flow style ({…}); write it as a block (one table per line), so that tables can be added and removed in place\n"
     )
   }
 

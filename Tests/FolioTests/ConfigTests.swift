@@ -724,6 +724,19 @@ struct ConfigYAMLTextTests {
     // Rendering is deterministic: the parsed config renders to the same bytes.
     #expect(parsed.yamlText() == text)
   }
+
+  /// The library words an unknown table's remedy as the call that adds it,
+  /// with the name as a Swift literal, and its message names no command.
+  @Test func unknownTableRemedyIsTheLibraryCall() throws {
+    let config = try Config(yaml: "version: 1\ntables:\n  todos:\n    path: todos\n")
+    let error = config.unknownTableError("to\"do")
+    #expect(error.code == .unknownTable && error.remedy == .addTable("to\"do"))
+    #expect(!error.message.contains("folio "))
+    #expect(
+      error.description
+        == #"error: UNKNOWN_TABLE: no table 'to"do' in folio.yaml; did you mean 'todos'? Tables are: todos."#
+        + "\n" + #"To add it: store.addTable(TableConfig(name: "to\"do", path: "data/to\"do"))"#)
+  }
 }
 
 struct ConfigFileTests {

@@ -239,7 +239,8 @@ import Testing
       try reopened.apply(table: "todos", pk: "t", op: .insert, columns: ["v": 1])
     }
     #expect(write?.message.contains("an interrupted write could not be completed") == true)
-    #expect(write?.message.contains("fix that and run any write command") == true)
+    #expect(write?.message.contains("once that is fixed, the next write completes it") == true)
+    #expect(write?.remedy == .completePendingWrite)
 
     try setReadOnly(scratch.path + "/notes", false)
     try reopened.apply(table: "todos", pk: "t", op: .insert, columns: ["v": 1])

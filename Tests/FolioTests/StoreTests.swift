@@ -46,7 +46,12 @@ struct StoreTests {
     defer { scratch.remove() }
     let error = #expect(throws: FolioError.self) { try Store(at: scratch.url) }
     #expect(error?.code == .storeNotFound)
-    #expect(error?.description.contains("folio init") == true)
+    // The library words the remedy with its own API; the message names no command.
+    #expect(error?.remedy == .createStore)
+    #expect(error?.description.hasSuffix("\nTo create one: Store.create(at:)") == true)
+    #expect(error?.localizedDescription == error?.description)
+    #expect(error?.recoverySuggestion == "To create one: Store.create(at:)")
+    #expect(error?.message.contains("folio init") == false)
   }
 
   @Test func badConfigIsReportedWithPosition() throws {

@@ -3,20 +3,18 @@ import Foundation
 
 extension Config {
   /// The error for a table `folio.yaml` does not define: it names the tables
-  /// there are, suggests a near miss, and shows the command that would add
-  /// the table.
+  /// there are, suggests a near miss, and its remedy adds the table.
   ///
   /// ```
   /// error: UNKNOWN_TABLE: no table 'todo' in folio.yaml; did you mean 'todos'? Tables are: notes, todos.
-  /// To add it: folio tables add todo
+  /// To add it: store.addTable(TableConfig(name: "todo", path: "data/todo"))
   /// ```
   public func unknownTableError(_ name: String) -> FolioError {
     var message = "no table '\(name)' in \(Config.fileName)"
     message += nearestTable(to: name).map { "; did you mean '\($0)'?" } ?? "."
     let names = tables.map(\.name).sorted()
     message += names.isEmpty ? " There are no tables yet." : " Tables are: \(names.joined(separator: ", "))."
-    message += "\nTo add it: folio tables add \(Self.shellWord(name))"
-    return FolioError(.unknownTable, message, table: name)
+    return FolioError(.unknownTable, message, table: name, remedy: .addTable(name))
   }
 
   /// The table whose name is closest to `name`, within two edits (or equal
@@ -44,16 +42,5 @@ extension Config {
       previous = current
     }
     return previous[b.count]
-  }
-
-  /// `word` as one shell word: bare when it is plainly safe, else quoted.
-  public static func shellWord(_ word: String) -> String {
-    let safe =
-      !word.isEmpty
-      && word.unicodeScalars.allSatisfy {
-        $0.isASCII
-          && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-/".unicodeScalars.contains($0))
-      }
-    return safe ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
   }
 }

@@ -47,8 +47,8 @@ public struct ConfigEditor: Sendable {
     if let existing = config.table(named: table.name) {
       throw FolioError(
         .invalidConfig,
-        "table '\(existing.name)' already exists; remove it first with 'folio tables rm \(existing.name)', "
-          + "or pick another name", location: location(of: tableKey(existing.name, in: tablesPair)))
+        "table '\(existing.name)' already exists; remove it first, or pick another name",
+        location: location(of: tableKey(existing.name, in: tablesPair)), remedy: .removeTable(existing.name))
     }
     for other in config.tables {
       guard let clash = Self.clash(table.path, other) else { continue }
@@ -193,8 +193,8 @@ public struct ConfigEditor: Sendable {
   private func flowStyle() -> FolioError {
     FolioError(
       .invalidConfig,
-      "'tables' is written in flow style ({…}); write it as a block (one table per line) to edit it "
-        + "with 'folio tables'", location: location(of: topLevelPair("tables")?.value))
+      "'tables' is written in flow style ({…}); write it as a block (one table per line), so that "
+        + "tables can be added and removed in place", location: location(of: topLevelPair("tables")?.value))
   }
 
   /// Why folder `new` cannot sit beside `other`'s (the same folder, inside

@@ -100,8 +100,8 @@ extension TableConfig {
     return FolioError(
       .invalidConfig,
       "schema file '\(schemaFile)' of table '\(name)' does not exist, so writes to the table are refused until it does: "
-        + "commit it where it was made (folio commit includes every file folio.yaml names), "
-        + "or propose one with 'folio schema \(name) --infer'",
-      path: schemaFile, table: name)
+        + "commit it where it was made (a commit includes every file \(Config.fileName) names), "
+        + "or write one",
+      path: schemaFile, table: name, remedy: .inferSchema(table: name))
   }
 }

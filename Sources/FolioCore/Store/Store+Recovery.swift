@@ -52,8 +52,9 @@ extension Store {
     var pending = error
     if !pending.message.hasPrefix("an interrupted write") {
       pending.message =
-        "an interrupted write could not be completed: \(error.message); fix that and run any "
-        + "write command (or 'folio fsck') to complete it; reads still work, writes wait for it"
+        "an interrupted write could not be completed: \(error.message); once that is fixed, the next "
+        + "write completes it; reads still work, writes wait for it"
+      pending.remedy = .completePendingWrite
     }
     return pending
   }

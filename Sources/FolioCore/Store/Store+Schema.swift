@@ -40,8 +40,9 @@ extension Store {
     guard count > limit else { return nil }
     return FolioError(
       .tooLarge,
-      "\(count) bytes, more than the store's limit of \(limit) (\(ByteSize.format(limit))); another replica's merge cannot read it: make it smaller, or 'folio rm \(table.name) <pk>'",
-      location: .init(file: path, line: 1, column: 1), table: table.name)
+      "\(count) bytes, more than the store's limit of \(limit) (\(ByteSize.format(limit))); another replica's merge cannot read it: make it smaller, or remove it",
+      location: .init(file: path, line: 1, column: 1), table: table.name,
+      remedy: .removeDocument(table: table.name))
   }
 
   /// Runs `body` once before the store lock is taken, and checks what it
@@ -125,8 +126,8 @@ extension Store {
     guard let schema = table.schema else {
       throw FolioError(
         .notFound,
-        "table '\(name)' has no schema; add 'schema: schemas/\(name).schema.json' to its entry in \(Config.fileName) (propose one with 'folio schema \(name) --infer')",
-        table: name)
+        "table '\(name)' has no schema; add 'schema: schemas/\(name).schema.json' to its entry in \(Config.fileName)",
+        table: name, remedy: .inferSchema(table: name))
     }
     return schema.source
   }

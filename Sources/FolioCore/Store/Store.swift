@@ -82,8 +82,7 @@ public final class Store: Sendable {
     guard let root = Store.findRoot(from: start) else {
       throw FolioError(
         .storeNotFound,
-        "no \(Config.fileName) in \(start) or any parent directory; run 'folio init' to create a store",
-        path: start)
+        "no \(Config.fileName) in \(start) or any parent directory", path: start, remedy: .createStore)
     }
     try self.init(rootPath: root, wiring: wiring)
   }
@@ -93,8 +92,8 @@ public final class Store: Sendable {
     let config = try Config(contentsOf: URL(fileURLWithPath: rootPath + "/" + Config.fileName))
     guard let gitDirectory = try wiring.gitDirectory(rootPath) else {
       throw FolioError(
-        .git, "\(rootPath) has a \(Config.fileName) but is not a git working tree; run 'folio init'",
-        path: rootPath)
+        .git, "\(rootPath) has a \(Config.fileName) but is not a git working tree",
+        path: rootPath, remedy: .createStore)
     }
     let privateDirectory = gitDirectory + "/" + Store.privateFolderName
     try FileSystem.makeDirectories(privateDirectory)

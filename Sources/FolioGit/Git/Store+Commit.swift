@@ -215,7 +215,7 @@ extension Store {
 
   package func openRepository() throws -> GitRepository {
     guard let repository = try GitRepository.open(workTree: rootPath) else {
-      throw FolioError(.git, "\(rootPath) is not a git working tree; run 'folio init'", path: rootPath)
+      throw FolioError(.git, "\(rootPath) is not a git working tree", path: rootPath, remedy: .createStore)
     }
     return repository
   }

@@ -86,7 +86,7 @@ extension Store {
       throw FolioError(
         .wouldOverwrite,
         "finishing the git merge would overwrite changes to \(blocked.sorted().joined(separator: ", ")) "
-          + "made since; move them aside, then run 'folio commit' again")
+          + "made since; move them aside, then commit again", remedy: .commitAgain)
     }
     var message = "folio: merge \(theirs.description.prefix(12))\n"
     if let bytes = try FileSystem.read(gitDirectory + "/MERGE_MSG") {

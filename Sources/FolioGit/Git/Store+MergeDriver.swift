@@ -141,7 +141,7 @@ extension Store {
         throw FolioError(
           .wouldOverwrite,
           "the merge needs to rewrite \(blocked.joined(separator: ", ")), which changed since; "
-            + "run 'folio sync' once they are committed")
+            + "commit them, then sync again", remedy: .syncAgain)
       }
       return changes.map(\.path).sorted()
     }

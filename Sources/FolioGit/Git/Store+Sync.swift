@@ -141,8 +141,8 @@ extension Store {
       .pushRejected,
       "remote '\(summary.remote)' kept moving: other replicas pushed first in each of \(Store.syncRounds) "
         + "rounds (last: \(refusal?.error.detail ?? "refused")). Everything is committed and merged locally; "
-        + "run 'folio sync' again",
-      function: "git_remote_push")
+        + "sync again",
+      function: "git_remote_push", remedy: .syncAgain)
   }
 
   /// Brings `theirs` into the current branch: nothing, a fast-forward or a
@@ -195,7 +195,7 @@ extension Store {
       throw FolioError(
         .wouldOverwrite,
         "sync would overwrite changes to \(blocked.joined(separator: ", ")) made since the last commit; "
-          + "fix or commit them ('folio status' shows why they were left out), then run 'folio sync' again")
+          + "fix or commit them, then sync again", remedy: .showLeftOutFiles)
     }
     _ = try restoreSubscribedDocuments(repository: repository)
     return (action, resolved, target)

@@ -192,8 +192,8 @@ struct TreeMerge {
     if !conflicts.isEmpty {
       throw FolioError(
         .conflict,
-        "git could not merge \(conflicts.joined(separator: ", ")) (outside Folio's tables); merge them by hand with 'git merge', then run 'folio sync' again"
-      )
+        "git could not merge \(conflicts.joined(separator: ", ")) (outside Folio's tables); merge them by hand with 'git merge', then sync again",
+        remedy: .syncAgain)
     }
     // Conflict records are immutable files named by their content: equal
     // on every replica that meets the same pair (see Conflict).
