@@ -27,7 +27,8 @@ struct WatchCLITests {
       // A stray second op from the same save would come before the fence's.
       #expect(watch.fence(in: scratch.path + "/data/todos"), "\(what)", sourceLocation: sourceLocation)
       #expect(
-        watch.opsWithoutFences.count == expected, "\(what): \(watch.outputText)", sourceLocation: sourceLocation)
+        watch.opsWithoutFences.count == expected, "\(what): \(watch.outputText)",
+        sourceLocation: sourceLocation)
     }
 
     Save.inPlace(a, #"{"id": "a", "title": "in place", "views": 1, "tags": ["p"]}"#)

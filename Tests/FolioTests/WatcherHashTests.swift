@@ -45,7 +45,9 @@ struct WatcherHashTests {
     try watch.stop()
     #expect(watch.recordedWithoutFences.count == 1)
     #expect(
-      watch.recordedWithoutFences.first?.op.mutation.transforms.map(\.transform) == [.increment(DecimalInteger("1")!)])
+      watch.recordedWithoutFences.first?.op.mutation.transforms.map(\.transform) == [
+        .increment(DecimalInteger("1")!)
+      ])
     #expect(watch.problems.isEmpty)
     #expect(counters.snapshot.parsed == 3, "two saves and the fence")
     #expect(try store.status().tables.allSatisfy { $0.externalEdits.isEmpty })

@@ -151,7 +151,9 @@ struct LiveQueryRaceTests {
     }
     calls.wait(for: 2)
     // One fence on each handler's queue.
-    let fences = try ["a", "b"].map { try LiveQueryFence(store: store, pk: "fence-" + $0, queue: queues[$0]!) }
+    let fences = try ["a", "b"].map {
+      try LiveQueryFence(store: store, pk: "fence-" + $0, queue: queues[$0]!)
+    }
     try store.write { tx in
       for pk in ["a", "b"] { try tx.apply(table: "todos", pk: pk, op: .upsert, columns: ["n": 1]) }
     }
