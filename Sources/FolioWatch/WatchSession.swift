@@ -49,6 +49,10 @@ final class WatchSession {
   private var foldersChanged = false
   private var nextCommit: Double?
   private var nextSync: Double?
+  /// The time, in monotonic seconds. Tests set it to drive the debounce
+  /// and the writer's patience through `handle` and `tick(now:)` without
+  /// waiting for them.
+  var clock: () -> Double = SystemClock.monotonicSeconds
 
   /// Events on table folders that can end a save.
   static let tableMask = UInt32(
@@ -85,7 +89,7 @@ final class WatchSession {
   func start() throws {
     _ = try installWatches()
     try catchUp()
-    let now = SystemClock.monotonicSeconds()
+    let now = clock()
     nextCommit = options.commitEvery.map { now + $0.seconds }
     nextSync = options.syncEvery.map { now + $0.seconds }
     emit(.ready(tables: store.config.tables.map(\.name)))
@@ -98,7 +102,7 @@ final class WatchSession {
     loop.deadline = { [unowned self] in nextDeadline }
     loop.afterWake = { [unowned self] in
       try settleFolders()
-      tick(now: SystemClock.monotonicSeconds())
+      tick(now: clock())
     }
     try loop.run()
   }
@@ -173,7 +177,7 @@ final class WatchSession {
 
   /// Events were lost: everything is scanned again.
   private func noteOverflow() {
-    rescanAt = SystemClock.monotonicSeconds()
+    rescanAt = clock()
     overflowed = true
     // Closes may be among the lost events: no file counts as open.
     writers.removeAll()
@@ -181,7 +185,7 @@ final class WatchSession {
 
   /// Takes one event on a watched folder.
   private func note(_ event: Inotify.Event) {
-    let now = SystemClock.monotonicSeconds()
+    let now = clock()
     guard let target = targets[event.watch] else { return }
     if event.has(IN_IGNORED) {
       targets[event.watch] = nil
@@ -224,7 +228,7 @@ final class WatchSession {
   private func settleFolders() throws {
     guard foldersChanged else { return }
     foldersChanged = false
-    let now = SystemClock.monotonicSeconds()
+    let now = clock()
     for table in try installWatches() { try scheduleScan(of: table, now: now) }
   }
 
@@ -250,13 +254,13 @@ final class WatchSession {
         overflowed = false
       } catch {
         emit(.problem(error as? FolioError ?? FolioError(.io, "rescan failed: \(error)")))
-        rescanAt = SystemClock.monotonicSeconds() + Self.retryDelay
+        rescanAt = clock() + Self.retryDelay
       }
     }
     if debouncer.nextDeadline.map({ $0 <= now }) == true {
       // Events that arrived since poll returned may restart a quiet period.
       drainEvents()
-      let now = SystemClock.monotonicSeconds()
+      let now = clock()
       var due: [FileKey] = []
       for key in debouncer.takeDue(now: now) {
         // Quiet is not done: wait for the writer to close the file.
@@ -271,7 +275,7 @@ final class WatchSession {
     if let deadline = nextCommit, deadline <= now, let every = options.commitEvery {
       record(debouncer.takeAll())
       commit()
-      nextCommit = SystemClock.monotonicSeconds() + every.seconds
+      nextCommit = clock() + every.seconds
     }
     if let deadline = nextSync, deadline <= now, let every = options.syncEvery {
       record(debouncer.takeAll())
@@ -282,7 +286,7 @@ final class WatchSession {
       } catch {
         emit(.problem(FolioError(.remote, "sync failed: \(error)")))
       }
-      nextSync = SystemClock.monotonicSeconds() + every.seconds
+      nextSync = clock() + every.seconds
     }
   }
 
@@ -306,7 +310,7 @@ final class WatchSession {
     drainEvents()
     if rescanAt != nil {
       rescanAt = 0
-      tick(now: SystemClock.monotonicSeconds())
+      tick(now: clock())
     }
     record(debouncer.takeAll())
     if options.commitEvery != nil { commit() }
@@ -330,7 +334,7 @@ final class WatchSession {
       drain: { [unowned self] in drainEvents() },
       isSettling: { [unowned self] key in debouncer.isPending(key) || writers[key] != nil })
     if !recorder.record(keys, session: session) {
-      let now = SystemClock.monotonicSeconds()
+      let now = clock()
       for key in keys { debouncer.retry(key, after: Self.retryDelay, now: now) }
     }
   }

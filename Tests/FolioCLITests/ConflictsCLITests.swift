@@ -26,7 +26,7 @@ import Testing
       in: "r0")
     try box.folio(["commit"], in: "r0")
     #expect(try box.git("push -q origin main", in: "r0") == 0)
-    usleep(20_000)  // r1's assignment is the later one
+    waitForNextMillisecond()  // r1's assignment is the later one
     try box.folio(title("from r1"), in: "r1")
     try box.folio(
       ["apply", "todos", "t", "--op", "update", "--transforms", #"{"views": {"op": "increment", "by": 2}}"#],
@@ -86,7 +86,7 @@ import Testing
     try box.folio(title("from r0"), in: "r0")
     try box.folio(["commit"], in: "r0")
     #expect(try box.git("push -q origin main", in: "r0") == 0)
-    usleep(20_000)
+    waitForNextMillisecond()  // r1's assignment is the later one
     try box.folio(title("from r1"), in: "r1")
     try box.folio(["commit"], in: "r1")
 
@@ -135,7 +135,7 @@ import Testing
     for replica in ["r0", "r1", "r2"] {
       try box.folio(title("from " + replica), in: replica)
       try box.folio(["commit"], in: replica)
-      usleep(5_000)
+      waitForNextMillisecond()
     }
     // Each replica pulls and pushes in turn, twice round: merges happen in
     // different places, by plain git.

@@ -128,7 +128,7 @@ import Testing
     try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", remove], in: "r0")
     try box.folio(["commit"], in: "r0")
     #expect(try box.git("push -q origin main", in: "r0") == 0)
-    usleep(20_000)  // r1's op comes later, by the clock too
+    waitForNextMillisecond()  // r1's op comes later, by the clock too
     let union = #"{"tags": {"op": "arrayUnion", "values": ["a"]}}"#
     try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", union], in: "r1")
     try box.folio(["commit"], in: "r1")
@@ -227,7 +227,7 @@ import Testing
     try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", remove], in: "r0")
     try box.folio(["commit"], in: "r0")
     #expect(try box.git("push -q origin main", in: "r0") == 0)
-    usleep(20_000)
+    waitForNextMillisecond()  // r1's op comes later, by the clock too
     let union = #"{"tags": {"op": "arrayUnion", "values": ["a"]}}"#
     try box.folio(["apply", "todos", "t", "--op", "update", "--transforms", union], in: "r1")
     try box.folio(["commit"], in: "r1")

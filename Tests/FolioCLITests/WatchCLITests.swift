@@ -23,9 +23,12 @@ struct WatchCLITests {
     var expected = 0
     func expectOneMore(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
       expected += 1
-      #expect(watch.waitFor(expected, "op"), "\(what)", sourceLocation: sourceLocation)
-      usleep(120_000)  // a stray second op from the same save would show up by now
-      #expect(watch.ops.count == expected, "\(what): \(watch.outputText)", sourceLocation: sourceLocation)
+      #expect(watch.waitFor(expected + watch.fences, "op"), "\(what)", sourceLocation: sourceLocation)
+      // A stray second op from the same save would come before the fence's.
+      #expect(watch.fence(in: scratch.path + "/data/todos"), "\(what)", sourceLocation: sourceLocation)
+      #expect(
+        watch.opsWithoutFences.count == expected, "\(what): \(watch.outputText)",
+        sourceLocation: sourceLocation)
     }
 
     Save.inPlace(a, #"{"id": "a", "title": "in place", "views": 1, "tags": ["p"]}"#)
@@ -45,7 +48,7 @@ struct WatchCLITests {
     expectOneMore("sed -i")
     #expect(rename(a, scratch.path + "/data/todos/b.json") == 0)
     // A rename is a remove and an insert, but b.json still says "id": "a".
-    #expect(watch.waitFor(expected + 1, "op"))
+    #expect(watch.waitFor(expected + watch.fences + 1, "op"))
     #expect(watch.waitFor(1, "problem"))
     expected += 1
     Save.inPlace(
@@ -55,10 +58,10 @@ struct WatchCLITests {
     expectOneMore("delete")
     #expect(watch.stop() == 0)
 
-    let summary = watch.ops.map { "\($0["op"]!) \($0["pk"]!)" }
+    let summary = watch.opsWithoutFences.map { "\($0["op"]!) \($0["pk"]!)" }
     #expect(summary == ["update a", "update a", "update a", "update a", "remove a", "insert b", "remove b"])
     #expect(
-      watch.ops.map { ($0["set"] as? [String: Any])?["title"] as? String }.prefix(4) == [
+      watch.opsWithoutFences.map { ($0["set"] as? [String: Any])?["title"] as? String }.prefix(4) == [
         "in place", "renamed over", "vim", "sed",
       ])
     let problem = try #require(watch.problems.first)
@@ -67,7 +70,7 @@ struct WatchCLITests {
     #expect(watch.problems.count == 1)
     // Every op is in the log, and nothing is left unexplained.
     let log = try scratch.folio("log", "todos")
-    #expect(log.stdout.split(separator: "\n").count == 1 + 7)
+    #expect(log.stdout.split(separator: "\n").count == 1 + 7 + watch.fences)
     let status = try scratch.folio("status", "--json")
     #expect(status.stdout.contains(#""editedOutsideFolio":[]"#))
     #expect(!status.stdout.contains(#""editedOutsideFolio":[""#))
@@ -84,9 +87,9 @@ struct WatchCLITests {
     }
     Save.inPlace(folder + "a.json", #"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#)
     #expect(watch.waitFor(1, "op"))
-    usleep(100_000)
+    #expect(watch.fence(in: folder))
     #expect(watch.stop() == 0)
-    #expect(watch.ops.count == 1)
+    #expect(watch.opsWithoutFences.count == 1)
     #expect(watch.problems.isEmpty)
   }
 
@@ -101,13 +104,14 @@ struct WatchCLITests {
     #expect(problem?["line"] as? Int == 3)
     #expect(problem?["column"] as? Int == 12)
     #expect((problem?["error"] as? String)?.hasPrefix("data/todos/a.json:3:12: error: ") == true)
-    usleep(100_000)
+    // A second report would come before the fence's op.
+    #expect(watch.fence(in: scratch.path + "/data/todos"))
     #expect(watch.problems.count == 1)
-    #expect(watch.ops.isEmpty)
+    #expect(watch.opsWithoutFences.isEmpty)
     #expect(scratch.read("data/todos/a.json") == broken)
     Save.inPlace(
       scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "fixed", "views": 1, "tags": ["p"]}"#)
-    #expect(watch.waitFor(1, "op"))
+    #expect(watch.waitFor(1 + watch.fences, "op"))
     #expect(watch.stop() == 0)
     #expect(try scratch.folio("get", "todos", "a").stdout.contains(#""title": "fixed""#))
   }

@@ -85,6 +85,32 @@ final class WatchProcess: @unchecked Sendable {
     return false
   }
 
+  /// The op records so far, less those of ``fence(in:)``'s markers.
+  var opsWithoutFences: [[String: Any]] {
+    ops.filter { !(($0["pk"] as? String)?.hasPrefix(Self.fencePrefix) ?? false) }
+  }
+
+  private static let fencePrefix = "fence-"
+  private let fenceCount = Mutexed<Int>(0)
+  /// How many fences have been recorded.
+  var fences: Int { fenceCount.value }
+
+  /// Saves a new marker document in `folder` (a table folder) and waits
+  /// for its op's line. Every event of an earlier save is ahead of the
+  /// marker's in the watcher's one inotify queue and starts its quiet
+  /// period no later, and lines are written in order: once the marker's
+  /// line is out, any line an earlier save would cause is out before it.
+  /// - Returns: whether the line came in time.
+  func fence(in folder: String) -> Bool {
+    let pk = Self.fencePrefix + "\(fenceCount.value + 1)"
+    Save.tempThenRename(folder + "/" + pk + ".json", #"{"fence": true}"#)
+    guard waitForLine(where: { $0["event"] as? String == "op" && $0["pk"] as? String == pk }) != nil else {
+      return false
+    }
+    fenceCount.set(fenceCount.value + 1)
+    return true
+  }
+
   /// Sends `signal` and waits for the process to exit; returns its status.
   func stop(signal: Int32 = SIGINT) -> Int32 {
     kill(process.processIdentifier, signal)

@@ -1,3 +1,4 @@
+import FolioSystem
 import Foundation
 import Testing
 
@@ -36,4 +37,13 @@ public func waitUntil(
     }
     try await Task.sleep(nanoseconds: 5_000_000)
   }
+}
+
+/// Waits until the wall clock, in the milliseconds that op stamps and
+/// generated pks carry, has moved on from where it is now: a stamp taken
+/// after this returns is later, by the clock, than any taken before the
+/// call (in this process or in one that has ended).
+public func waitForNextMillisecond() {
+  let now = SystemClock.nowMilliseconds()
+  eventually { SystemClock.nowMilliseconds() > now }
 }

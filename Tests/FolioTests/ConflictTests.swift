@@ -179,7 +179,7 @@ import Testing
     let r2 = try fixture.clone("r2")
     for (i, replica) in [r0, r1, r2].enumerated() {
       try replica.apply(table: "todos", pk: "a", op: .update, columns: ["title": .string("v\(i)")])
-      Thread.sleep(forTimeInterval: 0.005)
+      waitForNextMillisecond()  // each replica's assignment is later than the one before
     }
     // r2 merges r1 directly first, then everyone goes through the remote.
     try git(["remote", "add", "r1", "file://" + r1.rootPath], in: r2.rootPath)

@@ -309,7 +309,7 @@ import Testing
     let (store, scratch, path) = try noteStore()
     defer { scratch.remove() }
     // Past the racy margin: a check by stat data would trust the file.
-    usleep(UInt32(FileStat.racyMargin / 1000) + 100_000)
+    waitPastRacyWindow(of: FileSystem.split(path).directory)
     var runs = 0
     try store.write { tx in
       runs += 1

@@ -68,7 +68,7 @@ struct PrimaryKeyTests {
 
   @Test func generatedPKsSortByTimeAndDiffer() throws {
     let a = PrimaryKey.generate()
-    usleep(2_000)
+    waitForNextMillisecond()
     let b = PrimaryKey.generate()
     #expect(a.count == 26 && b.count == 26)
     #expect(a < b)

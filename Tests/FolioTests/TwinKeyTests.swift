@@ -98,12 +98,16 @@ struct TwinKeyTests {
     defer { observed.stop() }
     #expect(windows.wait(for: 1) == [Self.bytes([Self.composed, "z"])])
     #expect(single.wait(for: 1) == [0])
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
 
     // Only the decomposed twin changes: outside the window, and not the
     // observed document.
     try put(store, Self.decomposed, n: 1)
     #expect(changed.wait(for: 1) == [Array(Self.decomposed.utf8)])
-    Thread.sleep(forTimeInterval: 0.2)
+    // An event for the window or the observed document would come before
+    // the fence's.
+    #expect(try fence.pass())
     #expect(windows.all.count == 1, "\(windows.all)")
     #expect(single.all == [0])
 
@@ -117,7 +121,7 @@ struct TwinKeyTests {
     let other = try Store(at: scratch.url)
     try other.apply(table: "todos", pk: Self.decomposed, op: .update, columns: ["n": 3])
     #expect(changed.wait(for: 3).last == Array(Self.decomposed.utf8))
-    Thread.sleep(forTimeInterval: 0.3)
+    #expect(try fence.pass())
     #expect(windows.all.count == 2, "\(windows.all)")
     #expect(single.all == [0, 2])
   }

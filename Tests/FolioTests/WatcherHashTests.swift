@@ -39,13 +39,17 @@ struct WatcherHashTests {
     // A reformatting save that also changes the value is not lost.
     try EditorSave.inPlace(path, "{ \"id\":\"a\",\"title\":\"x\",\"views\":4,\"tags\":[\"p\"] }")
     #expect(watch.waitForOps(1))
-    usleep(150_000)
+    // A second op, or a parse, for any save above would come before the
+    // fence's.
+    #expect(try watch.fence(in: scratch.path + "/data/todos"))
     try watch.stop()
-    #expect(watch.recorded.count == 1)
+    #expect(watch.recordedWithoutFences.count == 1)
     #expect(
-      watch.recorded.first?.op.mutation.transforms.map(\.transform) == [.increment(DecimalInteger("1")!)])
+      watch.recordedWithoutFences.first?.op.mutation.transforms.map(\.transform) == [
+        .increment(DecimalInteger("1")!)
+      ])
     #expect(watch.problems.isEmpty)
-    #expect(counters.snapshot.parsed == 2)
+    #expect(counters.snapshot.parsed == 3, "two saves and the fence")
     #expect(try store.status().tables.allSatisfy { $0.externalEdits.isEmpty })
   }
 
@@ -77,11 +81,13 @@ struct WatcherHashTests {
     #expect(try b.collection("todos").findByID("v").exec()?["title"] == "new")
     // t changed and v appeared: both checked out, both known by hash.
     #expect(watch.wait { _ in counters.snapshot.matchedByHash >= 2 })
-    usleep(150_000)
+    // An op, or a parse, for anything the checkout wrote would come before
+    // the fence's.
+    #expect(try watch.fence(in: b.rootPath + "/todos"))
     try watch.stop()
-    #expect(watch.recorded.isEmpty)
+    #expect(watch.recordedWithoutFences.isEmpty)
     #expect(watch.problems.isEmpty)
-    #expect(counters.snapshot.parsed == 0)
+    #expect(counters.snapshot.parsed == 1, "the fence alone")
   }
 }
 
@@ -102,10 +108,10 @@ extension WatcherHashTests {
     try EditorSave.inPlace(
       scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "z", "views": 1, "tags": ["p"]}"#)
     #expect(watch.waitForOps(1))
-    usleep(150_000)
+    #expect(try watch.fence(in: scratch.path + "/data/todos"))
     try watch.stop()
-    #expect(watch.recorded.map(\.op.pk) == ["a"])
-    #expect(counters.snapshot.parsed == 1)
+    #expect(watch.recordedWithoutFences.map(\.op.pk) == ["a"])
+    #expect(counters.snapshot.parsed == 2, "the save and the fence")
     let summary = try store.commit(message: "import")
     #expect(summary.commit != nil)
     #expect(try store.status().tables.allSatisfy { $0.externalEdits.isEmpty && $0.pendingOps == 0 })

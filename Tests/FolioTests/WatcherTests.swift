@@ -76,10 +76,10 @@ struct WatcherTests {
     case .sed: try EditorSave.sed(#"s/"title": "x"/"title": "y"/"#, path)
     }
     #expect(watch.waitForOps(1))
-    // Give stray events from the same save time to show up as extra ops.
-    usleep(150_000)
+    // A stray second op from the same save would come before the fence's.
+    #expect(try watch.fence(in: scratch.path + "/data/todos"))
     try watch.stop()
-    let recorded = watch.recorded
+    let recorded = watch.recordedWithoutFences
     #expect(recorded.count == 1)
     #expect(recorded.first?.file == "data/todos/a.json")
     #expect(
@@ -119,9 +119,9 @@ struct WatcherTests {
     #expect(watch.waitForOps(3))
     #expect(unlink(folder + "a.json") == 0)
     #expect(watch.waitForOps(4))
-    usleep(100_000)
+    #expect(try watch.fence(in: folder))
     try watch.stop()
-    let ops = watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" }
+    let ops = watch.recordedWithoutFences.map { "\($0.op.mutation.kind) \($0.op.pk)" }
     #expect(ops.count == 4)
     #expect(ops.first == "insert b")
     #expect(Set(ops[1...2]) == ["remove b", "insert c"])
@@ -142,9 +142,9 @@ struct WatcherTests {
     }
     try EditorSave.inPlace(folder + "a.json", #"{"id": "a", "title": "z", "views": 1, "tags": ["p"]}"#)
     #expect(watch.waitForOps(1))
-    usleep(100_000)
+    #expect(try watch.fence(in: folder))
     try watch.stop()
-    #expect(watch.recorded.count == 1)
+    #expect(watch.recordedWithoutFences.count == 1)
     #expect(watch.problems.isEmpty)
   }
 
@@ -155,22 +155,24 @@ struct WatcherTests {
     let broken = "{\n  \"id\": \"a\",\n  \"title\": \"y\"\n  \"views\": 1\n}"
     try EditorSave.inPlace(path, broken)
     #expect(watch.waitForProblems(1))
-    usleep(100_000)
+    // A second report of the same save would come before the fence's op.
+    #expect(try watch.fence(in: scratch.path + "/data/todos"))
     #expect(watch.problems.count == 1)
     let problem = try #require(watch.problems.first)
     #expect(problem.code == .invalidJSON)
     #expect(problem.location?.file == "data/todos/a.json")
     #expect(problem.location?.line == 4)
     #expect(problem.description.hasPrefix("data/todos/a.json:4:"))
-    #expect(watch.recorded.isEmpty)
+    #expect(watch.recordedWithoutFences.isEmpty)
     #expect(scratch.read("data/todos/a.json") == broken)
     // A second, different broken save is a second report.
     try EditorSave.inPlace(path, "{")
     #expect(watch.waitForProblems(2))
     try EditorSave.inPlace(path, #"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#)
-    #expect(watch.waitForOps(1))
+    #expect(watch.waitForOps(2))
     try watch.stop()
     #expect(watch.problems.count == 2)
+    #expect(watch.recordedWithoutFences.map(\.op.pk) == ["a"])
     #expect(try store.collection("todos").findByID("a").exec()?["title"] == "y")
   }
 
@@ -328,37 +330,40 @@ struct WatcherTests {
     try FileSystem.makeDirectories(scratch.path + "/notes")
     try EditorSave.inPlace(scratch.path + "/notes/n.json", #"{"id": "n"}"#)
     #expect(watch.waitForOps(1))
-    usleep(150_000)
+    // An echo of any API write above would come before the fence's op.
+    #expect(try watch.fence(in: scratch.path + "/data/todos"))
     try watch.stop()
-    #expect(watch.recorded.map(\.op.pk) == ["n"])
+    #expect(watch.recordedWithoutFences.map(\.op.pk) == ["n"])
     #expect(watch.problems.isEmpty)
   }
 
   /// The race behind a flaky run of `folioOwnWritesAreNotEchoed`: an
   /// in-place save truncates (`IN_MODIFY`), and a writer descheduled under
-  /// load leaves the file empty for longer than the debounce. The pauses
-  /// here stand in for the scheduler; the file is whole only at the close.
+  /// load leaves the file empty for longer than the debounce. The session's
+  /// clock stands in for the scheduler: time passes only when the test says
+  /// so, and the file is whole only at the close.
   @Test func anInPlaceSaveThatPausesAfterTheTruncateIsReadOnlyWhenClosed() throws {
-    let (store, scratch, watch) = try Self.watched()
+    let (store, scratch) = try makeStore()
     defer { scratch.remove() }
+    try store.write { _ = try $0.put(table: "todos", pk: "a", document: ["id": "a", "title": "x"]) }
+    let session = try ClockedSession(store: store)
     let path = scratch.path + "/data/todos/a.json"
     let fd = open(path, O_WRONLY | O_TRUNC)
     try #require(fd >= 0)
-    usleep(300_000)  // ten debounce periods with an empty file
+    try session.advance(by: 10 * session.debounce)  // ten debounce periods with an empty file
     try FileSystem.writeAll(fd, Array(#"{"id": "a", "title": "y","#.utf8), path: path)
-    usleep(300_000)  // and as long with half a document
-    #expect(watch.problems.isEmpty, "a file still being written is not a save: \(watch.problems)")
-    #expect(watch.recorded.isEmpty)
-    // (Checked before the rest is written: a whole document held open is
-    // recorded once quiet for WatchSession.writerPatience, which a slow
-    // moment here could reach.)
+    try session.advance(by: 10 * session.debounce)  // and as long with half a document
+    #expect(session.problems.isEmpty, "a file still being written is not a save: \(session.problems)")
+    #expect(session.recorded.isEmpty)
     try FileSystem.writeAll(fd, Array(#" "views": 1, "tags": ["p"]}"#.utf8), path: path)
     close(fd)
-    #expect(watch.waitForOps(1))
-    usleep(150_000)
-    try watch.stop()
-    #expect(watch.problems.isEmpty)
-    #expect(watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" } == ["update a"])
+    try session.advance(by: session.debounce)
+    #expect(session.recorded == ["update a"])
+    // Long after, and at the stop: nothing more.
+    try session.advance(by: 2 * WatchSession.retryDelay)
+    session.finish()
+    #expect(session.problems.isEmpty)
+    #expect(session.recorded == ["update a"])
     #expect(try store.collection("todos").findByID("a").exec()?["title"] == "y")
   }
 
@@ -366,27 +371,34 @@ struct WatcherTests {
   /// once the file has been quiet for a while, but half a document is not
   /// reported until the writer closes the file.
   @Test func aFileHeldOpenIsRecordedWhenQuietAndReportedOnlyWhenClosed() throws {
-    let (_, scratch, watch) = try Self.watched()
+    let (store, scratch) = try makeStore()
     defer { scratch.remove() }
+    try store.write { _ = try $0.put(table: "todos", pk: "a", document: ["id": "a", "title": "x"]) }
+    let session = try ClockedSession(store: store)
     let path = scratch.path + "/data/todos/a.json"
     let fd = open(path, O_WRONLY | O_TRUNC)
     try #require(fd >= 0)
     try FileSystem.writeAll(
       fd, Array(#"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#.utf8), path: path)
-    #expect(watch.waitForOps(1), "a whole document held open is recorded once quiet")
+    try session.advance(by: session.debounce)
+    #expect(session.recorded.isEmpty, "a writer that was just at it may not be done")
+    try session.advance(by: WatchSession.writerPatience)
+    #expect(session.recorded == ["update a"], "a whole document held open is recorded once quiet")
     // Now half a document, and the writer stays.
     _ = ftruncate(fd, 0)
     _ = lseek(fd, 0, SEEK_SET)
     try FileSystem.writeAll(fd, Array(#"{"id": "a", "ti"#.utf8), path: path)
-    usleep(UInt32(WatchSession.writerPatience * 1_500_000))
-    #expect(watch.problems.isEmpty)
+    try session.advance(by: 1.5 * WatchSession.writerPatience)
+    #expect(session.problems.isEmpty)
     close(fd)
-    #expect(watch.waitForProblems(1))
-    usleep(150_000)
-    try watch.stop()
-    #expect(watch.problems.count == 1)
-    #expect(watch.problems.first?.location?.file == "data/todos/a.json")
-    #expect(watch.recorded.count == 1)
+    try session.advance(by: session.debounce)
+    #expect(session.problems.count == 1)
+    // Long after, and at the stop: reported once.
+    try session.advance(by: 2 * WatchSession.retryDelay)
+    session.finish()
+    #expect(session.problems.count == 1)
+    #expect(session.problems.first?.location?.file == "data/todos/a.json")
+    #expect(session.recorded == ["update a"])
   }
 
   /// With the watcher in the app's own process: the op the
@@ -437,15 +449,56 @@ struct WatcherTests {
   @Test func stopFlushesPendingSavesAndCommitTimerCommits() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
-    let watch = try WatchHarness(store: store, debounce: .seconds(30), commitEvery: .seconds(3600))
+    let session = try ClockedSession(
+      store: store, options: Watcher.Options(debounce: .seconds(30), commitEvery: .seconds(3600)))
     try FileSystem.makeDirectories(scratch.path + "/notes")
     try EditorSave.inPlace(scratch.path + "/notes/n.json", #"{"id": "n"}"#)
-    usleep(50_000)
-    #expect(watch.recorded.isEmpty)
-    try watch.stop()
-    #expect(watch.recorded.map(\.op.pk) == ["n"])
-    #expect(watch.all.contains { if case .committed = $0 { true } else { false } })
+    // Just short of the debounce: the save still waits.
+    try session.advance(by: 29)
+    #expect(session.recorded.isEmpty)
+    session.finish()
+    #expect(session.recorded == ["insert n"])
+    #expect(session.events.contains { if case .committed = $0 { true } else { false } })
     #expect(try store.status().tables.allSatisfy { $0.changedDocuments.isEmpty && $0.pendingOps == 0 })
+  }
+}
+
+/// A ``WatchSession`` run by the test on its own clock: events are read and
+/// time passes only in ``advance(by:)``, so debounce and writer patience
+/// are tested without waiting for them, and without a loaded machine
+/// stretching a pause past them.
+final class ClockedSession {
+  let session: WatchSession
+  private let box = EventBox()
+  private var now = 1_000.0
+  let debounce: Double
+
+  init(store: Store, options: Watcher.Options = Watcher.Options(debounce: .milliseconds(30))) throws {
+    debounce = options.debounce.seconds
+    session = try WatchSession(store: store, options: options) { [box] in box.append($0) }
+    session.clock = { [unowned self] in now }
+    try session.start()
+  }
+
+  var events: [WatchEvent] { box.snapshot }
+
+  /// Handles every event queued so far, then lets `seconds` pass.
+  func advance(by seconds: Double) throws {
+    try session.handle(session.inotify.readEvents())
+    now += seconds
+    session.tick(now: now)
+  }
+
+  /// Records what is still waiting, as a stop does.
+  func finish() { session.finish() }
+
+  /// The ops recorded, as "kind pk".
+  var recorded: [String] {
+    events.compactMap { if case .recorded(let op, _) = $0 { "\(op.mutation.kind) \(op.pk)" } else { nil } }
+  }
+
+  var problems: [FolioError] {
+    events.compactMap { if case .problem(let error) = $0 { error } else { nil } }
   }
 }
 

@@ -43,6 +43,8 @@ struct ChildEventLiveQueryTests {
     defer { for query in live { query.stop() } }
     // The initial results come as child-added events, in order.
     recorders[.added]!.wait(for: 3)
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     try store.collection("todos").findByID("b").remove()  // a member goes: d slides in
     try set(store, "e", ["lastUpdate": 10])  // outside the window: no event
     try set(store, "c", ["lastUpdate": 20])  // moves out: e comes in
@@ -61,7 +63,8 @@ struct ChildEventLiveQueryTests {
       .changed: ["a<f", "d<-", "a<d"],
     ]
     for kind in kinds { recorders[kind]!.wait(for: expected[kind]!.count) }
-    Thread.sleep(forTimeInterval: 0.1)
+    // An event too many would come before the fence's.
+    #expect(try fence.pass())
     for kind in kinds {
       #expect(recorders[kind]!.all.map(Self.describe) == expected[kind]!, "\(kind)")
     }
@@ -92,6 +95,7 @@ struct ChildEventLiveQueryTests {
       removed.append((document.pk, prevKey, document))
     }
     added.wait(for: 2)
+    let fence = try LiveQueryFence(store: store, queue: queue)
     try set(store, "f", ["lastUpdate": 6])  // comes in last: d drops out
     try set(store, "a", ["lastUpdate": 0])  // outside the window: nothing
     try store.collection("todos").findByID("f").remove()  // d slides back in
@@ -100,7 +104,9 @@ struct ChildEventLiveQueryTests {
     liveAdded.stop()
     liveRemoved.stop()
     try set(store, "g", ["lastUpdate": 7])  // after stop: nothing
-    Thread.sleep(forTimeInterval: 0.2)
+    // An event for it would come before the fence's.
+    #expect(try fence.pass())
+    fence.stop()
     #expect(added.all.map(Self.describe) == ["d<-", "e<d", "f<e", "d<-"])
     #expect(removed.all.map(Self.describe) == ["d<-", "f<e"])
     #expect(onQueue.value)

@@ -53,6 +53,8 @@ struct CrossProcessLiveQueryTests {
     let live = try Self.observe(store, into: recorder)
     defer { live.stop() }
     #expect(recorder.wait(for: 1) == [[0, 0, 0, 0]])
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
 
     // A real transaction of several documents from the other store.
     try other.write { tx in
@@ -70,7 +72,9 @@ struct CrossProcessLiveQueryTests {
     #expect(events.last == [2, 2, 2, 2])
     #expect(
       Journal.isPending(at: store.journalPath), "the watcher redid the journal instead of reading the stamp")
-    Thread.sleep(forTimeInterval: 0.1)
+    // A state in between would come before the fence's: the stamp lets
+    // changes through, and the fence is not a document the journal writes.
+    #expect(try fence.pass())
     #expect(recorder.all.count == 3, "delivered: \(recorder.all)")
     #expect(recorder.all.allSatisfy { Set($0).count == 1 }, "delivered: \(recorder.all)")
     try Journal.clear(at: other.journalPath)
@@ -87,6 +91,8 @@ struct CrossProcessLiveQueryTests {
     let live = try Self.observe(store, into: recorder)
     defer { live.stop() }
     #expect(recorder.wait(for: 1) == [[0, 0, 0, 0]])
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
 
     // Killed after two of its four documents: no stamp, the journal full.
     _ = try Self.beginTransaction(other, setting: 1, of: Self.pks, writing: 2)
@@ -103,7 +109,7 @@ struct CrossProcessLiveQueryTests {
     let events = recorder.wait { $0.last == [1, 1, 1, 1] }
     #expect(events.last == [1, 1, 1, 1])
     #expect(!Journal.isPending(at: store.journalPath))
-    Thread.sleep(forTimeInterval: 0.1)
+    #expect(try fence.pass())
     #expect(recorder.all == [[0, 0, 0, 0], [1, 1, 1, 1]])
   }
 

@@ -30,6 +30,8 @@ struct LiveQueryRaceTests {
     }
     defer { live.stop() }
     #expect(recorder.wait(for: 1) == [[0, 0]])
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
 
     let todos = try store.table(named: "todos")
     let pathA = try store.documentPath(table: todos, pk: "a")
@@ -74,7 +76,8 @@ struct LiveQueryRaceTests {
     try Journal.clear(at: other.journalPath)
 
     let events = recorder.wait { $0.last == [2, 2] }
-    Thread.sleep(forTimeInterval: 0.1)
+    // A late state would come before the fence's.
+    #expect(try fence.pass())
     #expect(events.last == [2, 2])
     // Every state delivered is the end of a transaction, never the middle.
     #expect(recorder.all.allSatisfy { $0[0] == $0[1] }, "delivered: \(recorder.all)")
@@ -86,9 +89,8 @@ struct LiveQueryRaceTests {
     let calls = EventRecorder<Int>()
     let inHandler = DispatchSemaphore(value: 0)
     let writerHoldsLock = DispatchSemaphore(value: 0)
-    let live = try store.collection("todos").findByID("a").observeLocal(
-      deliverOn: DispatchQueue(label: "test.handler")
-    ) { _, event in
+    let handlerQueue = DispatchQueue(label: "test.handler")
+    let live = try store.collection("todos").findByID("a").observeLocal(deliverOn: handlerQueue) { _, event in
       calls.append(1)
       guard !event.isInitial else { return }
       inHandler.signal()
@@ -97,6 +99,7 @@ struct LiveQueryRaceTests {
       _ = try? store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": 100])
     }
     calls.wait(for: 1)
+    let fence = try LiveQueryFence(store: store, queue: handlerQueue)
     try store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": 1])
     let callsAtStop = Shared(-1)
     let done = DispatchSemaphore(value: 0)
@@ -116,7 +119,9 @@ struct LiveQueryRaceTests {
     #expect(
       try eventually { try store.collection("todos").findByID("a").exec()?["n"] == 100 },
       "the handler's write never landed")
-    Thread.sleep(forTimeInterval: 0.1)
+    // An event for it would come before the fence's.
+    #expect(try fence.pass())
+    fence.stop()
     #expect(callsAtStop.value == 2)
     #expect(calls.all.count == 2)
     #expect(store.observation.isEmpty)
@@ -130,8 +135,9 @@ struct LiveQueryRaceTests {
     let arrived = ["a": DispatchSemaphore(value: 0), "b": DispatchSemaphore(value: 0)]
     let finished = EventRecorder<String>()
     let calls = EventRecorder<String>()
+    let queues = ["a": DispatchQueue(label: "test.a"), "b": DispatchQueue(label: "test.b")]
     for (pk, peer) in [("a", "b"), ("b", "a")] {
-      let live = try todos.findByID(pk).observeLocal(deliverOn: DispatchQueue(label: "test.\(pk)")) {
+      let live = try todos.findByID(pk).observeLocal(deliverOn: queues[pk]!) {
         _, event in
         calls.append(pk)
         guard !event.isInitial else { return }
@@ -144,6 +150,10 @@ struct LiveQueryRaceTests {
       handles.update { $0[pk] = live }
     }
     calls.wait(for: 2)
+    // One fence on each handler's queue.
+    let fences = try ["a", "b"].map {
+      try LiveQueryFence(store: store, pk: "fence-" + $0, queue: queues[$0]!)
+    }
     try store.write { tx in
       for pk in ["a", "b"] { try tx.apply(table: "todos", pk: pk, op: .upsert, columns: ["n": 1]) }
     }
@@ -152,7 +162,11 @@ struct LiveQueryRaceTests {
     try store.write { tx in
       for pk in ["a", "b"] { try tx.apply(table: "todos", pk: pk, op: .upsert, columns: ["n": 2]) }
     }
-    Thread.sleep(forTimeInterval: 0.1)
+    // An event for it would come before the fences'.
+    for fence in fences {
+      #expect(try fence.pass())
+      fence.stop()
+    }
     #expect(calls.all.count == 4)
     #expect(store.observation.isEmpty)
   }

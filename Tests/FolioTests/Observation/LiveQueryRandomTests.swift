@@ -15,6 +15,7 @@ struct LiveQueryRandomTests {
     tables:
       items:
         order: [rank]
+      notes: {}
     """
 
   @Test(arguments: ["first", "last", "startAtFirst", "filteredLast", "unlimited", "byKey"])
@@ -44,6 +45,8 @@ struct LiveQueryRandomTests {
     let recorder = EventRecorder<[Document]>()
     let live = try query.observeLocal { documents, _ in recorder.append(documents) }
     defer { live.stop() }
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     var expected = [try query.get()]
     for _ in 0..<80 {
       try store.write { tx in
@@ -64,7 +67,8 @@ struct LiveQueryRandomTests {
       if now != expected.last { expected.append(now) }
     }
     let delivered = recorder.wait(for: expected.count)
-    Thread.sleep(forTimeInterval: 0.05)
+    // An event too many would come before the fence's.
+    #expect(try fence.pass())
     #expect(recorder.all.count == expected.count, "seed \(seed)")
     #expect(delivered.map { $0.map(\.pk) } == expected.map { $0.map(\.pk) }, "seed \(seed)")
     #expect(delivered == expected, "seed \(seed)")
@@ -112,6 +116,8 @@ struct LiveQueryRandomTests {
       live.append(try query.observeLocal { documents, _ in recorder.append(documents) })
     }
     defer { for query in live { query.stop() } }
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     var expected = try queries.map { [try $0.get()] }
     for _ in 0..<100 {
       try store.write { tx in
@@ -135,7 +141,8 @@ struct LiveQueryRandomTests {
       let delivered = recorder.wait(for: expected[i].count)
       #expect(delivered.map { $0.map(\.pk) } == expected[i].map { $0.map(\.pk) }, "seed \(seed), window \(i)")
     }
-    Thread.sleep(forTimeInterval: 0.05)
+    // An event too many, for any window, would come before the fence's.
+    #expect(try fence.pass())
     for (i, recorder) in recorders.enumerated() {
       #expect(recorder.all == expected[i], "seed \(seed), window \(i)")
     }

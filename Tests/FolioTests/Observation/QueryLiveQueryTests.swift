@@ -44,6 +44,8 @@ struct QueryLiveQueryTests {
     let live = try query.observeLocal { recorder.append(($0, $1)) }
     defer { live.stop() }
     recorder.wait(for: 1)
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     try store.collection("todos").findByID("b").remove()  // a member goes: d slides in
     try set(store, "e", ["lastUpdate": 10])  // outside the window: no event
     try set(store, "c", ["lastUpdate": 20])  // moves out: e comes in
@@ -65,7 +67,8 @@ struct QueryLiveQueryTests {
       "[d,a,e] del[] ins[] upd[1] mov[] | changed a<d",
     ]
     recorder.wait(for: expected.count)
-    Thread.sleep(forTimeInterval: 0.1)
+    // An event too many would come before the fence's.
+    #expect(try fence.pass())
     #expect(recorder.all.map(Self.describe) == expected)
   }
 
@@ -78,6 +81,8 @@ struct QueryLiveQueryTests {
     let live = try query.observeLocal { recorder.append(($0, $1)) }
     defer { live.stop() }
     recorder.wait(for: 1)
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     try store.collection("todos").findByID("e").remove()
     try set(store, "a", ["lastUpdate": 0])  // outside the window
     try set(store, "b", ["lastUpdate": 9])
@@ -97,7 +102,8 @@ struct QueryLiveQueryTests {
       "[b,a] del[1] ins[1] upd[] mov[] | removed g<b, added a<b",
     ]
     recorder.wait(for: expected.count)
-    Thread.sleep(forTimeInterval: 0.1)
+    // An event too many would come before the fence's.
+    #expect(try fence.pass())
     #expect(recorder.all.map(Self.describe) == expected)
   }
 
@@ -111,6 +117,8 @@ struct QueryLiveQueryTests {
     }
     defer { live.stop() }
     recorder.wait(for: 1)
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     try set(store, "c", ["done": true])
     try set(store, "a", ["done": false])  // still filtered out
     try set(store, "a", ["done": true])
@@ -122,7 +130,8 @@ struct QueryLiveQueryTests {
       "[a] del[1] ins[] upd[] mov[] | removed c<a",
     ]
     recorder.wait(for: expected.count)
-    Thread.sleep(forTimeInterval: 0.1)
+    // An event too many would come before the fence's.
+    #expect(try fence.pass())
     #expect(recorder.all.map(Self.describe) == expected)
   }
 
@@ -138,12 +147,15 @@ struct QueryLiveQueryTests {
       signals.append(signalNext)
     }
     defer { live.stop() }
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     signals.wait(for: 1)[0]()
     try set(store, "a", ["lastUpdate": 100])  // delivered at once: [b,c]
     recorder.wait(for: 2)
     try set(store, "b", ["lastUpdate": 100])  // waits: [c,d]
     try set(store, "c", ["lastUpdate": 100])  // waits: [d,e]
-    Thread.sleep(forTimeInterval: 0.1)
+    // Until signalled, no third event: one would come before the fence.
+    #expect(try fence.pass())
     #expect(recorder.all.count == 2)
     signals.all[1]()
     let events = recorder.wait(for: 3)

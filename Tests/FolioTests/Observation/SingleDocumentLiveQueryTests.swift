@@ -40,6 +40,8 @@ struct SingleDocumentLiveQueryTests {
     let live = try todos.findByID("a").observeLocal { recorder.append(($0, $1)) }
     defer { live.stop() }
     recorder.wait(for: 1)
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "milk"])
     try store.apply(table: "todos", pk: "b", op: .insert, columns: ["title": "other"])  // not observed
     try store.write { tx in
@@ -50,7 +52,8 @@ struct SingleDocumentLiveQueryTests {
     try store.apply(table: "todos", pk: "a", op: .update, columns: ["title": "eggs"])  // no change
     try todos.findByID("a").remove()
     let events = recorder.wait(for: 4)
-    Thread.sleep(forTimeInterval: 0.1)  // nothing more may follow
+    // Nothing more may follow: a fifth event would come before the fence.
+    #expect(try fence.pass())
     let milk = doc("a", ["title": "milk"])
     let eggs = doc("a", ["title": "eggs", "views": 2])
     let expected: [Event] = [
@@ -103,18 +106,21 @@ struct SingleDocumentLiveQueryTests {
       signals.append(signalNext)  // the test signals, as a slow consumer would
     }
     defer { live.stop() }
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     signals.wait(for: 1)[0]()
     // The first update is delivered at once; the other 99 wait and coalesce.
     for n in 1...100 {
       try store.apply(table: "todos", pk: "a", op: .update, columns: ["n": .integer(n)])
     }
     let second = signals.wait(for: 2)
-    Thread.sleep(forTimeInterval: 0.1)
+    // Until signalled, no third event: one would come before the fence.
+    #expect(try fence.pass())
     #expect(recorder.all.count == 2)
     second[1]()
     let events = recorder.wait(for: 3)
     signals.wait(for: 3)[2]()
-    Thread.sleep(forTimeInterval: 0.1)
+    #expect(try fence.pass())
     #expect(recorder.all.count == 3)
     #expect(events.last?.document?["n"] == 100)
     #expect(!overlapped.value)
@@ -162,6 +168,7 @@ struct SingleDocumentLiveQueryTests {
       recorder.append(1)
     }
     recorder.wait(for: 1)
+    let fence = try LiveQueryFence(store: store)
     let writer = Thread {
       for n in 0..<50 {
         _ = try? store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": .integer(n)])
@@ -173,8 +180,12 @@ struct SingleDocumentLiveQueryTests {
     stopped.update { $0 = true }
     live.stop()  // twice is fine
     let count = recorder.all.count
+    #expect(eventually { writer.isFinished })
     try store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": -1])
-    Thread.sleep(forTimeInterval: 0.2)
+    // A handler call queued before the stop, or an event for a write after
+    // it, would run before the fence's.
+    #expect(try fence.pass())
+    fence.stop()
     #expect(late.value == 0)
     #expect(recorder.all.count == count)
     #expect(store.observation.isEmpty)
@@ -189,10 +200,13 @@ struct SingleDocumentLiveQueryTests {
     }
     recorder.wait(for: 1)
     #expect(live?.isStopped == false)
+    let fence = try LiveQueryFence(store: store)
     live = nil
-    #expect(store.observation.isEmpty)
     try store.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": 1])
-    Thread.sleep(forTimeInterval: 0.2)
+    // An event for the write would come before the fence's.
+    #expect(try fence.pass())
+    fence.stop()
+    #expect(store.observation.isEmpty)
     #expect(recorder.all.count == 1)
   }
 

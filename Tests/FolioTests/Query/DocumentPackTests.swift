@@ -22,7 +22,7 @@ struct DocumentPackTests {
       }
     }
     // Past the racy window: stat data alone now vouches for the files.
-    usleep(UInt32(FileStat.racyMargin / 1000) + 50_000)
+    waitPastRacyWindow(of: scratch.path + "/t")
     return (store, scratch)
   }
 
@@ -274,7 +274,7 @@ struct DocumentPackTests {
     #expect(try query.count() == expected)
     // Past the racy window the files read for those two are appended to
     // the pack, and the next query checks the longer pack.
-    usleep(UInt32(FileStat.racyMargin / 1000) + 50_000)
+    waitPastRacyWindow(of: scratch.path + "/t")
     #expect(try query.count() == expected)
     let beforeAppend = QueryStatistics.checks(.pack, folder: folder)
     #expect(try query.count() == expected)
@@ -297,7 +297,7 @@ struct DocumentPackTests {
         _ = try tx.put(table: "t", pk: "k\(i)", document: ["n": .integer(i), "r": .integer(r)])
       }
     }
-    usleep(UInt32(FileStat.racyMargin / 1000) + 50_000)
+    waitPastRacyWindow(of: scratch.path + "/t")
     let path = try packPath(store)
     func packOrder() throws -> [String] {
       let pack = try #require(

@@ -41,7 +41,7 @@ struct IndexWatchTests {
     )
   }
 
-  func settle() { usleep(UInt32(FileStat.racyMargin / 1000) + 50_000) }
+  func settle(_ store: Store) throws { waitPastRacyWindow(of: try folder(store)) }
 
   func document(_ pk: String, rank: Int, pad: String = "x") -> String {
     #"{"id": "\#(pk)", "pad": "\#(pad)", "rank": \#(rank)}"# + "\n"
@@ -52,7 +52,7 @@ struct IndexWatchTests {
   @Test func editsAfterTheFirstQueryAreFoundWithoutAFullCheck() throws {
     let (store, scratch) = try makeTable(40)
     defer { scratch.remove() }
-    settle()
+    try settle(store)
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d0", "d1"])
     let start = try checks(store)
     #expect(start.full == 1)
@@ -170,7 +170,7 @@ struct IndexWatchTests {
   @Test func aFreshProcessTrustsALivePublisherAndOnlyThatOne() throws {
     let (store, scratch) = try makeTable(30)
     defer { scratch.remove() }
-    settle()
+    try settle(store)
     let publisher = try store.publishIndexes()
     // The first answer waits for the publisher's own first full check.
     let indexDirectory = store.privateDirectory + "/index"
@@ -209,7 +209,7 @@ struct IndexWatchTests {
     // A record another process appends after the answer, from a read made
     // before the last edit, is checked again, not trusted.
     let old = try #require(FileStat.of(scratch.path + "/t/d3.json"))
-    settle()
+    try settle(store)
     try scratch.write("t/d3.json", document("d3", rank: -70))
     let stale = {
       let entry = IndexEntry(

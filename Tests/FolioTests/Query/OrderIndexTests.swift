@@ -30,12 +30,12 @@ struct OrderIndexTests {
   }
 
   /// Waits out the racy window, so that later checks trust stat data alone.
-  func settle() { usleep(UInt32(FileStat.racyMargin / 1000) + 50_000) }
+  func settle(_ store: Store) { waitPastRacyWindow(of: store.directory(of: try! store.table(named: "t"))) }
 
   @Test func aLimitedPageReadsOnlyWhatItReturns() throws {
     let (store, scratch) = try makeTable(60)
     defer { scratch.remove() }
-    settle()
+    settle(store)
     _ = try pks(store)  // builds the index, reading every document once
     let folder = store.directory(of: try store.table(named: "t"))
     let before = QueryStatistics.documentsRead(folder: folder)
@@ -68,7 +68,7 @@ struct OrderIndexTests {
       try store.write { tx in
         for (pk, doc) in docs { _ = try tx.put(table: "t", pk: pk, document: .object(doc)) }
       }
-      settle()
+      settle(store)
       let q = try store.collection("t").query().orderBy(child: "a.b")
       #expect(try q.get().map(\.pk) == expected, "indexed: \(indexed)")
       let folder = store.directory(of: try store.table(named: "t"))
@@ -97,7 +97,7 @@ struct OrderIndexTests {
     // In place, same size, right away (inside the racy window).
     try scratch.write("t/d5.json", #"{"id": "d5", "pad": "x", "rank": -1}"# + "\n")
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d5", "d0"])
-    settle()
+    settle(store)
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d5", "d0"])
     // In place again after the window: only stat data can tell.
     try scratch.write("t/d5.json", #"{"id": "d5", "pad": "x", "rank": 999}"# + "\n")
@@ -156,7 +156,7 @@ struct OrderIndexTests {
     try store.apply(table: "t", pk: "d9", op: .update, columns: ["rank": -1])
     try store.collection("t").findByID("d1").remove()
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d9", "d0"])
-    settle()
+    settle(store)
     try git(["checkout", "-q", "--", "t"], in: scratch.path)
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d0", "d1"])
     #expect(try pks(store) { try $0.limitToLast(1) } == ["d9"])

@@ -71,6 +71,34 @@ final class WatchHarness: Sendable {
     }
   }
 
+  /// The ops recorded so far, less those of ``fence(in:)``'s markers.
+  var recordedWithoutFences: [(op: Op, file: String)] {
+    recorded.filter { !$0.op.pk.hasPrefix(Self.fencePrefix) }
+  }
+
+  private static let fencePrefix = "fence-"
+  private let fences = Mutex(0)
+
+  /// Saves a new marker document in `folder` (a table folder) and waits
+  /// until its op is recorded. Every event of an earlier change sits ahead
+  /// of the marker's in the watcher's one inotify queue and starts its
+  /// quiet period no later, so once the marker is recorded, whatever those
+  /// events would record or report has been too, except what waits for a
+  /// writer to close its file; ``stop()`` records that.
+  /// - Returns: whether the marker was recorded in time.
+  @discardableResult
+  func fence(in folder: String) throws -> Bool {
+    let number = fences.withLock {
+      $0 += 1
+      return $0
+    }
+    let pk = Self.fencePrefix + "\(number)"
+    try FileSystem.writeAtomically(folder + "/" + pk + ".json", Array(#"{"fence": true}"#.utf8), sync: false)
+    return wait { events in
+      events.contains { if case .recorded(let op, _) = $0 { op.pk == pk } else { false } }
+    }
+  }
+
   /// Stops the watcher and waits for `run()` to return.
   func stop() throws {
     watcher.stop()
