@@ -52,3 +52,11 @@ if grep -q "warning:" "$readme/build.log"; then
 fi
 (cd "$readme" && "$(swift build --package-path "$readme" --show-bin-path)/ReadmeExample" >/dev/null)
 echo "README example: ok"
+
+# The documentation builds with the toolchain's DocC, with no warning, and
+# Store's `## Topics` lists every public member.
+bash scripts/build-docs.sh >.build/build-docs.log 2>&1 || {
+  cat .build/build-docs.log
+  exit 1
+}
+echo "Documentation: ok"

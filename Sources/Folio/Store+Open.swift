@@ -23,8 +23,11 @@ extension Store {
   /// (or `config` if given and there is no `folio.yaml` yet), `.gitattributes`
   /// routing table files to Folio's merge driver, `.folio/ops/`, and the
   /// replica id.
-  /// - Parameter mergeDriver: the `folio` program git should run as the
-  ///   merge driver (registered in `.git/config` as `merge.folio.driver`).
+  /// - Parameters:
+  ///   - url: the folder; it is created if it does not exist.
+  ///   - config: the `folio.yaml` to write when there is none yet.
+  ///   - mergeDriver: the `folio` program git should run as the merge
+  ///     driver (registered in `.git/config` as `merge.folio.driver`).
   @discardableResult
   public static func create(at url: URL, config: Config? = nil, mergeDriver: String = "folio") throws -> Store
   {
@@ -43,6 +46,7 @@ extension Store {
   /// try store.collection("todos").upsert(["id": "a", "title": "Buy milk"])
   /// ```
   /// - Parameters:
+  ///   - url: the folder; it is created if it does not exist.
   ///   - tables: per table name, its folder, key, order keys and column
   ///     kinds (see ``TableDefinition``).
   ///   - mergeDriver: as for ``create(at:config:mergeDriver:)``.

@@ -10,7 +10,7 @@ import Synchronization
 /// GET, PUT, PATCH, POST and DELETE follow Firebase's "Retrieving data" and
 /// "Saving data", with its query parameters, server values, ETags and
 /// `if-match`; `Accept: text/event-stream` streams `put` and `patch` events
-/// from live queries. Every write is one ``Store/write(_:)`` transaction.
+/// from live queries. Every write is one ``Store/write(_:)-3g7od`` transaction.
 ///
 /// While it runs, the server follows two files: `folio.yaml` (a table added
 /// is served at once; a stream of a table removed gets `cancel`) and, with

@@ -56,7 +56,7 @@ public enum ImportMode: String, Sendable, CaseIterable {
   case replace
 }
 
-/// Options for ``Store/importRows(into:from:options:onBadRow:onProgress:)``.
+/// Options for ``Store/importRows(into:options:onBadRow:onProgress:)-8emd0``.
 public struct ImportOptions: Sendable {
   /// Where the rows come from: a file path or `-` for stdin.
   public var path: String

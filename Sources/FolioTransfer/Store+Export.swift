@@ -4,7 +4,7 @@ import FolioQuery
 import FolioSystem
 import Glibc
 
-/// Options for ``Store/exportRows(_:options:onProgress:)``: the format and
+/// Options for ``Store/exportRows(_:options:onProgress:)-52wgj``: the format and
 /// the destination. Which rows, and in what order, is the query's business.
 public struct ExportOptions: Sendable {
   /// The format (default NDJSON).
@@ -30,7 +30,7 @@ public struct ExportSummary: Sendable {
 
 extension Store {
   /// Writes a table's documents out, streamed, in order: by the table's
-  /// first order key, else by pk. Shorthand for ``exportRows(_:options:onProgress:)``
+  /// first order key, else by pk. Shorthand for ``exportRows(_:options:onProgress:)-52wgj``
   /// with the table's plain query.
   @discardableResult
   public func exportRows(

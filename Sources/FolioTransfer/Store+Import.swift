@@ -26,8 +26,7 @@ extension Store {
   /// (``Op/fromTree``). Nothing touches the table until every row has been
   /// read: a bad row without `continueOnError`, an error, or a kill leaves
   /// the table as it was; after the single durability point a crash is
-  /// finished by the next process that opens the store (see
-  /// ``ImportWorkspace``).
+  /// finished by the next process that opens the store.
   ///
   /// Rows are read, checked against the schema and the size limit, and
   /// staged without the store lock, so other writers go on meanwhile; the

@@ -3,7 +3,7 @@
 ///
 /// While any ``Subscription`` is alive, the store pulls from ``remote``
 /// every ``pullEvery`` (Ditto's `findByID` API: a subscription is how an app asks to
-/// receive other replicas' changes). A pull is ``Store/sync(remote:push:)``
+/// receive other replicas' changes). A pull is ``Store/sync(remote:push:)-(String?,_)``
 /// without the push: it commits pending local changes, fetches and merges.
 ///
 /// ```yaml

@@ -5,7 +5,7 @@ import FolioSystem
 ///
 /// Transforms ride on an update: the assignments apply first and the
 /// transforms on top of the result. In the JSON form accepted by
-/// ``Store/apply(table:pk:op:columns:transforms:)`` they read:
+/// ``Store/apply(table:pk:op:columns:transforms:)-(_,_,_,JSONObject,_)`` they read:
 ///
 /// ```json
 /// {"op": "increment", "by": 1}

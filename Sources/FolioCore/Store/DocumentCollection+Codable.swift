@@ -53,7 +53,7 @@ extension DocumentCollection {
     return try store.write { try $0.insert(table: name, value: json) }
   }
 
-  /// Inserts `value` as a new document; see ``insert(_:encoder:)``.
+  /// Inserts `value` as a new document; see ``insert(_:encoder:)-78uh5``.
   @discardableResult
   public func insert(_ value: JSONValue) throws -> String {
     try store.write { try $0.insert(table: name, value: value) }

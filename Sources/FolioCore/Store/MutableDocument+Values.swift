@@ -26,7 +26,8 @@ extension MutableDocument {
     set { assign(newValue, at: .column(key)) }
   }
 
-  /// The value at `path` as a Swift value; see ``subscript(_:)-(String)``.
+  /// The value at `path` as a Swift value, as the column subscript reads
+  /// and writes it.
   public subscript<V: JSONRepresentable & Decodable>(path: FieldPath) -> V? {
     get { value.value(at: path).flatMap { try? $0.decode(V.self) } }
     set { assign(newValue, at: path) }

@@ -1,6 +1,6 @@
 import FolioJSON
 
-/// A document being changed inside ``PendingIDSpecificOperation/update(_:)``.
+/// A document being changed inside ``PendingIDSpecificOperation/update(_:)-4t3cc``.
 ///
 /// Each change is recorded as it is made and becomes one mutation with
 /// assignments and transforms, so that increments add up and unions merge

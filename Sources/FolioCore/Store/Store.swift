@@ -7,7 +7,7 @@ import Synchronization
 /// A Folio store: a git working tree with `folio.yaml` at its root, where
 /// each table is a folder and each document one JSON file.
 ///
-/// Open one with ``init(at:)`` or make one with ``create(at:config:)``. Both
+/// Open one with ``init(at:)`` or make one with ``create(at:config:mergeDriver:)``. Both
 /// look for the nearest `folio.yaml` upward from the given directory, as git
 /// looks for `.git`.
 ///
@@ -23,6 +23,106 @@ import Synchronization
 /// A store may be used from many threads and many processes at once: writes
 /// serialize on a store-wide lock, and every mutation is durable when the
 /// call returns.
+///
+/// Most members come in two forms: one that blocks the calling thread, and
+/// an `async` one that runs it on the store's own serial queue, never on
+/// Swift's cooperative thread pool.
+///
+/// ## Topics
+///
+/// ### Opening and creating a store
+///
+/// - ``init(at:)``
+/// - ``create(at:config:mergeDriver:)``
+/// - ``create(at:tables:mergeDriver:)``
+/// - ``clone(url:into:mergeDriver:)``
+/// - ``root``
+/// - ``config``
+/// - ``replicaID``
+///
+/// ### Reading and writing documents
+///
+/// - ``collection(_:)``
+/// - ``write(_:)-3g7od``
+/// - ``write(_:)-293zf``
+/// - ``apply(table:pk:op:columns:transforms:)-k3gf``
+/// - ``apply(table:pk:op:columns:transforms:)-1td7v``
+/// - ``apply(table:pk:op:columns:transforms:)-6gk68``
+/// - ``apply(table:pk:op:columns:transforms:)-2ohf5``
+/// - ``apply(table:pk:op:columns:transforms:)-2vkew``
+/// - ``apply(table:where:op:columns:transforms:dryRun:)-76r5j``
+/// - ``apply(table:where:op:columns:transforms:dryRun:)-5amnf``
+/// - ``apply(table:where:op:columns:transforms:dryRun:)-1pxoz``
+/// - ``apply(table:where:op:columns:transforms:dryRun:)-2viq5``
+/// - ``apply(table:where:op:columns:transforms:dryRun:)-5d75q``
+/// - ``ops(table:pk:)``
+/// - ``isEvicted(table:pk:)``
+///
+/// ### Tables and schemas
+///
+/// - ``table(named:)``
+/// - ``addTable(_:)``
+/// - ``removeTable(named:)``
+/// - ``withTableAdded(_:_:)``
+/// - ``schemaText(table:)``
+/// - ``inferSchema(table:)``
+///
+/// ### Committing and syncing
+///
+/// - ``commit(message:)-93boo``
+/// - ``commit(message:)-6p4a5``
+/// - ``status()-5rbyl``
+/// - ``status()-23tdo``
+/// - ``sync(remote:push:)-7iell``
+/// - ``sync(remote:push:)-54nkq``
+/// - ``onPull(_:)``
+/// - ``activeSubscriptions``
+/// - ``compact(message:)``
+///
+/// ### Conflicts
+///
+/// - ``conflicts(table:)``
+/// - ``conflictChanges(table:)``
+/// - ``observeConflicts(table:deliverOn:_:)``
+/// - ``resolveConflict(table:pk:path:_:)``
+/// - ``ConflictResolution``
+///
+/// ### Working with git directly
+///
+/// - ``registerMergeDriver(program:)``
+/// - ``runMergeDriver(basePath:oursPath:theirsPath:path:)``
+/// - ``reconcileGitMerge()``
+/// - ``pendingCheckoutProblem()``
+/// - ``undoPullBringingBadConfig(at:)``
+///
+/// ### Importing and exporting
+///
+/// - ``importRows(into:options:onBadRow:onProgress:)-8emd0``
+/// - ``importRows(into:options:onBadRow:onProgress:)-42x77``
+/// - ``exportRows(_:options:onProgress:)-52wgj``
+/// - ``exportRows(_:options:onProgress:)-8gr0g``
+/// - ``exportRows(from:options:onProgress:)-4uoox``
+/// - ``exportRows(from:options:onProgress:)-2m235``
+///
+/// ### Checking and repairing
+///
+/// - ``check()``
+/// - ``format(table:)``
+/// - ``pendingRecoveryError``
+///
+/// ### The index daemon
+///
+/// - ``indexDaemonMode``
+/// - ``indexDaemonStatus()``
+/// - ``publishIndexes()``
+/// - ``runIndexDaemon(idle:)``
+/// - ``startIndexDaemonOnDemand(executable:)``
+/// - ``stopIndexDaemon(timeout:)``
+///
+/// ### Editor support
+///
+/// - ``writeVSCodeSettings()``
+/// - ``vscodeSettingsPath``
 public final class Store: Sendable {
   /// The store's root directory (where `folio.yaml` is).
   public let root: URL

@@ -1,7 +1,7 @@
 import FolioJSON
 import FolioSystem
 
-/// The mutations of one ``Store/write(_:)`` call. They land together, with
+/// The mutations of one ``Store/write(_:)-3g7od`` call. They land together, with
 /// one durability point, when the call's body returns.
 ///
 /// Reads through the transaction see its own earlier writes.
@@ -84,7 +84,7 @@ public final class WriteTransaction {
   // MARK: Mutations
 
   /// Applies one mutation with every Kizuna transform rule; see
-  /// ``Store/apply(table:pk:op:columns:transforms:)``.
+  /// ``Store/apply(table:pk:op:columns:transforms:)-(_,_,_,JSONObject,_)``.
   @discardableResult
   public func apply(
     table: String, pk: String, op: Mutation.Kind, columns: [String: JSONValue] = [:],
@@ -332,7 +332,7 @@ public final class WriteTransaction {
   }
 }
 
-/// How ``DocumentCollection/upsert(_:writeStrategy:)`` treats an existing document.
+/// How ``DocumentCollection/upsert(_:writeStrategy:)-52jl9`` treats an existing document.
 public enum WriteStrategy: String, Sendable, CaseIterable {
   /// Create the document, or assign the given columns over the existing one.
   case merge

@@ -14,7 +14,7 @@ public struct CommitSummary: Sendable {
   /// Documents left out because they are not valid (each with `file:line:col`).
   public var problems: [FolioError]
   /// The merge commit that concluded a stopped `git merge` or `git pull`
-  /// first, if there was one (see ``Store/commit(message:)``).
+  /// first, if there was one (see ``Store/commit(message:)-93boo``).
   public var concludedMerge: String? = nil
 }
 

@@ -76,7 +76,7 @@ extension Store {
   /// - Throws: `REMOTE` if the remote cannot be reached, `CREDENTIALS`,
   ///   `HOST_KEY` for an ssh host key that is unknown or changed,
   ///   `PUSH_REJECTED` if the remote kept moving through every round, or
-  ///   refused the push ``refusalsForVerdict`` times in a row while it
+  ///   refused the push three times in a row while it
   ///   stood still (a hook, a protected branch),
   ///   `CONFLICT` for files outside the tables that git could not merge.
   @discardableResult

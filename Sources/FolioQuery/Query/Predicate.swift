@@ -2,7 +2,7 @@ import FolioCore
 import FolioJSON
 
 /// A filter for ``Query/where(_:)-(Predicate)``, usually parsed from text
-/// with ``init(parsing:)``.
+/// with ``init(parsing:source:)``.
 ///
 /// The language:
 /// - comparisons `==`, `!=`, `<`, `<=`, `>`, `>=` between dotted paths
@@ -18,7 +18,10 @@ import FolioJSON
 /// for a missing or `null` delay, and `"a" > 5`. `==` and `!=` compare
 /// exactly (see ``ValueOrdering/equal(_:_:)``). A missing path reads as
 /// `null`. Path segments that are not identifiers go in backticks:
-/// `` `first name` == "Ada" ``.
+///
+/// ```
+/// `first name` == "Ada"
+/// ```
 ///
 /// ```swift
 /// let p = try Predicate(parsing: #"AIRLINE == "AA" && DEPARTURE_DELAY > 60"#)

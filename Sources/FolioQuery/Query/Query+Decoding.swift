@@ -6,7 +6,7 @@ extension Query {
   /// ```swift
   /// let page = try todos.query().orderBy(child: "lastUpdate").limitToFirst(20).get(as: Todo.self)
   /// ```
-  /// - Throws: as ``get()``; `DecodingError` for a document that does not
+  /// - Throws: as ``get()-1xrqj``; `DecodingError` for a document that does not
   ///   decode as `type`.
   public func get<T: Decodable>(as type: T.Type, decoder: JSONValueDecoder = JSONValueDecoder()) throws
     -> [T]

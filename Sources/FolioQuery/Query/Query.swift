@@ -14,14 +14,14 @@ import FolioSystem
 ///     .get()
 /// ```
 ///
-/// - **Ordering**: one of ``orderBy(child:)``, ``orderByKey()`` and
+/// - **Ordering**: one of ``orderBy(child:)-(FieldPath)``, ``orderByKey()`` and
 ///   ``orderByValue()``. Without one, the table's first `order` key from
 ///   `folio.yaml` is used, or the key if it has none. Documents sort by the
 ///   rules of ``ValueOrdering``; ties are broken by pk, so the order is
 ///   total and a cursor `(value, pk)` names one exact position.
-/// - **Range**: ``startAt(_:key:)`` and ``endAt(_:key:)`` are inclusive,
-///   ``startAfter(_:key:)`` and ``endBefore(_:key:)`` exclusive, and
-///   ``equalTo(_:key:)`` is `startAt` plus `endAt`. Without `key`, a bound
+/// - **Range**: ``startAt(_:key:)-(JSONValue,_)`` and ``endAt(_:key:)-(JSONValue,_)`` are inclusive,
+///   ``startAfter(_:key:)-(JSONValue,_)`` and ``endBefore(_:key:)-(JSONValue,_)`` exclusive, and
+///   ``equalTo(_:key:)-(JSONValue,_)`` is `startAt` plus `endAt`. Without `key`, a bound
 ///   covers every pk at that value. Paging with `startAfter(lastValue, key:
 ///   lastPK)` never skips or repeats a document, however many share a value.
 /// - **Limit**: ``limitToFirst(_:)`` or ``limitToLast(_:)``, applied after

@@ -4,7 +4,7 @@ import FolioJSON
 extension Store {
   /// Applies one mutation to every document of `table` that matches
   /// `expression` (Kizuna's "Write with filters"), in one transaction
-  /// with one op per document; see ``Query/update(columns:transforms:dryRun:)``
+  /// with one op per document; see ``Query/update(columns:transforms:dryRun:)-1msov``
   /// for the rules.
   ///
   /// ```swift
