@@ -14,16 +14,16 @@ struct BulkTransactionEventTests {
       .joined(separator: "\n") + "\n"
   }
 
-  /// Everything delivered so far, once `count` items are in and a moment
-  /// has passed in which nothing more came.
-  static func settled(_ events: Events<Int>, count: Int) -> [Int] {
+  /// Everything delivered so far, once `count` items are in and `fence`
+  /// has passed: an item too many for the writes before it comes first.
+  static func settled(_ events: Events<Int>, count: Int, fence: LiveQueryFence) throws -> [Int] {
     _ = events.wait(for: count)
-    Thread.sleep(forTimeInterval: 0.7)
+    #expect(try fence.pass())
     return events.wait(for: 0)
   }
 
   @Test func aLargeImportInAnotherProcessArrivesAsOneEvent() throws {
-    let scratch = try CLIScratch()
+    let scratch = try CLIScratch(yaml: CLIScratch.yamlWithNotes)
     defer { scratch.remove() }
     try scratch.folio("init")
     // A table that is not empty: the import lands file by file.
@@ -39,14 +39,17 @@ struct BulkTransactionEventTests {
       .observeLocal { documents, _ in window.append(documents.first?["lastUpdate"]?.intValue ?? -100) }
     defer { liveWindow.stop() }
     #expect(all.wait(for: 1) == [1])
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
     for round in 0..<2 {
       try scratch.write("rows\(round).ndjson", Self.rows(300, from: round * 300))
       let imported = try scratch.folio("import", "todos", "rows\(round).ndjson", "--format", "ndjson")
       #expect(imported.status == 0, "\(imported.stderr)")
-      #expect(Self.settled(all, count: round + 2) == Array([1, 301, 601].prefix(round + 2)))
+      #expect(
+        try Self.settled(all, count: round + 2, fence: fence) == Array([1, 301, 601].prefix(round + 2)))
     }
     // The window went straight from the seed to the last five rows.
-    #expect(Self.settled(window, count: 3) == [-1, 295, 595])
+    #expect(try Self.settled(window, count: 3, fence: fence) == [-1, 295, 595])
   }
 
   @Test func aLargeSyncInAnotherProcessArrivesAsOneEvent() throws {
@@ -54,7 +57,7 @@ struct BulkTransactionEventTests {
     defer { scratch.remove() }
     let remote = scratch.path + "/remote.git"
     #expect(try FolioRunner.shell("git init -q --bare remote.git", in: scratch.path) == 0)
-    try scratch.write("a/folio.yaml", CLIScratch.yaml)
+    try scratch.write("a/folio.yaml", CLIScratch.yamlWithNotes)
     let a = try Store.create(at: URL(fileURLWithPath: scratch.path + "/a"))
     #expect(try FolioRunner.shell("git remote add origin file://\(remote)", in: scratch.path + "/a") == 0)
     try a.apply(table: "todos", pk: "seed", op: .insert, columns: ["lastUpdate": -1])
@@ -64,13 +67,15 @@ struct BulkTransactionEventTests {
     let live = try b.collection("todos").query().observeLocal { documents, _ in all.append(documents.count) }
     defer { live.stop() }
     #expect(all.wait(for: 1) == [1])
+    let fence = try LiveQueryFence(store: b)
+    defer { fence.stop() }
 
     try scratch.write("rows.ndjson", Self.rows(300, from: 0))
     try a.importRows(into: "todos", options: ImportOptions(path: scratch.path + "/rows.ndjson"))
     try a.sync()
     let synced = try FolioRunner.run(["-C", "b", "sync"], in: scratch.path)
     #expect(synced.status == 0, "\(synced.stderr)")
-    #expect(Self.settled(all, count: 2) == [1, 301])
+    #expect(try Self.settled(all, count: 2, fence: fence) == [1, 301])
     // And back: a change of many documents in one transaction on a.
     try a.write { tx in
       for i in 0..<300 { try tx.apply(table: "todos", pk: "r\(i)", op: .remove) }
@@ -78,6 +83,6 @@ struct BulkTransactionEventTests {
     try a.sync()
     let again = try FolioRunner.run(["-C", "b", "sync"], in: scratch.path)
     #expect(again.status == 0, "\(again.stderr)")
-    #expect(Self.settled(all, count: 3) == [1, 301, 1])
+    #expect(try Self.settled(all, count: 3, fence: fence) == [1, 301, 1])
   }
 }

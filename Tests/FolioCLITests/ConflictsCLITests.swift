@@ -112,10 +112,21 @@ import Testing
     try box.folio(["conflicts", "resolve", "todos", "t", "title", "--keep"], in: "r1")
     #expect(events.wait(for: 3))
     #expect(events[2].0.isEmpty && events[2].1.closed == opened.0)
-    usleep(300_000)
-    #expect(events.count == 3, "one event per change: \((0..<events.count).map { events[$0].1 })")
+    // A fence: a record for another document, as a fetch would bring it.
+    // The watcher hears of it after everything the resolution wrote, and
+    // reads the list again only after that: an event too many for the
+    // resolution comes before the fence's, or, read together with it,
+    // makes the fence's event more than the fence's record opening.
+    var fence = try #require(opened.0.first)
+    fence.pk = "fence"
+    let fencePath = box.root.path + "/r1/.folio/conflicts/fence.json"
+    Save.tempThenRename(fencePath, String(decoding: fence.json.canonicalBytes(), as: UTF8.self))
+    #expect(events.wait(for: 4))
+    #expect(events.count == 4, "one event per change: \((0..<events.count).map { events[$0].1 })")
+    #expect(events[3].0 == [fence] && events[3].1.opened == [fence] && events[3].1.closed.isEmpty)
     observation.stop()
     #expect(observation.isStopped)
+    try FileManager.default.removeItem(atPath: fencePath)
 
     // The async form: the initial list, then it ends with the loop.
     var first: (Int, Bool)?

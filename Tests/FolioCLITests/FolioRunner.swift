@@ -134,6 +134,10 @@ struct CLIScratch {
           tags: set
     """
 
+  /// ``yaml`` with a `notes` table, where a ``LiveQueryFence`` keeps its
+  /// marker out of the live queries of `todos` under test.
+  static let yamlWithNotes = yaml + "\n  notes:\n    path: data/notes\n"
+
   func remove() { try? FileManager.default.removeItem(atPath: path) }
 
   func write(_ relative: String, _ text: String) throws {

@@ -36,6 +36,17 @@ struct IndexDaemonCLITests {
     try scratch.folio("index-daemon", "--status").stdout
   }
 
+  /// The running processes whose arguments name `scratch`'s folder, as
+  /// those of a daemon a query started do (`-C ROOT index-daemon`).
+  func processes(naming scratch: CLIScratch) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { name in
+      guard Int32(name) != nil,
+        let bytes = FileManager.default.contents(atPath: "/proc/\(name)/cmdline")
+      else { return false }
+      return bytes.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == scratch.path }
+    }
+  }
+
   func pks(_ stdout: String) -> [String] {
     stdout.split(separator: "\n").compactMap { line in
       (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
@@ -55,6 +66,7 @@ struct IndexDaemonCLITests {
     #expect(first.stderr.contains("full stat check (no publisher)"), "\(first.stderr)")
     #expect(first.stderr.contains("started an index daemon"), "\(first.stderr)")
     #expect(try eventually { try status(scratch).hasPrefix("index daemon running (pid ") })
+    #expect(processes(naming: scratch).count == 1, "the daemon is found by its arguments")
 
     // A second fresh process is answered by the daemon: no stat sweep.
     let second = try query(scratch, "--limit-to-first", "2")
@@ -96,7 +108,9 @@ struct IndexDaemonCLITests {
     #expect(first.status == 0)
     #expect(first.stderr.contains("full stat check (no publisher)"), "\(first.stderr)")
     #expect(!first.stderr.contains("started an index daemon"), "\(first.stderr)")
-    usleep(300_000)
+    // A query starts a daemon before it exits (posix_spawn returns once
+    // the daemon runs): none runs now, so none was started.
+    #expect(processes(naming: scratch) == [])
     #expect(try status(scratch) == "no index daemon\n")
   }
 
@@ -121,7 +135,9 @@ struct IndexDaemonCLITests {
       ["query", "todos"], in: configured.path, environment: ["FOLIO_DEBUG_INDEX": "1"])
     #expect(pks(result.stdout) == ["b", "c", "a"])
     #expect(!result.stderr.contains("started"), "\(result.stderr)")
-    usleep(300_000)
+    // A query starts a daemon before it exits (posix_spawn returns once
+    // the daemon runs): none runs now, so none was started.
+    #expect(processes(naming: scratch) == [] && processes(naming: configured) == [])
     #expect(try status(scratch) == "no index daemon\n")
     #expect(try status(configured) == "no index daemon\n")
   }

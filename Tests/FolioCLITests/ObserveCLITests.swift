@@ -56,6 +56,14 @@ struct ObserveCLITests {
 
   func json(_ line: String) throws -> JSONValue { try JSONValue(parsing: line) }
 
+  /// Whether process `pid` has the file at `path` open.
+  static func hasOpen(_ pid: Int32, _ path: String) -> Bool {
+    let folder = "/proc/\(pid)/fd"
+    return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).contains {
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) == path
+    }
+  }
+
   @Test func observePrintsEachChangeAndExitsZeroOnInterrupt() throws {
     let scratch = try CLIScratch()
     defer { scratch.remove() }
@@ -186,8 +194,13 @@ struct ObserveCLITests {
     eventually { FileManager.default.fileExists(atPath: marker) || !writer.isRunning }
     try #require(FileManager.default.fileExists(atPath: marker), "the writer never paused at commit")
     // The document is in place, but not delivered while the transaction
-    // may be half done...
-    Thread.sleep(forTimeInterval: 0.3)
+    // may be half done: the observer holds it back until the writer stamps
+    // it applied, and after a second goes to redo the journal under the
+    // store lock, which the writer holds. Its lock file open shows it has
+    // come that far without delivering, and delivers nothing before the
+    // writer has gone...
+    #expect(
+      eventually { Self.hasOpen(follower.process.processIdentifier, scratch.path + "/.git/folio/lock") })
     let onDisk = try String(contentsOfFile: scratch.path + "/data/todos/a.json", encoding: .utf8)
     #expect(onDisk.contains("far"))
     #expect(follower.wait(for: 1).count == 1)
@@ -197,8 +210,16 @@ struct ObserveCLITests {
     let lines = follower.wait(for: 2)
     try #require(lines.count == 2)
     #expect(try json(lines[1]) == ["document": ["id": "a", "title": "far"], "old": .null])
-    Thread.sleep(forTimeInterval: 0.3)
-    #expect(follower.wait(for: 1).count == 2)
+    // A fence: another writer's change after the redo. A line too many for
+    // the redo comes before the fence's.
+    let fence = try scratch.folio("apply", "todos", "a", "--op", "update", "--columns", #"{"title":"fence"}"#)
+    #expect(fence.status == 0, "\(fence.stderr)")
+    let fenced = follower.wait(for: 3)
+    try #require(fenced.count == 3)
+    #expect(
+      try json(fenced[2]) == [
+        "document": ["id": "a", "title": "fence"], "old": ["id": "a", "title": "far"],
+      ])
     let status = try scratch.folio("get", "todos", "a")
     #expect(status.status == 0)
     follower.process.interrupt()

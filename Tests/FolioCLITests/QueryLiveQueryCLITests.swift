@@ -41,7 +41,7 @@ struct QueryLiveQueryCLITests {
   }
 
   @Test func aWindowSeesChildProcessesMoveDocumentsIn() throws {
-    let scratch = try CLIScratch()
+    let scratch = try CLIScratch(yaml: CLIScratch.yamlWithNotes)
     defer { scratch.remove() }
     try scratch.folio("init")
     let store = try Store(at: URL(fileURLWithPath: scratch.path))
@@ -60,6 +60,8 @@ struct QueryLiveQueryCLITests {
     }
     defer { liveAdded.stop() }
     #expect(events.wait(for: 1) == ["initial [a,b,c]"])
+    let fence = try LiveQueryFence(store: store)
+    defer { fence.stop() }
 
     // Each command is another process; each is one transaction, so one event.
     let moved = try scratch.folio("apply", "todos", "e", "--op", "update", "--columns", #"{"lastUpdate": 0}"#)
@@ -85,7 +87,9 @@ struct QueryLiveQueryCLITests {
     ]
     #expect(events.wait(for: expected.count) == expected)
     #expect(added.wait(for: 6) == ["a<-", "b<a", "c<b", "e<-", "f<a", "b<f"])
-    Thread.sleep(forTimeInterval: 0.2)
-    #expect(events.wait(for: expected.count).count == expected.count)
+    // An event too many for a command would come before the fence's.
+    #expect(try fence.pass())
+    #expect(events.wait(for: expected.count) == expected)
+    #expect(added.wait(for: 6).count == 6)
   }
 }

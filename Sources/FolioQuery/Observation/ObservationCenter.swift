@@ -51,6 +51,11 @@ package final class ObservationCenter: Sendable {
   /// Tests only: runs on the watcher thread between its journal check and
   /// its reads, the moment where another process's transaction can begin.
   let afterJournalCheck = Mutex<(@Sendable () -> Void)?>(nil)
+  /// Tests only: runs on the watcher thread once a refresh has read the
+  /// documents, before it checks what happened during the reads; so a test
+  /// can finish a transaction it began at ``afterJournalCheck`` knowing
+  /// that the reads saw it half done.
+  let afterReads = Mutex<(@Sendable () -> Void)?>(nil)
   /// Where the async-sequence forms (`changes()`) take their events: they
   /// must not depend on anyone running the main queue.
   package static let sequenceQueue = DispatchQueue(label: "folio.observation.sequence")

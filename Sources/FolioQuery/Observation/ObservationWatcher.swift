@@ -287,7 +287,8 @@ final class ObservationWatcher: Sendable {
       }
       if !whole {
         whole = center.refresh(store: store, changes: batch) { read in
-          !collect().touches(read, underWay: underWay)
+          center.afterReads.withLock { $0 }?()
+          return !collect().touches(read, underWay: underWay)
             // An import or checkout began during the reads.
             && !TransactionMarker.isPresent(privateDirectory: store.privateDirectory)
         }

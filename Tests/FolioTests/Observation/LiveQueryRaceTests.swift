@@ -39,6 +39,7 @@ struct LiveQueryRaceTests {
     let newA = Array(#"{"id":"a","n":2}"#.utf8)
     let newB = Array(#"{"id":"b","n":2}"#.utf8)
     let halfway = EventRecorder<Int>()
+    let readHalfway = EventRecorder<Int>()
     store.observation.afterJournalCheck.withLock { hook in
       hook = { @Sendable in
         // Only for the first transaction below, once it is in place: not
@@ -62,6 +63,13 @@ struct LiveQueryRaceTests {
           _ = try? journal.write(to: other.journalPath, root: other.rootPath)
           try? FileSystem.writeAtomically(pathA, newA, sync: false)
         }
+        // The reads that follow, in this refresh, see it halfway.
+        store.observation.afterReads.withLock {
+          $0 = { @Sendable in
+            store.observation.afterReads.withLock { $0 = nil }
+            readHalfway.append(1)
+          }
+        }
         halfway.append(1)
       }
     }
@@ -71,7 +79,7 @@ struct LiveQueryRaceTests {
       for pk in ["a", "b"] { try tx.apply(table: "todos", pk: pk, op: .update, columns: ["n": 1]) }
     }
     try #require(halfway.wait(for: 1).count == 1)
-    Thread.sleep(forTimeInterval: 0.2)  // the watcher's reads happen now
+    try #require(readHalfway.wait(for: 1).count == 1)
     try FileSystem.writeAtomically(pathB, newB, sync: false)
     try Journal.clear(at: other.journalPath)
 
@@ -107,7 +115,9 @@ struct LiveQueryRaceTests {
       try? store.write { tx in
         inHandler.wait()
         writerHoldsLock.signal()
-        Thread.sleep(forTimeInterval: 0.05)  // the handler now waits for the lock
+        // The handler goes on to wait for the lock held here, whether or
+        // not it has got there yet: a stop() that waited for it would
+        // deadlock either way.
         live.stop()
         callsAtStop.update { $0 = calls.all.count }
         try tx.apply(table: "todos", pk: "a", op: .upsert, columns: ["n": 2])

@@ -5,6 +5,7 @@ import Testing
 
 @testable import Folio
 @testable import FolioCore
+@testable import FolioIndexDaemon
 @testable import FolioSystem
 
 /// ``IndexDaemon`` in process: idle timeout, stop, one publisher per store,
@@ -12,6 +13,30 @@ import Testing
 @Suite(.serialized)
 struct IndexDaemonTests {
   static let yaml = "version: 1\ntables:\n  t:\n    path: t\n    order: [rank]\n"
+
+  /// Runs `action` on another thread once the daemon's loop is running:
+  /// the daemon answers questions only from its loop, so one answered
+  /// means the loop has been entered. (The loop does not wait for `run()`,
+  /// which only waits for it to end, and what ends it is watched before
+  /// `runIndexDaemon` returns: this is the order a real daemon sees, not a
+  /// condition for the outcome.)
+  /// - Returns: whether the daemon answered, once `action` has run.
+  static func onceRunning(_ store: Store, _ action: @escaping @Sendable () -> Void) -> () -> Bool {
+    let answered = Shared<Bool?>(nil)
+    Thread {
+      let reply = eventually {
+        guard let socket = IndexPublisherClient.connect(indexDirectory: store.privateDirectory + "/index")
+        else { return false }
+        defer { close(socket) }
+        let question: JSONValue = ["check": "t", "signature": ""]
+        return IndexPublisherClient.send(socket, question.compactBytes() + [UInt8(ascii: "\n")])
+          && IndexPublisherClient.receiveLine(socket) != nil
+      }
+      action()
+      answered.update { $0 = reply }
+    }.start()
+    return { eventually { answered.value != nil } && answered.value == true }
+  }
 
   @Test func exitsWhenIdleAndReportsItsStatus() throws {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
@@ -35,12 +60,9 @@ struct IndexDaemonTests {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }
     let daemon = try store.runIndexDaemon(idle: .seconds(60))
-    let stopper = Thread {
-      usleep(200_000)
-      daemon.stop()
-    }
-    stopper.start()
+    let answered = Self.onceRunning(store) { daemon.stop() }
     #expect(try daemon.run() == .stopped)
+    #expect(answered(), "the daemon's loop never answered")
     #expect(store.indexDaemonStatus() == .none)
     #expect(try store.stopIndexDaemon() == nil)
 
@@ -67,23 +89,19 @@ struct IndexDaemonTests {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }
     let daemon = try store.runIndexDaemon(idle: .seconds(60))
-    let remover = Thread {
-      usleep(200_000)
+    let answered = Self.onceRunning(store) {
       try? FileManager.default.removeItem(atPath: store.privateDirectory)
     }
-    remover.start()
     #expect(try daemon.run() == .storeGone)
+    #expect(answered(), "the daemon's loop never answered")
   }
 
   @Test func exitsWhenTheConfigChanges() throws {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }
     let daemon = try store.runIndexDaemon(idle: .seconds(60))
-    let writer = Thread {
-      usleep(200_000)
-      try? scratch.write("folio.yaml", Self.yaml + "  u: {}\n")
-    }
-    writer.start()
+    let answered = Self.onceRunning(store) { try? scratch.write("folio.yaml", Self.yaml + "  u: {}\n") }
     #expect(try daemon.run() == .configChanged)
+    #expect(answered(), "the daemon's loop never answered")
   }
 }
