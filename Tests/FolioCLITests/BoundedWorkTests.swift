@@ -1,10 +1,9 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 
 /// Untrusted input that used to cost unbounded time, stack or memory: huge
 /// set operations from a remote, oversized documents in a merge, deeply

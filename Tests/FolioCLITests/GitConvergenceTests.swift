@@ -1,10 +1,9 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 
 /// The convergence property test of `ConvergenceTests`, through the built
 /// `folio` binary and plain git: three replicas (one made by `folio clone`,

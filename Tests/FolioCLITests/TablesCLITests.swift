@@ -1,9 +1,8 @@
+import Folio
+import FolioCore
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
 
 /// Tables made from the command line: `folio tables add/rm`, `folio import
 /// --create`, `folio init --table`, and UNKNOWN_TABLE errors that say what

@@ -1,10 +1,9 @@
+import Folio
+import FolioCore
 import FolioTestSupport
 import Foundation
 import Synchronization
 import Testing
-
-@testable import Folio
-@testable import FolioCore
 
 /// An app holding `observeLocal` on a document sees the save a
 /// person makes in an editor while `folio watch` runs in another process,

@@ -1,12 +1,12 @@
 import Dispatch
+import Folio
 import FolioTestSupport
+import FolioTransfer
 import Foundation
 import Synchronization
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioTransfer
 
 /// Issue 15 §3: async/await forms, run on the store's own executor.
 struct AsyncAPITests {

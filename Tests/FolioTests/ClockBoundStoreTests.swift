@@ -1,10 +1,10 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioSystem
 
 /// The local half of the clock bound: the stamp format never overflows,
 /// and a clock file or log tail past the bound (written by an older Folio,

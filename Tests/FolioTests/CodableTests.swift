@@ -1,12 +1,11 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Synchronization
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// Issue 15 §1: Codable through Folio's own encoder and decoder.
 struct CodableTests {

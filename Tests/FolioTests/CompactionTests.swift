@@ -1,9 +1,8 @@
+import Folio
+import FolioCore
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
 
 /// `folio compact` keeps every op some known ref has not merged: local
 /// branches count as known refs, as remote-tracking ones do.

@@ -1,10 +1,9 @@
+import Folio
+import FolioCore
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioSystem
 
 /// Runs `body` with a fresh directory under the system temp folder, and
 /// removes it afterwards whatever happens.

@@ -1,12 +1,12 @@
+import Folio
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
 @testable import FolioGit
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// `folio conflicts` in the library: the resolver's overwrites, records made
 /// by `sync` on two and three replicas, and resolution.

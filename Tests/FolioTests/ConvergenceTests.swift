@@ -1,12 +1,12 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioGit
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// The randomized replica test of DESIGN.md's merge invariants: three
 /// replicas mutate at random, sync in random orders (through a shared bare

@@ -1,8 +1,7 @@
+import Folio
+import FolioCore
 import FolioTestSupport
 import Testing
-
-@testable import Folio
-@testable import FolioCore
 
 struct DecimalIntegerTests {
   @Test(arguments: [

@@ -1,10 +1,10 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioSystem
 
 /// Transactions whose files are flushed later (`folio serve`'s group
 /// commit): each is durable through its journal record alone, a crash that

@@ -1,8 +1,7 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
 import Testing
-
-@testable import Folio
-@testable import FolioSystem
 
 @Suite struct DurationParserTests {
   @Test(arguments: [

@@ -1,10 +1,10 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioSystem
 
 /// A crash between an eviction's file delete and the index update: the
 /// journal is still pending, and the next open marks the index entry

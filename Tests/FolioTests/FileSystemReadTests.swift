@@ -1,9 +1,8 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioSystem
 
 /// `FileSystem.read` stops at a regular file's short read at its size, so
 /// every size must still come back whole, and pseudo-files whose stat says

@@ -1,11 +1,11 @@
+import Folio
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// Issue 15 §5: seed 002 "Write with filters".
 struct FilteredWriteTests {

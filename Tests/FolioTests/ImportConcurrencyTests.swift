@@ -1,12 +1,12 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
+import FolioTransfer
 import Foundation
 import Glibc
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioSystem
-@testable import FolioTransfer
 
 /// An import reads, checks and stages its rows without the store lock, so
 /// other writers go on meanwhile; it takes the lock only to land. A write

@@ -1,8 +1,7 @@
+import Folio
+import FolioJSON
 import FolioTestSupport
 import Testing
-
-@testable import Folio
-@testable import FolioJSON
 
 @Suite struct JSONNumberTests {
   static let valid = [

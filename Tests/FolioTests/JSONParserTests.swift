@@ -1,9 +1,9 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
 import Testing
 
-@testable import Folio
 @testable import FolioJSON
-@testable import FolioSystem
 
 /// A text the parser must accept, and its canonical form.
 struct ValidJSONCase: Sendable, CustomTestStringConvertible {

@@ -1,8 +1,7 @@
+import Folio
+import FolioJSON
 import FolioTestSupport
 import Foundation
-
-@testable import Folio
-@testable import FolioJSON
 
 /// Random JSON values and texts for the randomized JSON tests, from a seed
 /// that a failure prints and `FOLIO_TEST_SEED` replays.

@@ -1,9 +1,8 @@
+import Folio
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Testing
-
-@testable import Folio
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// Randomized round trips. Each test prints its seed when it fails; set
 /// `FOLIO_TEST_SEED` to replay it.

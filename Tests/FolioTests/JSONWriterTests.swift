@@ -1,7 +1,7 @@
+import Folio
 import FolioTestSupport
 import Testing
 
-@testable import Folio
 @testable import FolioJSON
 
 @Suite struct JSONWriterTests {

@@ -1,14 +1,14 @@
+import Folio
+import FolioJSON
+import FolioQuery
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Glibc
 import Synchronization
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioJSON
-@testable import FolioQuery
-@testable import FolioSystem
 
 /// Local files: links in the store are never
 /// followed, no local input bricks the store, and no editor's save is lost

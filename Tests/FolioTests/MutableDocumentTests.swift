@@ -1,9 +1,8 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 
 struct MutableDocumentTests {
   @Test func updateRecordsOneMutationWithPaths() throws {

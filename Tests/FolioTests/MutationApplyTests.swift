@@ -1,9 +1,8 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 
 /// ``Mutation/apply(to:pk:key:)`` applies a run of removals in one pass
 /// per parent object; these check that the result is the one applying them

@@ -1,10 +1,9 @@
+import Folio
+import FolioCore
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioSystem
 
 struct PrimaryKeyTests {
   @Test(

@@ -1,11 +1,10 @@
+import Folio
+import FolioGit
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Synchronization
 import Testing
-
-@testable import Folio
-@testable import FolioGit
-@testable import FolioSystem
 
 /// A remote that goes away in the middle of a push: the sync fails with a
 /// clear error, the store stays consistent, and once the server is back a

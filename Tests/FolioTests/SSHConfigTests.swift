@@ -1,10 +1,10 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioGit
-@testable import FolioSystem
 
 /// `~/.ssh/config`, ssh URLs and known_hosts, read as OpenSSH reads them.
 /// The end-to-end cases against a real sshd are in

@@ -1,9 +1,9 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Testing
 
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 @testable import FolioSystem
 
 @Suite struct SourceTextTests {

@@ -1,12 +1,12 @@
+import Folio
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// Deferred writes put documents in place through spare files: the file a
 /// swap replaces is zeroed a checkpoint later and written again, so a

@@ -1,11 +1,11 @@
+import Folio
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioJSON
-@testable import FolioSystem
 
 struct StoreTests {
   @Test func createIsIdempotentAndKeepsTheReplica() throws {

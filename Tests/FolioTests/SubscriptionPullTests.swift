@@ -1,13 +1,13 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Synchronization
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioGit
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// Seed `000_*`: a live subscription is how an app asks for other replicas'
 /// changes, so the store pulls on its own while one is alive, and stops when

@@ -1,10 +1,9 @@
+import Folio
+import FolioGit
+import FolioQuery
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioGit
-@testable import FolioQuery
 
 /// The store's list of live subscriptions (seed `000_*` `subscribe`).
 struct SubscriptionTests {

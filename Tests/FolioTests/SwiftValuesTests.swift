@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// Issue 15 §2: plain Swift values go in everywhere a value goes in.
 struct SwiftValuesTests {

@@ -1,14 +1,14 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioQuery
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Synchronization
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioGit
-@testable import FolioJSON
-@testable import FolioQuery
-@testable import FolioSystem
 
 @Suite struct SyncTests {
   static let yaml = """

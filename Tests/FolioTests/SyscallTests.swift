@@ -1,10 +1,10 @@
+import Folio
 import FolioTestSupport
 import Foundation
 import Glibc
 import Synchronization
 import Testing
 
-@testable import Folio
 @testable import FolioSystem
 
 /// The syscall helpers in `FileSystem`: an interrupted call is made again,

@@ -1,12 +1,12 @@
+import Folio
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
 @testable import FolioGit
-@testable import FolioJSON
-@testable import FolioSystem
 @testable import FolioTransfer
 
 /// Reads every event from a reader: rows as compact JSON, bad rows as their

@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// Every sentence of seed `002_*`, with concrete values.
 struct TransformTests {

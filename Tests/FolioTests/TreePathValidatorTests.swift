@@ -1,8 +1,8 @@
+import Folio
+import FolioCore
 import FolioTestSupport
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioGit
 
 /// The name rules of ``TreePathValidator``, table-driven: git's own

@@ -1,12 +1,11 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
+import FolioTransfer
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioSystem
-@testable import FolioTransfer
 
 /// Issue 13: pks and JSON keys are bytes. Twins that Swift's `String ==`
 /// calls equal (composed "é" and decomposed "e" + U+0301), and a pair that

@@ -1,12 +1,12 @@
+import Folio
+import FolioCore
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioGit
-@testable import FolioSystem
 @testable import FolioWatch
 
 /// `Store.folderMatchesHead`, the quick answer the catch-up of `folio watch`

@@ -1,11 +1,11 @@
+import Folio
+import FolioCore
 import FolioTestSupport
+import FolioTransfer
 import Foundation
 import Glibc
 import Testing
 
-@testable import Folio
-@testable import FolioCore
-@testable import FolioTransfer
 @testable import FolioWatch
 
 /// Folio's own writes are recognised by content hash, without

@@ -1,12 +1,12 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Glibc
 import Synchronization
 import Testing
 
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 @testable import FolioSystem
 @testable import FolioWatch
 

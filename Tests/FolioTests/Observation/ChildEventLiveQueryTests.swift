@@ -1,11 +1,11 @@
 import Dispatch
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 @testable import FolioQuery
 
 /// `query.observeLocal(.childAdded) { document, prevKey in … }` and its

@@ -1,11 +1,11 @@
+import Folio
+import FolioQuery
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioQuery
-@testable import FolioSystem
 
 /// How a live query sees another process's transactions: whole, as soon as
 /// the writer stamps them applied (before its journal is emptied), and

@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioQuery
+import FolioSystem
 import FolioTestSupport
 import Foundation
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioQuery
-@testable import FolioSystem
 
 /// Collects what a live query delivers, and lets a test wait for it.
 final class EventRecorder<T: Sendable>: @unchecked Sendable {

@@ -1,10 +1,9 @@
+import Folio
+import FolioJSON
+import FolioQuery
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioJSON
-@testable import FolioQuery
 
 /// Child events as Firebase raises them, from the cross-SDK event spec
 /// (firebase-js-sdk `packages/database/test/helpers/syncPointSpec.json`,

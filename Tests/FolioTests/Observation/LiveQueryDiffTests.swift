@@ -1,9 +1,9 @@
+import Folio
+import FolioCore
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioQuery
 
 /// The update between two result lists, checked against a brute-force

@@ -1,12 +1,12 @@
+import Folio
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
-@testable import FolioJSON
 @testable import FolioQuery
-@testable import FolioSystem
 
 /// The races at the edges of a live query: a transaction from another
 /// process that begins while the watcher reads, and `stop()` called where

@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioQuery
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioQuery
 
 /// Random transactions against live queries of every shape: after each
 /// one, the results delivered must be what running the query gives.

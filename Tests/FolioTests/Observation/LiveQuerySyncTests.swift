@@ -1,9 +1,8 @@
+import Folio
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioJSON
 
 /// Live queries see documents that a sync brings in: a fast-forward and a
 /// merge both check out files without this replica's transactions.

@@ -1,11 +1,10 @@
 import Dispatch
+import Folio
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Synchronization
 import Testing
-
-@testable import Folio
-@testable import FolioJSON
 
 /// Issue 15 §4, seed `000_*`: "The dispatch queue that will be used to
 /// deliver live query updates. Defaults to the main queue."

@@ -1,10 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 @testable import FolioQuery
 
 /// Query live queries: limited windows slide, and updates carry index sets

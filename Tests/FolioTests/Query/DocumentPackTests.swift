@@ -1,12 +1,12 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 @testable import FolioQuery
-@testable import FolioSystem
 
 /// The packed document cache: scans read it instead of the files, never
 /// trust a record the files contradict, and rebuild it when it is damaged.

@@ -1,12 +1,12 @@
+import Folio
+import FolioCore
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioIndexDaemon
-@testable import FolioSystem
 
 /// ``IndexDaemon`` in process: idle timeout, stop, one publisher per store,
 /// and the status that `folio index-daemon --status` prints.

@@ -1,14 +1,14 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Glibc
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @_spi(Testing) @testable import FolioIndexDaemon
-@testable import FolioJSON
 @testable import FolioQuery
-@testable import FolioSystem
 
 /// Cheap staleness checks: inotify in the process that queries, and a
 /// publisher that vouches for the index to fresh processes.

@@ -1,13 +1,13 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioGit
-@testable import FolioJSON
 @testable import FolioQuery
-@testable import FolioSystem
 
 /// The persistent order index: kept up to date by Folio's writes, and
 /// repaired from stat data after changes made behind Folio's back.

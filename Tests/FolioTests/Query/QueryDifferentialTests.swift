@@ -1,9 +1,9 @@
+import Folio
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioJSON
 @testable import FolioQuery
 
 /// Random queries against a brute-force sort and filter of all documents.

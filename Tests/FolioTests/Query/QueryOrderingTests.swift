@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioQuery
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioQuery
 
 /// The ordering rules, against orders written out by hand.
 struct QueryOrderingTests {

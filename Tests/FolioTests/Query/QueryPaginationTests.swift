@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioQuery
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioQuery
 
 /// Cursor paging visits every matching document exactly once (all, filtered,
 /// ranged, and both), in order, however many documents share the order

@@ -1,9 +1,9 @@
+import Folio
+import FolioCore
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
 @testable import FolioQuery
 
 /// A `where` on an indexed order path reads only the documents in the range

@@ -1,10 +1,9 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 
 /// A deterministic generator; the seed comes from `FOLIO_TEST_SEED` or is
 /// random, and tests print it on failure.

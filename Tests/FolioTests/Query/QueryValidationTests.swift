@@ -1,12 +1,12 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 @testable import FolioQuery
-@testable import FolioSystem
 
 struct QueryValidationTests {
   func query() throws -> (Query, Scratch) {

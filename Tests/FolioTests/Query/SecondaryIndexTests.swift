@@ -1,10 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
 @testable import FolioQuery
 
 /// `indexes:` in folio.yaml: more indexes, kept like the order keys', that

@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioJSON
-@testable import FolioSystem
 
 /// The official JSON-Schema-Test-Suite cases (draft 2020-12) for the
 /// keywords Folio checks, copied as data into `Resources/JSONSchemaTestSuite`

@@ -1,11 +1,11 @@
+import Folio
+import FolioSystem
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
 @testable import FolioJSON
-@testable import FolioSystem
 
 /// The schema subset beyond the official suite: where load errors and
 /// violations point, the messages people read, column-kind agreement,

@@ -1,8 +1,8 @@
+import Folio
 import FolioTestSupport
 import Foundation
 import Testing
 
-@testable import Folio
 @testable import FolioCore
 
 /// ``LinearRegex``: ECMA-262 patterns in time linear in the string.

@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioSystem
 import FolioTestSupport
+import FolioTransfer
 import Foundation
 import Testing
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioSystem
-@testable import FolioTransfer
 
 /// Where a table's schema is enforced in the library: every write path
 /// refuses a violation before anything is written, an import refuses the

@@ -1,9 +1,8 @@
+import Folio
+import FolioCore
+import FolioSystem
 import FolioTestSupport
 import Foundation
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioSystem
 
 /// A bare repository to sync through, and the replicas cloned from it.
 struct SyncFixture {

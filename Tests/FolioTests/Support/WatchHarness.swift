@@ -1,11 +1,10 @@
+import Folio
+import FolioCore
+import FolioSystem
 import FolioTestSupport
+import FolioWatch
 import Foundation
 import Synchronization
-
-@testable import Folio
-@testable import FolioCore
-@testable import FolioSystem
-@testable import FolioWatch
 
 /// A ``Watcher`` running on its own thread, with every event it reports
 /// collected for the test to wait on.
