@@ -46,6 +46,22 @@ if grep -q "warning:" "$out/docc.log"; then
 fi
 python3 scripts/check-topics.py "$out/Folio.doccarchive" documentation/folio/store
 
+# Every example in a public doc comment type-checks against the public API.
+# An example's unused results are fine (`[#no-usage]`); any other warning,
+# such as an `await` on a blocking form, fails like an error.
+python3 scripts/extract-doc-examples.py "$out/DocExamples.swift"
+bin=$(swift build --show-bin-path)
+maps=()
+while IFS= read -r map; do maps+=(-Xcc "-fmodule-map-file=$map"); done < <(find Sources -name module.modulemap)
+swiftc -typecheck -swift-version 6 -I "$bin/Modules" "${maps[@]}" "$out/DocExamples.swift" \
+  >"$out/examples.log" 2>&1 || true
+if grep -E "(error|warning):" "$out/examples.log" | grep -qv "\[#no-usage\]"; then
+  cat "$out/examples.log" >&2
+  echo "build-docs: a doc comment's example does not compile (see above)" >&2
+  exit 1
+fi
+echo "examples: $(grep -c '^private func docExample\|^@MainActor private func docExample' "$out/DocExamples.swift") doc comment examples type-check"
+
 if [[ "${1:-}" == "--preview" ]]; then
   docc preview "$out/Folio.docc" --additional-symbol-graph-dir "$out/symbol-graphs" \
     --fallback-display-name Folio --fallback-bundle-identifier dev.folio.Folio --port 8080

@@ -7,8 +7,7 @@ extension Store {
   /// executor. The callbacks run there too.
   ///
   /// ```swift
-  /// var options = ImportOptions()
-  /// options.inputPath = "flights.ndjson"
+  /// let options = ImportOptions(path: "flights.ndjson")
   /// try await store.importRows(into: "flights", options: options)
   /// ```
   @discardableResult

@@ -4,7 +4,7 @@ import FolioSystem
 /// One way a document breaks its table's schema.
 ///
 /// ```swift
-/// let violation = schema.validate(document).first!
+/// let violation = schema.validate(.object(document)).first!
 /// print(violation)        // views: expected integer, got string (schema todos.schema.json#/properties/views)
 /// let error = violation.error(file: "data/todos/a.json", bytes: bytes)
 /// print(error)            // data/todos/a.json:3:12: error: views: expected integer, got string (schema …)

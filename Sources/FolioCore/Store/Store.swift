@@ -83,6 +83,7 @@ import Synchronization
 ///
 /// - ``conflicts(table:)``
 /// - ``conflictChanges(table:)``
+/// - ``observeConflicts(table:_:)``
 /// - ``observeConflicts(table:deliverOn:_:)``
 /// - ``resolveConflict(table:pk:path:_:)``
 /// - ``ConflictResolution``

@@ -14,14 +14,15 @@ import Foundation
 ///   another replica (arriving with a pull). Files written in a burst (one
 ///   merge, one checkout) make one event; changes that cancel out make
 ///   none;
-/// - the handler runs on `deliverOn`, by default the main queue (a
-///   command-line program must run it, or pass `deliverOn:`), and never
+/// - the handler runs on the main actor (a command-line program must run
+///   the main queue), or on the queue given as `deliverOn:`, and never
 ///   concurrently with itself;
 /// - after ``ConflictObservation/stop()`` returns, or the observation is
 ///   released, nothing more is delivered.
 extension Store {
-  /// Calls `handler` with the open conflicts (``conflicts(table:)``) now,
-  /// then each time they change.
+  /// Calls `handler` on the main actor with the open conflicts
+  /// (``conflicts(table:)``) now, then each time they change, so that it
+  /// can update a main-actor model directly.
   ///
   /// ```swift
   /// let watch = try store.observeConflicts { conflicts, event in
@@ -32,7 +33,22 @@ extension Store {
   /// - Throws: `UNKNOWN_TABLE`; `IO` when the store's folders cannot be
   ///   watched; what ``conflicts(table:)`` throws for the initial list.
   public func observeConflicts(
-    table: String? = nil, deliverOn queue: DispatchQueue = .main,
+    table: String? = nil, _ handler: @escaping @MainActor @Sendable ([Conflict], ConflictListEvent) -> Void
+  ) throws -> ConflictObservation {
+    try observeConflicts(table: table, deliverOn: .main) { conflicts, event in
+      MainActor.assumeIsolated { handler(conflicts, event) }
+    }
+  }
+
+  /// ``observeConflicts(table:_:)``, with the handler run on `queue`.
+  ///
+  /// ```swift
+  /// let watch = try store.observeConflicts(deliverOn: queue) { conflicts, _ in
+  ///     print(conflicts.count, "open conflicts")
+  /// }
+  /// ```
+  public func observeConflicts(
+    table: String? = nil, deliverOn queue: DispatchQueue,
     _ handler: @escaping @Sendable ([Conflict], ConflictListEvent) -> Void
   ) throws -> ConflictObservation {
     if let table { _ = try self.table(named: table) }

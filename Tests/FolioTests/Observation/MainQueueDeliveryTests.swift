@@ -49,6 +49,7 @@ struct MainQueueDeliveryTests {
   @MainActor final class TodoModel {
     var titles: [String] = []
     var counts: [Int] = []
+    var openConflicts: [Int] = []
   }
 
   /// The default-queue forms take a `@MainActor` handler: it updates the
@@ -65,13 +66,18 @@ struct MainQueueDeliveryTests {
       model.titles.append(document?["title"]?.stringValue ?? "none")
     }
     let query = try todos.query().observeLocal { documents, _ in model.counts.append(documents.count) }
+    let conflicts = try store.observeConflicts { list, _ in
+      MainActor.preconditionIsolated()
+      model.openConflicts.append(list.count)
+    }
     try await todos.upsert(["id": "b", "title": "bread"])
     try await todos.findByID("a").update { d in d?["title"] = "oat milk" }
-    try await waitUntil { model.titles.count == 2 && model.counts.count == 3 }
+    try await waitUntil { model.titles.count == 2 && model.counts.count == 3 && model.openConflicts == [0] }
     #expect(model.titles == ["milk", "oat milk"])
     #expect(model.counts == [1, 2, 2])
     live.stop()
     query.stop()
+    conflicts.stop()
   }
 
   @Test func deliverOnOverridesTheMainQueue() async throws {
