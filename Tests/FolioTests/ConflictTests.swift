@@ -120,6 +120,23 @@ import Testing
       ])
   }
 
+  @Test func aRemoveBetweenTwoConcurrentAssignmentsStillRecordsThePair() throws {
+    // A (10) and C (30) are concurrent assignments; B's remove (20) lies
+    // between them and makes C an update of nothing. A replica that merges
+    // A and C before B arrives records the pair, so every merge must: the
+    // record is settled by the remove when listed, not left unwritten.
+    let remove = Op(hlc: stamp(20, "B"), table: "todos", pk: "a", mutation: Mutation(kind: .remove))
+    let (document, overwrites) = try resolve(
+      base: ["id": "a", "title": "t"], ours: [update(10, "A", [("title", "a")])],
+      theirs: [remove, update(30, "C", [("title", "c")])])
+    #expect(document == nil)
+    #expect(
+      overwrites == [
+        .init(
+          path: "title", loser: stamp(10, "A"), losingValue: "a", winner: stamp(30, "C"), winningValue: "c")
+      ])
+  }
+
   // MARK: replicas through sync
 
   static func conflictKeys(_ store: Store) throws -> [String] {
@@ -196,6 +213,46 @@ import Testing
     try r1.apply(table: "todos", pk: "a", op: .update, columns: ["title": "settled"])
     for replica in [r1, r0, r2] { try replica.sync() }
     #expect(try [r0, r1, r2].allSatisfy { try $0.conflicts().isEmpty })
+  }
+
+  @Test func recordsDoNotDependOnWhetherARemoveArrivedBeforeThePair() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let r0 = try fixture.seed(yaml: Self.yaml)
+    try r0.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "start"])
+    try r0.sync()
+    let r1 = try fixture.clone("r1")
+    let r2 = try fixture.clone("r2")
+    // Three concurrent ops, in this stamp order: r0 sets the title, r1
+    // removes the document, r2 sets the title.
+    try r0.apply(table: "todos", pk: "a", op: .update, columns: ["title": "from r0"])
+    waitForNextMillisecond()
+    try r1.apply(table: "todos", pk: "a", op: .remove)
+    waitForNextMillisecond()
+    try r2.apply(table: "todos", pk: "a", op: .update, columns: ["title": "from r2"])
+    // Each head is frozen in a bare mirror, so each merge below sees the
+    // replicas' own commits and not a merge another replica made.
+    for (i, replica) in [r0, r1, r2].enumerated() {
+      try replica.commit()
+      let mirror = fixture.scratch.path + "/m\(i).git"
+      try git(["init", "-q", "--bare", mirror], in: fixture.scratch.path)
+      try git(["push", "-q", mirror, "HEAD:refs/heads/main"], in: replica.rootPath)
+      for other in [r0, r1] where other !== replica {
+        try git(["remote", "add", "m\(i)", "file://" + mirror], in: other.rootPath)
+      }
+    }
+    // r0 meets the two assignments before the remove; r1 meets them with
+    // its remove between them.
+    try r0.sync(remote: "m2", push: false)
+    try r0.sync(remote: "m1", push: false)
+    try r1.sync(remote: "m0", push: false)
+    try r1.sync(remote: "m2", push: false)
+    for replica in [r0, r1] {
+      #expect(try replica.collection("todos").findByID("a").exec() == nil)
+      #expect(try replica.conflicts().isEmpty)  // the remove came after the lost value
+    }
+    #expect(try Self.recordFiles(r0).count == 1)
+    #expect(try Self.recordFiles(r1) == Self.recordFiles(r0))
   }
 
   // MARK: fsck

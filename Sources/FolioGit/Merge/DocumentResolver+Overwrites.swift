@@ -25,8 +25,19 @@ extension DocumentResolver {
   /// assignments to overlapping paths is reported, not only the pair that
   /// meets last, so the set of records does not depend on which replica
   /// merged first. Counters and sets lose nothing in a merge and are never
-  /// reported; nor is an assignment that a remove wiped, or one that met an
-  /// equal value.
+  /// reported; nor is an assignment that met an equal value.
+  ///
+  /// Whether a pair is reported depends on the two ops alone, never on the
+  /// document between them. A pair meets in the first merge that holds
+  /// both, and on another replica, or in another order, that merge may or
+  /// may not hold a third op, such as a concurrent remove between them or
+  /// before them that makes the later one an update of nothing. Were such a
+  /// pair left out when the remove is there, a replica that met the pair
+  /// before the remove would keep a record that the others never write,
+  /// and the folder would differ between replicas. So the pair is recorded
+  /// either way; a remove later than the lost value settles the record when
+  /// conflicts are listed (``Store/conflicts(table:)``), on every replica
+  /// alike.
   func resolveRecording(pk: String, base: JSONObject?, ours: Side, theirs: Side) -> (
     document: JSONObject?, overwrites: [Overwrite]
   ) {
@@ -45,13 +56,10 @@ extension DocumentResolver {
     var overwrites: [Overwrite] = []
     var current = base
     for op in all where !op.fromTree {
-      let before = current
       current = op.mutation.apply(to: current, pk: pk, key: table.key).document
-      if op.mutation.kind == .remove {
-        applied.removeAll()  // remove beats update: the values are gone, not lost to anyone
-        continue
-      }
-      if before == nil && op.mutation.kind == .update { continue }  // an update of nothing
+      // A remove does not drop the assignments replayed before it, and an
+      // update that a remove left with nothing to update still pairs with
+      // them: a pair is judged by its two ops alone (see above).
       let side: Int? =
         switch (ourStamps.contains(op.hlc), theirStamps.contains(op.hlc)) {
         case (true, false): 0
