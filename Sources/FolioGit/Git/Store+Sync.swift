@@ -54,7 +54,8 @@ extension Store {
   }
 
   /// Commits, fetches, merges (resolving table documents by replay) and
-  /// pushes, all through libgit2.
+  /// pushes: the fetch and the push through the system git, with the
+  /// user's git and ssh config, everything else through libgit2.
   ///
   /// The store lock is held only while the working tree changes, not during
   /// the network round trips, so other writers wait only briefly. A document
@@ -125,6 +126,8 @@ extension Store {
       if action != .upToDate { summary.action = action }
       summary.resolvedDocuments += resolved
       summary.head = head?.description
+      // Validated and merged: now the remote-tracking ref may show it.
+      if let theirs { try repository.acceptFetched(remote: remote, branch: remoteBranch, tip: theirs) }
       guard push, let head, head != theirs else { return summary }
       do {
         try repository.push(remote: remote, branch: shortBranch, to: remoteBranch, sshKey: sshKeyPath)

@@ -1,0 +1,101 @@
+import FolioSystem
+import Foundation
+
+extension SystemGit {
+  /// Folio's error for a failed fetch, push or clone.
+  ///
+  /// git exits 128 for every kind of failure, so the kind is read from its
+  /// messages, which `LC_ALL=C` keeps in one language, and from ssh's,
+  /// which are never translated:
+  /// - a check of `transfer.fsckObjects` (`error: object <id>: <msg-id>:`,
+  ///   whose ids git documents under `fsck.<msg-id>`) is `UNSAFE_PATH`;
+  /// - ssh's host key check is `HOST_KEY`;
+  /// - a login refused, or a password that could not be asked for, is
+  ///   `CREDENTIALS`;
+  /// - anything else is `REMOTE`.
+  ///
+  /// Each quotes git's own lines, which name the cause.
+  func error(_ result: Subprocess.Result, remote: String, url: String?) -> FolioError {
+    let text = result.errorText
+    let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init)
+    let said = Self.quotable(lines)
+    let shown = url.map { "remote '\(remote)' (\(Self.withoutPassword($0)))" } ?? "remote '\(remote)'"
+    if let check = lines.lazy.compactMap(Self.fsckCheck).first {
+      return FolioError(
+        .unsafePath,
+        "\(shown) sent objects that git's object check refuses (\(check)); nothing was stored. "
+          + "The remote's history holds a tree or commit no checkout should write",
+        function: "git fetch")
+    }
+    if text.contains("Host key verification failed")
+      || text.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+    {
+      // ssh's banner is long; these lines say which key, which file and line.
+      let keyLines = lines.filter { line in
+        ["CHANGED", "SHA256:", "Offending", "Host key for", "host key is known", "Host key verification"]
+          .contains(where: line.contains)
+      }.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "@ ")) }
+      return FolioError(
+        .hostKey,
+        "\(shown): ssh refused the server's host key: \(keyLines.joined(separator: " / ")). "
+          + "If the server is the one you expect, add its key to ~/.ssh/known_hosts (connect once "
+          + "with ssh, or ssh-keyscan), or remove the old one with ssh-keygen -R",
+        function: "ssh")
+    }
+    let refusedLogin = [
+      "Permission denied (", "Permission denied, please", "Authentication failed", "could not read Username",
+      "could not read Password",
+      "terminal prompts disabled", "Invalid username or password", "returned error: 401",
+      "returned error: 403",
+    ]
+    if refusedLogin.contains(where: text.contains) {
+      let http = url.map { $0.hasPrefix("http://") || $0.hasPrefix("https://") } ?? false
+      let fix =
+        http
+        ? "give git the credentials as for git push: a credential helper (git config credential.helper "
+          + "store, gh auth setup-git, Git Credential Manager), or FOLIO_GIT_USERNAME and FOLIO_GIT_TOKEN"
+        : "make the key usable by ssh as for git push: load it into ssh-agent, name it in ~/.ssh/config "
+          + "(IdentityFile) or in FOLIO_SSH_KEY, and set FOLIO_SSH_PASSPHRASE for an encrypted key "
+          + "when there is no terminal"
+      return FolioError(.credentials, "\(shown) refused the login: \(said); \(fix)", function: "git")
+    }
+    return FolioError(
+      .remote, "cannot reach \(shown): \(said); check the URL and your network, then try again",
+      function: "git")
+  }
+
+  /// The fsck check a line of git's reports: `hasDotgit: contains '.git'`.
+  static func fsckCheck(_ line: String) -> String? {
+    guard let start = line.range(of: "error: object ") ?? line.range(of: "fatal: object ") else { return nil }
+    let rest = line[start.upperBound...].split(separator: ":", maxSplits: 1)
+    guard rest.count == 2 else { return nil }
+    let check = rest[1].trimmingCharacters(in: .whitespaces)
+    guard let id = check.split(separator: ":").first, id.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+      return nil
+    }
+    return check
+  }
+
+  /// git's `fatal:`/`error:` lines and ssh's, without progress, at most a
+  /// few: what the user needs to see of a failure.
+  static func quotable(_ lines: [String]) -> String {
+    let meaningful = lines.filter { line in
+      !line.hasPrefix("remote: Counting") && !line.hasPrefix("remote: Compressing")
+        && !line.hasPrefix("Receiving objects") && !line.hasPrefix("Resolving deltas")
+        && !line.hasPrefix("hint:") && !line.trimmingCharacters(in: .whitespaces).isEmpty
+    }
+    let picked = meaningful.filter { $0.hasPrefix("fatal:") || $0.hasPrefix("error:") }
+    let chosen = (picked.isEmpty ? meaningful : picked).suffix(3)
+    return chosen.isEmpty ? "git gave no reason" : chosen.joined(separator: " / ")
+  }
+
+  /// `url` without a password in it, for messages.
+  static func withoutPassword(_ url: String) -> String {
+    guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else {
+      return url
+    }
+    let userInfo = url[scheme.upperBound..<at]
+    guard let colon = userInfo.firstIndex(of: ":") else { return url }
+    return String(url[..<colon]) + ":***" + String(url[at...])
+  }
+}

@@ -1,0 +1,64 @@
+import FolioSystem
+
+extension SystemGit {
+  /// Fetches `branch` of remote `remote` into its ref under
+  /// ``incomingNamespace``, not into the remote-tracking ref.
+  /// - Returns: the incoming ref's name, or nil when the remote has no such
+  ///   branch (yet).
+  /// - Throws: what ``error(_:remote:url:)`` makes of a failure.
+  func fetch(remote: String, branch: String, url: String?) throws -> String? {
+    let incoming = Self.incomingNamespace + remote + "/" + branch
+    var arguments = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"]
+    let progress = Self.stderrIsTerminal
+    if progress { arguments.append("--progress") }
+    arguments += ["--", remote, "+refs/heads/\(branch):\(incoming)"]
+    let result = try run(arguments, showingProgress: progress)
+    if result.status == 0 { return incoming }
+    // A branch the remote does not have is not a failure of the fetch;
+    // `ls-remote --exit-code` tells it apart by its exit code alone.
+    let listed = try run(["ls-remote", "--exit-code", "--heads", "--", remote, "refs/heads/" + branch])
+    if listed.status == 2 { return nil }
+    throw error(result, remote: remote, url: url)
+  }
+
+  /// Pushes local `branch` to `remoteBranch` on `remote`.
+  /// - Throws: ``PushRefusal`` when the remote did not take the update, as
+  ///   `--porcelain` reports it per ref; what ``error(_:remote:url:)``
+  ///   makes of any other failure.
+  func push(remote: String, branch: String, to remoteBranch: String, url: String?) throws {
+    var arguments = ["push", "--porcelain", "--no-verify", "--no-recurse-submodules"]
+    let progress = Self.stderrIsTerminal
+    if progress { arguments.append("--progress") }
+    arguments += ["--", remote, "refs/heads/\(branch):refs/heads/\(remoteBranch)"]
+    let result = try run(arguments, showingProgress: progress)
+    if let refusal = Self.refusal(porcelain: result.outputText) { throw refusal }
+    if result.status != 0 { throw error(result, remote: remote, url: url) }
+  }
+
+  /// Clones `url` into `path` without checking anything out: the fetched
+  /// tree is untrusted, and the caller validates it before writing a file.
+  func clone(url: String, into path: String) throws {
+    var arguments = ["clone", "--no-checkout", "--no-tags", "--origin", "origin"]
+    let progress = Self.stderrIsTerminal
+    if progress { arguments.append("--progress") }
+    arguments += ["--", url, path]
+    let result = try run(arguments, showingProgress: progress)
+    if result.status != 0 { throw error(result, remote: "origin", url: url) }
+  }
+
+  /// The refusal `git push --porcelain` reports for the pushed ref, if any:
+  /// a line `!<TAB>from:to<TAB>[rejected] (reason)` or `[remote rejected]`.
+  static func refusal(porcelain: String) -> PushRefusal? {
+    for line in porcelain.split(separator: "\n") where line.hasPrefix("!\t") {
+      let fields = line.split(separator: "\t", maxSplits: 2)
+      let summary = fields.count > 2 ? String(fields[2]) : ""
+      // `[rejected]` is git's own check before sending: the remote's tip
+      // is not in this push's history. `[remote rejected]` and
+      // `[remote failure]` come from the server (a hook, a lost race for
+      // its ref lock).
+      if summary.hasPrefix("[rejected]") { return PushRefusal(reason: .remoteAhead, detail: summary) }
+      return PushRefusal(reason: .refused, detail: summary)
+    }
+    return nil
+  }
+}
