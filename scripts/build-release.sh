@@ -5,4 +5,10 @@
 # shared libraries. Arguments go to `swift build` (e.g. --product folio).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ $# -eq 0 ]]; then
+  # The programs, not every target: the tests' support target imports
+  # Testing, which is there only for a build with tests.
+  swift build -c release --static-swift-stdlib --product folio
+  exec swift build -c release --static-swift-stdlib --product folio-bench
+fi
 exec swift build -c release --static-swift-stdlib "$@"

@@ -6,7 +6,9 @@ import Foundation
 //     commit` of the same files (time and .git size);
 //   - merge: two replicas each change C documents (C/2 of them the same,
 //     with counter increments and assignments); `folio sync` against plain
-//     `git merge` of the same two commits, and the conflicts each leaves.
+//     `git merge` of the same two commits, and the conflicts each leaves;
+//   - transport: `folio clone` against `git clone`, and a sync's push and
+//     fetch of one change against `git fetch`/`git push`/`git pull`.
 // Run: bash scripts/build-release.sh && .build/release/folio-bench sync [--docs N] [--changes C]
 
 struct SyncBenchOptions {
@@ -179,6 +181,66 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   print(
     "check: d\(half).views = \(sample?.value["views"]?.compactString ?? "missing") (expected \(expectedViews))"
   )
+  try runTransportRows(root: root, remote: remote, storeA: storeA, options: options)
+}
+
+/// Clone, push and fetch of the same data through Folio (which runs the
+/// system git and validates what arrives) and through plain git, over
+/// `file://`.
+private func runTransportRows(root: String, remote: String, storeA: Store, options: SyncBenchOptions) throws {
+  // A second bare remote, byte for byte the first, for plain git's pushes.
+  let plainRemote = root + "/plain-remote.git"
+  shell("cp -a '\(remote)' '\(plainRemote)'", in: "/")
+  shell("sync", in: "/")
+  let folioClone = try seconds {
+    _ = try Store.clone(url: "file://" + remote, into: URL(fileURLWithPath: root + "/c-folio"))
+  }
+  let gitClone = seconds {
+    let result = shell("git clone -q 'file://\(plainRemote)' '\(root)/c-git'", in: "/")
+    precondition(result.status == 0, result.output)
+  }
+  print(
+    String(
+      format: "clone of %d documents over file://: folio clone %.2f s, git clone %.2f s: folio/git %.2fx",
+      options.docs, folioClone, gitClone, folioClone / gitClone))
+
+  // Push: the same commit from a's store and from a plain copy of it.
+  let plainA = root + "/a-git"
+  let changed = min(options.changes, 1000)
+  try storeA.write { tx in
+    for i in 0..<changed {
+      try tx.apply(table: "items", pk: "d\(i)", op: .update, columns: ["title": .string("pushed \(i)")])
+    }
+  }
+  try storeA.commit(message: "push bench")
+  shell(
+    "cp -a '\(root)/a' '\(plainA)' && git -C '\(plainA)' remote set-url origin '\(plainRemote)'",
+    in: "/")
+  shell("sync", in: "/")
+  let folioPush = try seconds { try storeA.sync() }
+  let gitPush = seconds {
+    let result = shell("git fetch -q origin && git push -q origin main", in: plainA)
+    precondition(result.status == 0, result.output)
+  }
+  print(
+    String(
+      format:
+        "push of %d changed documents over file://: folio sync %.2f s (fetch, nothing to merge, push), git fetch + git push %.2f s: folio/git %.2fx",
+      changed, folioPush, gitPush, folioPush / gitPush))
+
+  // Fetch: each clone brings that change in.
+  let storeC = try Store(at: URL(fileURLWithPath: root + "/c-folio"))
+  shell("sync", in: "/")
+  let folioFetch = try seconds { try storeC.sync(push: false) }
+  let gitFetch = seconds {
+    let result = shell("git pull -q --ff-only origin main", in: root + "/c-git")
+    precondition(result.status == 0, result.output)
+  }
+  print(
+    String(
+      format:
+        "fetch of %d changed documents over file://: folio sync --no-push %.2f s (fetch, fast-forward, checkout), git pull --ff-only %.2f s: folio/git %.2fx",
+      changed, folioFetch, gitFetch, folioFetch / gitFetch))
 }
 
 /// What a merge left unresolved in one working tree, counted the same way

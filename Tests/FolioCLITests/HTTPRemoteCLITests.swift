@@ -132,6 +132,55 @@ import Testing
     #expect(bare.status == 1 && bare.stderr.contains("CREDENTIALS"), "\(bare.stderr)")
   }
 
+  /// With a terminal, git asks on it, as for `git push`: a pseudo-terminal
+  /// gives folio one, and answers typed once each prompt shows log in.
+  @Test func aTerminalIsAskedForThePassword() throws {
+    let box = try Box()
+    defer { box.remove() }
+    // A person at the terminal: type each answer once its prompt shows.
+    try box.scratch.write(
+      "typist.py",
+      """
+      import os, pty, select, sys
+      home, folio, url, user, password = sys.argv[1:6]
+      pid, fd = pty.fork()
+      if pid == 0:
+          os.execve(folio, [folio, "clone", url, "b"], dict(os.environ, HOME=home, GIT_CONFIG_NOSYSTEM="1"))
+      seen = b""
+      def read_until(text):
+          global seen
+          while text not in seen:
+              ready, _, _ = select.select([fd], [], [], 60)
+              if not ready:
+                  return
+              try:
+                  chunk = os.read(fd, 4096)
+              except OSError:
+                  return
+              if not chunk:
+                  return
+              seen += chunk
+      read_until(b"Username for")
+      os.write(fd, user.encode() + b"\\n")
+      read_until(b"Password for")
+      os.write(fd, password.encode() + b"\\n")
+      read_until(b"\\0")
+      _, status = os.waitpid(pid, 0)
+      sys.stdout.write(seen.decode(errors="replace"))
+      sys.exit(os.waitstatus_to_exitcode(status))
+
+      """)
+    let session = try FolioRunner.shellOutput(
+      "python3 typist.py '\(box.home)' '\(FolioRunner.binary)' '\(box.url)' '\(Self.user)' '\(Self.password)'",
+      in: box.scratch.path)
+    #expect(session.status == 0, "\(session.output)")
+    #expect(
+      session.output.contains("Username for 'http://127.0.0.1:\(box.server.port)'"), "\(session.output)")
+    #expect(session.output.contains("Password for"), "\(session.output)")
+    #expect(!session.output.contains(Self.password), "the password was echoed")
+    #expect(box.views("b") == 1)
+  }
+
   /// `FOLIO_GIT_TOKEN` is offered by a helper after the user's, and never
   /// printed.
   @Test func tokenFromTheEnvironment() throws {

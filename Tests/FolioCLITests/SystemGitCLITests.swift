@@ -41,4 +41,26 @@ import Testing
       #expect(result.stderr.contains(expected), "\(expected) in \(result.stderr)")
     }
   }
+
+  /// git's progress shows on stderr only when it is a terminal: `script`
+  /// gives folio one, as a person at a shell would have.
+  @Test func progressShowsOnlyOnATerminal() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    for i in 0..<300 {
+      try scratch.write("a/todos/d\(i).json", "{\n  \"id\": \"d\(i)\",\n  \"n\": \(i)\n}\n")
+    }
+    #expect(try FolioRunner.run(["sync"], in: scratch.path + "/a").status == 0)
+    let url = "file://" + scratch.path + "/remote.git"
+    let plain = try FolioRunner.run(["clone", url, "b"], in: scratch.path)
+    #expect(plain.status == 0, "\(plain.stderr)")
+    #expect(!plain.stderr.contains("Receiving objects"), "\(plain.stderr)")
+
+    let command = "'\(FolioRunner.binary)' clone '\(url)' c"
+    let onTerminal = try FolioRunner.shellOutput(
+      "script -qec \"\(command)\" /dev/null </dev/null", in: scratch.path)
+    #expect(onTerminal.status == 0, "\(onTerminal.output)")
+    #expect(onTerminal.output.contains("Receiving objects"), "\(onTerminal.output)")
+    #expect(FileManager.default.fileExists(atPath: scratch.path + "/c/todos/d299.json"))
+  }
 }
