@@ -10,11 +10,10 @@ struct CloneCommand: Command {
       URL    Any git URL: file://, ssh:// or scp-like user@host:path, https, git://.
       DIR    Where to clone (default: the last part of URL, without .git).
 
-    Credentials: over ssh, as ssh tries them: an ssh agent, FOLIO_SSH_KEY=/path/to/key,
-    IdentityFile in ~/.ssh/config, then ~/.ssh/id_ed25519, id_ecdsa, id_rsa
-    (FOLIO_SSH_PASSPHRASE for an encrypted key); ~/.ssh/config's Host, HostName, User
-    and Port apply. Over https: FOLIO_GIT_USERNAME with FOLIO_GIT_TOKEN (or
-    FOLIO_GIT_PASSWORD). See docs/remotes.md.
+    The clone runs the system git (2.31 or later), so credentials work as for git clone:
+    credential helpers, ~/.ssh/config, the ssh agent, core.sshCommand, insteadOf. Also:
+    FOLIO_SSH_KEY=/path/to/key (with FOLIO_SSH_PASSPHRASE when there is no terminal),
+    and FOLIO_GIT_USERNAME with FOLIO_GIT_TOKEN for https. See docs/remotes.md.
     """
 
   var url: String
