@@ -26,17 +26,8 @@ package enum DetachedProcess {
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
     posix_spawn_file_actions_addclosefrom_np(&actions, 3)
     posix_spawn_file_actions_addchdir_np(&actions, "/")
-    // The caller may block or ignore signals (a test runner, a shell's `&`):
-    // the daemon must still stop on SIGTERM.
-    var mask = sigset_t()
-    sigemptyset(&mask)
-    posix_spawnattr_setsigmask(&attributes, &mask)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
     let setsid: Int32 = 0x80  // POSIX_SPAWN_SETSID, declared only under _GNU_SOURCE
-    posix_spawnattr_setflags(&attributes, Int16(setsid | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    Subprocess.restoreSignals(&attributes, flags: setsid)
 
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }

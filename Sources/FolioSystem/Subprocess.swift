@@ -60,6 +60,21 @@ package enum Subprocess {
     return result
   }
 
+  /// Sets `attributes` so that the child starts with no signal blocked and
+  /// the default action for those that stop a program: the caller may
+  /// block or ignore them (a test runner, a shell's `&`, a daemon), and
+  /// Ctrl-C, SIGTERM and a closed pipe must still stop the child.
+  static func restoreSignals(_ attributes: inout posix_spawnattr_t, flags: Int32) {
+    var mask = sigset_t()
+    sigemptyset(&mask)
+    posix_spawnattr_setsigmask(&attributes, &mask)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+  }
+
   private static func closeIfOpen(_ fd: Int32) { if fd >= 0 { close(fd) } }
 
   private static func spawn(
@@ -78,16 +93,7 @@ package enum Subprocess {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_adddup2(&actions, out, 1)
     posix_spawn_file_actions_adddup2(&actions, err, 2)
-    // The caller may block or ignore signals (a test runner, a daemon): the
-    // child gets the defaults, so that Ctrl-C and a closed pipe stop it.
-    var mask = sigset_t()
-    sigemptyset(&mask)
-    posix_spawnattr_setsigmask(&attributes, &mask)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    Subprocess.restoreSignals(&attributes, flags: 0)
     if let directory { posix_spawn_file_actions_addchdir_np(&actions, directory) }
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }

@@ -162,3 +162,24 @@ struct CLIScratch {
     try shellGit(arguments, in: path).output
   }
 }
+
+extension CLIScratch {
+  /// The `views` counter of document `pk` in `replica`'s `todos` table, as
+  /// its file says it.
+  func views(in replica: String, pk: String = "t") -> Int? {
+    let text = read(replica + "/todos/\(pk).json") ?? ""
+    guard let line = text.split(separator: "\n").first(where: { $0.contains("\"views\"") }) else {
+      return nil
+    }
+    return Int(
+      line.split(separator: ":").last?.trimmingCharacters(in: CharacterSet(charactersIn: " ,")) ?? "")
+  }
+
+  /// `folio apply` arguments that add `by` to document `t`'s `views`.
+  static func increment(_ by: Int) -> [String] {
+    [
+      "apply", "todos", "t", "--op", "update", "--transforms",
+      #"{"views": {"op": "increment", "by": \#(by)}}"#,
+    ]
+  }
+}

@@ -74,21 +74,8 @@ import Testing
       return result
     }
 
-    func views(_ replica: String) -> Int? {
-      let text = scratch.read(replica + "/todos/t.json") ?? ""
-      guard let line = text.split(separator: "\n").first(where: { $0.contains("\"views\"") }) else {
-        return nil
-      }
-      return Int(
-        line.split(separator: ":").last?.trimmingCharacters(in: CharacterSet(charactersIn: " ,")) ?? "")
-    }
-
-    func increment(_ by: Int) -> [String] {
-      [
-        "apply", "todos", "t", "--op", "update", "--transforms",
-        #"{"views": {"op": "increment", "by": \#(by)}}"#,
-      ]
-    }
+    func views(_ replica: String) -> Int? { scratch.views(in: replica) }
+    func increment(_ by: Int) -> [String] { CLIScratch.increment(by) }
   }
 
   /// The password lives only in git's credential store: clone, then a

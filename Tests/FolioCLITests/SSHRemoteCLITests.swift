@@ -163,22 +163,32 @@ import Testing
         "env \(assignments) git \(command)", in: scratch.path + "/" + replica)
     }
 
-    /// The counter in `replica`'s copy of the document.
-    func views(_ replica: String) -> Int? {
-      let text = scratch.read(replica + "/todos/t.json") ?? ""
-      guard let line = text.split(separator: "\n").first(where: { $0.contains("\"views\"") }) else {
-        return nil
+    /// Starts an ssh-agent with no keys; stop it with ``stop(_:)``.
+    func startAgent() throws -> (socket: String, process: Process) {
+      let socket = scratch.path + "/agent.sock"
+      let agent = Process()
+      agent.executableURL = URL(fileURLWithPath: "/usr/bin/ssh-agent")
+      agent.arguments = ["-D", "-a", socket]
+      agent.standardOutput = FileHandle.nullDevice
+      agent.standardError = FileHandle.nullDevice
+      try agent.run()
+      guard eventually({ FileManager.default.fileExists(atPath: socket) || !agent.isRunning }),
+        FileManager.default.fileExists(atPath: socket)
+      else {
+        Case.stop(agent)
+        throw CocoaError(.fileNoSuchFile, userInfo: ["ssh-agent": "never made its socket"])
       }
-      return Int(
-        line.split(separator: ":").last?.trimmingCharacters(in: CharacterSet(charactersIn: " ,")) ?? "")
+      return (socket, agent)
     }
 
-    func increment(_ by: Int) -> [String] {
-      [
-        "apply", "todos", "t", "--op", "update", "--transforms",
-        #"{"views": {"op": "increment", "by": \#(by)}}"#,
-      ]
+    /// SIGKILL and a poll: Foundation's waitUntilExit can miss the exit.
+    static func stop(_ agent: Process) {
+      kill(agent.processIdentifier, SIGKILL)
+      for _ in 0..<500 where agent.isRunning { usleep(10_000) }
     }
+
+    func views(_ replica: String) -> Int? { scratch.views(in: replica) }
+    func increment(_ by: Int) -> [String] { CLIScratch.increment(by) }
 
     /// Clone over ssh, then sync (fetch, merge, push) and a plain
     /// `git pull` through the driver, checking the counter each time.
@@ -212,21 +222,8 @@ import Testing
     var box = try Case()
     defer { box.remove() }
     try box.trustHost()
-    let socket = box.scratch.path + "/agent.sock"
-    let agent = Process()
-    agent.executableURL = URL(fileURLWithPath: "/usr/bin/ssh-agent")
-    agent.arguments = ["-D", "-a", socket]
-    agent.standardOutput = FileHandle.nullDevice
-    agent.standardError = FileHandle.nullDevice
-    try agent.run()
-    defer {
-      // SIGKILL and a poll: Foundation's waitUntilExit can miss the exit.
-      kill(agent.processIdentifier, SIGKILL)
-      for _ in 0..<500 where agent.isRunning { usleep(10_000) }
-    }
-    try #require(
-      eventually { FileManager.default.fileExists(atPath: socket) || !agent.isRunning }
-        && FileManager.default.fileExists(atPath: socket), "ssh-agent never made its socket")
+    let (socket, agent) = try box.startAgent()
+    defer { Case.stop(agent) }
     #expect(
       try FolioRunner.shell("SSH_AUTH_SOCK=\(socket) ssh-add -q \(box.keys.agent) 2>/dev/null", in: "/") == 0)
     box.environment["SSH_AUTH_SOCK"] = socket
@@ -378,20 +375,8 @@ import Testing
     var box = try Case()
     defer { box.remove() }
     try box.trustHost()
-    let socket = box.scratch.path + "/agent.sock"
-    let agent = Process()
-    agent.executableURL = URL(fileURLWithPath: "/usr/bin/ssh-agent")
-    agent.arguments = ["-D", "-a", socket]
-    agent.standardOutput = FileHandle.nullDevice
-    agent.standardError = FileHandle.nullDevice
-    try agent.run()
-    defer {
-      kill(agent.processIdentifier, SIGKILL)
-      for _ in 0..<500 where agent.isRunning { usleep(10_000) }
-    }
-    try #require(
-      eventually { FileManager.default.fileExists(atPath: socket) || !agent.isRunning }
-        && FileManager.default.fileExists(atPath: socket), "ssh-agent never made its socket")
+    let (socket, agent) = try box.startAgent()
+    defer { Case.stop(agent) }
     try box.scratch.write("askpass", "#!/bin/sh\necho '\(Keys.passphrase)'\n")
     chmod(box.scratch.path + "/askpass", 0o755)
     let add =
