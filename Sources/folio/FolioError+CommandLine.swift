@@ -27,14 +27,3 @@ extension FolioError.Remedy {
     }
   }
 }
-
-/// `word` as one shell word: bare when it is plainly safe, else quoted.
-func shellWord(_ word: String) -> String {
-  let safe =
-    !word.isEmpty
-    && word.unicodeScalars.allSatisfy {
-      $0.isASCII
-        && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-/".unicodeScalars.contains($0))
-    }
-  return safe ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-}

@@ -2,26 +2,26 @@ internal import Clibgit2
 import FolioSystem
 
 extension GitRepository {
-  /// Throws unless `name` is a configured remote: git would take an
-  /// unknown name for a path or URL and say something less helpful.
-  private func checkRemote(_ name: String) throws {
+  /// The URL of remote `name`.
+  /// - Throws: `REMOTE` unless `name` is a configured remote: git would
+  ///   take an unknown name for a path or URL and say something less
+  ///   helpful.
+  private func configuredRemoteURL(_ name: String) throws -> String? {
     var remote: OpaquePointer?
     let rc = git_remote_lookup(&remote, handle, name)
-    defer { if rc == 0 { git_remote_free(remote) } }
     if rc == GIT_ENOTFOUND.rawValue || rc == GIT_EINVALIDSPEC.rawValue {
       throw FolioError(
         .remote, "no remote named '\(name)'; add one with 'git remote add \(name) URL'",
         function: "git_remote_lookup")
     }
     try LibGit2.check(rc, "git_remote_lookup")
-  }
-
-  /// The URL of remote `name`, for messages.
-  func remoteURL(_ name: String) -> String? {
-    var remote: OpaquePointer?
-    guard git_remote_lookup(&remote, handle, name) == 0 else { return nil }
     defer { git_remote_free(remote) }
     return git_remote_url(remote).map { String(cString: $0) }
+  }
+
+  /// The URL of remote `name`, for messages; nil when there is none.
+  func remoteURL(_ name: String) -> String? {
+    try? configuredRemoteURL(name)
   }
 
   /// Fetches `branch` from remote `name` with the system git, into a ref of
@@ -30,10 +30,10 @@ extension GitRepository {
   /// - Returns: the fetched tip, or nil if the remote has no such branch yet.
   /// - Parameter sshKey: an ssh key to offer besides those ssh finds.
   func fetch(remote name: String, branch: String, sshKey: String?) throws -> GitOID? {
-    try checkRemote(name)
+    let url = try configuredRemoteURL(name)
     let git = SystemGit(gitDirectory: gitDirectory, sshKey: sshKey)
     let incoming = try GitRefLocks.writing(gitDirectory: gitDirectory) {
-      try git.fetch(remote: name, branch: branch, url: remoteURL(name))
+      try git.fetch(remote: name, branch: branch, url: url)
     }
     return try incoming.flatMap { try referenceID($0) }
   }
@@ -52,10 +52,10 @@ extension GitRepository {
   ///   `git push --porcelain` reports it for the ref; `FolioError` for
   ///   anything else.
   func push(remote name: String, branch: String, to remoteBranch: String? = nil, sshKey: String?) throws {
-    try checkRemote(name)
+    let url = try configuredRemoteURL(name)
     let git = SystemGit(gitDirectory: gitDirectory, sshKey: sshKey)
     try GitRefLocks.writing(gitDirectory: gitDirectory) {
-      try git.push(remote: name, branch: branch, to: remoteBranch ?? branch, url: remoteURL(name))
+      try git.push(remote: name, branch: branch, to: remoteBranch ?? branch, url: url)
     }
   }
 

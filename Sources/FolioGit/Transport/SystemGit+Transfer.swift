@@ -8,11 +8,9 @@ extension SystemGit {
   /// - Throws: what ``error(_:remote:url:)`` makes of a failure.
   func fetch(remote: String, branch: String, url: String?) throws -> String? {
     let incoming = Self.incomingNamespace + remote + "/" + branch
-    var arguments = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"]
-    let progress = Self.stderrIsTerminal
-    if progress { arguments.append("--progress") }
-    arguments += ["--", remote, "+refs/heads/\(branch):\(incoming)"]
-    let result = try run(arguments, showingProgress: progress)
+    let result = try transfer(
+      "fetch", ["--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"],
+      operands: [remote, "+refs/heads/\(branch):\(incoming)"])
     if result.status == 0 { return incoming }
     // A branch the remote does not have is not a failure of the fetch;
     // `ls-remote --exit-code` tells it apart by its exit code alone.
@@ -26,11 +24,9 @@ extension SystemGit {
   ///   `--porcelain` reports it per ref; what ``error(_:remote:url:)``
   ///   makes of any other failure.
   func push(remote: String, branch: String, to remoteBranch: String, url: String?) throws {
-    var arguments = ["push", "--porcelain", "--no-verify", "--no-recurse-submodules"]
-    let progress = Self.stderrIsTerminal
-    if progress { arguments.append("--progress") }
-    arguments += ["--", remote, "refs/heads/\(branch):refs/heads/\(remoteBranch)"]
-    let result = try run(arguments, showingProgress: progress)
+    let result = try transfer(
+      "push", ["--porcelain", "--no-verify", "--no-recurse-submodules"],
+      operands: [remote, "refs/heads/\(branch):refs/heads/\(remoteBranch)"])
     if let refusal = Self.refusal(porcelain: result.outputText) { throw refusal }
     if result.status != 0 { throw error(result, remote: remote, url: url) }
   }
@@ -38,11 +34,8 @@ extension SystemGit {
   /// Clones `url` into `path` without checking anything out: the fetched
   /// tree is untrusted, and the caller validates it before writing a file.
   func clone(url: String, into path: String) throws {
-    var arguments = ["clone", "--no-checkout", "--no-tags", "--origin", "origin"]
-    let progress = Self.stderrIsTerminal
-    if progress { arguments.append("--progress") }
-    arguments += ["--", url, path]
-    let result = try run(arguments, showingProgress: progress)
+    let result = try transfer(
+      "clone", ["--no-checkout", "--no-tags", "--origin", "origin"], operands: [url, path])
     if result.status != 0 { throw error(result, remote: "origin", url: url) }
   }
 

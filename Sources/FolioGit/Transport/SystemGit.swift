@@ -81,14 +81,26 @@ struct SystemGit {
     return text
   }
 
-  /// Runs `git` with `arguments` after Folio's own settings, showing git's
-  /// progress on this process's stderr when that is a terminal.
-  func run(_ arguments: [String], showingProgress: Bool = false) throws -> Subprocess.Result {
+  /// Runs `git` with `arguments` after Folio's own settings.
+  func run(_ arguments: [String]) throws -> Subprocess.Result {
+    try run(arguments, forwardingStderr: false)
+  }
+
+  /// Runs a transfer, `git <command> <options> -- <operands>`, with
+  /// `--progress` and git's stderr shown on this process's stderr when that
+  /// is a terminal, as git itself does.
+  func transfer(_ command: String, _ options: [String], operands: [String]) throws -> Subprocess.Result {
+    let progress = Self.stderrIsTerminal
+    return try run(
+      [command] + options + (progress ? ["--progress"] : []) + ["--"] + operands, forwardingStderr: progress)
+  }
+
+  private func run(_ arguments: [String], forwardingStderr: Bool) throws -> Subprocess.Result {
     try Self.checkVersion(environment: environment)
     var prefix: [String] = []
     if let gitDirectory { prefix += ["--git-dir=" + gitDirectory] }
     let forward: (([UInt8]) -> Void)? =
-      showingProgress
+      forwardingStderr
       ? { chunk in chunk.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) } } : nil
     return try Subprocess.run("git", prefix + arguments, environment: runEnvironment(), onStderr: forward)
   }
@@ -152,8 +164,8 @@ extension SystemGit {
       // ssh tries, after the agent's.
       let base =
         nonEmpty(variables["GIT_SSH_COMMAND"]) ?? configuredSSHCommand().flatMap(nonEmpty)
-        ?? nonEmpty(variables["GIT_SSH"]).map(Self.shellWord) ?? "ssh"
-      variables["GIT_SSH_COMMAND"] = base + " -i " + Self.shellWord(sshKey)
+        ?? nonEmpty(variables["GIT_SSH"]).map(shellWord) ?? "ssh"
+      variables["GIT_SSH_COMMAND"] = base + " -i " + shellWord(sshKey)
     }
     if nonEmpty(variables["FOLIO_SSH_PASSPHRASE"]) != nil, let askpass = try? Self.askpassScript() {
       // ssh reads a passphrase only from a terminal or an askpass program:
@@ -216,9 +228,4 @@ extension SystemGit {
   private static let askpass = Mutex<String?>(nil)
 
   private func nonEmpty(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
-
-  /// `word` as one word for the shell git runs `GIT_SSH_COMMAND` with.
-  static func shellWord(_ word: String) -> String {
-    "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-  }
 }
