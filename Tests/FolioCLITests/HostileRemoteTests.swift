@@ -248,8 +248,12 @@ import Testing
     let hooks = (v: gitControl(box, "v"), p: gitControl(box, "p"))
     try attacker.publish(try attack.build(attacker, try attacker.git("rev-parse main^{tree}")))
 
+    let tracked = try shellGit("rev-parse refs/remotes/origin/main", in: box.root.path + "/v").output
     let sync = try FolioRunner.run(["sync"], in: box.root.path + "/v")
     #expect(sync.status == 1, "folio sync: \(sync.stdout) \(sync.stderr)")
+    #expect(
+      try shellGit("rev-parse refs/remotes/origin/main", in: box.root.path + "/v").output == tracked,
+      "the refused tip moved the remote-tracking ref")
     #expect(sync.stderr.contains("UNSAFE_PATH"), "\(sync.stderr)")
     // The error names what refused it: git's check by its id, or the path.
     let named = attack.gitCheck.map { "(\($0): " } ?? attack.path
@@ -323,8 +327,12 @@ import Testing
       adding: Entry(mode: "100644", name: "folio.yaml", id: try attacker.blob(yaml)), in: [])
     let commit = try attacker.publish(tree)
 
+    let tracked = try shellGit("rev-parse refs/remotes/origin/main", in: box.root.path + "/v").output
     let sync = try FolioRunner.run(["sync"], in: box.root.path + "/v")
     #expect(sync.status == 1, "folio sync: \(sync.stdout) \(sync.stderr)")
+    #expect(
+      try shellGit("rev-parse refs/remotes/origin/main", in: box.root.path + "/v").output == tracked,
+      "the refused tip moved the remote-tracking ref")
     #expect(sync.stderr.contains(position) && sync.stderr.contains(mention), "\(sync.stderr)")
     #expect(sync.stderr.contains(String(commit.prefix(12))), "the error names the commit: \(sync.stderr)")
     #expect(box.file("v/folio.yaml") == before.v)

@@ -296,6 +296,35 @@ import Testing
     #expect(try doc(b, "t")?["views"] == 1040)
   }
 
+  /// The remote-tracking ref only reports what was fetched: when another
+  /// writer holds it locked (a push, the user's git), the sync still
+  /// merges and pushes, and leaves the ref to that writer.
+  @Test func aLockedRemoteTrackingRefDoesNotFailTheSync() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 1])
+    try a.sync()
+    let b = try fixture.clone("b")
+    try a.apply(table: "todos", pk: "t", op: .update, columns: [:], transforms: ["views": .increment(10)])
+    try a.sync()
+    func tracking() throws -> String {
+      try git(["rev-parse", "refs/remotes/origin/main"], in: b.rootPath).output
+    }
+    let before = try tracking()
+    // A lock this live process holds: never taken for a dead one's.
+    let lock = b.rootPath + "/.git/refs/remotes/origin/main.lock"
+    try FileManager.default.createDirectory(
+      atPath: b.rootPath + "/.git/refs/remotes/origin", withIntermediateDirectories: true)
+    #expect(FileManager.default.createFile(atPath: lock, contents: Data()))
+    try b.sync()
+    #expect(try doc(b, "t")?["views"] == 11)
+    #expect(try tracking() == before, "the locked ref was written")
+    try FileManager.default.removeItem(atPath: lock)
+    try b.sync()
+    #expect(try tracking() != before)
+  }
+
   @Test func evictedDocumentsStayInGitAndComeBackWhenSubscribed() throws {
     let fixture = try SyncFixture()
     defer { fixture.remove() }

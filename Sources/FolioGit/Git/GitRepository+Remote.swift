@@ -40,9 +40,18 @@ extension GitRepository {
 
   /// Moves `refs/remotes/<remote>/<branch>` to a fetched tip Folio has
   /// validated and merged, as `git fetch` would have moved it.
+  ///
+  /// The ref only tells people what was last fetched; the merge already
+  /// landed. So a ref another writer holds locked at that moment (a push
+  /// of this store, which moves it too, or the user's own git) is left to
+  /// that writer rather than failing a sync that has done its work.
   func acceptFetched(remote: String, branch: String, tip: GitOID) throws {
-    try GitRefLocks.writing(gitDirectory: gitDirectory) {
-      try setReference("refs/remotes/\(remote)/\(branch)", to: tip, message: "folio sync: fetch")
+    do {
+      try GitRefLocks.writing(gitDirectory: gitDirectory) {
+        try setReference("refs/remotes/\(remote)/\(branch)", to: tip, message: "folio sync: fetch")
+      }
+    } catch let error as FolioError where error.code == .locked {
+      return
     }
   }
 

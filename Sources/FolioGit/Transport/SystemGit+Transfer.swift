@@ -8,8 +8,10 @@ extension SystemGit {
   /// - Throws: what ``error(_:remote:url:)`` makes of a failure.
   func fetch(remote: String, branch: String, url: String?) throws -> String? {
     let incoming = Self.incomingNamespace + remote + "/" + branch
+    // An empty --refmap: git would otherwise also move the configured
+    // remote-tracking ref at once, before Folio has validated the tip.
     let result = try transfer(
-      "fetch", ["--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"],
+      "fetch", ["--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap="],
       operands: [remote, "+refs/heads/\(branch):\(incoming)"])
     if result.status == 0 { return incoming }
     // A branch the remote does not have is not a failure of the fetch;
