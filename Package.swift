@@ -62,7 +62,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "FolioBench",
-      dependencies: ["Folio", "CSystem"]
+      dependencies: ["Folio", "FolioSystem", "CSystem"]
     ),
     // What both test targets share: the git helper, the scratch store, the
     // git daemon and sshd, loopback ports, seeds, and waiting for a state.

@@ -1,4 +1,5 @@
 import Folio
+import FolioSystem
 import Foundation
 
 // folio-bench sync: commit and merge against plain git, in one run.
@@ -7,8 +8,10 @@ import Foundation
 //   - merge: two replicas each change C documents (C/2 of them the same,
 //     with counter increments and assignments); `folio sync` against plain
 //     `git merge` of the same two commits, and the conflicts each leaves;
-//   - transport: `folio clone` against `git clone`, and a sync's push and
-//     fetch of one change against `git fetch`/`git push`/`git pull`.
+//   - transport: `folio clone` against `git clone` over file:// and over ssh
+//     to a local sshd, and a sync's push and fetch of one change against
+//     `git fetch`, `git push` and `git merge --ff-only`, whole and transport
+//     alone.
 // Run: bash scripts/build-release.sh && .build/release/folio-bench sync [--docs N] [--changes C]
 
 struct SyncBenchOptions {
@@ -186,23 +189,22 @@ func runSyncBenchmark(_ arguments: [String]) throws {
 
 /// Clone, push and fetch of the same data through Folio (which runs the
 /// system git and validates what arrives) and through plain git, over
-/// `file://`.
+/// `file://` and over ssh to an sshd started here. Each sync row gives two
+/// ratios: the whole sync against git's commands, and its transport alone
+/// (the time Folio spent in git's fetch and push, ``SyncSummary/transferTime``)
+/// against `git fetch` and `git push`.
 private func runTransportRows(root: String, remote: String, storeA: Store, options: SyncBenchOptions) throws {
   // A second bare remote, byte for byte the first, for plain git's pushes.
   let plainRemote = root + "/plain-remote.git"
   shell("cp -a '\(remote)' '\(plainRemote)'", in: "/")
-  shell("sync", in: "/")
-  let folioClone = try seconds {
-    _ = try Store.clone(url: "file://" + remote, into: URL(fileURLWithPath: root + "/c-folio"))
+  try runCloneRow(
+    over: "file://", folioURL: "file://" + remote, gitURL: "file://" + plainRemote, root: root, name: "file",
+    docs: options.docs)
+  try withLocalSSHServer(root: root) { base in
+    try runCloneRow(
+      over: "ssh (local sshd)", folioURL: base + remote, gitURL: base + plainRemote, root: root, name: "ssh",
+      docs: options.docs)
   }
-  let gitClone = seconds {
-    let result = shell("git clone -q 'file://\(plainRemote)' '\(root)/c-git'", in: "/")
-    precondition(result.status == 0, result.output)
-  }
-  print(
-    String(
-      format: "clone of %d documents over file://: folio clone %.2f s, git clone %.2f s: folio/git %.2fx",
-      options.docs, folioClone, gitClone, folioClone / gitClone))
 
   // Push: the same commit from a's store and from a plain copy of it.
   let plainA = root + "/a-git"
@@ -217,30 +219,148 @@ private func runTransportRows(root: String, remote: String, storeA: Store, optio
     "cp -a '\(root)/a' '\(plainA)' && git -C '\(plainA)' remote set-url origin '\(plainRemote)'",
     in: "/")
   shell("sync", in: "/")
-  let folioPush = try seconds { try storeA.sync() }
-  let gitPush = seconds {
-    let result = shell("git fetch -q origin && git push -q origin main", in: plainA)
-    precondition(result.status == 0, result.output)
-  }
-  print(
-    String(
-      format:
-        "push of %d changed documents over file://: folio sync %.2f s (fetch, nothing to merge, push), git fetch + git push %.2f s: folio/git %.2fx",
-      changed, folioPush, gitPush, folioPush / gitPush))
+  var pushSummary: SyncSummary?
+  let folioPush = try seconds { pushSummary = try storeA.sync() }
+  let gitFetchBeforePush = gitSeconds("git fetch -q origin", in: plainA)
+  let gitPush = gitSeconds("git push -q origin main", in: plainA)
+  printSyncRow(
+    "push of \(changed) changed documents over file://", folio: folioPush,
+    what: "fetch, nothing to merge, push", transfer: pushSummary?.transferTime.seconds ?? 0,
+    git: [("git fetch", gitFetchBeforePush), ("git push", gitPush)])
 
   // Fetch: each clone brings that change in.
-  let storeC = try Store(at: URL(fileURLWithPath: root + "/c-folio"))
+  let storeC = try Store(at: URL(fileURLWithPath: root + "/c-file-folio"))
   shell("sync", in: "/")
-  let folioFetch = try seconds { try storeC.sync(push: false) }
-  let gitFetch = seconds {
-    let result = shell("git pull -q --ff-only origin main", in: root + "/c-git")
-    precondition(result.status == 0, result.output)
+  var fetchSummary: SyncSummary?
+  let folioFetch = try seconds { fetchSummary = try storeC.sync(push: false) }
+  let cGit = root + "/c-file-git"
+  let gitFetch = gitSeconds("git fetch -q origin main", in: cGit)
+  let gitMerge = gitSeconds("git merge -q --ff-only FETCH_HEAD", in: cGit)
+  printSyncRow(
+    "fetch of \(changed) changed documents over file://", folio: folioFetch,
+    what: "fetch, fast-forward, checkout", transfer: fetchSummary?.transferTime.seconds ?? 0,
+    git: [("git fetch", gitFetch), ("git merge --ff-only", gitMerge)])
+}
+
+/// `folio clone` against `git clone` of the same repository, each into a
+/// folder of its own under `root`.
+private func runCloneRow(
+  over transport: String, folioURL: String, gitURL: String, root: String, name: String, docs: Int
+)
+  throws
+{
+  shell("sync", in: "/")
+  let folioClone = try seconds {
+    _ = try Store.clone(url: folioURL, into: URL(fileURLWithPath: root + "/c-\(name)-folio"))
   }
+  shell("sync", in: "/")
+  let gitClone = gitSeconds("git clone -q '\(gitURL)' '\(root)/c-\(name)-git'", in: "/")
+  print(
+    String(
+      format: "clone of %d documents over %@: folio clone %.2f s, git clone %.2f s: folio/git %.2fx",
+      docs, transport, folioClone, gitClone, folioClone / gitClone))
+}
+
+/// Runs a git command line, checks that it worked, and returns its time.
+private func gitSeconds(_ command: String, in directory: String) -> Double {
+  seconds {
+    let result = shell(command, in: directory)
+    precondition(result.status == 0, "\(command): \(result.output)")
+  }
+}
+
+/// One sync row: the whole sync against the sum of git's commands, and
+/// the sync's own git transport against git's transport command (the
+/// first), so the direction of both ratios is the same (folio/git).
+private func printSyncRow(
+  _ label: String, folio: Double, what: String, transfer: Double, git: [(command: String, seconds: Double)]
+) {
+  let gitTotal = git.reduce(0) { $0 + $1.seconds }
+  let gitTransport = git.filter { $0.command == "git fetch" || $0.command == "git push" }
+    .reduce(0) { $0 + $1.seconds }
+  let parts = git.map { String(format: "%@ %.2f s", $0.command, $0.seconds) }.joined(separator: " + ")
   print(
     String(
       format:
-        "fetch of %d changed documents over file://: folio sync --no-push %.2f s (fetch, fast-forward, checkout), git pull --ff-only %.2f s: folio/git %.2fx",
-      changed, folioFetch, gitFetch, folioFetch / gitFetch))
+        "%@: folio sync %.2f s (%@; git's fetch and push inside it %.2f s), %@: whole folio/git %.2fx, transport folio/git %.2fx",
+      label, folio, what, transfer, parts, folio / gitTotal, transfer / gitTransport))
+}
+
+/// Starts an sshd on 127.0.0.1 with a host key, a client key and a
+/// known_hosts file of its own (given to ssh through `GIT_SSH_COMMAND`,
+/// which Folio's git runs too), runs `body` with the `ssh://user@host:port`
+/// base of its URLs, and stops it. Without sshd, says so and skips.
+private func withLocalSSHServer(root: String, _ body: (String) throws -> Void) throws {
+  guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") else {
+    print("clone over ssh: skipped, no /usr/sbin/sshd (apt-get install openssh-server)")
+    return
+  }
+  let dir = root + "/sshd"
+  try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+  try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+  for key in ["host", "client"] {
+    precondition(shell("ssh-keygen -q -t ed25519 -N '' -f '\(dir)/\(key)'", in: "/").status == 0)
+  }
+  shell("cp '\(dir)/client.pub' '\(dir)/authorized_keys'", in: "/")
+  var server: (pid: Int32, port: Int)?
+  for port in (0..<20).map({ _ in Int.random(in: 20_000..<30_000) }) {
+    try """
+    Port \(port)
+    ListenAddress 127.0.0.1
+    HostKey \(dir)/host
+    AuthorizedKeysFile \(dir)/authorized_keys
+    PidFile \(dir)/sshd.pid
+    StrictModes no
+    UsePAM no
+    PermitRootLogin yes
+    PasswordAuthentication no
+    SetEnv PATH=/usr/local/bin:/usr/bin:/bin:/usr/lib/git-core
+
+    """.write(toFile: dir + "/sshd_config", atomically: true, encoding: .utf8)
+    // posix_spawn, not Foundation's Process: a long-lived Process beside
+    // the short ones `shell` runs can make their waits hang.
+    guard
+      let pid = DetachedProcess.spawn(
+        executable: "/usr/sbin/sshd", arguments: ["-D", "-f", dir + "/sshd_config"], reaperName: "bench-sshd")
+    else { break }
+    // Listening, or gone (the port was taken): whichever comes first.
+    while kill(pid, 0) == 0, !canConnect(port: port) { usleep(20_000) }
+    if kill(pid, 0) == 0 {
+      server = (pid, port)
+      break
+    }
+  }
+  guard let server else {
+    print("clone over ssh: skipped, sshd did not start")
+    return
+  }
+  defer { kill(server.pid, SIGKILL) }
+  let hostKey = try String(contentsOfFile: dir + "/host.pub", encoding: .utf8)
+  try "[127.0.0.1]:\(server.port) \(hostKey)".write(
+    toFile: dir + "/known_hosts", atomically: true, encoding: .utf8)
+  setenv(
+    "GIT_SSH_COMMAND",
+    "ssh -i \(dir)/client -o IdentitiesOnly=yes -o UserKnownHostsFile=\(dir)/known_hosts "
+      + "-o StrictHostKeyChecking=yes -o BatchMode=yes", 1)
+  defer { unsetenv("GIT_SSH_COMMAND") }
+  let user = String(cString: getpwuid(getuid()).pointee.pw_name)
+  try body("ssh://\(user)@127.0.0.1:\(server.port)")
+}
+
+/// Whether something accepts connections on 127.0.0.1:`port`.
+private func canConnect(port: Int) -> Bool {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  guard fd >= 0 else { return false }
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  return withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+    }
+  }
 }
 
 /// What a merge left unresolved in one working tree, counted the same way

@@ -1,4 +1,5 @@
 import Folio
+import FolioSystem
 
 struct SyncCommand: Command {
   static let name = "sync"
@@ -49,6 +50,7 @@ struct SyncCommand: Command {
         "pushed": .bool(summary.pushed), "rounds": .number(String(summary.rounds)),
         "head": summary.head.map(JSONValue.string) ?? .null,
         "committed": summary.committed.commit.map(JSONValue.string) ?? .null,
+        "transfer_seconds": .number(String(format: "%.3f", summary.transferTime.seconds)),
       ]
       Output.print(JSONValue.object(object).compactString)
       return 0

@@ -118,9 +118,12 @@ package final class GitIndex {
     return GitOID(oid)
   }
 
-  /// Reloads the index from disk (after a checkout changed it).
+  /// Reloads the index when the file changed on disk since this handle
+  /// read it (a checkout or another process wrote it). An unchanged file
+  /// is not read again, so use it on a handle with no unsaved changes:
+  /// reading 100,000 entries costs tens of milliseconds each time.
   func readFromDisk() throws {
-    try LibGit2.check(git_index_read(handle, 1), "git_index_read")
+    try LibGit2.check(git_index_read(handle, 0), "git_index_read")
   }
 
   /// Saves the index file (the repository's own index only).

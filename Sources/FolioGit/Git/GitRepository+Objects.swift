@@ -206,10 +206,15 @@ extension GitRepository {
   /// paths in the way are returned instead and nothing is written.
   /// `force` writes every file of `tree` (a fresh clone's empty working
   /// tree, whose HEAD already names the commit).
+  ///
+  /// Files are written as their blobs hold them, with no end-of-line or
+  /// `ident` filters, as Folio's own checkout in a sync writes them; it
+  /// also spares an attributes lookup per file.
   func checkout(tree: GitTree, paths: [String]? = nil, force: Bool = false) throws -> [String] {
     var options = git_checkout_options()
     try LibGit2.check(
       git_checkout_options_init(&options, UInt32(GIT_CHECKOUT_OPTIONS_VERSION)), "git_checkout_options_init")
+    options.disable_filters = 1
     options.checkout_strategy = force ? GIT_CHECKOUT_FORCE.rawValue : GIT_CHECKOUT_SAFE.rawValue
     final class Conflicts { var paths: [String] = [] }
     let conflicts = Conflicts()

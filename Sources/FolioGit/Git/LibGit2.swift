@@ -4,8 +4,20 @@ import FolioSystem
 /// Process-wide libgit2 set-up and error checking.
 enum LibGit2 {
   /// Initialises libgit2 exactly once, on first use.
+  ///
+  /// Two of libgit2's checks that git itself does not make are turned off,
+  /// as they cost a lookup per object on the hot paths of commit, checkout
+  /// and clone:
+  /// - checking, for each entry of a tree being written, that the object
+  ///   exists (a commit writes a tree of 100,000 documents from the index,
+  ///   whose objects Folio wrote or validated itself);
+  /// - hashing every object again when it is read. What a fetch brings
+  ///   was already hashed and checked by git's `index-pack` with
+  ///   `transfer.fsckObjects` on (``SystemGit``), and git trusts its own
+  ///   object store the same way.
   static let initialized: Void = {
     git_libgit2_init()
+    _ = folio_git_set_strict_checks(0, 0)
   }()
 
   /// Throws a `.git` error naming `function` when `rc` is negative. Reads

@@ -1,6 +1,7 @@
 import FolioCore
 import FolioSystem
 import Foundation
+import Synchronization
 
 /// What `folio sync` did.
 public struct SyncSummary: Sendable {
@@ -34,6 +35,10 @@ public struct SyncSummary: Sendable {
   /// them (an older build wrote them): `folio fsck` reports them, and
   /// `folio rm` clears them everywhere.
   public var oversized: [String] = []
+  /// Time spent in the system git's fetches and pushes, every round's:
+  /// what of the sync was transport, the rest being Folio's commit scan,
+  /// validation, merge and checkout.
+  public var transferTime: Duration = .zero
 }
 
 extension Store {
@@ -99,7 +104,10 @@ extension Store {
       let (remote, remoteBranch) = repository.upstream(of: shortBranch, remote: requested)
       summary.remote = remote
       summary.remoteBranch = remoteBranch
+      let clock = ContinuousClock()
+      let fetchStart = clock.now
       let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
+      summary.transferTime += clock.now - fetchStart
       if let refusal, refusal.error.reason == .refused, refusal.tip == theirs,
         refusal.inARow >= Store.refusalsForVerdict
       {
@@ -129,11 +137,14 @@ extension Store {
       // Validated and merged: now the remote-tracking ref may show it.
       if let theirs { try repository.acceptFetched(remote: remote, branch: remoteBranch, tip: theirs) }
       guard push, let head, head != theirs else { return summary }
+      let pushStart = clock.now
       do {
         try repository.push(remote: remote, branch: shortBranch, to: remoteBranch, sshKey: sshKeyPath)
+        summary.transferTime += clock.now - pushStart
         summary.pushed = true
         return summary
       } catch let error as PushRefusal {
+        summary.transferTime += clock.now - pushStart
         // Someone pushed in between: fetch, merge and try again.
         let inARow = refusal.map { $0.tip == theirs ? $0.inARow + 1 : 1 } ?? 1
         refusal = (error, theirs, inARow)
@@ -307,15 +318,12 @@ extension Store {
       do {
         try TreePathValidator(repository: repository, config: config ?? Config()).validate(
           tree, of: target, against: nil)
-        // The remote's folio.yaml is its own word: the default clock bound.
-        try checkClock(
-          of: target, against: nil, repository: repository, bound: SyncConfig.defaultMaxClockSkew)
+        try checkOutWhileCheckingClocks(tree, of: target, repository: repository, path: path)
       } catch let error as FolioError {
         var refused = error
         refused.message += "; the clone in \(shownAs) was removed"
         throw refused
       }
-      _ = try repository.checkout(tree: tree, force: true)
     }
     guard FileSystem.isRegularFile(path + "/" + Config.fileName) else {
       throw FolioError(
@@ -325,4 +333,40 @@ extension Store {
     }
     _ = try create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
   }
+
+  /// Writes a fresh clone's files while the op logs' clocks are checked,
+  /// once the tree's paths are known safe to write: the clone is still in
+  /// its hidden staging folder, which a refusal removes whole, so nothing
+  /// of it is seen before both are done. The check reads through a
+  /// repository handle of its own, as libgit2 handles are not shared
+  /// between threads.
+  private static func checkOutWhileCheckingClocks(
+    _ tree: GitTree, of target: GitOID, repository: GitRepository, path: String
+  ) throws {
+    let results = Mutex<[Int: any Error]>([:])
+    let shared = CloneCheckoutJobs(tree: tree, repository: repository)
+    DispatchQueue.concurrentPerform(iterations: 2) { job in
+      do {
+        if job == 0 {
+          _ = try shared.repository.checkout(tree: shared.tree, force: true)
+        } else if let own = try GitRepository.open(workTree: path) {
+          // The remote's folio.yaml is its own word: the default clock bound.
+          try checkClock(of: target, against: nil, repository: own, bound: SyncConfig.defaultMaxClockSkew)
+        }
+      } catch {
+        results.withLock { $0[job] = error }
+      }
+    }
+    // A refused clock is the answer that matters, whatever the checkout did.
+    let errors = results.withLock { $0 }
+    if let refusal = errors[1] { throw refusal }
+    if let failure = errors[0] { throw failure }
+  }
+}
+
+/// The clone's checkout job's handles. `@unchecked Sendable`: only the
+/// checkout job uses them, and `concurrentPerform` returns after it ends.
+private struct CloneCheckoutJobs: @unchecked Sendable {
+  let tree: GitTree
+  let repository: GitRepository
 }
