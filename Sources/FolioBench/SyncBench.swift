@@ -197,68 +197,165 @@ private func runTransportRows(root: String, remote: String, storeA: Store, optio
   // A second bare remote, byte for byte the first, for plain git's pushes.
   let plainRemote = root + "/plain-remote.git"
   shell("cp -a '\(remote)' '\(plainRemote)'", in: "/")
-  try runCloneRow(
+  var spares = try runCloneRow(
     over: "file://", folioURL: "file://" + remote, gitURL: "file://" + plainRemote, root: root, name: "file",
     docs: options.docs)
   try withLocalSSHServer(root: root) { base in
-    try runCloneRow(
+    spares += try runCloneRow(
       over: "ssh (local sshd)", folioURL: base + remote, gitURL: base + plainRemote, root: root, name: "ssh",
       docs: options.docs)
   }
 
-  // Push: the same commit from a's store and from a plain copy of it.
+  // Three rounds, as medians. Each: a commit of `changed` documents in a,
+  // pushed by a's sync and, the same commit, by plain git from a copy of
+  // a to the plain remote; then each clone brings it in.
   let plainA = root + "/a-git"
+  shell("cp -a '\(root)/a' '\(plainA)' && git -C '\(plainA)' remote set-url origin '\(plainRemote)'", in: "/")
+  let storeC = try Store(at: URL(fileURLWithPath: root + "/c-file-folio"))
+  let cGit = root + "/c-file-git"
   let changed = min(options.changes, 1000)
-  try storeA.write { tx in
-    for i in 0..<changed {
-      try tx.apply(table: "items", pk: "d\(i)", op: .update, columns: ["title": .string("pushed \(i)")])
+  var push = SyncRowTimes()
+  var fetch = SyncRowTimes()
+  for round in 0..<3 {
+    try storeA.write { tx in
+      for i in 0..<changed {
+        try tx.apply(
+          table: "items", pk: "d\(i)", op: .update, columns: ["title": .string("pushed \(round) \(i)")])
+      }
+    }
+    try storeA.commit(message: "push bench \(round)")
+    // The same commit with the same objects in the same packs: a fetch
+    // would store the new tree as a delta, which git's push then reuses,
+    // where a's push computes it.
+    shell(
+      "cp -n '\(root)/a/.git/objects/pack/'* .git/objects/pack/ && git update-ref refs/heads/main "
+        + "$(git -C '\(root)/a' rev-parse HEAD)", in: plainA)
+    shell("sync", in: "/")
+    func folioPush() throws {
+      var summary: SyncSummary?
+      push.folio.append(try seconds { summary = try storeA.sync() })
+      push.transfer.append(summary?.transferTime.seconds ?? 0)
+    }
+    func gitPush() {
+      push.git.append([
+        gitSeconds("git fetch -q origin", in: plainA), gitSeconds("git push -q origin main", in: plainA),
+      ])
+    }
+    func folioFetch() throws {
+      var summary: SyncSummary?
+      fetch.folio.append(try seconds { summary = try storeC.sync(push: false) })
+      fetch.transfer.append(summary?.transferTime.seconds ?? 0)
+    }
+    func gitFetch() {
+      fetch.git.append([
+        gitSeconds("git fetch -q origin main", in: cGit),
+        gitSeconds("git merge -q --ff-only FETCH_HEAD", in: cGit),
+      ])
+    }
+    if round % 2 == 0 {
+      try folioPush()
+      gitPush()
+      shell("sync", in: "/")
+      try folioFetch()
+      gitFetch()
+    } else {
+      gitPush()
+      try folioPush()
+      shell("sync", in: "/")
+      gitFetch()
+      try folioFetch()
     }
   }
-  try storeA.commit(message: "push bench")
-  shell(
-    "cp -a '\(root)/a' '\(plainA)' && git -C '\(plainA)' remote set-url origin '\(plainRemote)'",
-    in: "/")
-  shell("sync", in: "/")
-  var pushSummary: SyncSummary?
-  let folioPush = try seconds { pushSummary = try storeA.sync() }
-  let gitFetchBeforePush = gitSeconds("git fetch -q origin", in: plainA)
-  let gitPush = gitSeconds("git push -q origin main", in: plainA)
-  printSyncRow(
-    "push of \(changed) changed documents over file://", folio: folioPush,
-    what: "fetch, nothing to merge, push", transfer: pushSummary?.transferTime.seconds ?? 0,
-    git: [("git fetch", gitFetchBeforePush), ("git push", gitPush)])
+  push.print(
+    "push of \(changed) changed documents over file://", what: "fetch, nothing to merge, push",
+    commands: ["git fetch", "git push"])
+  fetch.print(
+    "fetch of \(changed) changed documents over file://", what: "fetch, fast-forward, checkout",
+    commands: ["git fetch", "git merge --ff-only"])
+  shell("rm -rf " + spares.map { "'\($0)'" }.joined(separator: " "), in: "/")
+}
 
-  // Fetch: each clone brings that change in.
-  let storeC = try Store(at: URL(fileURLWithPath: root + "/c-file-folio"))
-  shell("sync", in: "/")
-  var fetchSummary: SyncSummary?
-  let folioFetch = try seconds { fetchSummary = try storeC.sync(push: false) }
-  let cGit = root + "/c-file-git"
-  let gitFetch = gitSeconds("git fetch -q origin main", in: cGit)
-  let gitMerge = gitSeconds("git merge -q --ff-only FETCH_HEAD", in: cGit)
-  printSyncRow(
-    "fetch of \(changed) changed documents over file://", folio: folioFetch,
-    what: "fetch, fast-forward, checkout", transfer: fetchSummary?.transferTime.seconds ?? 0,
-    git: [("git fetch", gitFetch), ("git merge --ff-only", gitMerge)])
+/// One sync row's times, a value per round: the whole sync and its own git
+/// transport (``SyncSummary/transferTime``) for Folio, and each of git's
+/// commands for plain git, of which `git fetch` and `git push` are its
+/// transport.
+private struct SyncRowTimes {
+  var folio: [Double] = []
+  var transfer: [Double] = []
+  var git: [[Double]] = []
+
+  private static func median(_ values: [Double]) -> Double {
+    values.isEmpty ? 0 : values.sorted()[values.count / 2]
+  }
+
+  /// Prints the medians, and two ratios in the same direction (folio/git):
+  /// the whole sync against the sum of git's commands, and the sync's
+  /// transport against git's transport command alone.
+  func print(_ label: String, what: String, commands: [String]) {
+    let folioMedian = Self.median(folio)
+    let transferMedian = Self.median(transfer)
+    let gitParts = commands.indices.map { index in Self.median(git.map { $0[index] }) }
+    let gitTotal = Self.median(git.map { $0.reduce(0, +) })
+    let gitTransport = Self.median(
+      git.map {
+        zip(commands, $0).filter { ["git fetch", "git push"].contains($0.0) }.reduce(0) { $0 + $1.1 }
+      })
+    let parts = zip(commands, gitParts).map { String(format: "%@ %.2f s", $0, $1) }.joined(separator: " + ")
+    Swift.print(
+      String(
+        format:
+          "%@ (medians of %d): folio sync %.2f s (%@; git's fetch and push inside it %.2f s), %@: whole folio/git %.2fx, transport folio/git %.2fx",
+        label, folio.count, folioMedian, what, transferMedian, parts, folioMedian / gitTotal,
+        transferMedian / gitTransport))
+  }
 }
 
 /// `folio clone` against `git clone` of the same repository, each into a
-/// folder of its own under `root`.
+/// folder of its own under `root`: three of each, taking turns in ABBA
+/// order, as medians. Creating 100,000 files costs the file system more
+/// or less from one moment to the next, far more than either tool's own
+/// work, so a single pair would mostly measure the order they ran in.
+/// The last clone of each stays (`c-NAME-folio`, `c-NAME-git`), for the
+/// sync rows; the others are returned, for removal after every row.
 private func runCloneRow(
   over transport: String, folioURL: String, gitURL: String, root: String, name: String, docs: Int
-)
-  throws
-{
-  shell("sync", in: "/")
-  let folioClone = try seconds {
-    _ = try Store.clone(url: folioURL, into: URL(fileURLWithPath: root + "/c-\(name)-folio"))
+) throws -> [String] {
+  var folioTimes: [Double] = []
+  var gitTimes: [Double] = []
+  var spares: [String] = []
+  for turn in 0..<3 {
+    // A fresh folder each turn, removed only once every row has run: ext4
+    // passes over inodes freed in the last 30 s when it allocates one, so
+    // creating 100,000 files just after removing as many costs far more.
+    let suffix = turn == 2 ? "" : "-\(turn)"
+    let folioFolder = root + "/c-\(name)-folio" + suffix
+    let gitFolder = root + "/c-\(name)-git" + suffix
+    if turn < 2 { spares += [folioFolder, gitFolder] }
+    func folio() throws {
+      folioTimes.append(
+        try seconds { _ = try Store.clone(url: folioURL, into: URL(fileURLWithPath: folioFolder)) })
+      shell("sync", in: "/")
+    }
+    func git() {
+      gitTimes.append(gitSeconds("git clone -q '\(gitURL)' '\(gitFolder)'", in: "/"))
+      shell("sync", in: "/")
+    }
+    if turn % 2 == 0 {
+      try folio()
+      git()
+    } else {
+      git()
+      try folio()
+    }
   }
-  shell("sync", in: "/")
-  let gitClone = gitSeconds("git clone -q '\(gitURL)' '\(root)/c-\(name)-git'", in: "/")
+  let folioMedian = folioTimes.sorted()[1]
+  let gitMedian = gitTimes.sorted()[1]
   print(
     String(
-      format: "clone of %d documents over %@: folio clone %.2f s, git clone %.2f s: folio/git %.2fx",
-      docs, transport, folioClone, gitClone, folioClone / gitClone))
+      format:
+        "clone of %d documents over %@ (medians of 3): folio clone %.2f s, git clone %.2f s: folio/git %.2fx",
+      docs, transport, folioMedian, gitMedian, folioMedian / gitMedian))
+  return spares
 }
 
 /// Runs a git command line, checks that it worked, and returns its time.
@@ -267,23 +364,6 @@ private func gitSeconds(_ command: String, in directory: String) -> Double {
     let result = shell(command, in: directory)
     precondition(result.status == 0, "\(command): \(result.output)")
   }
-}
-
-/// One sync row: the whole sync against the sum of git's commands, and
-/// the sync's own git transport against git's transport command (the
-/// first), so the direction of both ratios is the same (folio/git).
-private func printSyncRow(
-  _ label: String, folio: Double, what: String, transfer: Double, git: [(command: String, seconds: Double)]
-) {
-  let gitTotal = git.reduce(0) { $0 + $1.seconds }
-  let gitTransport = git.filter { $0.command == "git fetch" || $0.command == "git push" }
-    .reduce(0) { $0 + $1.seconds }
-  let parts = git.map { String(format: "%@ %.2f s", $0.command, $0.seconds) }.joined(separator: " + ")
-  print(
-    String(
-      format:
-        "%@: folio sync %.2f s (%@; git's fetch and push inside it %.2f s), %@: whole folio/git %.2fx, transport folio/git %.2fx",
-      label, folio, what, transfer, parts, folio / gitTotal, transfer / gitTransport))
 }
 
 /// Starts an sshd on 127.0.0.1 with a host key, a client key and a

@@ -45,6 +45,9 @@ import Testing
     let synced = try folio(["sync", "--json"], in: "b")
     #expect(synced.stdout.contains(#""action":"merged""#), "\(synced.stdout)")
     #expect(synced.stdout.contains(#""pushed":true"#), "\(synced.stdout)")
+    // A fetch and a push ran git: their time is reported, and is not zero.
+    let transfer = synced.stdout.firstMatch(of: /"transfer_seconds":([0-9.]+)/).flatMap { Double($0.1) }
+    #expect((transfer ?? 0) > 0, "\(synced.stdout)")
 
     let heads = try run("git ls-remote --heads remote.git", in: ".")
     #expect(!heads.contains("refs/heads/work"), "no new branch was pushed: \(heads)")
