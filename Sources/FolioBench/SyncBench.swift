@@ -404,7 +404,7 @@ private func withLocalSSHServer(root: String, _ body: (String) throws -> Void) t
         executable: "/usr/sbin/sshd", arguments: ["-D", "-f", dir + "/sshd_config"], reaperName: "bench-sshd")
     else { break }
     // Listening, or gone (the port was taken): whichever comes first.
-    while kill(pid, 0) == 0, !canConnect(port: port) { usleep(20_000) }
+    while kill(pid, 0) == 0, !Loopback.accepts(port: port) { usleep(20_000) }
     if kill(pid, 0) == 0 {
       server = (pid, port)
       break
@@ -425,22 +425,6 @@ private func withLocalSSHServer(root: String, _ body: (String) throws -> Void) t
   defer { unsetenv("GIT_SSH_COMMAND") }
   let user = String(cString: getpwuid(getuid()).pointee.pw_name)
   try body("ssh://\(user)@127.0.0.1:\(server.port)")
-}
-
-/// Whether something accepts connections on 127.0.0.1:`port`.
-private func canConnect(port: Int) -> Bool {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-  guard fd >= 0 else { return false }
-  defer { close(fd) }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_port = in_port_t(UInt16(port).bigEndian)
-  address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  return withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-    }
-  }
 }
 
 /// What a merge left unresolved in one working tree, counted the same way
