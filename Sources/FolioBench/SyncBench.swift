@@ -200,6 +200,16 @@ private func runTransportRows(root: String, remote: String, storeA: Store, optio
   var spares = try runCloneRow(
     over: "file://", folioURL: "file://" + remote, gitURL: "file://" + plainRemote, root: root, name: "file",
     docs: options.docs)
+  // The same clone into memory (tmpfs), where creating files costs the
+  // same from one moment to the next: what is left is each tool's own work.
+  let memory = "/dev/shm/folio-sync-bench-\(getpid())"
+  if FileManager.default.fileExists(atPath: "/dev/shm") {
+    shell("mkdir -p '\(memory)'", in: "/")
+    _ = try runCloneRow(
+      over: "file:// into tmpfs", folioURL: "file://" + remote, gitURL: "file://" + plainRemote, root: memory,
+      name: "tmpfs", docs: options.docs)
+    shell("rm -rf '\(memory)'", in: "/")
+  }
   try withLocalSSHServer(root: root) { base in
     spares += try runCloneRow(
       over: "ssh (local sshd)", folioURL: base + remote, gitURL: base + plainRemote, root: root, name: "ssh",
