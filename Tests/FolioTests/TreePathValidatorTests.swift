@@ -1,6 +1,7 @@
 import Folio
 import FolioCore
 import FolioTestSupport
+import Foundation
 import Testing
 
 @testable import FolioGit
@@ -61,5 +62,54 @@ import Testing
     #expect(owner("folio.yaml") != nil)
     #expect(owner("docs/link") == nil)
     #expect(owner("data/todos2") == nil)
+  }
+}
+
+/// ``TreePathValidator/duplicateName(in:)`` on trees written byte for byte
+/// (`git hash-object --literally`), as an attacker writes them: git's own
+/// tools sort entries and refuse duplicates, so they could not make these.
+@Suite struct TreeDuplicateNameTests {
+  /// Writes a tree of `entries` (mode, name) in the order given, each
+  /// pointing at one blob, and returns the duplicate name found, if any.
+  static func duplicate(in entries: [(mode: String, name: String)]) throws -> String? {
+    let scratch = Scratch()
+    defer { scratch.remove() }
+    try shellGit("init -q .", in: scratch.path)
+    let blob = try shellGit("hash-object -w --stdin </dev/null", in: scratch.path).output
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    let raw = try #require(GitOID(hex: blob))
+    var bytes: [UInt8] = []
+    for entry in entries {
+      bytes += Array("\(entry.mode) \(entry.name)".utf8) + [0] + raw.bytes
+    }
+    FileManager.default.createFile(atPath: scratch.path + "/tree.raw", contents: Data(bytes))
+    let written = try shellGit("hash-object -t tree --literally -w tree.raw", in: scratch.path)
+    #expect(written.status == 0, "\(written.output)")
+    let repository = try #require(try GitRepository.open(workTree: scratch.path))
+    let tree = try repository.tree(
+      try #require(GitOID(hex: written.output.trimmingCharacters(in: .whitespacesAndNewlines))))
+    return TreePathValidator.duplicateName(in: tree).map { String(decoding: $0, as: UTF8.self) }
+  }
+
+  @Test func aSortedFolderOfDistinctNamesHasNone() throws {
+    #expect(
+      try Self.duplicate(in: [("100644", "a"), ("100644", "a.json"), ("40000", "b"), ("100644", "c")]) == nil)
+  }
+
+  @Test func twoEntriesOfOneNameSideBySide() throws {
+    #expect(try Self.duplicate(in: [("100644", "a"), ("100644", "x"), ("100644", "x")]) == "x")
+    #expect(try Self.duplicate(in: [("100644", "x"), ("160000", "x")]) == "x")
+  }
+
+  @Test func aFileAndAFolderOfOneNameApart() throws {
+    // git's order puts "x.json" between the file "x" and the folder "x"
+    // (compared as "x/").
+    #expect(try Self.duplicate(in: [("100644", "x"), ("100644", "x.json"), ("40000", "x")]) == "x")
+    #expect(try Self.duplicate(in: [("120000", "x"), ("100644", "x-y"), ("40000", "x")]) == "x")
+  }
+
+  @Test func anUnsortedFolderIsCheckedNameByName() throws {
+    #expect(try Self.duplicate(in: [("100644", "b"), ("100644", "a"), ("100644", "b")]) == "b")
+    #expect(try Self.duplicate(in: [("100644", "b"), ("100644", "a")]) == nil)
   }
 }

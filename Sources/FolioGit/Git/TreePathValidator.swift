@@ -95,7 +95,14 @@ struct TreePathValidator {
       if id == trustedID { continue }
       let folder = try repository.tree(id)
       let old = try trustedID.map { try repository.tree($0) }
-      var names = Set<[UInt8]>()
+      if let name = Self.duplicateName(in: folder) {
+        let path = prefix + String(decoding: name, as: UTF8.self)
+        throw FolioError(
+          .unsafePath,
+          "commit \(commit.description.prefix(12)) brings '\(path)': the folder holds two entries of that name "
+            + "(git fsck: duplicateEntries); nothing was written (commit \(commit.description))",
+          path: path)
+      }
       for index in 0..<git_tree_entrycount(folder.handle) {
         guard let entry = git_tree_entry_byindex(folder.handle, index) else { continue }
         let name = git_tree_entry_name(entry)!
@@ -112,9 +119,6 @@ struct TreePathValidator {
             "commit \(commit.description.prefix(12)) brings '\(path)': \(reason); nothing was written "
               + "(commit \(commit.description))",
             path: path)
-        }
-        guard names.insert(nameBytes).inserted else {
-          throw refuse("the folder holds two entries of that name (git fsck: duplicateEntries)")
         }
         var trustedEntry: (id: GitOID, mode: UInt32)?
         if let old, let match = git_tree_entry_byname(old.handle, name) {
@@ -168,10 +172,15 @@ struct TreePathValidator {
     if name.contains(0x2F) { return "a file name with '/' in it" }
     if name.contains(0x5C) { return "a file name with '\\' in it (git refuses it with core.protectNTFS)" }
     if name.contains(0) { return "a file name with NUL in it" }
-    let folded = foldedName(name)
-    if isDotGit(folded) { return "it names git's own folder (.git in any spelling git refuses)" }
-    if mode == symlinkMode, isGitControlFile(folded) {
-      return "git refuses \(String(decoding: name, as: UTF8.self)) as a symlink"
+    // Only a name starting with '.', 'g' or 'G', or with a code point HFS+
+    // ignores (never ASCII), can fold to .git or git~1; most names are
+    // spared the folding.
+    if mode == symlinkMode || name[0] == 0x2E || name[0] | 0x20 == 0x67 || name[0] >= 0x80 {
+      let folded = foldedName(name)
+      if isDotGit(folded) { return "it names git's own folder (.git in any spelling git refuses)" }
+      if mode == symlinkMode, isGitControlFile(folded) {
+        return "git refuses \(String(decoding: name, as: UTF8.self)) as a symlink"
+      }
     }
     if name.first == 0x2E, name.count > 10, name.suffix(10).elementsEqual(".folio-tmp".utf8) {
       return "the name of one of Folio's temp files"
@@ -188,6 +197,63 @@ struct TreePathValidator {
       return "file mode \(String(mode, radix: 8)), which git does not write"
     }
     return nil
+  }
+
+  /// A name two entries of `folder` share, or nil.
+  ///
+  /// In git's order each entry sorts strictly after the one before it (a
+  /// folder's name compared as if it ended in '/'), which leaves one way
+  /// for two entries to share a name: a file and a folder of that name, not
+  /// side by side. So a sorted folder needs a set of its folders' names
+  /// only, and one of every name only when it is not sorted (which git's
+  /// fsck refuses, but a tree made by hand and pulled without it may be).
+  static func duplicateName(in folder: GitTree) -> [UInt8]? {
+    let count = git_tree_entrycount(folder.handle)
+    var previous: (name: UnsafePointer<CChar>, length: Int, isTree: Bool)?
+    var sorted = true
+    var folders = Set<[UInt8]>()
+    for index in 0..<count {
+      guard let entry = git_tree_entry_byindex(folder.handle, index) else { continue }
+      let name = git_tree_entry_name(entry)!
+      let current = (
+        name: name, length: strlen(name), isTree: git_tree_entry_filemode_raw(entry).rawValue == treeMode
+      )
+      if current.isTree { folders.insert(bytes(name)) }
+      if let previous {
+        let order = gitOrder(previous, current)
+        if order == 0 { return bytes(name) }
+        if order > 0 { sorted = false }
+      }
+      previous = current
+    }
+    var seen = Set<[UInt8]>()
+    if sorted && folders.isEmpty { return nil }
+    for index in 0..<count {
+      guard let entry = git_tree_entry_byindex(folder.handle, index) else { continue }
+      let name = bytes(git_tree_entry_name(entry)!)
+      if sorted {
+        // Only a file named as a folder can be a duplicate here.
+        if git_tree_entry_filemode_raw(entry).rawValue != treeMode, folders.contains(name) { return name }
+      } else if !seen.insert(name).inserted {
+        return name
+      }
+    }
+    return nil
+  }
+
+  /// How two entries compare in git's tree order: bytewise, a folder's name
+  /// as if it ended in '/'.
+  private static func gitOrder(
+    _ a: (name: UnsafePointer<CChar>, length: Int, isTree: Bool),
+    _ b: (name: UnsafePointer<CChar>, length: Int, isTree: Bool)
+  ) -> Int {
+    let common = min(a.length, b.length)
+    let prefix = memcmp(a.name, b.name, common)
+    if prefix != 0 { return Int(prefix) }
+    let next = { (entry: (name: UnsafePointer<CChar>, length: Int, isTree: Bool)) -> Int in
+      entry.length > common ? Int(UInt8(bitPattern: entry.name[common])) : (entry.isTree ? 0x2F : 0)
+    }
+    return next(a) - next(b)
   }
 
   /// `name` as NTFS and HFS+ would see it: ASCII lowercased, HFS+
