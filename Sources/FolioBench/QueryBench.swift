@@ -402,7 +402,7 @@ private func runProcess(_ path: String, _ arguments: [String], input: String? = 
 /// `posix_spawn` to `waitpid`: the whole process as a shell would see it,
 /// without the tens of milliseconds Foundation's `Process` adds around it.
 @discardableResult
-private func spawnTimed(_ path: String, _ arguments: [String]) throws -> Double {
+func spawnTimed(_ path: String, _ arguments: [String]) throws -> Double {
   var actions = posix_spawn_file_actions_t()
   posix_spawn_file_actions_init(&actions)
   defer { posix_spawn_file_actions_destroy(&actions) }
@@ -421,7 +421,7 @@ private func spawnTimed(_ path: String, _ arguments: [String]) throws -> Double 
   return seconds
 }
 
-private func benchMedianOf(_ values: [Double]) -> Double {
+func benchMedianOf(_ values: [Double]) -> Double {
   let sorted = values.sorted()
   return sorted[sorted.count / 2]
 }

@@ -48,7 +48,7 @@ struct Options {
                                  and print the fastest round
 
           The other benchmarks are subcommands, each with its own --help:
-            query, import, sync, storm, watch, observe, serve
+            query, import, sync, storm, watch, observe, serve, startup
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
@@ -65,6 +65,10 @@ struct Options {
 folio_line_buffer_stdout()
 if CommandLine.arguments.dropFirst().first == "query" {  // queries: QueryBench.swift
   try runQueryBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "startup" {  // whole processes: StartupBench.swift
+  try runStartupBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "sync" {  // commit and merge: SyncBench.swift

@@ -1,0 +1,131 @@
+import Folio
+import Foundation
+
+// folio-bench startup: Folio as a user mostly meets it, as whole processes
+// (a shell loop, a script, `watch -n1 folio get …`), against sqlite3 on the
+// same rows and against a hello-world Swift binary built here the way
+// folio is (release, the Swift runtime linked in). Each command runs in
+// turn with its peer, R times; medians, and the ratio folio/peer.
+// Run: bash scripts/build-release.sh && .build/release/folio-bench startup [--runs R]
+
+struct StartupBenchOptions {
+  var runs = 21
+  var documents = 1_000
+  var directory = NSTemporaryDirectory() + "/folio-startup-bench"
+
+  init(_ arguments: [String]) {
+    forEachBenchArgument(arguments) { flag, value in
+      switch flag {
+      case "--runs": runs = max(1, Int(value()) ?? runs)
+      case "--docs": documents = max(2, Int(value()) ?? documents)
+      case "--dir": directory = value()
+      case "-h", "--help":
+        print(
+          """
+          USAGE: folio-bench startup [--runs R] [--docs N] [--dir DIR]
+            --runs R   runs of each command, taken in turn with its peer; medians (default 21)
+            --docs N   documents in the table, and rows in sqlite3's (default 1000)
+            --dir DIR  scratch directory (default $TMPDIR/folio-startup-bench; emptied first)
+
+          Needs swiftc (PATH, or /opt/swift/usr/bin) for the hello world, and sqlite3.
+          """)
+        exit(0)
+      default: fatalError("unknown option \(flag); see --help")
+      }
+    }
+  }
+}
+
+func runStartupBenchmark(_ arguments: [String]) throws {
+  let options = StartupBenchOptions(arguments)
+  let root = options.directory
+  shell("rm -rf '\(root)' && mkdir -p '\(root)/hello' '\(root)/store/small'", in: "/")
+  let folio = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    .deletingLastPathComponent().appendingPathComponent("folio").path
+  guard FileManager.default.isExecutableFile(atPath: folio) else {
+    fatalError("no folio binary next to folio-bench; build it: bash scripts/build-release.sh")
+  }
+  guard
+    let sqlite = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first(
+      where: FileManager.default.isExecutableFile)
+  else { fatalError("no sqlite3; install it: apt-get install sqlite3") }
+
+  // The hello world, built as scripts/build-release.sh builds folio.
+  let swiftc =
+    ["/opt/swift/usr/bin/swiftc", "/usr/bin/swiftc"].first(where: FileManager.default.isExecutableFile)
+    ?? "swiftc"
+  try "print(\"hello\")\n".write(toFile: root + "/hello/main.swift", atomically: true, encoding: .utf8)
+  let built = shell("'\(swiftc)' -O -static-stdlib main.swift -o hello", in: root + "/hello")
+  precondition(built.status == 0, "cannot build the hello world: \(built.output)")
+  let hello = root + "/hello/hello"
+
+  // The same rows in a Folio table and a SQLite table.
+  try """
+  version: 1
+  tables:
+    small:
+      path: small
+  """.write(toFile: root + "/store/folio.yaml", atomically: true, encoding: .utf8)
+  var sql = "CREATE TABLE small (id TEXT PRIMARY KEY, title TEXT, n INTEGER);\nBEGIN;\n"
+  for i in 0..<options.documents {
+    let document: JSONObject = [
+      "id": .string("k\(i)"), "title": .string("item \(i)"), "n": .number(String(i)),
+    ]
+    _ = FileManager.default.createFile(
+      atPath: root + "/store/small/k\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
+    sql += "INSERT INTO small VALUES ('k\(i)', 'item \(i)', \(i));\n"
+  }
+  sql += "COMMIT;\n"
+  try sql.write(toFile: root + "/small.sql", atomically: true, encoding: .utf8)
+  shell("git init -q -b main store", in: root)
+  let store = try Store.create(at: URL(fileURLWithPath: root + "/store"))
+  try store.commit(message: "startup bench")
+  let loaded = shell("'\(sqlite)' small.sqlite < small.sql", in: root)
+  precondition(loaded.status == 0, loaded.output)
+  let database = root + "/small.sqlite"
+
+  let rows: [(label: String, folio: [String], peerLabel: String, peer: (String, [String]))] = [
+    ("folio --version", ["--version"], "hello world", (hello, [])),
+    (
+      "folio get small k1", ["-C", root + "/store", "get", "small", "k1"], "sqlite3 one row by key",
+      (sqlite, [database, "SELECT json_object('id', id, 'title', title, 'n', n) FROM small WHERE id = 'k1'"])
+    ),
+    (
+      "folio query small --limit-to-first 20",
+      ["-C", root + "/store", "query", "small", "--limit-to-first", "20"],
+      "sqlite3 first 20 by key",
+      (
+        sqlite,
+        [database, "SELECT json_object('id', id, 'title', title, 'n', n) FROM small ORDER BY id LIMIT 20"]
+      )
+    ),
+  ]
+  print(
+    "whole processes, medians of \(options.runs) taken in turn (\(options.documents) documents; ratio folio/peer):"
+  )
+  for row in rows {
+    // One of each first, untimed: the page cache and the index daemon
+    // (which a query may start) are warm for both.
+    _ = try spawnTimed(folio, row.folio)
+    _ = try spawnTimed(row.peer.0, row.peer.1)
+    var folioTimes: [Double] = []
+    var peerTimes: [Double] = []
+    for turn in 0..<options.runs {
+      if turn % 2 == 0 {
+        folioTimes.append(try spawnTimed(folio, row.folio))
+        peerTimes.append(try spawnTimed(row.peer.0, row.peer.1))
+      } else {
+        peerTimes.append(try spawnTimed(row.peer.0, row.peer.1))
+        folioTimes.append(try spawnTimed(folio, row.folio))
+      }
+    }
+    let folioMedian = benchMedianOf(folioTimes)
+    let peerMedian = benchMedianOf(peerTimes)
+    print(
+      String(
+        format: "  %@ %.1f ms, %@ %.1f ms: %.2fx", row.label, folioMedian * 1000, row.peerLabel,
+        peerMedian * 1000,
+        folioMedian / peerMedian))
+  }
+  shell("'\(folio)' -C '\(root)/store' index-daemon --stop >/dev/null 2>&1; true", in: "/")
+}
