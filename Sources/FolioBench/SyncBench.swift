@@ -197,7 +197,12 @@ private func runTransportRows(root: String, remote: String, storeA: Store, optio
   // A second bare remote, byte for byte the first, for plain git's pushes.
   let plainRemote = root + "/plain-remote.git"
   shell("cp -a '\(remote)' '\(plainRemote)'", in: "/")
-  var spares = try runCloneRow(
+  // One untimed clone first, by git: the first 100,000 files created
+  // after the merge phase cost the file system more, whichever tool
+  // creates them.
+  var spares = [root + "/c-warm-up"]
+  shell("git clone -q 'file://\(plainRemote)' '\(root)/c-warm-up' && sync", in: "/")
+  spares += try runCloneRow(
     over: "file://", folioURL: "file://" + remote, gitURL: "file://" + plainRemote, root: root, name: "file",
     docs: options.docs)
   // The same clone into memory (tmpfs), where creating files costs the
