@@ -51,11 +51,7 @@ func runQueryBenchmark(_ arguments: [String]) throws {
   let storePath = root + "/store"
   let databasePath = root + "/flights.sqlite"
   let marker = root + "/generated-\(options.docs)"
-  let folio = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    .deletingLastPathComponent().appendingPathComponent("folio").path
-  guard FileManager.default.isExecutableFile(atPath: folio) else {
-    fatalError("no folio binary next to folio-bench; build it: bash scripts/build-release.sh")
-  }
+  let folio = folioBinaryBesideBench()
 
   if !FileManager.default.fileExists(atPath: marker) {
     try? FileManager.default.removeItem(atPath: root)
@@ -396,6 +392,17 @@ private func runProcess(_ path: String, _ arguments: [String], input: String? = 
     fatalError("\(path) \(arguments) exited \(process.terminationStatus)")
   }
   return String(decoding: data, as: UTF8.self)
+}
+
+/// The `folio` binary built beside this folio-bench; stops the run with
+/// the command that builds it when there is none.
+func folioBinaryBesideBench() -> String {
+  let folio = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    .deletingLastPathComponent().appendingPathComponent("folio").path
+  guard FileManager.default.isExecutableFile(atPath: folio) else {
+    fatalError("no folio binary next to folio-bench; build it: bash scripts/build-release.sh")
+  }
+  return folio
 }
 
 /// Runs `path` with stdout to /dev/null and returns its wall time, from

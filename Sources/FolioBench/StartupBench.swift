@@ -40,11 +40,7 @@ func runStartupBenchmark(_ arguments: [String]) throws {
   let options = StartupBenchOptions(arguments)
   let root = options.directory
   shell("rm -rf '\(root)' && mkdir -p '\(root)/hello' '\(root)/store/small'", in: "/")
-  let folio = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    .deletingLastPathComponent().appendingPathComponent("folio").path
-  guard FileManager.default.isExecutableFile(atPath: folio) else {
-    fatalError("no folio binary next to folio-bench; build it: bash scripts/build-release.sh")
-  }
+  let folio = folioBinaryBesideBench()
   guard
     let sqlite = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first(
       where: FileManager.default.isExecutableFile)

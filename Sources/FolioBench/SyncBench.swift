@@ -299,19 +299,15 @@ private struct SyncRowTimes {
   var transfer: [Double] = []
   var git: [[Double]] = []
 
-  private static func median(_ values: [Double]) -> Double {
-    values.isEmpty ? 0 : values.sorted()[values.count / 2]
-  }
-
   /// Prints the medians, and two ratios in the same direction (folio/git):
   /// the whole sync against the sum of git's commands, and the sync's
   /// transport against git's transport command alone.
   func print(_ label: String, what: String, commands: [String]) {
-    let folioMedian = Self.median(folio)
-    let transferMedian = Self.median(transfer)
-    let gitParts = commands.indices.map { index in Self.median(git.map { $0[index] }) }
-    let gitTotal = Self.median(git.map { $0.reduce(0, +) })
-    let gitTransport = Self.median(
+    let folioMedian = benchMedianOf(folio)
+    let transferMedian = benchMedianOf(transfer)
+    let gitParts = commands.indices.map { index in benchMedianOf(git.map { $0[index] }) }
+    let gitTotal = benchMedianOf(git.map { $0.reduce(0, +) })
+    let gitTransport = benchMedianOf(
       git.map {
         zip(commands, $0).filter { ["git fetch", "git push"].contains($0.0) }.reduce(0) { $0 + $1.1 }
       })
@@ -363,8 +359,8 @@ private func runCloneRow(
       try folio()
     }
   }
-  let folioMedian = folioTimes.sorted()[1]
-  let gitMedian = gitTimes.sorted()[1]
+  let folioMedian = benchMedianOf(folioTimes)
+  let gitMedian = benchMedianOf(gitTimes)
   print(
     String(
       format:

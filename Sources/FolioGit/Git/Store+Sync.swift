@@ -349,7 +349,10 @@ extension Store {
       do {
         if job == 0 {
           _ = try shared.repository.checkout(tree: shared.tree, force: true)
-        } else if let own = try GitRepository.open(workTree: path) {
+        } else {
+          guard let own = try GitRepository.open(workTree: path) else {
+            throw FolioError(.git, "the clone in \(path) has no repository to check", path: path)
+          }
           // The remote's folio.yaml is its own word: the default clock bound.
           try checkClock(of: target, against: nil, repository: own, bound: SyncConfig.defaultMaxClockSkew)
         }

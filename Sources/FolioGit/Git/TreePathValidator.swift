@@ -226,8 +226,8 @@ struct TreePathValidator {
       }
       previous = current
     }
-    var seen = Set<[UInt8]>()
     if sorted && folders.isEmpty { return nil }
+    var seen = Set<[UInt8]>()
     for index in 0..<count {
       guard let entry = git_tree_entry_byindex(folder.handle, index) else { continue }
       let name = bytes(git_tree_entry_name(entry)!)
