@@ -261,6 +261,32 @@ struct StoreTests {
     #expect(try again.ops().count == 2)
   }
 
+  /// A crash after a document was swapped in but before the file it
+  /// swapped out was removed: the redo finds the document already new and
+  /// still removes the leftover, so `fsck` finds nothing.
+  @Test func recoveryRemovesTheFileASwapLeftBehind() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.apply(table: "notes", pk: "a", op: .insert, columns: ["n": 1])
+    let path = store.rootPath + "/notes/a.json"
+    let old = try #require(try FileSystem.read(path))
+    let new = JSONValue.object(["id": "a", "n": 2]).canonicalBytes()
+    let journal = Journal(
+      logPath: store.opLogPath, logOffset: try OpLog.size(of: store.opLogPath), logBytes: [],
+      writes: [.init(path: path, oldHash: FNV.hex(old), new: new)])
+    try journal.write(to: store.journalPath, root: store.rootPath)
+    let temp = FileSystem.temporaryPath(for: path)
+    // (In this order: writing the document goes through the same temp name.)
+    try FileSystem.writeAtomically(path, new, sync: false)
+    try FileSystem.writeAtomically(temp, old, sync: false)
+    #expect(try store.check().contains { $0.message.contains("leftover temporary file") })
+    let reopened = try Store(at: scratch.url)
+    #expect(!Journal.isPending(at: store.journalPath))
+    #expect(try FileSystem.read(temp) == nil)
+    #expect(try FileSystem.read(path) == new)
+    #expect(try reopened.check().isEmpty)
+  }
+
   @Test func fsckFindsEveryKindOfProblem() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }

@@ -488,6 +488,11 @@ public final class Store: Sendable {
       let (directory, name) = FileSystem.split(write.path)
       guard let dirfd = try folders.descriptor(for: directory, create: write.new != nil) else { continue }
       if redo {
+        // A crash between a swap (``placeDocument``) and the removal of
+        // what it swapped out leaves the old content at the temp name,
+        // and the document already new: nothing below would touch it.
+        // Writers hold the lock, so no one else is staging there.
+        unlinkat(dirfd, FileSystem.temporaryName(for: name), 0)
         let current = try FileSystem.openForReading(in: dirfd, name: name, path: relative(write.path)).map {
           fd in
           defer { close(fd) }
@@ -568,8 +573,8 @@ public final class Store: Sendable {
     let records = try FileSystem.read(journalPath).map { Journal.decodeAll($0, root: rootPath).records } ?? []
     // A torn last record: its crash came before its durability point, so
     // nothing else of its transaction was touched. It is dropped.
-    // A stale temp file is replaced by the exclusive create (never
-    // followed), so none needs removing here.
+    // Stale temp files of the journal's documents are removed by the
+    // redo (``apply(_:redo:folders:flush:)``).
     for journal in records {
       try apply(journal, redo: true, folders: WriteFolders(root: rootPath), flush: false)
     }
