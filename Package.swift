@@ -9,11 +9,11 @@ let package = Package(
     .executable(name: "folio-bench", targets: ["FolioBench"]),
   ],
   targets: [
-    .systemLibrary(
-      name: "Clibgit2",
-      pkgConfig: "libgit2",
-      providers: [.apt(["libgit2-dev"])]
-    ),
+    // libgit2 and libmicrohttpd are opened on first use, not linked
+    // (scripts/generate-lazy-bindings.py): a command that touches neither
+    // starts without loading them and the dozen libraries they bring.
+    // Their headers come from libgit2-dev and libmicrohttpd-dev.
+    .target(name: "Clibgit2"),
     .systemLibrary(
       name: "CYAML",
       pkgConfig: "yaml-0.1",
@@ -29,11 +29,7 @@ let package = Package(
       pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"])]
     ),
-    .systemLibrary(
-      name: "CMicroHTTPD",
-      pkgConfig: "libmicrohttpd",
-      providers: [.apt(["libmicrohttpd-dev"])]
-    ),
+    .target(name: "CMicroHTTPD"),
     .systemLibrary(name: "CSystem"),
     // The library's layers, lowest first. A target depends only on those
     // before it, so the compiler refuses an upward reference; what crosses

@@ -85,6 +85,9 @@ final class HTTPDaemon: @unchecked Sendable {
         throw FolioError(.usage, "--host must be an IPv4 or IPv6 address or localhost, not '\(host)'")
       }
     }
+    if let error = folio_mhd_load_error() {
+      throw FolioError(.io, "cannot load libmicrohttpd: \(String(cString: error))", function: "dlopen")
+    }
     let context = Unmanaged.passUnretained(self).toOpaque()
     daemon = withUnsafeMutablePointer(to: &address) { addressPointer in
       var items: [MHD_OptionItem] = [

@@ -31,7 +31,7 @@ package final class GitRepository {
   /// Opens the repository whose working tree is exactly `path` (no search
   /// upward), or returns nil when `path` is not one.
   static func open(workTree path: String) throws -> GitRepository? {
-    _ = LibGit2.initialized
+    try LibGit2.start()
     var pointer: OpaquePointer?
     let rc = git_repository_open_ext(
       &pointer, path, GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue, nil)
@@ -90,7 +90,7 @@ package final class GitRepository {
 
   /// Creates a repository (with branch `main`) whose working tree is `path`.
   static func initialize(workTree path: String) throws -> GitRepository {
-    _ = LibGit2.initialized
+    try LibGit2.start()
     var options = git_repository_init_options()
     try LibGit2.check(
       git_repository_init_options_init(&options, UInt32(GIT_REPOSITORY_INIT_OPTIONS_VERSION)),

@@ -15,9 +15,21 @@ enum LibGit2 {
   ///   was already hashed and checked by git's `index-pack` with
   ///   `transfer.fsckObjects` on (``SystemGit``), and git trusts its own
   ///   object store the same way.
-  static let initialized: Void = {
+  ///
+  /// libgit2 itself is opened here, on first use, not when the process
+  /// starts (see `Clibgit2/include/shim.h`); if it cannot be, this throws
+  /// what is missing and how to install it.
+  static func start() throws {
+    if let error = initialized { throw error }
+  }
+
+  private static let initialized: FolioError? = {
+    if let error = folio_git2_load_error() {
+      return FolioError(.git, "cannot load libgit2: \(String(cString: error))", function: "dlopen")
+    }
     git_libgit2_init()
     _ = folio_git_set_strict_checks(0, 0)
+    return nil
   }()
 
   /// Throws a `.git` error naming `function` when `rc` is negative. Reads
