@@ -17,9 +17,15 @@ protocol Command {
   init(arguments: [String]) throws
   /// Does the work; returns the exit code.
   func run(in context: CommandContext) throws -> Int32
+  /// Whether this run goes on until it is stopped (a server, a watcher, a
+  /// followed query), so that what pays off over many queries is worth
+  /// setting up.
+  var runsUntilStopped: Bool { get }
 }
 
 extension Command {
+  var runsUntilStopped: Bool { false }
+
   static var help: String {
     "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)\n\n\(details)"
   }

@@ -2,6 +2,7 @@ import Folio
 
 struct IndexDaemonCommand: Command {
   static let name = "index-daemon"
+  var runsUntilStopped: Bool { true }
   static let abstract = "Keep the order indexes vouched for, so fresh queries skip the stat of every file."
   static let usage = "folio index-daemon [--idle DURATION] | --stop | --status"
   static let details = """

@@ -4,6 +4,7 @@ import Glibc
 
 struct ObserveCommand: Command {
   static let name = "observe"
+  var runsUntilStopped: Bool { true }
   static let abstract = "Print a document, or a query's results, and then every change, as NDJSON."
   static let usage =
     "folio observe TABLE PK [--subscribe] | folio observe TABLE [QUERY OPTIONS] [--subscribe]"

@@ -3,6 +3,7 @@ import Glibc
 
 struct QueryCommand: Command {
   static let name = "query"
+  var runsUntilStopped: Bool { follow }
   static let abstract = "Print a table's documents in order, with ranges, cursors, limits and filters."
   static let usage = """
     folio query TABLE [--order-by-child PATH | --order-by-key | --order-by-value]

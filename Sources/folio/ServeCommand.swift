@@ -5,6 +5,7 @@ import Glibc
 
 struct ServeCommand: Command {
   static let name = "serve"
+  var runsUntilStopped: Bool { true }
   static let abstract =
     "Serve the store over HTTP as a Firebase Realtime Database REST API, with live streams."
   static let usage = """

@@ -4,6 +4,7 @@ import Glibc
 
 struct WatchCommand: Command {
   static let name = "watch"
+  var runsUntilStopped: Bool { true }
   static let abstract = "Record saves from any text editor as mutations, until Ctrl-C."
   static let usage =
     "folio watch [--json] [--debounce DURATION] [--commit-every DURATION] [--sync-every DURATION [--remote NAME] [--no-push]]"

@@ -59,6 +59,9 @@ func main() -> Int32 {
   }
   do {
     let parsed = try command.init(arguments: rest)
+    // One query and out: an inotify watch would cost more at exit than
+    // it could save (see OrderIndexCache.setWatchesFolders).
+    if !parsed.runsUntilStopped { OrderIndexCache.setWatchesFolders(false) }
     return try parsed.run(in: CommandContext(directory: directory))
   } catch let error as UsageError {
     return usageError(error.message, usage: command.usage, command: command.name)

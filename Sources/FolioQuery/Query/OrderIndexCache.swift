@@ -77,6 +77,17 @@ package enum OrderIndexCache {
 
   private static let state = Mutex<State>(State())
 
+  /// Whether indexes watch their folders (on by default). A watch pays off
+  /// from the second query of a process on; a process that runs one query
+  /// and exits (a `folio query` in a shell loop) turns it off, as closing
+  /// an inotify instance that holds a watch makes the process's exit wait
+  /// for the kernel (a few milliseconds, more than the query itself).
+  private static let watching = Atomic<Bool>(true)
+
+  /// Sets whether indexes watch their folders from now on (see above); call
+  /// it before the first query.
+  package static func setWatchesFolders(_ on: Bool) { watching.store(on, ordering: .relaxed) }
+
   /// Runs `body` while no query of this process can drain the inotify
   /// queue (for tests that overflow it).
   static func withoutDraining<R>(_ body: () throws -> R) rethrows -> R {
@@ -109,7 +120,7 @@ package enum OrderIndexCache {
   ) throws -> TableIndex {
     let (key, index) = try self.index(in: &state.indexes, store: store, table: table)
     try index.load()
-    if !state.triedWatcher {
+    if !state.triedWatcher && watching.load(ordering: .relaxed) {
       state.triedWatcher = true
       state.watcher = IndexWatcher()
     }

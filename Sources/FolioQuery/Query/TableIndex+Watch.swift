@@ -64,11 +64,15 @@ extension TableIndex {
     cleanContents = false
     if watch == nil, let watcher { watch = watcher.watch(folder, owner: key) }
     if watch != nil { drain() }
-    if watch != nil, let reply = publisher?(), try checkTrusting(reply) {
-      // Everything pending changed before the publisher's answer.
+    if let reply = publisher?(), try checkTrusting(reply) {
+      // Everything pending changed before the publisher's answer. Without
+      // a watch of its own (a process that runs one query), the answer
+      // holds for this check only.
       pending = []
-      cleanListing = true
-      cleanContents = true
+      if watch != nil {
+        cleanListing = true
+        cleanContents = true
+      }
       return
     }
     try fullCheck(contents: contents)
@@ -137,7 +141,14 @@ extension TableIndex {
   /// Uses a publisher's answer (rule 2): true if it applies and the
   /// entries it cannot vouch for were checked; false to take the full check.
   private func checkTrusting(_ reply: PublisherAnswer) throws -> Bool {
-    guard reply.signature == signature, let watch, reply.device == watch.device, reply.inode == watch.inode
+    // The publisher's folder must be this one: the one watched, or else
+    // the one the path names now.
+    var identity = watch.map { ($0.device, $0.inode) }
+    if identity == nil {
+      var st = stat()
+      if stat(folder, &st) == 0 { identity = (UInt64(st.st_dev), UInt64(st.st_ino)) }
+    }
+    guard reply.signature == signature, let identity, reply.device == identity.0, reply.inode == identity.1
     else { return false }
     // The answer must describe exactly what this process replays: the same
     // base, and at least the log the publisher wrote up to its answer.
