@@ -11,6 +11,7 @@ import Foundation
 struct StartupBenchOptions {
   var runs = 21
   var documents = 1_000
+  var bigDocuments = 100_000
   var directory = NSTemporaryDirectory() + "/folio-startup-bench"
 
   init(_ arguments: [String]) {
@@ -18,13 +19,15 @@ struct StartupBenchOptions {
       switch flag {
       case "--runs": runs = max(1, Int(value()) ?? runs)
       case "--docs": documents = max(2, Int(value()) ?? documents)
+      case "--big": bigDocuments = max(100, Int(value()) ?? bigDocuments)
       case "--dir": directory = value()
       case "-h", "--help":
         print(
           """
-          USAGE: folio-bench startup [--runs R] [--docs N] [--dir DIR]
+          USAGE: folio-bench startup [--runs R] [--docs N] [--big N] [--dir DIR]
             --runs R   runs of each command, taken in turn with its peer; medians (default 21)
-            --docs N   documents in the table, and rows in sqlite3's (default 1000)
+            --docs N   documents in the small table, and rows in sqlite3's (default 1000)
+            --big N    documents in the big table, queried with the index daemon answering (default 100000)
             --dir DIR  scratch directory (default $TMPDIR/folio-startup-bench; emptied first)
 
           Needs swiftc (PATH, or /opt/swift/usr/bin) for the hello world, and sqlite3.
@@ -61,17 +64,23 @@ func runStartupBenchmark(_ arguments: [String]) throws {
   tables:
     small:
       path: small
+    big:
+      path: big
   """.write(toFile: root + "/store/folio.yaml", atomically: true, encoding: .utf8)
-  var sql = "CREATE TABLE small (id TEXT PRIMARY KEY, title TEXT, n INTEGER);\nBEGIN;\n"
-  for i in 0..<options.documents {
-    let document: JSONObject = [
-      "id": .string("k\(i)"), "title": .string("item \(i)"), "n": .number(String(i)),
-    ]
-    _ = FileManager.default.createFile(
-      atPath: root + "/store/small/k\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
-    sql += "INSERT INTO small VALUES ('k\(i)', 'item \(i)', \(i));\n"
+  shell("mkdir -p '\(root)/store/big'", in: "/")
+  var sql = ""
+  for (table, count) in [("small", options.documents), ("big", options.bigDocuments)] {
+    sql += "CREATE TABLE \(table) (id TEXT PRIMARY KEY, title TEXT, n INTEGER);\nBEGIN;\n"
+    for i in 0..<count {
+      let document: JSONObject = [
+        "id": .string("k\(i)"), "title": .string("item \(i)"), "n": .number(String(i)),
+      ]
+      _ = FileManager.default.createFile(
+        atPath: root + "/store/\(table)/k\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
+      sql += "INSERT INTO \(table) VALUES ('k\(i)', 'item \(i)', \(i));\n"
+    }
+    sql += "COMMIT;\n"
   }
-  sql += "COMMIT;\n"
   try sql.write(toFile: root + "/small.sql", atomically: true, encoding: .utf8)
   shell("git init -q -b main store", in: root)
   let store = try Store.create(at: URL(fileURLWithPath: root + "/store"))
@@ -79,6 +88,23 @@ func runStartupBenchmark(_ arguments: [String]) throws {
   let loaded = shell("'\(sqlite)' small.sqlite < small.sql", in: root)
   precondition(loaded.status == 0, loaded.output)
   let database = root + "/small.sqlite"
+
+  // The big table's queries are answered by an index daemon, started here
+  // and ready (its first check done) before the rows.
+  setenv("FOLIO_INDEX_DAEMON", "auto", 1)
+  // A query of this process that finds no publisher starts it, detached.
+  store.startIndexDaemonOnDemand(executable: folio)
+  _ = try store.collection("big").query().limitToFirst(1).get()
+  var waited = 0
+  while store.indexDaemonStatus() == .none, waited < 1000 {
+    usleep(10_000)
+    waited += 1
+  }
+  guard case .daemon = store.indexDaemonStatus() else { fatalError("the index daemon did not start") }
+  let bigQuery = ["-C", root + "/store", "query", "big", "--limit-to-first", "20"]
+  _ = try spawnTimed(folio, bigQuery)
+  let bigWhere = ["-C", root + "/store", "query", "big", "--where", "n >= \(options.bigDocuments - 20)", "--count"]
+  let tail = options.bigDocuments - 20
 
   let rows: [(label: String, folio: [String], peerLabel: String, peer: (String, [String]))] = [
     ("folio --version", ["--version"], "hello world", (hello, [])),
@@ -94,6 +120,18 @@ func runStartupBenchmark(_ arguments: [String]) throws {
         sqlite,
         [database, "SELECT json_object('id', id, 'title', title, 'n', n) FROM small ORDER BY id LIMIT 20"]
       )
+    ),
+    (
+      "folio query big --limit-to-first 20 (\(options.bigDocuments), daemon answering)", bigQuery,
+      "sqlite3 first 20 by key",
+      (
+        sqlite,
+        [database, "SELECT json_object('id', id, 'title', title, 'n', n) FROM big ORDER BY id LIMIT 20"]
+      )
+    ),
+    (
+      "folio query big --where 'n >= \(tail)' --count (unindexed, daemon answering)", bigWhere,
+      "sqlite3 count, no index", (sqlite, [database, "SELECT count(*) FROM big WHERE n >= \(tail)"])
     ),
   ]
   print(

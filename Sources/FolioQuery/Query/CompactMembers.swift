@@ -6,11 +6,13 @@ enum CompactMembers {
   private static let backslash = UInt8(ascii: "\\")
 
   /// Calls `body` with the key bytes (between the quotes) and the value's
-  /// range in `bytes` of each member of the object in `bytes`, in order.
-  /// - Returns: false if the bytes are not a compact object (`body` may
-  ///   have seen some members by then).
+  /// range in `bytes` of each member of the object in `bytes`, in order,
+  /// until `body` returns false (it has what it needs: the rest is not
+  /// read).
+  /// - Returns: false if the bytes are not a compact object, as far as they
+  ///   were read (`body` may have seen some members by then).
   @inline(__always)
-  static func forEach(in bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Void)
+  static func forEach(in bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Bool)
     -> Bool
   {
     let n = bytes.count
@@ -25,7 +27,7 @@ enum CompactMembers {
       }
       let valueStart = keyEnd + 1
       guard valueStart < n, let j = skipValue(bytes, valueStart), j < n else { return false }
-      body(UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<(keyEnd - 1)]), valueStart..<j)
+      if !body(UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<(keyEnd - 1)]), valueStart..<j) { return true }
       if bytes[j] == UInt8(ascii: "}") { return j == n - 1 }
       guard bytes[j] == UInt8(ascii: ",") else { return false }
       i = j + 1

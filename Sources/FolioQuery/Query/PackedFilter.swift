@@ -16,6 +16,10 @@ struct PackedFilter {
     /// has one spelling without escapes: its compact bytes.
     case spelled(column: Int, literals: [JSONValue], spellings: [[UInt8]], negated: Bool)
     case compare(Operand, Predicate.Comparator, Operand)
+    /// `column comparator literal` for an integer literal: a member spelled
+    /// as a plain integer is compared as one, without parsing; anything
+    /// else takes `general`.
+    case integer(column: Int, Predicate.Comparator, Int64, general: Node)
     case exists(Operand)
     case and(Node, Node)
     case or(Node, Node)
@@ -57,7 +61,14 @@ struct PackedFilter {
         {
           return spelled
         }
-        return .compare(operand(a), comparator, operand(b))
+        let general = Node.compare(operand(a), comparator, operand(b))
+        if case .path(let path) = a, path.segments.count == 1, case .literal(.number(let text)) = b,
+          comparator != .isIn, comparator != .contains,
+          let literal = Self.plainInteger(text)
+        {
+          return .integer(column: index[path.column]!, comparator, literal, general: general)
+        }
+        return general
       case .exists(let path): return .exists(operand(.path(path)))
       case .and(let a, let b): return .and(node(a), node(b))
       case .or(let a, let b): return .or(node(a), node(b))
@@ -106,11 +117,16 @@ struct PackedFilter {
   func matches(_ bytes: UnsafeRawBufferPointer, values: inout [Range<Int>?]) -> Bool? {
     if values.count != columns.count { values = [Range<Int>?](repeating: nil, count: columns.count) }
     for i in values.indices { values[i] = nil }
+    // Folio writes each member once, so the walk stops at the last member
+    // the predicate reads.
+    var left = columns.count
     let compact = values.withUnsafeMutableBufferPointer { found in
       CompactMembers.forEach(in: bytes) { key, value in
         for (i, column) in columns.enumerated() where column.count == key.count && key.elementsEqual(column) {
+          if found[i] == nil { left -= 1 }
           found[i] = value
         }
+        return left > 0
       }
     }
     guard compact else { return nil }
@@ -133,6 +149,18 @@ struct PackedFilter {
       }
       let equal = spellings.contains { $0.count == value.count && value.elementsEqual($0) }
       return equal != negated
+    case .integer(let column, let comparator, let literal, let general):
+      guard let range = values[column], let value = Self.plainInteger(UnsafeRawBufferPointer(rebasing: bytes[range]))
+      else { return evaluate(general, bytes, values, &unreadable) }
+      switch comparator {
+      case .equal: return value == literal
+      case .notEqual: return value != literal
+      case .less: return value < literal
+      case .lessOrEqual: return value <= literal
+      case .greater: return value > literal
+      case .greaterOrEqual: return value >= literal
+      case .isIn, .contains: return evaluate(general, bytes, values, &unreadable)
+      }
     case .compare(let a, let comparator, let b):
       return Predicate.holds(
         resolve(a, bytes, values, &unreadable), comparator, resolve(b, bytes, values, &unreadable))
@@ -158,6 +186,32 @@ struct PackedFilter {
       if path.segments.count == 1 { return value }
       return JSONObject([(path.column, value)]).value(at: path)
     }
+  }
+
+  /// ``plainInteger(_:)-(UnsafeRawBufferPointer)`` of a literal's text.
+  private static func plainInteger(_ text: String) -> Int64? {
+    var text = text
+    return text.withUTF8 { plainInteger(UnsafeRawBufferPointer($0)) }
+  }
+
+  /// The value of `bytes` if they spell an integer as compact JSON does,
+  /// `-?(0|[1-9][0-9]*)`, with at most 18 digits, so that it fits an
+  /// `Int64` and two such values compare as their numbers do; nil for
+  /// anything else.
+  private static func plainInteger(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+    var i = 0
+    let negative = bytes.count > 0 && bytes[0] == UInt8(ascii: "-")
+    if negative { i = 1 }
+    let digits = bytes.count - i
+    guard digits >= 1, digits <= 18, bytes[i] != UInt8(ascii: "0") || digits == 1 else { return nil }
+    var value: Int64 = 0
+    while i < bytes.count {
+      let digit = bytes[i] &- UInt8(ascii: "0")
+      guard digit < 10 else { return nil }
+      value = value * 10 + Int64(digit)
+      i += 1
+    }
+    return negative ? -value : value
   }
 
   private func parse(_ bytes: UnsafeRawBufferPointer, _ unreadable: inout Bool) -> JSONValue? {

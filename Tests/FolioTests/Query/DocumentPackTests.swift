@@ -135,6 +135,7 @@ struct DocumentPackTests {
     let compact = CompactMembers.forEach(in: bytes) { key, value in
       let name = String(decoding: key, as: UTF8.self)
       if keys.contains(name) { found.append((name, Array(bytes[value]))) }
+      return true
     }
     return compact ? found : nil
   }
@@ -208,17 +209,29 @@ struct DocumentPackTests {
         (#"{"v":"\n","w":null}"#, ["v": "\n", "w": .null]),
         (#"{"o":{"a":{"b":"\/"}}}"#, ["o": ["a": ["b": "/"]]]),
       ]
+      // Numbers that are plain integers (compared without parsing) and
+      // every spelling next to them that is not.
+      let numbers = [
+        "5", "-3", "0", "-0", "1.0", "1e2", "100", "12345678901234567890", "999999999999999999",
+        "-999999999999999999", "1234567890123456789", #""5""#, "null", "[5]", "true",
+      ].map { text -> (text: String, value: JSONObject) in
+        let document = #"{"n":\#(text)}"#
+        guard case .object(let object) = try! JSONValue(parsing: document) else { fatalError(document) }
+        return (document, object)
+      }
       let fixed = [
         #"v == "a""#, #"v == "a\"b""#, #"w == "\\""#, #""é" == v"#, #"v != "😀""#, #"v in ["\n", "x"]"#,
         #"w in [null, true]"#, #"missing == null"#, #"v != null"#, #"o.a.b == "/""#, #"v == true"#,
-        #"s in ["x"] && v == "é""#,
+        #"s in ["x"] && v == "é""#, "n > 4", "n >= 5", "n < 0", "n <= -3", "n == 0", "n != 5", "n == 100",
+        "n > 1234567890123456788", "n < 99999999999999999999", "n == 1", "n >= -999999999999999999",
+        "n == -0", "5 < n",
       ]
       var spelledDifferently = 0
       for round in 0..<20 {
         var documents: [(bytes: [UInt8], object: JSONObject)] = fuzz.table(count: 40).values.map {
           (JSONValue.object($0).compactBytes(), $0)
         }
-        for (text, object) in escaped {
+        for (text, object) in escaped + numbers {
           documents.append((Array(text.utf8), object))
           #expect(try JSONValue(parsing: text) == .object(object), "\(text)")
         }
