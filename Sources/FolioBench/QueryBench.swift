@@ -102,6 +102,7 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     var folioProcess: Double?
     var sqliteInProcess: Double
     var sqliteProcess: Double
+    var cli: [String]?
   }
   var rows: [Row] = []
   func add(
@@ -120,7 +121,7 @@ func runQueryBenchmark(_ arguments: [String]) throws {
       Row(
         name: name, folioInProcess: folioTime, folioProcess: processTime,
         sqliteInProcess: benchMedianOf(sqliteTimes.map(\.statement)),
-        sqliteProcess: benchMedianOf(sqliteTimes.map(\.process))))
+        sqliteProcess: benchMedianOf(sqliteTimes.map(\.process)), cli: cli))
   }
 
   let firstSQL = "SELECT doc FROM flights ORDER BY dep_delay, id LIMIT 20"
@@ -218,10 +219,10 @@ func runQueryBenchmark(_ arguments: [String]) throws {
   guard case .daemon = store.indexDaemonStatus() else {
     fatalError("the first query started no index daemon")
   }
-  let withDaemon = try [("first page (limit 20)", firstCLI), ("middle page by cursor", middleCLI)].map {
-    name, arguments in
+  let withDaemon = try rows.compactMap { row -> (String, Double)? in
+    guard let arguments = row.cli else { return nil }
     // The warm-up run also waits for the daemon's own first check.
-    (name, try benchMedian(options.runs) { try spawnTimed(folio, ["-C", storePath] + arguments) })
+    return (row.name, try benchMedian(options.runs) { try spawnTimed(folio, ["-C", storePath] + arguments) })
   }
   try store.stopIndexDaemon()
   setenv("FOLIO_INDEX_DAEMON", "off", 1)
@@ -235,13 +236,13 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     """)
   print(
     "query".padded(40) + "no publisher".padded(15) + "first, starts".padded(15) + "daemon".padded(15)
-      + "sqlite3 process")
+      + "sqlite3 process".padded(17) + "ratio, daemon")
   for (name, time) in withDaemon {
-    guard let row = rows.first(where: { $0.name.hasPrefix(name) }) else { continue }
+    guard let row = rows.first(where: { $0.name == name }) else { continue }
     print(
       name.padded(40) + (row.folioProcess.map(ms) ?? "—").padded(15)
         + (name.hasPrefix("first") ? ms(starting) : "—").padded(15) + ms(time).padded(15)
-        + ms(row.sqliteProcess))
+        + ms(row.sqliteProcess).padded(17) + ratio(time, row.sqliteProcess))
   }
   print("\ntargets: first page through the whole process < 100 ms; in-process within 5x of sqlite3")
 

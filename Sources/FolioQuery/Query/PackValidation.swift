@@ -41,19 +41,19 @@ final class PackValidation: Sendable {
     var dead = 0
     if let pack {
       let base = pack.bytes.baseAddress!
-      // A pack is mostly written in id order (the index's order), so the
-      // record after id n is most often id n + 1: a comparison of two pks
-      // instead of a hash lookup (and, when every guess holds, no hash
-      // table at all).
-      var guess = 0
+      // A pack is written in some order the index also holds: its base's
+      // own, by pk, or by an order key (the order of the scan that wrote
+      // it). Following each of those orders alongside the records, the
+      // next record is most often the next document in one of them: a
+      // comparison of two pks instead of a hash lookup (and, when every
+      // guess holds, no hash table at all).
+      var orders = PackOrderGuess(base: snapshot.base, pks: pks)
       intact = pack.forEachRecord { record in
-        let found: Int?
-        if guess < total, pks.isLive(guess), pks.withPK(guess, { $0.elementsEqual(record.pk) }) {
-          found = guess
-        } else {
+        var found = orders.next(matching: record.pk)
+        if found == nil {
           found = pks.find(record.pk)
+          if let id = found { orders.resume(after: id) }
         }
-        if let found { guess = found + 1 }
         guard let id = found, offsets[id] < 0, pks.stat(id) == record.stat,
           !record.stat.isRacy(checkedAt: record.checkedAt)
         else {
@@ -74,5 +74,71 @@ final class PackValidation: Sendable {
     )
     (self.order, self.missing) = (order, missing)
     wantsRewrite = !intact || dead > order.count
+  }
+}
+
+/// Where the next record of a pack most likely is, in each order a pack is
+/// written in (see ``PackValidation``).
+private struct PackOrderGuess {
+  private let base: IndexBase?
+  private let pks: PKTable
+  /// Per order (base order, pk order, then each key's): the position of
+  /// the next document expected.
+  private var positions: [Int]
+  /// Per order, each base document's position in it; made on the first
+  /// guess that misses, to pick each order up again after the document
+  /// that was found instead.
+  private var places: [[Int32]] = []
+  /// The order whose guess held last.
+  private var lastOrder = 0
+
+  init(base: IndexBase?, pks: PKTable) {
+    self.base = base
+    self.pks = pks
+    positions = [Int](repeating: 0, count: 2 + (base?.keyCount ?? 0))
+  }
+
+  /// Moves every order on to the document after `id` (found by a lookup).
+  mutating func resume(after id: Int) {
+    guard id < pks.baseCount else { return }
+    if places.isEmpty {
+      places = positions.indices.map { order in
+        var place = [Int32](repeating: 0, count: pks.baseCount)
+        for position in 0..<pks.baseCount { place[document(order, position)] = Int32(position) }
+        return place
+      }
+    }
+    for order in positions.indices { positions[order] = Int(places[order][id]) + 1 }
+  }
+
+  /// The live base document at `position` in order `order`.
+  private func document(_ order: Int, _ position: Int) -> Int {
+    switch order {
+    case 0: position
+    case 1: base!.byPK(position)
+    default: base!.byKey(order - 2, position)
+    }
+  }
+
+  /// The document whose pk is `pk` if it is the next one of some order
+  /// (which then moves on); nil if none guessed it.
+  mutating func next(matching pk: UnsafeRawBufferPointer) -> Int? {
+    let count = pks.baseCount
+    // The order that guessed last comes first: a pack is mostly in one.
+    for attempt in positions.indices {
+      let order = attempt == 0 ? lastOrder : attempt == lastOrder ? 0 : attempt
+      var position = positions[order]
+      // Documents an overlay replaced are not in the pack at their place.
+      while position < count, !pks.isLive(document(order, position)) { position += 1 }
+      positions[order] = position
+      guard position < count else { continue }
+      let doc = document(order, position)
+      if pks.withPK(doc, { $0.elementsEqual(pk) }) {
+        positions[order] = position + 1
+        lastOrder = order
+        return doc
+      }
+    }
+    return nil
   }
 }
