@@ -76,7 +76,8 @@ func runStartupBenchmark(_ arguments: [String]) throws {
         "id": .string("k\(i)"), "title": .string("item \(i)"), "n": .number(String(i)),
       ]
       _ = FileManager.default.createFile(
-        atPath: root + "/store/\(table)/k\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
+        atPath: root + "/store/\(table)/k\(i).json",
+        contents: Data(JSONValue.object(document).canonicalBytes()))
       sql += "INSERT INTO \(table) VALUES ('k\(i)', 'item \(i)', \(i));\n"
     }
     sql += "COMMIT;\n"
@@ -103,7 +104,9 @@ func runStartupBenchmark(_ arguments: [String]) throws {
   guard case .daemon = store.indexDaemonStatus() else { fatalError("the index daemon did not start") }
   let bigQuery = ["-C", root + "/store", "query", "big", "--limit-to-first", "20"]
   _ = try spawnTimed(folio, bigQuery)
-  let bigWhere = ["-C", root + "/store", "query", "big", "--where", "n >= \(options.bigDocuments - 20)", "--count"]
+  let bigWhere = [
+    "-C", root + "/store", "query", "big", "--where", "n >= \(options.bigDocuments - 20)", "--count",
+  ]
   let tail = options.bigDocuments - 20
 
   let rows: [(label: String, folio: [String], peerLabel: String, peer: (String, [String]))] = [

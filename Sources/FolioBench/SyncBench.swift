@@ -126,8 +126,8 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   print(
     String(
       format:
-        "commit of %d new documents: folio commit %.2f s (%d synthetic ops), git add -A && git commit %.2f s: %.2fx; .git %d KB vs %d KB",
-      options.docs, folioCommit, summary?.syntheticOps ?? 0, gitCommit, gitCommit / folioCommit, folioSize,
+        "commit of %d new documents: folio commit %.2f s (%d synthetic ops), git add -A && git commit %.2f s: folio/git %.2fx; .git %d KB vs %d KB",
+      options.docs, folioCommit, summary?.syntheticOps ?? 0, gitCommit, folioCommit / gitCommit, folioSize,
       gitSize))
 
   // Two replicas through a bare remote.

@@ -8,7 +8,9 @@ import Testing
 struct LazyLibraryCLITests {
   /// The shared libraries a run of `folio ARGUMENTS` opened, as the dynamic
   /// loader reports them (`LD_DEBUG=files`), and its result.
-  private func loaded(_ arguments: [String], in scratch: CLIScratch) throws -> (Set<String>, FolioRunner.Result) {
+  private func loaded(_ arguments: [String], in scratch: CLIScratch) throws -> (
+    Set<String>, FolioRunner.Result
+  ) {
     let result = try FolioRunner.run(arguments, in: scratch.path, environment: ["LD_DEBUG": "files"])
     var names = Set<String>()
     for line in result.stderr.split(separator: "\n") {
@@ -23,11 +25,15 @@ struct LazyLibraryCLITests {
     defer { scratch.remove() }
     try scratch.folio("init")
     #expect(try scratch.folio("put", "todos", "a", input: #"{"title":"x"}"#).status == 0)
-    for arguments in [["--version"], ["get", "todos", "a"], ["query", "todos"], ["export", "todos"], ["log"]] {
+    for arguments in [
+      ["--version"], ["get", "todos", "a"], ["query", "todos"], ["export", "todos"], ["log"],
+    ] {
       let (names, result) = try loaded(arguments, in: scratch)
       #expect(result.status == 0, "\(arguments): \(result.stderr.suffix(500))")
       #expect(!names.isEmpty, "\(arguments): LD_DEBUG reported nothing")
-      #expect(!names.contains { $0.hasPrefix("libgit2") || $0.hasPrefix("libmicrohttpd") }, "\(arguments): \(names)")
+      #expect(
+        !names.contains { $0.hasPrefix("libgit2") || $0.hasPrefix("libmicrohttpd") }, "\(arguments): \(names)"
+      )
     }
     // A command that writes git objects does open libgit2.
     let (names, result) = try loaded(["commit", "-m", "one"], in: scratch)
@@ -57,7 +63,8 @@ struct LazyLibraryCLITests {
     // at the bind rather than serve on.
     let (listener, port) = try takenLoopbackPort()
     defer { close(listener) }
-    let serve = try FolioRunner.run(["serve", "--port", "\(port)"], in: scratch.path, environment: environment)
+    let serve = try FolioRunner.run(
+      ["serve", "--port", "\(port)"], in: scratch.path, environment: environment)
     #expect(serve.status != 0)
     #expect(serve.stderr.contains("cannot load libmicrohttpd"), "\(serve.stderr)")
     #expect(serve.stderr.contains("apt-get install libmicrohttpd12"), "\(serve.stderr)")

@@ -27,7 +27,9 @@ enum CompactMembers {
       }
       let valueStart = keyEnd + 1
       guard valueStart < n, let j = skipValue(bytes, valueStart), j < n else { return false }
-      if !body(UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<(keyEnd - 1)]), valueStart..<j) { return true }
+      if !body(UnsafeRawBufferPointer(rebasing: bytes[(i + 1)..<(keyEnd - 1)]), valueStart..<j) {
+        return true
+      }
       if bytes[j] == UInt8(ascii: "}") { return j == n - 1 }
       guard bytes[j] == UInt8(ascii: ",") else { return false }
       i = j + 1

@@ -150,7 +150,8 @@ struct PackedFilter {
       let equal = spellings.contains { $0.count == value.count && value.elementsEqual($0) }
       return equal != negated
     case .integer(let column, let comparator, let literal, let general):
-      guard let range = values[column], let value = Self.plainInteger(UnsafeRawBufferPointer(rebasing: bytes[range]))
+      guard let range = values[column],
+        let value = Self.plainInteger(UnsafeRawBufferPointer(rebasing: bytes[range]))
       else { return evaluate(general, bytes, values, &unreadable) }
       switch comparator {
       case .equal: return value == literal
