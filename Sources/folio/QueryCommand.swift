@@ -79,13 +79,17 @@ struct QueryCommand: Command {
     let key = try store.table(named: table).key
     switch format {
     case "ndjson":
-      try query.forEach { Output.printRaw($0.json.compactBytes() + [UInt8(ascii: "\n")]) }
+      let output = OutputBuffer()
+      defer { output.flush() }
+      try query.forEach { output.append($0.json.compactBytes() + [UInt8(ascii: "\n")]) }
     case "json":
+      let output = OutputBuffer()
       var first = true
       try query.forEach { document in
-        Output.printRaw(Array((first ? "[\n" : ",\n").utf8) + document.json.compactBytes())
+        output.append(Array((first ? "[\n" : ",\n").utf8) + document.json.compactBytes())
         first = false
       }
+      output.flush()
       Output.print(first ? "[]" : "\n]")
     case "csv":
       // The export's CSV writer (RFC 4180), so query and export agree.
