@@ -16,6 +16,8 @@ final class TableIndex {
   let folder: String
   let basePath: String
   let logPath: String
+  /// The table's packed cache (``PackedDocuments/path(store:table:)``).
+  let packPath: String
   let lockPath: String
   /// The paths the index holds values for, from `folio.yaml`: the order
   /// keys, then the secondary indexes (``TableConfig/indexedPaths``). Both
@@ -66,6 +68,7 @@ final class TableIndex {
     let name = IndexNames.fileStem(table.name)
     basePath = indexDirectory + "/" + name + ".base"
     logPath = indexDirectory + "/" + name + ".log"
+    packPath = indexDirectory + "/" + name + ".docs"
     lockPath = indexDirectory + "/lock"
     keys = table.indexedPaths.map { FieldPath($0) }
     signature = ([table.path, table.key] + table.indexedPaths).joined(separator: "\u{0}")
@@ -400,9 +403,19 @@ final class TableIndex {
           }
         }
       } else {
+        // Every document is read here anyway: a table without a packed
+        // cache gets one from these reads.
+        let filler = PackFiller(path: packPath, table: table)
         for pk in names {
-          if let entry = try readEntry(pk: pk, dirfd: dirfd) { entries.append((pk, entry)) }
+          guard let name = try? PrimaryKey.fileName(for: pk) else { continue }
+          let checkedAt = FileStat.now()
+          guard let (object, st) = try Self.readDocument(named: name, in: dirfd, folder: folder, table: table)
+          else { continue }
+          let stat = FileStat(st)
+          entries.append((pk, IndexEntry(stat: stat, checkedAt: checkedAt, values: values(of: object))))
+          filler?.add(pk: pk, document: object, stat: stat, readAt: checkedAt)
         }
+        filler?.finish(lockPath: lockPath)
       }
     }
     // A folder changed within the racy window is listed again next time.
