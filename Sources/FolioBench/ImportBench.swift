@@ -277,8 +277,9 @@ func runImportBench(_ arguments: [String]) {
     (0..<options.runs).map { _ in
       runMeasured("'\(sqliteUtils)' rows su.db flights --nl > '\(work)/su-export.ndjson'", in: work)
     })
-  // The first export after an import builds the table's index and fills
-  // its packed document cache; every later one reads that cache.
+  // The first export after an import builds the table's index, from the
+  // packed document cache the import wrote; every later one has the index
+  // and reads the same cache.
   let folioExportAgain = record(
     "folio export again (packed cache)",
     (0..<options.runs).map { _ in

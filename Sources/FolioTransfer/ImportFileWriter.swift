@@ -18,9 +18,11 @@ import Synchronization
 /// writer until then.
 final class ImportFileWriter: @unchecked Sendable {
   // @unchecked: `state` is guarded by its Mutex; the semaphores are
-  // thread-safe; `directory` and `folder` never change after init.
+  // thread-safe; `directory`, `folder` and `recorder` never change after
+  // init, and the recorder is used by the writer's thread alone until
+  // ``finish()`` has joined it.
   private struct State {
-    var queue: [(name: String, bytes: [UInt8])] = []
+    var queue: [(name: String, pk: String, bytes: [UInt8])] = []
     var head = 0
     var error: FolioError?
   }
@@ -35,9 +37,13 @@ final class ImportFileWriter: @unchecked Sendable {
   private let directory: String
   private let folder: Int32
 
+  /// Records each file written for the table's packed cache.
+  let recorder: ImportPackRecorder?
+
   /// Starts a writer of files in `directory`.
-  init(capacity: Int, directory: String) throws {
+  init(capacity: Int, directory: String, recorder: ImportPackRecorder?) throws {
     self.directory = directory
+    self.recorder = recorder
     folder = try FileSystem.syscall("open", path: directory) {
       open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
@@ -49,19 +55,19 @@ final class ImportFileWriter: @unchecked Sendable {
 
   deinit { close(folder) }
 
-  /// Queues `bytes` to be written as the file `name` in the folder (created
-  /// or truncated).
-  func write(_ bytes: [UInt8], named name: String) throws {
+  /// Queues `bytes` (the canonical form of document `pk`) to be written as
+  /// the file `name` in the folder (created or truncated).
+  func write(_ bytes: [UInt8], named name: String, pk: String) throws {
     precondition(!name.isEmpty, "an empty name marks a barrier")
     if let error = state.withLock({ $0.error }) { throw error }
     space.wait()
-    state.withLock { $0.queue.append((name, bytes)) }
+    state.withLock { $0.queue.append((name, pk, bytes)) }
     items.signal()
   }
 
   /// Waits until every queued file is written.
   func drain() throws {
-    state.withLock { $0.queue.append(("", [])) }  // an empty path marks a barrier
+    state.withLock { $0.queue.append(("", "", [])) }  // an empty path marks a barrier
     items.signal()
     idle.wait()
     if let error = state.withLock({ $0.error }) { throw error }
@@ -79,10 +85,10 @@ final class ImportFileWriter: @unchecked Sendable {
   private func run() {
     while true {
       items.wait()
-      let next: (name: String, bytes: [UInt8])? = state.withLock { s in
+      let next: (name: String, pk: String, bytes: [UInt8])? = state.withLock { s in
         guard s.head < s.queue.count else { return nil }
         let item = s.queue[s.head]
-        s.queue[s.head] = ("", [])
+        s.queue[s.head] = ("", "", [])
         s.head += 1
         if s.head >= 4096 && s.head * 2 >= s.queue.count {
           s.queue.removeFirst(s.head)
@@ -102,7 +108,7 @@ final class ImportFileWriter: @unchecked Sendable {
       defer { space.signal() }
       if state.withLock({ $0.error }) != nil { continue }
       do {
-        try writeFile(next.name, next.bytes)
+        try writeFile(next.name, pk: next.pk, next.bytes)
       } catch let error as FolioError {
         state.withLock { $0.error = $0.error ?? error }
       } catch {
@@ -113,7 +119,7 @@ final class ImportFileWriter: @unchecked Sendable {
     }
   }
 
-  private func writeFile(_ name: String, _ bytes: [UInt8]) throws {
+  private func writeFile(_ name: String, pk: String, _ bytes: [UInt8]) throws {
     // The path is only spelled out for an error.
     let fd = try FileSystem.openAt(
       folder, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, path: directory + "/" + name)
@@ -123,5 +129,6 @@ final class ImportFileWriter: @unchecked Sendable {
       try FileSystem.writeAll(
         fd, bytes[max(written, 0)...], path: directory + "/" + name)
     }
+    recorder?.wrote(pk: pk, canonical: bytes, fd: fd)
   }
 }

@@ -142,9 +142,12 @@ struct ImportWorkspace {
 
   /// Lands a sealed import: ops into the log, documents into the table.
   /// Safe to run again after a crash part way.
-  func land(_ record: Record, root: String) throws {
+  /// - Returns: whether the staged folder landed whole, by one rename.
+  @discardableResult
+  func land(_ record: Record, root: String) throws -> Bool {
     try appendOps(record)
     let parent = FileSystem.split(record.tableDirectory).directory
+    var whole = false
     if record.wholeFolder, FileSystem.isDirectory(documentsDirectory) {
       try FileSystem.makeDirectories(parent)
       // Only an empty folder can be replaced by a rename; if something
@@ -152,6 +155,7 @@ struct ImportWorkspace {
       if rmdir(record.tableDirectory) == 0 || errno == ENOENT,
         rename(documentsDirectory, record.tableDirectory) == 0
       {
+        whole = true
         try FileSystem.syncDirectory(parent)
       }
     }
@@ -167,6 +171,7 @@ struct ImportWorkspace {
     try FileSystem.syncFile(record.logPath)
     try Journal.clear(at: journalPath)
     try discard()
+    return whole
   }
 
   /// Copies the staged op lines to the log at the recorded offset, in chunks.

@@ -119,6 +119,8 @@ extension Store {
     var clock: HLC?
     /// The input's name, for messages.
     var inputName: String
+    /// The table's packed cache, from a first import's documents.
+    var recorder: ImportPackRecorder?
   }
 
   /// Lands staged documents and commits them. Call with the lock held.
@@ -146,7 +148,8 @@ extension Store {
         wholeFolder: stillEmpty)
       try workspace.seal(record, root: rootPath)
       // One event for live queries in other processes (TransactionMarker).
-      try withTransactionMarker { try workspace.land(record, root: rootPath) }
+      let landedWhole = try withTransactionMarker { try workspace.land(record, root: rootPath) }
+      staged.recorder?.finish(landedWhole: landedWhole)
       resetClockCache()
       try forgetEvictions(table: table)
       if let pack = manifest.pack {
@@ -258,7 +261,10 @@ extension Store {
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = options.batchSize
     let documents = workspace.documentsDirectory
-    let writer = try ImportFileWriter(capacity: batch, directory: documents)
+    // A first import fills the table's packed cache as it writes.
+    let recorder =
+      manifest.tableWasEmpty ? ImportPackRecorder(store: self, table: table, workspace: workspace) : nil
+    let writer = try ImportFileWriter(capacity: batch, directory: documents, recorder: recorder)
     var writerFinished = false
     defer { if !writerFinished { try? writer.finish() } }
 
@@ -404,7 +410,10 @@ extension Store {
             line: line))
         continue
       }
-      try writer.write(bytes, named: fileName)
+      // The writer is drained (above) for a pk staged before, so its thread
+      // is idle while the recorder is told.
+      if stagedIndex != nil { writer.recorder?.abandon() }
+      try writer.write(bytes, named: fileName, pk: pk)
       try manifest.add(fileName, bytes: bytes, at: stagedIndex, base: base)
       if stagedBefore == nil {
         if current == nil { summary.created += 1 } else { summary.updated += 1 }
@@ -416,10 +425,12 @@ extension Store {
     try FileSystem.writeAll(ops, opBytes, path: opsPath)
     writerFinished = true
     try writer.finish()
+    recorder?.settle()
     let (done, total) = reader.progress
     onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: .reading))
     staged = true
-    return StagedImport(manifest: manifest, summary: summary, clock: clock, inputName: reader.name)
+    return StagedImport(
+      manifest: manifest, summary: summary, clock: clock, inputName: reader.name, recorder: recorder)
   }
 
   static func fileSize(_ path: String) throws -> Int {

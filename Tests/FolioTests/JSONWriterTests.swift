@@ -142,4 +142,23 @@ import Testing
     }
     #expect(String(decoding: writer.bytes, as: UTF8.self) == "{\"a\":2,\"b\":1}\n[true]\n")
   }
+
+  /// The compact form taken from canonical bytes is byte for byte the one
+  /// the writer makes from the value, spaces, escapes and quotes in
+  /// strings included.
+  @Test func compactingTheCanonicalFormMatchesTheCompactWriter() {
+    let awkward: JSONValue = [
+      " a b ": "x y\n \\\" z \\", "q": ["\\", "\"", " ", "", [], [:], [" ": [1, -2.5e+3]]],
+      "s\t\n": .string(" \u{0}\u{1F} \u{2028} é "),
+    ]
+    #expect(JSONWriter.compact(canonical: awkward.canonicalBytes()) == awkward.compactBytes())
+    let seed = JSONRandom.seed()
+    var generator = JSONRandom(seed: seed)
+    for _ in 0..<2000 {
+      let value = generator.value()
+      let compacted = JSONWriter.compact(canonical: value.canonicalBytes())
+      #expect(compacted == value.compactBytes(), "seed \(seed): \(value.compactString)")
+      if compacted != value.compactBytes() { return }
+    }
+  }
 }

@@ -6,19 +6,19 @@ import Glibc
 /// rename gives a new inode; an in-place write moves mtime and ctime (ctime
 /// cannot be set back by a user).
 package struct FileStat: Hashable, Sendable {
-  var inode: Int64
-  var size: Int64
-  var mtime: Int64
-  var ctime: Int64
+  package var inode: Int64
+  package var size: Int64
+  package var mtime: Int64
+  package var ctime: Int64
 
-  init(inode: Int64, size: Int64, mtime: Int64, ctime: Int64) {
+  package init(inode: Int64, size: Int64, mtime: Int64, ctime: Int64) {
     self.inode = inode
     self.size = size
     self.mtime = mtime
     self.ctime = ctime
   }
 
-  init(_ st: stat) {
+  package init(_ st: stat) {
     inode = Int64(bitPattern: UInt64(st.st_ino))
     size = Int64(st.st_size)
     mtime = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
@@ -38,12 +38,12 @@ package struct FileStat: Hashable, Sendable {
   static let racyMargin: Int64 = 1_000_000_000
 
   /// Whether this stat, taken at `checkedAt`, may hide a later change.
-  func isRacy(checkedAt: Int64) -> Bool {
+  package func isRacy(checkedAt: Int64) -> Bool {
     ctime + FileStat.racyMargin > checkedAt || mtime + FileStat.racyMargin > checkedAt
   }
 
   /// Wall-clock nanoseconds, for `checkedAt`.
-  static func now() -> Int64 {
+  package static func now() -> Int64 {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)

@@ -402,10 +402,18 @@ final class TableIndex {
             entries.append((pk, IndexEntry(stat: stat, checkedAt: checkedAt, values: [])))
           }
         }
+      } else if let packed = entriesFromPack(dirfd: dirfd) {
+        for pk in names {
+          if let entry = packed[pk] {
+            entries.append((pk, entry))
+          } else if let entry = try readEntry(pk: pk, dirfd: dirfd) {
+            entries.append((pk, entry))
+          }
+        }
       } else {
         // Every document is read here anyway: a table without a packed
         // cache gets one from these reads.
-        let filler = PackFiller(path: packPath, table: table)
+        let filler = PackFiller(path: packPath, lockPath: lockPath, table: table, replacing: false)
         for pk in names {
           guard let name = try? PrimaryKey.fileName(for: pk) else { continue }
           let checkedAt = FileStat.now()
@@ -415,7 +423,7 @@ final class TableIndex {
           entries.append((pk, IndexEntry(stat: stat, checkedAt: checkedAt, values: values(of: object))))
           filler?.add(pk: pk, document: object, stat: stat, readAt: checkedAt)
         }
-        filler?.finish(lockPath: lockPath)
+        filler?.finish()
       }
     }
     // A folder changed within the racy window is listed again next time.

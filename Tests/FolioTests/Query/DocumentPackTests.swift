@@ -4,6 +4,7 @@ import FolioJSON
 import FolioSystem
 import FolioTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FolioQuery
@@ -72,6 +73,69 @@ struct DocumentPackTests {
     let scanned = try scan(store)
     #expect(scanned.pks.count == count && scanned.files == 0)
     #expect(!FileManager.default.fileExists(atPath: try packPath(store) + ".fill"))
+  }
+
+  /// A first import writes the table's packed cache as it stages: the
+  /// scan after it reads only the files written too late to be trusted
+  /// (within the racy margin before landing), and an edit behind Folio's
+  /// back after the import shows through.
+  @Test func aFirstImportFillsThePack() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    let early = PackedDocuments.minimumReads + 500
+    let late = 20
+    let input = (0..<(early + late)).map { #"{"id": "k\#($0)", "n": \#($0), "s": "v\#($0 % 5)"}"# }
+    try scratch.write("in.ndjson", input.joined(separator: "\n") + "\n")
+    var options = ImportOptions(path: scratch.path + "/in.ndjson")
+    options.format = .ndjson
+    options.commit = false
+    let staging = store.privateDirectory + "/import/docs"
+    let calls = Mutex(0)
+    // Before the late rows, wait until every early file is staged and past
+    // the racy margin: those are trusted, the late ones are not.
+    options.shouldStop = { @Sendable in
+      if calls.withLock({
+        $0 += 1
+        return $0
+      }) == early + 1 {
+        eventually { ((try? FileManager.default.contentsOfDirectory(atPath: staging))?.count ?? 0) == early }
+        waitPastRacyWindow(of: staging)
+      }
+      return false
+    }
+    let summary = try store.importRows(into: "t", options: options)
+    #expect(summary.created == early + late)
+    let packSize =
+      (try? FileManager.default.attributesOfItem(atPath: try packPath(store))[.size] as? Int) ?? 0
+    #expect(packSize > early * 40)
+    let first = try scan(store)
+    #expect(first.pks.count == early + late)
+    // Only the late files are read: by the index build, again by the check
+    // (their entries are racy), and for the scan.
+    #expect(first.files <= 3 * late)
+    waitPastRacyWindow(of: scratch.path + "/t")
+    _ = try scan(store)
+    #expect(try scan(store).files == 0)
+    try scratch.write("t/k3.json", "{\"id\": \"k3\", \"n\": 3, \"s\": \"v9\"}\n")
+    // The edited file is read by the index check, and for the scan.
+    let edited = try scan(store)
+    #expect(edited.files == 2 && edited.pks.contains("k3:\"v9\"") && edited.pks.count == early + late)
+  }
+
+  /// An import that writes one pk twice leaves no pack: two records of a
+  /// document could carry the same stat data.
+  @Test func anImportWritingAPKTwiceLeavesNoPack() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    try scratch.write(
+      "in.ndjson", #"{"id": "a", "n": 1, "s": "x"}"# + "\n" + #"{"id": "a", "n": 1, "s": "y"}"# + "\n")
+    var options = ImportOptions(path: scratch.path + "/in.ndjson")
+    options.format = .ndjson
+    options.mode = .upsert
+    options.commit = false
+    try store.importRows(into: "t", options: options)
+    #expect(!FileManager.default.fileExists(atPath: try packPath(store)))
+    #expect(try scan(store).pks == ["a:\"y\""])
   }
 
   @Test func aSecondScanReadsThePackAndAnEditShowsThrough() throws {
