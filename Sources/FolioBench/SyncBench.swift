@@ -34,7 +34,8 @@ struct SyncBenchOptions {
             --docs N      documents in the table (default 100000)
             --changes C   documents each replica changes; half overlap (default 10000)
             --dir DIR     scratch directory (default $TMPDIR/folio-sync-bench; emptied first)
-            --keep        also keep replica b as it was before the sync, in DIR/b.before-sync,
+            --keep        also keep replica b as it was before the sync, in DIR/b.before-sync
+                          (its origin: DIR/remote.before-sync.git, the remote as it was then),
                           to profile the sync again: cp -a DIR/b.before-sync DIR/b2 && cd DIR/b2 && folio sync --no-push
           """)
         exit(0)
@@ -164,7 +165,13 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   // too, as plain did, so `folio sync`'s own fetch finds nothing new and
   // the timed work is the merge, the checkout and the commit scan.
   shell("git -C '\(root)/b' fetch -q origin", in: "/")
-  if options.keep { shell("cp -a '\(root)/b' '\(root)/b.before-sync'", in: "/") }
+  if options.keep {
+    // With the remote as it was too: the transport rows push to the remote
+    // later, and a sync of the copy against it would fetch those as well.
+    shell(
+      "cp -a '\(root)/b' '\(root)/b.before-sync' && cp -a '\(remote)' '\(root)/remote.before-sync.git' && git -C '\(root)/b.before-sync' remote set-url origin 'file://\(root)/remote.before-sync.git'",
+      in: "/")
+  }
   shell("sync", in: "/")
   var sync: SyncSummary?
   let folioSync = try seconds { sync = try storeB.sync(push: false) }

@@ -21,6 +21,9 @@ enum QueryStatistics {
     /// A walk of the packed cache, checking each record against the index
     /// (see ``PackValidation``).
     case pack
+    /// A check of the packed cache saved by another process, read back
+    /// (see ``PackCheckFile``).
+    case savedPack
   }
 
   private static let counting = Atomic<Bool>(false)
@@ -92,6 +95,12 @@ package enum OrderIndexCache {
   /// queue (for tests that overflow it).
   static func withoutDraining<R>(_ body: () throws -> R) rethrows -> R {
     try state.withLock { _ in try body() }
+  }
+
+  /// Drops this process's copy of `table`'s index, so that the next query
+  /// loads it from disk as a new process would (tests).
+  static func forget(store: Store, table: TableConfig) {
+    state.withLock { _ = $0.indexes.removeValue(forKey: store.rootPath + "\u{0}" + table.name) }
   }
 
   /// A checked view of `table`'s index.

@@ -22,12 +22,50 @@ final class PackValidation: Sendable {
   /// Whether the pack is missing, damaged or mostly dead, and wants
   /// writing anew.
   let wantsRewrite: Bool
+  /// Whether this was read back from a check another process saved.
+  let isSaved: Bool
 
   /// The offset of a document the pack does not hold.
   static let notPacked = -1
 
   /// The stat data of the pack this was made from (nil: there was none).
   var packIdentity: FileStat? { pack?.identity }
+
+  /// The check of the pack at `path` against `snapshot`: the one a process
+  /// saved for the same base and the same pack (``PackCheckFile``), or a
+  /// walk over the pack, saved in turn when the snapshot is a base alone.
+  static func checking(path: String, signature: String, snapshot: IndexSnapshot) -> PackValidation {
+    // A base alone: no document added, changed or removed since it was
+    // written, so its generation names every live document and its stat.
+    guard snapshot.overlay.isEmpty, let base = snapshot.base, !snapshot.overridden.contains(true) else {
+      return PackValidation(path: path, signature: signature, snapshot: snapshot)
+    }
+    if let pack = DocumentPack.open(path, signature: signature),
+      let saved = PackCheckFile.read(
+        packPath: path, identity: pack.identity, generation: base.generation, count: base.count)
+    {
+      return PackValidation(pack: pack, pks: PKTable(snapshot), saved: saved)
+    }
+    let fresh = PackValidation(path: path, signature: signature, snapshot: snapshot)
+    if !fresh.wantsRewrite {
+      PackCheckFile.write(fresh, packPath: path, generation: base.generation, lockPath: snapshot.lockPath)
+    }
+    return fresh
+  }
+
+  /// A check read back from a ``PackCheckFile``, for a snapshot with no
+  /// overlay (every base document live).
+  private init(
+    pack: DocumentPack, pks: PKTable,
+    saved: (offsets: [Int], lengths: [Int32], checkedAt: [Int64], order: [Int32])
+  ) {
+    var missing: [Int32] = []
+    for id in 0..<saved.offsets.count where saved.offsets[id] < 0 { missing.append(Int32(id)) }
+    (self.pack, self.pks, offsets, lengths, checkedAt) = (
+      pack, pks, saved.offsets, saved.lengths, saved.checkedAt
+    )
+    (order, self.missing, wantsRewrite, isSaved) = (saved.order, missing, false, true)
+  }
 
   init(path: String, signature: String, snapshot: IndexSnapshot) {
     let pack = DocumentPack.open(path, signature: signature)
@@ -74,6 +112,7 @@ final class PackValidation: Sendable {
     )
     (self.order, self.missing) = (order, missing)
     wantsRewrite = !intact || dead > order.count
+    isSaved = false
   }
 }
 

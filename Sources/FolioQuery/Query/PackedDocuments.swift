@@ -88,8 +88,9 @@ final class PackedDocuments {
     dirfd = open(folder, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
     let signature = Self.signature(table)
     let validation = snapshot.memo.packValidation(at: path) { [folder] in
-      QueryStatistics.countCheck(.pack, folder: folder)
-      return PackValidation(path: path, signature: signature, snapshot: snapshot)
+      let checked = PackValidation.checking(path: path, signature: signature, snapshot: snapshot)
+      QueryStatistics.countCheck(checked.isSaved ? .savedPack : .pack, folder: folder)
+      return checked
     }
     pack = validation.pack
     pks = validation.pks

@@ -385,6 +385,62 @@ struct DocumentPackTests {
     #expect(QueryStatistics.checks(.pack, folder: folder) == beforeAppend + 1)
   }
 
+  /// A process that walked the pack against a base alone saves the check;
+  /// the next process on that base and pack reads it back instead of
+  /// walking. A check saved for another base, another pack or damaged is
+  /// not used, and every count is right.
+  @Test func aSavedPackCheckSparesTheNextProcessTheWalk() throws {
+    let (store, scratch, folder, count) = try wideStore()
+    defer { scratch.remove() }
+    let table = try store.table(named: "t")
+    let query = try store.collection("t").query().where(#"s == "v3""#)
+    var expected = (0..<count).filter { $0 % 5 == 3 }.count
+    // The first count fills the pack; the second walks it and saves that.
+    #expect(try query.count() == expected)
+    #expect(try query.count() == expected)
+    let check = try packPath(store) + ".check"
+    #expect(FileManager.default.fileExists(atPath: check))
+    func asANewProcess() throws -> (count: Int, walks: Int, saved: Int) {
+      OrderIndexCache.forget(store: store, table: table)
+      let (walks, saved) = (
+        QueryStatistics.checks(.pack, folder: folder), QueryStatistics.checks(.savedPack, folder: folder)
+      )
+      let n = try query.count()
+      return (
+        n, QueryStatistics.checks(.pack, folder: folder) - walks,
+        QueryStatistics.checks(.savedPack, folder: folder) - saved
+      )
+    }
+    var run = try asANewProcess()
+    #expect(run.count == expected && run.walks == 0 && run.saved == 1)
+    // Damaged: ignored, walked, and saved again.
+    var bytes = try #require(try FileSystem.read(check))
+    bytes[bytes.count / 2] ^= 0x40
+    try FileSystem.writeAtomically(check, bytes, sync: false)
+    run = try asANewProcess()
+    #expect(run.count == expected && run.walks == 1 && run.saved == 0)
+    run = try asANewProcess()
+    #expect(run.count == expected && run.walks == 0 && run.saved == 1)
+    // An edit behind Folio's back: the index is no longer its base alone.
+    try scratch.write("t/k3.json", #"{"id":"k3","n":3,"s":"v4"}"#)
+    expected -= 1
+    run = try asANewProcess()
+    #expect(run.count == expected && run.walks == 1 && run.saved == 0)
+    // A write through Folio, then a new base built from the files: the
+    // check saved for the old base is not used; the new one's is.
+    try store.apply(table: "t", pk: "k4", op: .update, columns: ["s": "v3"])
+    expected += 1
+    waitPastRacyWindow(of: scratch.path + "/t")
+    #expect(try query.count() == expected)
+    let index = store.privateDirectory + "/index/" + IndexNames.fileStem("t")
+    try FileManager.default.removeItem(atPath: index + ".base")
+    try? FileManager.default.removeItem(atPath: index + ".log")
+    run = try asANewProcess()
+    #expect(run.count == expected && run.saved == 0 && run.walks == 1)
+    run = try asANewProcess()
+    #expect(run.count == expected && run.saved == 1 && run.walks == 0)
+  }
+
   /// A scan that reads the pack out of its order writes it again in the
   /// scan's order, so the next scan by that ordering reads it front to
   /// back; a scan in the pack's order leaves it alone.
