@@ -57,11 +57,9 @@ final class ImportPackRecorder {
     guard fstat(fd, &st) == 0 else { return abandon() }
     let stat = FileStat(st)
     let pkBytes = pk.utf8
-    Self.put(&buffer, UInt32(pkBytes.count))
-    Self.put(&buffer, UInt32(canonical.count))
-    for value in [stat.inode, stat.size, stat.mtime, stat.ctime] {
-      Self.put(&buffer, UInt64(bitPattern: value))
-    }
+    buffer.appendLittleEndian(UInt32(pkBytes.count))
+    buffer.appendLittleEndian(UInt32(canonical.count))
+    for value in [stat.inode, stat.size, stat.mtime, stat.ctime] { buffer.appendLittleEndian(value) }
     buffer += pkBytes
     buffer += canonical
     if buffer.count >= Self.bufferLimit { flushNotes() }
@@ -92,12 +90,12 @@ final class ImportPackRecorder {
       var offset = 0
       carry.withUnsafeBytes { raw in
         while raw.count - offset >= Self.noteHeader {
-          let pkLength = Int(raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-          let docLength = Int(raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+          let pkLength = Int(raw.loadLittleEndian(fromByteOffset: offset, as: UInt32.self))
+          let docLength = Int(raw.loadLittleEndian(fromByteOffset: offset + 4, as: UInt32.self))
           let end = offset + Self.noteHeader + pkLength + docLength
           guard end <= raw.count else { break }
           func word(_ k: Int) -> Int64 {
-            raw.loadUnaligned(fromByteOffset: offset + 8 + 8 * k, as: Int64.self)
+            raw.loadLittleEndian(fromByteOffset: offset + 8 + 8 * k, as: Int64.self)
           }
           let stat = FileStat(inode: word(0), size: word(1), mtime: word(2), ctime: word(3))
           let pkStart = offset + Self.noteHeader
@@ -122,9 +120,5 @@ final class ImportPackRecorder {
     guard !abandoned, !buffer.isEmpty else { return }
     if (try? FileSystem.writeAll(notes, buffer, path: notesPath)) == nil { return abandon() }
     buffer.removeAll(keepingCapacity: true)
-  }
-
-  private static func put<T: FixedWidthInteger>(_ out: inout [UInt8], _ value: T) {
-    withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
   }
 }

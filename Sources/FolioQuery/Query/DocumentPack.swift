@@ -143,12 +143,12 @@ final class DocumentPack: @unchecked Sendable {
   static func header(signature: String) -> [UInt8] {
     var out = magic
     let text = Array(signature.utf8)
-    put32(&out, UInt32(text.count))
-    put32(&out, 0)
+    out.appendLittleEndian(UInt32(text.count))
+    out.appendLittleEndian(UInt32(0))
     out += text
     while out.count % 8 != 0 { out.append(0) }
     let sum = out.withUnsafeBytes { checksum($0) }
-    put64(&out, Int64(bitPattern: sum))
+    out.appendLittleEndian(sum)
     return out
   }
 
@@ -158,16 +158,16 @@ final class DocumentPack: @unchecked Sendable {
   ) {
     let start = out.count
     let pkBytes = pk.utf8
-    put32(&out, UInt32(recordLength(pk: pkBytes.count, document: document.count)))
-    put32(&out, UInt32(pkBytes.count))
-    put32(&out, UInt32(document.count))
-    put32(&out, 0)
-    for value in [stat.inode, stat.size, stat.mtime, stat.ctime, checkedAt] { put64(&out, value) }
+    out.appendLittleEndian(UInt32(recordLength(pk: pkBytes.count, document: document.count)))
+    out.appendLittleEndian(UInt32(pkBytes.count))
+    out.appendLittleEndian(UInt32(document.count))
+    out.appendLittleEndian(UInt32(0))
+    for value in [stat.inode, stat.size, stat.mtime, stat.ctime, checkedAt] { out.appendLittleEndian(value) }
     out += pkBytes
     out += document
     while (out.count - start) % 8 != 0 { out.append(0) }
     let sum = out.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-    put64(&out, Int64(bitPattern: sum))
+    out.appendLittleEndian(sum)
   }
 
   /// A checksum of 8-byte words (the length is a multiple of 8): it finds
@@ -184,13 +184,5 @@ final class DocumentPack: @unchecked Sendable {
       offset += 8
     }
     return hash ^ UInt64(bytes.count)
-  }
-
-  private static func put32(_ out: inout [UInt8], _ v: UInt32) {
-    withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
-  }
-
-  private static func put64(_ out: inout [UInt8], _ v: Int64) {
-    withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
   }
 }

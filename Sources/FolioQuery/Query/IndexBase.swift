@@ -141,11 +141,11 @@ final class IndexBase: @unchecked Sendable {
   // MARK: Reading
 
   static func u32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
-    UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    bytes.loadLittleEndian(fromByteOffset: offset, as: UInt32.self)
   }
 
   static func i64(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int64 {
-    Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+    bytes.loadLittleEndian(fromByteOffset: offset, as: Int64.self)
   }
 
   /// The stat data recorded for document `doc`.
@@ -286,8 +286,8 @@ final class IndexBase: @unchecked Sendable {
     var out: [UInt8] = []
     out.reserveCapacity(
       headerSize + signature.utf8.count + n * (52 + keyCount * 12) + racy.count * 4 + heap.count + 8)
-    func put32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
-    func put64(_ v: Int64) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
+    func put32(_ v: UInt32) { out.appendLittleEndian(v) }
+    func put64(_ v: Int64) { out.appendLittleEndian(v) }
     out += magic
     put32(UInt32(keyCount))
     put32(UInt32(n))

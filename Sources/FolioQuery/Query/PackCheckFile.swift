@@ -40,9 +40,7 @@ enum PackCheckFile {
     }
     defer { munmap(address, size) }
     let raw = UnsafeRawBufferPointer(start: address, count: size)
-    func i64(_ offset: Int) -> Int64 {
-      Int64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int64.self))
-    }
+    func i64(_ offset: Int) -> Int64 { IndexBase.i64(raw, offset) }
     guard raw.prefix(8).elementsEqual(magic), UInt64(bitPattern: i64(8)) == generation,
       FileStat(inode: i64(16), size: i64(24), mtime: i64(32), ctime: i64(40)) == identity,
       i64(48) == Int64(count)
@@ -82,19 +80,18 @@ enum PackCheckFile {
     let count = validation.offsets.count
     var out = magic
     out.reserveCapacity(size(count: count, records: validation.order.count))
-    func put<T: FixedWidthInteger>(_ value: T) {
-      withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    out.appendLittleEndian(generation)
+    for value in [identity.inode, identity.size, identity.mtime, identity.ctime] {
+      out.appendLittleEndian(value)
     }
-    put(generation)
-    for value in [identity.inode, identity.size, identity.mtime, identity.ctime] { put(value) }
-    put(Int64(count))
-    put(Int64(validation.order.count))
-    for offset in validation.offsets { put(Int64(offset)) }
-    for time in validation.checkedAt { put(time) }
-    for length in validation.lengths { put(length) }
-    for id in validation.order { put(id) }
+    out.appendLittleEndian(Int64(count))
+    out.appendLittleEndian(Int64(validation.order.count))
+    for offset in validation.offsets { out.appendLittleEndian(Int64(offset)) }
+    for time in validation.checkedAt { out.appendLittleEndian(time) }
+    for length in validation.lengths { out.appendLittleEndian(length) }
+    for id in validation.order { out.appendLittleEndian(id) }
     while out.count % 8 != 0 { out.append(0) }
-    put(out.withUnsafeBytes { DocumentPack.checksum($0) })
+    out.appendLittleEndian(out.withUnsafeBytes { DocumentPack.checksum($0) })
     IndexNames.withLock(lockPath, blocking: false) {
       // The pack may have moved on since the check: then this is stale.
       guard FileStat.of(packPath) == identity else { return }

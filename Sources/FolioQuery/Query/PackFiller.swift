@@ -28,10 +28,9 @@ package final class PackFiller {
   /// nil when the temp file cannot be made, or, unless `replacing`, when
   /// the table has a pack already.
   package convenience init?(store: Store, table: TableConfig, replacing: Bool) {
-    let directory = store.privateDirectory + "/index"
     self.init(
-      path: directory + "/" + IndexNames.fileStem(table.name) + ".docs", lockPath: directory + "/lock",
-      table: table, replacing: replacing)
+      path: PackedDocuments.path(store: store, table: table),
+      lockPath: store.privateDirectory + "/index/lock", table: table, replacing: replacing)
   }
 
   init?(path: String, lockPath: String, table: TableConfig, replacing: Bool) {

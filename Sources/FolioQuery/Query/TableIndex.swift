@@ -291,13 +291,18 @@ final class TableIndex {
   /// Reads document `pk` afresh; nil if it is gone or not a regular file.
   /// - Throws: `INVALID_JSON` for a document that does not parse.
   func readEntry(pk: String, dirfd: Int32) throws -> IndexEntry? {
+    try readEntryAndDocument(pk: pk, dirfd: dirfd)?.entry
+  }
+
+  /// ``readEntry(pk:dirfd:)``, with the document it read.
+  func readEntryAndDocument(pk: String, dirfd: Int32) throws -> (entry: IndexEntry, document: JSONObject)? {
     guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     let checkedAt = FileStat.now()
     guard let (object, st) = try Self.readDocument(named: name, in: dirfd, folder: folder, table: table)
     else {
       return nil
     }
-    return IndexEntry(stat: FileStat(st), checkedAt: checkedAt, values: values(of: object))
+    return (IndexEntry(stat: FileStat(st), checkedAt: checkedAt, values: values(of: object)), object)
   }
 
   /// Reads and parses the document file `name` in the open folder `dirfd`
@@ -402,26 +407,19 @@ final class TableIndex {
             entries.append((pk, IndexEntry(stat: stat, checkedAt: checkedAt, values: [])))
           }
         }
-      } else if let packed = entriesFromPack(dirfd: dirfd) {
-        for pk in names {
-          if let entry = packed[pk] {
-            entries.append((pk, entry))
-          } else if let entry = try readEntry(pk: pk, dirfd: dirfd) {
-            entries.append((pk, entry))
-          }
-        }
       } else {
-        // Every document is read here anyway: a table without a packed
-        // cache gets one from these reads.
-        let filler = PackFiller(path: packPath, lockPath: lockPath, table: table, replacing: false)
+        // A file the packed cache vouches for is not read; a table without
+        // a pack gets one from the reads, which are made anyway.
+        let packed = entriesFromPack(dirfd: dirfd)
+        let filler =
+          packed == nil ? PackFiller(path: packPath, lockPath: lockPath, table: table, replacing: false) : nil
         for pk in names {
-          guard let name = try? PrimaryKey.fileName(for: pk) else { continue }
-          let checkedAt = FileStat.now()
-          guard let (object, st) = try Self.readDocument(named: name, in: dirfd, folder: folder, table: table)
-          else { continue }
-          let stat = FileStat(st)
-          entries.append((pk, IndexEntry(stat: stat, checkedAt: checkedAt, values: values(of: object))))
-          filler?.add(pk: pk, document: object, stat: stat, readAt: checkedAt)
+          if let entry = packed?[pk] {
+            entries.append((pk, entry))
+          } else if let (entry, document) = try readEntryAndDocument(pk: pk, dirfd: dirfd) {
+            entries.append((pk, entry))
+            filler?.add(pk: pk, document: document, stat: entry.stat, readAt: entry.checkedAt)
+          }
         }
         filler?.finish()
       }
