@@ -58,6 +58,7 @@ static struct {
   void (*git_merge_file_result_free)(git_merge_file_result *result);
   int (*git_odb_add_backend)(git_odb *odb, git_odb_backend *backend, int priority);
   void * (*git_odb_backend_data_alloc)(git_odb_backend *backend, size_t len);
+  int (*git_odb_exists_ext)(git_odb *db, const git_oid *id, unsigned int flags);
   void (*git_odb_free)(git_odb *db);
   int (*git_odb_hash)(git_oid *out, const void *data, size_t len, git_object_t type);
   int (*git_odb_init_backend)(git_odb_backend *backend, unsigned int version);
@@ -171,6 +172,7 @@ static void load(void) {
   if (!(*(void **)&table.git_merge_file_result_free = dlsym(library, "git_merge_file_result_free"))) missing = "git_merge_file_result_free";
   if (!(*(void **)&table.git_odb_add_backend = dlsym(library, "git_odb_add_backend"))) missing = "git_odb_add_backend";
   if (!(*(void **)&table.git_odb_backend_data_alloc = dlsym(library, "git_odb_backend_data_alloc"))) missing = "git_odb_backend_data_alloc";
+  if (!(*(void **)&table.git_odb_exists_ext = dlsym(library, "git_odb_exists_ext"))) missing = "git_odb_exists_ext";
   if (!(*(void **)&table.git_odb_free = dlsym(library, "git_odb_free"))) missing = "git_odb_free";
   if (!(*(void **)&table.git_odb_hash = dlsym(library, "git_odb_hash"))) missing = "git_odb_hash";
   if (!(*(void **)&table.git_odb_init_backend = dlsym(library, "git_odb_init_backend"))) missing = "git_odb_init_backend";
@@ -478,6 +480,11 @@ int git_odb_add_backend(git_odb *odb, git_odb_backend *backend, int priority) {
 void * git_odb_backend_data_alloc(git_odb_backend *backend, size_t len) {
   ready();
   return table.git_odb_backend_data_alloc(backend, len);
+}
+
+int git_odb_exists_ext(git_odb *db, const git_oid *id, unsigned int flags) {
+  ready();
+  return table.git_odb_exists_ext(db, id, flags);
 }
 
 void git_odb_free(git_odb *db) {

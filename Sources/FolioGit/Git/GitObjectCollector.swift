@@ -42,8 +42,7 @@ final class GitObjectCollector {
       let id = GitOID(oid!.pointee)
       if collector.positions[id] == nil {
         let bytes = length == 0 ? [] : Array(UnsafeRawBufferPointer(start: data, count: length))
-        collector.positions[id] = collector.objects.count
-        collector.objects.append((id, Object(type: type, bytes: bytes)))
+        collector.add(id, Object(type: type, bytes: bytes))
       }
       return 0
     }
@@ -70,6 +69,14 @@ final class GitObjectCollector {
       UnsafeMutableRawPointer(backend!).deallocate()
     }
     return backend
+  }
+
+  /// Keeps `object` under `id` unless an object with that id is kept
+  /// already.
+  func add(_ id: GitOID, _ object: Object) {
+    guard positions[id] == nil else { return }
+    positions[id] = objects.count
+    objects.append((id, object))
   }
 
   private func object(_ oid: UnsafePointer<git_oid>?) -> Object? {

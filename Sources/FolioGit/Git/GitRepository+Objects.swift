@@ -91,12 +91,30 @@ extension GitRepository {
 
   /// Stores `bytes` as a blob and returns its id.
   func writeBlob(_ bytes: [UInt8]) throws -> GitOID {
+    if let collector {
+      // libgit2's write rescans the pack folder (a directory read and a
+      // stat per pack) for every object it does not find, which costs more
+      // than the write itself when a merge or commit makes thousands.
+      let id = try Self.hashBlob(bytes)
+      if try !containsWithoutRescan(id) { collector.add(id, .init(type: GIT_OBJECT_BLOB, bytes: bytes)) }
+      return id
+    }
     var oid = git_oid()
     try bytes.withUnsafeBytes { raw in
       try LibGit2.check(
         git_blob_create_from_buffer(&oid, handle, raw.baseAddress, raw.count), "git_blob_create_from_buffer")
     }
     return GitOID(oid)
+  }
+
+  /// Whether the object database holds `id`, as its packs and loose
+  /// objects were when last scanned.
+  private func containsWithoutRescan(_ id: GitOID) throws -> Bool {
+    var odb: OpaquePointer?
+    try LibGit2.check(git_repository_odb(&odb, handle), "git_repository_odb")
+    defer { git_odb_free(odb) }
+    var oid = id.raw
+    return git_odb_exists_ext(odb, &oid, UInt32(GIT_ODB_LOOKUP_NO_REFRESH.rawValue)) == 1
   }
 
   /// The blob id `bytes` would get, without storing them.

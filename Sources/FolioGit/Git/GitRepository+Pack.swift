@@ -21,6 +21,7 @@ extension GitRepository {
       let backend = try collector.makeBackend()
       // The odb owns the backend from here on and frees it with itself.
       try LibGit2.check(git_odb_add_backend(odb, backend, 1000), "git_odb_add_backend")
+      repository.collector = collector
       let result = try body(repository)
       guard !collector.objects.isEmpty else { return result }
       let folder = repository.gitDirectory + "/objects/pack"

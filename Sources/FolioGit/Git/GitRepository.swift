@@ -19,6 +19,9 @@ import Glibc
 /// handle and no per-thread libgit2 error state is shared.
 package final class GitRepository {
   let handle: OpaquePointer
+  /// Where new blobs go inside ``withPackedWrites(workTree:_:)``: straight
+  /// into the pack being gathered (see ``writeBlob(_:)``).
+  var collector: GitObjectCollector?
 
   init(handle: OpaquePointer) {
     self.handle = handle

@@ -48,16 +48,20 @@ extension Store {
     let index = try repository.index()
     try index.readFromDisk()
     let removed = Self.pathsRemoved(by: changes)
+    let workTree = WorkTree(root: rootPath)
     var blocked: [String] = []
     for change in changes where !evicted.contains(change.path) {
-      if try isBlocked(change, index: index, removed: removed, target: target) { blocked.append(change.path) }
+      if try isBlocked(change, index: index, workTree: workTree, removed: removed, target: target) {
+        blocked.append(change.path)
+      }
     }
     if !blocked.isEmpty { return blocked.sorted() }
     let line = (from?.id.description ?? "-") + " " + target.description + " " + branch + "\n"
     try FileSystem.writeAtomically(checkoutJournalPath, Array(line.utf8), sync: true)
     // One event for live queries in other processes (TransactionMarker).
     try withTransactionMarker {
-      try finishCheckout(changes, target: target, branch: branch, repository: repository, evicted: evicted)
+      try finishCheckout(
+        changes, target: target, branch: branch, repository: repository, evicted: evicted, workTree: workTree)
     }
     return []
   }
@@ -70,14 +74,13 @@ extension Store {
   /// - Throws: `UNSAFE_PATH` when the path lies behind a link or file the
   ///   checkout keeps.
   @inline(never)
-  private func isBlocked(_ change: CheckoutChange, index: GitIndex, removed: Set<String>, target: GitOID)
-    throws
-    -> Bool
-  {
+  private func isBlocked(
+    _ change: CheckoutChange, index: GitIndex, workTree: WorkTree, removed: Set<String>, target: GitOID
+  ) throws -> Bool {
     let path = change.path
     let old = change.old
     let new = change.new
-    switch try worktreeEntry(path, index: index) {
+    switch try worktreeEntry(path, index: index, workTree: workTree) {
     case .entry(let current):
       return current != old && current != new
     case .folder:
@@ -143,7 +146,7 @@ extension Store {
   /// changed by someone since, and is left alone.
   private func finishCheckout(
     _ changes: [CheckoutChange], target: GitOID, branch: String, repository: GitRepository,
-    evicted: Set<String>
+    evicted: Set<String>, workTree: WorkTree
   ) throws {
     var leftAlone = Set<String>()
     let index = try repository.index()
@@ -155,7 +158,7 @@ extension Store {
     let writes = changes.filter { $0.new != nil }.sorted { $0.path < $1.path }
     for change in removals + writes where !evicted.contains(change.path) {
       let current: TreeEntryState?
-      switch try worktreeEntry(change.path, index: index) {
+      switch try worktreeEntry(change.path, index: index, workTree: workTree) {
       case .entry(let state): current = state
       case .folder:
         current = change.old?.mode == TreePathValidator.gitlinkMode ? change.old : nil
@@ -172,9 +175,9 @@ extension Store {
       if let new = change.new {
         let content =
           new.mode == TreePathValidator.gitlinkMode ? [] : try repository.blob(new.id)
-        try FileSystem.writeTreeEntry(root: rootPath, relative: change.path, content: content, mode: new.mode)
+        try workTree.write(change.path, content: content, mode: new.mode)
       } else {
-        try FileSystem.removeTreeEntry(root: rootPath, relative: change.path)
+        try workTree.remove(change.path)
       }
       written += 1
       if written == max(1, changes.count / 2) { testPause(at: .checkout) }
@@ -218,7 +221,8 @@ extension Store {
         targetTree, of: target, against: fromTree)
       let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
       try finishCheckout(
-        changes, target: target, branch: parts[2], repository: repository, evicted: try evictedPaths())
+        changes, target: target, branch: parts[2], repository: repository, evicted: try evictedPaths(),
+        workTree: WorkTree(root: rootPath))
     } catch var error as FolioError {
       error.message +=
         "; a checkout of commit \(target.description.prefix(12)) that a sync started could not be finished. "
@@ -257,9 +261,10 @@ extension Store {
   /// The entry at `relative`, never following a link. A file whose stat
   /// data matches its index entry holds the entry's blob, as `folio commit`
   /// and git assume too, so only changed files are read.
-  private func worktreeEntry(_ relative: String, index: GitIndex) throws -> WorktreeEntry {
+  private func worktreeEntry(_ relative: String, index: GitIndex, workTree: WorkTree) throws -> WorktreeEntry {
     let entry = index.entry(at: relative)
-    switch try FileSystem.treeEntryKind(root: rootPath, relative: relative) {
+    var st = stat()
+    switch try workTree.kind(relative, status: &st) {
     case .absent: return .entry(nil)
     case .shadowed(let prefix): return .shadowed(prefix)
     case .other: return .other
@@ -269,20 +274,17 @@ extension Store {
       }
       return .folder
     case .symlink:
-      guard let target = try FileSystem.readTreeEntry(root: rootPath, relative: relative) else {
+      guard let target = try workTree.read(relative) else {
         return .entry(nil)
       }
       return .entry(
         TreeEntryState(id: try GitRepository.hashBlob(target), mode: TreePathValidator.symlinkMode))
     case .file(let executable):
       let mode = executable ? TreePathValidator.executableMode : TreePathValidator.blobMode
-      var st = stat()
-      if let entry, !entry.skipWorktree, entry.mode == mode, lstat(rootPath + "/" + relative, &st) == 0,
-        Store.statMatches(entry, st)
-      {
+      if let entry, !entry.skipWorktree, entry.mode == mode, Store.statMatches(entry, st) {
         return .entry(TreeEntryState(id: entry.id, mode: mode))
       }
-      guard let bytes = try FileSystem.readTreeEntry(root: rootPath, relative: relative) else {
+      guard let bytes = try workTree.read(relative) else {
         return .entry(nil)
       }
       return .entry(TreeEntryState(id: try GitRepository.hashBlob(bytes), mode: mode))

@@ -75,9 +75,10 @@ extension Store {
     }
     for path in conflicted where writes[path] == nil { writes[path] = .some(targetTree.blobID(at: path)) }
     let evicted = try evictedPaths()
+    let workTree = WorkTree(root: rootPath)
     var blocked: [String] = []
     for (path, accepted) in allowed where !conflicted.contains(path) && !evicted.contains(path) {
-      let current = try FileSystem.readTreeEntry(root: rootPath, relative: path).map {
+      let current = try workTree.read(path).map {
         try GitRepository.hashBlob($0)
       }
       if !accepted.contains(current) { blocked.append(path) }
@@ -111,9 +112,9 @@ extension Store {
         let mode = targetTree.entry(at: path)?.mode ?? TreePathValidator.blobMode
         modes[path] = mode
         let content = mode == TreePathValidator.gitlinkMode ? [] : try repository.blob(id)
-        try FileSystem.writeTreeEntry(root: rootPath, relative: path, content: content, mode: mode)
+        try workTree.write(path, content: content, mode: mode)
       } else {
-        try FileSystem.removeTreeEntry(root: rootPath, relative: path)
+        try workTree.remove(path)
       }
     }
     try FileSystem.syncFileSystem(containing: rootPath)
