@@ -19,6 +19,7 @@ static struct {
   git_object_size_t (*git_blob_rawsize)(const git_blob *blob);
   int (*git_checkout_options_init)(git_checkout_options *opts, unsigned int version);
   int (*git_checkout_tree)(git_repository *repo, const git_object *treeish, const git_checkout_options *opts);
+  const git_signature * (*git_commit_author)(const git_commit *commit);
   int (*git_commit_create)(git_oid *id, git_repository *repo, const char *update_ref, const git_signature *author, const git_signature *committer, const char *message_encoding, const char *message, const git_tree *tree, size_t parent_count, const git_commit *parents[]);
   void (*git_commit_free)(git_commit *commit);
   const git_oid * (*git_commit_id)(const git_commit *commit);
@@ -56,6 +57,9 @@ static struct {
   int (*git_merge_bases)(git_oidarray *out, git_repository *repo, const git_oid *one, const git_oid *two);
   int (*git_merge_file)(git_merge_file_result *out, const git_merge_file_input *ancestor, const git_merge_file_input *ours, const git_merge_file_input *theirs, const git_merge_file_options *opts);
   void (*git_merge_file_result_free)(git_merge_file_result *result);
+  void (*git_object_free)(git_object *object);
+  const git_oid * (*git_object_id)(const git_object *obj);
+  int (*git_object_peel)(git_object **peeled, const git_object *object, git_object_t target_type);
   int (*git_odb_add_backend)(git_odb *odb, git_odb_backend *backend, int priority);
   void * (*git_odb_backend_data_alloc)(git_odb_backend *backend, size_t len);
   int (*git_odb_exists_ext)(git_odb *db, const git_oid *id, unsigned int flags);
@@ -88,6 +92,7 @@ static struct {
   const char * (*git_repository_path)(const git_repository *repo);
   int (*git_repository_set_head)(git_repository *repo, const char *refname);
   const char * (*git_repository_workdir)(const git_repository *repo);
+  int (*git_revparse_single)(git_object **out, git_repository *repo, const char *spec);
   void (*git_revwalk_free)(git_revwalk *walk);
   int (*git_revwalk_new)(git_revwalk **out, git_repository *repo);
   int (*git_revwalk_next)(git_oid *out, git_revwalk *walk);
@@ -133,6 +138,7 @@ static void load(void) {
   if (!(*(void **)&table.git_blob_rawsize = dlsym(library, "git_blob_rawsize"))) missing = "git_blob_rawsize";
   if (!(*(void **)&table.git_checkout_options_init = dlsym(library, "git_checkout_options_init"))) missing = "git_checkout_options_init";
   if (!(*(void **)&table.git_checkout_tree = dlsym(library, "git_checkout_tree"))) missing = "git_checkout_tree";
+  if (!(*(void **)&table.git_commit_author = dlsym(library, "git_commit_author"))) missing = "git_commit_author";
   if (!(*(void **)&table.git_commit_create = dlsym(library, "git_commit_create"))) missing = "git_commit_create";
   if (!(*(void **)&table.git_commit_free = dlsym(library, "git_commit_free"))) missing = "git_commit_free";
   if (!(*(void **)&table.git_commit_id = dlsym(library, "git_commit_id"))) missing = "git_commit_id";
@@ -170,6 +176,9 @@ static void load(void) {
   if (!(*(void **)&table.git_merge_bases = dlsym(library, "git_merge_bases"))) missing = "git_merge_bases";
   if (!(*(void **)&table.git_merge_file = dlsym(library, "git_merge_file"))) missing = "git_merge_file";
   if (!(*(void **)&table.git_merge_file_result_free = dlsym(library, "git_merge_file_result_free"))) missing = "git_merge_file_result_free";
+  if (!(*(void **)&table.git_object_free = dlsym(library, "git_object_free"))) missing = "git_object_free";
+  if (!(*(void **)&table.git_object_id = dlsym(library, "git_object_id"))) missing = "git_object_id";
+  if (!(*(void **)&table.git_object_peel = dlsym(library, "git_object_peel"))) missing = "git_object_peel";
   if (!(*(void **)&table.git_odb_add_backend = dlsym(library, "git_odb_add_backend"))) missing = "git_odb_add_backend";
   if (!(*(void **)&table.git_odb_backend_data_alloc = dlsym(library, "git_odb_backend_data_alloc"))) missing = "git_odb_backend_data_alloc";
   if (!(*(void **)&table.git_odb_exists_ext = dlsym(library, "git_odb_exists_ext"))) missing = "git_odb_exists_ext";
@@ -202,6 +211,7 @@ static void load(void) {
   if (!(*(void **)&table.git_repository_path = dlsym(library, "git_repository_path"))) missing = "git_repository_path";
   if (!(*(void **)&table.git_repository_set_head = dlsym(library, "git_repository_set_head"))) missing = "git_repository_set_head";
   if (!(*(void **)&table.git_repository_workdir = dlsym(library, "git_repository_workdir"))) missing = "git_repository_workdir";
+  if (!(*(void **)&table.git_revparse_single = dlsym(library, "git_revparse_single"))) missing = "git_revparse_single";
   if (!(*(void **)&table.git_revwalk_free = dlsym(library, "git_revwalk_free"))) missing = "git_revwalk_free";
   if (!(*(void **)&table.git_revwalk_new = dlsym(library, "git_revwalk_new"))) missing = "git_revwalk_new";
   if (!(*(void **)&table.git_revwalk_next = dlsym(library, "git_revwalk_next"))) missing = "git_revwalk_next";
@@ -281,6 +291,11 @@ int git_checkout_options_init(git_checkout_options *opts, unsigned int version) 
 int git_checkout_tree(git_repository *repo, const git_object *treeish, const git_checkout_options *opts) {
   ready();
   return table.git_checkout_tree(repo, treeish, opts);
+}
+
+const git_signature * git_commit_author(const git_commit *commit) {
+  ready();
+  return table.git_commit_author(commit);
 }
 
 int git_commit_create(git_oid *id, git_repository *repo, const char *update_ref, const git_signature *author, const git_signature *committer, const char *message_encoding, const char *message, const git_tree *tree, size_t parent_count, const git_commit *parents[]) {
@@ -472,6 +487,21 @@ void git_merge_file_result_free(git_merge_file_result *result) {
   table.git_merge_file_result_free(result);
 }
 
+void git_object_free(git_object *object) {
+  ready();
+  table.git_object_free(object);
+}
+
+const git_oid * git_object_id(const git_object *obj) {
+  ready();
+  return table.git_object_id(obj);
+}
+
+int git_object_peel(git_object **peeled, const git_object *object, git_object_t target_type) {
+  ready();
+  return table.git_object_peel(peeled, object, target_type);
+}
+
 int git_odb_add_backend(git_odb *odb, git_odb_backend *backend, int priority) {
   ready();
   return table.git_odb_add_backend(odb, backend, priority);
@@ -630,6 +660,11 @@ int git_repository_set_head(git_repository *repo, const char *refname) {
 const char * git_repository_workdir(const git_repository *repo) {
   ready();
   return table.git_repository_workdir(repo);
+}
+
+int git_revparse_single(git_object **out, git_repository *repo, const char *spec) {
+  ready();
+  return table.git_revparse_single(out, repo, spec);
 }
 
 void git_revwalk_free(git_revwalk *walk) {

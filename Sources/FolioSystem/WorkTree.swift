@@ -107,7 +107,9 @@ package final class WorkTree {
     if mode == 0o120000 {
       var target = content.map { CChar(bitPattern: $0) }
       target.append(0)
-      _ = try createDroppingLeftover(parent, temp, "symlinkat", path: path) { symlinkat(target, parent, temp) }
+      _ = try createDroppingLeftover(parent, temp, "symlinkat", path: path) {
+        symlinkat(target, parent, temp)
+      }
     } else {
       let permissions: mode_t = mode == 0o100755 ? 0o777 : 0o666  // less the umask, as git does
       let fd = try createDroppingLeftover(parent, temp, "openat", path: path) {

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioGit
 import FolioJSON
 import FolioQuery
 import FolioSystem
@@ -68,10 +69,28 @@ extension Store {
   public func exportRows(
     _ query: Query, options: ExportOptions, onProgress: (Int, Int?) -> Void = { _, _ in }
   ) throws -> ExportSummary {
+    try exportRows(query, snapshot: nil, options: options, onProgress: onProgress)
+  }
+
+  /// Writes what `query` returns at a past commit (``StoreSnapshot``) to a
+  /// file or stdout, as ``exportRows(_:options:onProgress:)-52wgj`` does
+  /// for the working tree. The documents are read from git's objects; the
+  /// total is not known ahead.
+  @discardableResult
+  public func exportRows(
+    _ query: Query, asOf snapshot: StoreSnapshot, options: ExportOptions,
+    onProgress: (Int, Int?) -> Void = { _, _ in }
+  ) throws -> ExportSummary {
+    try exportRows(query, snapshot: snapshot, options: options, onProgress: onProgress)
+  }
+
+  private func exportRows(
+    _ query: Query, snapshot: StoreSnapshot?, options: ExportOptions, onProgress: (Int, Int?) -> Void
+  ) throws -> ExportSummary {
     let table = try self.table(named: query.collection.name)
 
     func documents(_ body: (JSONObject) throws -> Void) throws {
-      var cursor = try query.documents()
+      var cursor = try snapshot?.documents(query) ?? query.documents()
       while let document = try cursor.next() { try body(document.value) }
     }
 
@@ -136,7 +155,7 @@ extension Store {
       }
     }
     // Known without reading a document only on an index and without a filter.
-    let total = query.isIndexed(table) && query.filter == nil ? try query.count() : nil
+    let total = snapshot == nil && query.isIndexed(table) && query.filter == nil ? try query.count() : nil
     var summary = ExportSummary()
     do {
       let projection = (options.format == .ndjson || options.format == .json) ? options.columns : nil

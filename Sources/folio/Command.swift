@@ -52,7 +52,8 @@ var allCommands: [any Command.Type] {
   [
     InitCommand.self, TablesCommand.self, GetCommand.self, QueryCommand.self, ObserveCommand.self,
     PutCommand.self, ApplyCommand.self, ConflictsCommand.self, SchemaCommand.self,
-    RemoveCommand.self, EvictCommand.self, LogCommand.self, FsckCommand.self, FormatCommand.self,
+    RemoveCommand.self, EvictCommand.self, LogCommand.self, DiffCommand.self, FsckCommand.self,
+    FormatCommand.self,
     CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
     CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, WatchCommand.self,
     IndexDaemonCommand.self, ServeCommand.self,
@@ -82,7 +83,10 @@ struct DocumentAddress {
   var pk: String
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments)
+    try self.init(try CommandLineArguments(arguments))
+  }
+
+  init(_ parsed: CommandLineArguments) throws {
     try parsed.expectPositionals(2...2)
     table = parsed.positionals[0]
     pk = parsed.positionals[1]

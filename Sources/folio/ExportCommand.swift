@@ -68,14 +68,20 @@ struct ExportCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    let snapshot = try query.snapshot(store)
     // A full stat check of a large table starts a daemon for the next query.
-    store.startIndexDaemonOnDemand(executable: Executable.path)
+    if snapshot == nil { store.startIndexDaemonOnDemand(executable: Executable.path) }
     let query = try self.query.makeQuery(store, table: table)
     let bar = ProgressBar(unit: "rows")
     let summary: ExportSummary
     do {
-      summary = try store.exportRows(query, options: options) { done, total in
+      let progress = { (done: Int, total: Int?) in
         bar.update(count: done, done: done, total: total, phase: "writing")
+      }
+      if let snapshot {
+        summary = try store.exportRows(query, asOf: snapshot, options: options, onProgress: progress)
+      } else {
+        summary = try store.exportRows(query, options: options, onProgress: progress)
       }
     } catch {
       bar.finish()

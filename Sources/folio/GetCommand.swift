@@ -3,24 +3,39 @@ import Folio
 struct GetCommand: Command {
   static let name = "get"
   static let abstract = "Print a document as canonical JSON."
-  static let usage = "folio get TABLE PK"
+  static let usage = "folio get TABLE PK [--as-of REV]"
   static let details = """
     ARGUMENTS:
       TABLE    The table.
       PK       The document's pk.
 
+    OPTIONS:
+      --as-of REV   The document as commit REV held it, read from git without a checkout:
+                    an id, branch, tag, HEAD~N, or a date (2026-11-30, '2 days ago')
+                    meaning the branch's last commit before it.
+
     Exits 1 with 'error: NOT_FOUND: …' when there is no such document.
     """
 
   var address: DocumentAddress
+  var asOf: String?
 
   init(arguments: [String]) throws {
-    address = try DocumentAddress(arguments: arguments)
+    let parsed = try CommandLineArguments(arguments, options: ["--as-of"])
+    address = try DocumentAddress(parsed)
+    asOf = parsed.value("--as-of")
   }
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
-    guard let document = try store.collection(address.table).findByID(address.pk).exec() else {
+    let found =
+      try asOf.map { try store.snapshot(asOf: $0).findByID(table: address.table, pk: address.pk) }
+      ?? store.collection(address.table).findByID(address.pk).exec()
+    guard let document = found else {
+      if let asOf {
+        throw FolioError(
+          .notFound, address.notFound.message + " at '\(asOf)'", table: address.table, pk: address.pk)
+      }
       throw address.notFound
     }
     Output.printRaw(document.json.canonicalBytes())

@@ -8,7 +8,7 @@ struct QueryArguments {
   /// Options that take a value.
   static let options: Set<String> = [
     "--order-by-child", "--start-at", "--start-after", "--end-at", "--end-before", "--equal-to",
-    "--start-key", "--end-key", "--limit-to-first", "--limit-to-last", "--where",
+    "--start-key", "--end-key", "--limit-to-first", "--limit-to-last", "--where", "--as-of",
   ]
   /// Options that take none.
   static let flags: Set<String> = ["--order-by-key", "--order-by-value"]
@@ -18,6 +18,7 @@ struct QueryArguments {
     [--order-by-child PATH | --order-by-key | --order-by-value]
     [--start-at V] [--start-after V] [--end-at V] [--end-before V] [--equal-to V]
     [--start-key K] [--end-key K] [--limit-to-first N | --limit-to-last N] [--where EXPR]
+    [--as-of REV]
     """
 
   /// The help text for these options.
@@ -40,6 +41,12 @@ struct QueryArguments {
       --where EXPR            A filter: == != < <= > >=, in [..], contains, exists(path),
                               && || ! and parentheses, dotted paths and JSON literals,
                               e.g. 'AIRLINE == "AA" && DEPARTURE_DELAY > 60'.
+
+    HISTORY:
+      --as-of REV             The table as commit REV held it, read from git without a checkout:
+                              an id, branch, tag, HEAD~N, or a date (2026-11-30, '2 days ago')
+                              meaning the branch's last commit before it. No index: a page in key
+                              order reads its page; any other query reads the table once.
     """
 
   private var ordering: Ordering?
@@ -106,6 +113,15 @@ struct QueryArguments {
     if limits.count > 1 { throw UsageError("--limit-to-first and --limit-to-last: a query has one limit") }
     limit = limits.first
     filter = parsed.value("--where")
+    asOf = parsed.value("--as-of")
+  }
+
+  /// The revision of `--as-of`, if given.
+  var asOf: String?
+
+  /// The store as `--as-of` names it, or nil for the working tree.
+  func snapshot(_ store: Store) throws -> StoreSnapshot? {
+    try asOf.map { try store.snapshot(asOf: $0) }
   }
 
   /// A range value: JSON if it parses, else the text as a string.

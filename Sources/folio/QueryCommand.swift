@@ -56,6 +56,10 @@ struct QueryCommand: Command {
     if follow && (count || format != "ndjson") {
       throw UsageError("--follow prints NDJSON: drop --count and --format")
     }
+    if query.asOf != nil && (follow || explain) {
+      throw UsageError(
+        "--as-of reads a past commit, which neither changes nor has an index: drop --follow and --explain")
+    }
   }
 
   func makeQuery(_ store: Store) throws -> Query {
@@ -64,16 +68,24 @@ struct QueryCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    let snapshot = try query.snapshot(store)
     // A full stat check of a large table starts a daemon for the next query.
-    store.startIndexDaemonOnDemand(executable: Executable.path)
+    if snapshot == nil { store.startIndexDaemonOnDemand(executable: Executable.path) }
     let query = try makeQuery(store)
+    func forEach(_ body: (Document) throws -> Void) throws {
+      guard let snapshot else { return try query.forEach(body) }
+      var cursor = try snapshot.documents(query)
+      while let document = try cursor.next() { try body(document) }
+    }
     if explain {
       Output.print(try query.explain().description)
       return 0
     }
     if follow { return try ObserveCommand.follow(query) }
     if count {
-      Output.print(String(try query.count()))
+      var n = 0
+      if snapshot == nil { n = try query.count() } else { try forEach { _ in n += 1 } }
+      Output.print(String(n))
       return 0
     }
     let key = try store.table(named: table).key
@@ -81,11 +93,11 @@ struct QueryCommand: Command {
     case "ndjson":
       let output = OutputBuffer()
       defer { output.flush() }
-      try query.forEach { output.append($0.json.compactBytes() + [UInt8(ascii: "\n")]) }
+      try forEach { output.append($0.json.compactBytes() + [UInt8(ascii: "\n")]) }
     case "json":
       let output = OutputBuffer()
       var first = true
-      try query.forEach { document in
+      try forEach { document in
         output.append(Array((first ? "[\n" : ",\n").utf8) + document.json.compactBytes())
         first = false
       }
@@ -95,9 +107,13 @@ struct QueryCommand: Command {
       // The export's CSV writer (RFC 4180), so query and export agree.
       var options = ExportOptions()
       options.format = .csv
-      _ = try store.exportRows(query, options: options)
+      if let snapshot {
+        _ = try store.exportRows(query, asOf: snapshot, options: options)
+      } else {
+        _ = try store.exportRows(query, options: options)
+      }
     default:
-      let documents = try query.get()
+      let documents = try snapshot?.get(query) ?? query.get()
       if documents.isEmpty {
         Output.error("no documents")
         return 0

@@ -4,7 +4,8 @@ import Testing
 
 struct CLITests {
   static let commands = [
-    "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "fsck", "fmt", "commit", "status",
+    "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "diff", "fsck", "fmt", "commit",
+    "status",
     "sync",
     "clone", "compact", "merge-driver", "watch", "import", "export", "observe",
   ]

@@ -261,7 +261,8 @@ extension Store {
   /// The entry at `relative`, never following a link. A file whose stat
   /// data matches its index entry holds the entry's blob, as `folio commit`
   /// and git assume too, so only changed files are read.
-  private func worktreeEntry(_ relative: String, index: GitIndex, workTree: WorkTree) throws -> WorktreeEntry {
+  private func worktreeEntry(_ relative: String, index: GitIndex, workTree: WorkTree) throws -> WorktreeEntry
+  {
     let entry = index.entry(at: relative)
     var st = stat()
     switch try workTree.kind(relative, status: &st) {

@@ -179,12 +179,16 @@ public struct QueryCursor {
   private let packedFilter: PackedFilter?
   /// Scratch space for ``packedFilter``.
   private var packedScratch: [Range<Int>?] = []
+  /// Where documents come from in place of the table's files (a past
+  /// commit's tree, ``Query/cursor(table:pks:load:)``).
+  private let source: ((String) throws -> JSONObject?)?
 
   init(
     store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?,
     preloaded: [ExactKey: JSONObject] = [:], packed: PackedDocuments? = nil,
-    packSnapshot: IndexSnapshot? = nil
+    packSnapshot: IndexSnapshot? = nil, source: ((String) throws -> JSONObject?)? = nil
   ) {
+    self.source = source
     self.packed = packed
     self.packSnapshot = packSnapshot
     packedFilter = filter.flatMap(PackedFilter.init)
@@ -226,6 +230,11 @@ public struct QueryCursor {
   /// The document `pk`, if it still exists and passes the filter.
   private mutating func load(_ pk: String) throws -> Document? {
     if !preloaded.isEmpty, let object = preloaded.removeValue(forKey: ExactKey(pk)) {
+      if let filter, !filter.matches(object) { return nil }
+      return Document(pk: pk, table: table.name, value: object)
+    }
+    if let source {
+      guard let object = try source(pk) else { return nil }
       if let filter, !filter.matches(object) { return nil }
       return Document(pk: pk, table: table.name, value: object)
     }
