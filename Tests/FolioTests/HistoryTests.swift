@@ -28,7 +28,8 @@ import Testing
     #expect(diff.changes.contains { $0.pk == "b" && $0.change == .added && $0.path.isEmpty })
     let stat = try #require(diff.stats.first)
     #expect(diff.stats.count == 1)
-    #expect(stat.table == "todos" && stat.added == 1 && stat.removed == 0 && stat.changed == 1 && stat.paths == 3)
+    #expect(
+      stat.table == "todos" && stat.added == 1 && stat.removed == 0 && stat.changed == 1 && stat.paths == 3)
     #expect(try store.diff().changes.isEmpty)
 
     let past = try store.snapshot(asOf: "HEAD~1")

@@ -88,6 +88,12 @@ import Synchronization
 /// - ``resolveConflict(table:pk:path:_:)``
 /// - ``ConflictResolution``
 ///
+/// ### History
+///
+/// - ``diff(from:to:tables:)``
+/// - ``snapshot(asOf:)``
+/// - ``exportRows(_:asOf:options:onProgress:)``
+///
 /// ### Working with git directly
 ///
 /// - ``registerMergeDriver(program:)``
