@@ -18,6 +18,16 @@ extension FileSystem {
     /// A leading folder of the path is a symlink or not a folder: the
     /// path is not in the working tree (its prefix, relative to the root).
     case shadowed(by: String)
+
+    /// The kind of an entry whose `lstat` mode is `mode`.
+    package init(mode: mode_t) {
+      switch mode & S_IFMT {
+      case S_IFREG: self = .file(executable: mode & 0o111 != 0)
+      case S_IFLNK: self = .symlink
+      case S_IFDIR: self = .directory
+      default: self = .other
+      }
+    }
   }
 
   /// What is at `relative` below the folder `root`.
@@ -33,17 +43,13 @@ extension FileSystem {
         if code == ENOTDIR { return .shadowed(by: components[..<index].joined(separator: "/")) }
         throw error(code, "lstat", path: prefix)
       }
-      let type = st.st_mode & S_IFMT
       if index < components.count - 1 {
-        if type != S_IFDIR { return .shadowed(by: components[...index].joined(separator: "/")) }
+        if st.st_mode & S_IFMT != S_IFDIR {
+          return .shadowed(by: components[...index].joined(separator: "/"))
+        }
         continue
       }
-      switch type {
-      case S_IFREG: return .file(executable: st.st_mode & 0o111 != 0)
-      case S_IFLNK: return .symlink
-      case S_IFDIR: return .directory
-      default: return .other
-      }
+      return TreeEntryKind(mode: st.st_mode)
     }
     return .absent
   }

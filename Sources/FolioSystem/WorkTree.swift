@@ -51,12 +51,7 @@ package final class WorkTree {
         if code == ENOENT { return .absent }
         throw FileSystem.error(code, "fstatat", path: root + "/" + relative)
       }
-      switch status.st_mode & S_IFMT {
-      case S_IFREG: return .file(executable: status.st_mode & 0o111 != 0)
-      case S_IFLNK: return .symlink
-      case S_IFDIR: return .directory
-      default: return .other
-      }
+      return FileSystem.TreeEntryKind(mode: status.st_mode)
     }
   }
 

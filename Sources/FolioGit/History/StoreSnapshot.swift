@@ -37,6 +37,9 @@ public final class StoreSnapshot {
   let store: Store
   private let repository: GitRepository
   private let tree: GitTree
+  /// Reads a document's blob as a merge does: within the size limit, and
+  /// a JSON object.
+  private let reader: TreeMerge
   /// Each table's files at the commit, by pk, read once.
   private var listings: [String: [String: GitOID]] = [:]
 
@@ -45,6 +48,7 @@ public final class StoreSnapshot {
     self.repository = repository
     self.commit = commit.info
     self.tree = try commit.tree()
+    self.reader = TreeMerge(repository: repository, config: store.config)
   }
 
   /// The document `pk` of `table` as the commit held it, or nil.
@@ -83,14 +87,14 @@ public final class StoreSnapshot {
   private func load(table: TableConfig, pk: String) throws -> JSONObject? {
     guard let id = try listing(table)[pk] else { return nil }
     let path = table.path + "/" + (try PrimaryKey.fileName(for: pk))
-    return try TreeMerge(repository: repository, config: store.config).document(id, path: path)
+    return try reader.document(id, path: path)
   }
 
   private func listing(_ table: TableConfig) throws -> [String: GitOID] {
     if let known = listings[table.name] { return known }
     var files: [String: GitOID] = [:]
     for (name, id) in try tree.blobs(in: table.path, repository: repository) {
-      guard name.hasSuffix(".json"), let pk = PrimaryKey.pk(fromFileName: name) else { continue }
+      guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
       files[pk] = id
     }
     listings[table.name] = files
