@@ -94,6 +94,9 @@ run "$folio" apply todos buy-milk --op update \
 )
 run "$folio" sync
 run "$folio" get todos buy-milk
+# What the merge brought, by document and JSON path, and the document as it was before.
+run "$folio" diff HEAD^1 HEAD
+run "$folio" get todos buy-milk --as-of HEAD^1
 (cd "$peers/laptop" && run "$folio" sync && run "$folio" get todos buy-milk)
 run git log --oneline --graph -n 6
 run git status --short
@@ -158,4 +161,4 @@ run "$folio" init --editor vscode
 run cat .vscode/settings.json
 
 echo
-echo "Demo complete: import, edits, watch, sync with merged counters, export."
+echo "Demo complete: import, edits, watch, sync with merged counters, history, export."
