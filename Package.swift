@@ -43,7 +43,7 @@ let package = Package(
     .target(name: "FolioWatch", dependencies: ["FolioGit"]),
     .target(name: "FolioIndexDaemon", dependencies: ["FolioQuery"]),
     .target(name: "FolioTransfer", dependencies: ["FolioGit", "CSQLite", "Clibgit2"]),
-    .target(name: "FolioServe", dependencies: ["FolioQuery", "CMicroHTTPD"]),
+    .target(name: "FolioServe", dependencies: ["FolioGit", "CMicroHTTPD"]),
     .target(
       name: "Folio",
       dependencies: [

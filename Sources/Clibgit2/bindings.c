@@ -66,6 +66,7 @@ static struct {
   void (*git_odb_free)(git_odb *db);
   int (*git_odb_hash)(git_oid *out, const void *data, size_t len, git_object_t type);
   int (*git_odb_init_backend)(git_odb_backend *backend, unsigned int version);
+  int (*git_odb_read_header)(size_t *len_out, git_object_t *type_out, git_odb *db, const git_oid *id);
   int (*git_odb_refresh)(struct git_odb *db);
   int (*git_oid_equal)(const git_oid *a, const git_oid *b);
   int (*git_oid_fromstr)(git_oid *out, const char *str);
@@ -185,6 +186,7 @@ static void load(void) {
   if (!(*(void **)&table.git_odb_free = dlsym(library, "git_odb_free"))) missing = "git_odb_free";
   if (!(*(void **)&table.git_odb_hash = dlsym(library, "git_odb_hash"))) missing = "git_odb_hash";
   if (!(*(void **)&table.git_odb_init_backend = dlsym(library, "git_odb_init_backend"))) missing = "git_odb_init_backend";
+  if (!(*(void **)&table.git_odb_read_header = dlsym(library, "git_odb_read_header"))) missing = "git_odb_read_header";
   if (!(*(void **)&table.git_odb_refresh = dlsym(library, "git_odb_refresh"))) missing = "git_odb_refresh";
   if (!(*(void **)&table.git_oid_equal = dlsym(library, "git_oid_equal"))) missing = "git_oid_equal";
   if (!(*(void **)&table.git_oid_fromstr = dlsym(library, "git_oid_fromstr"))) missing = "git_oid_fromstr";
@@ -530,6 +532,11 @@ int git_odb_hash(git_oid *out, const void *data, size_t len, git_object_t type) 
 int git_odb_init_backend(git_odb_backend *backend, unsigned int version) {
   ready();
   return table.git_odb_init_backend(backend, version);
+}
+
+int git_odb_read_header(size_t *len_out, git_object_t *type_out, git_odb *db, const git_oid *id) {
+  ready();
+  return table.git_odb_read_header(len_out, type_out, db, id);
 }
 
 int git_odb_refresh(struct git_odb *db) {

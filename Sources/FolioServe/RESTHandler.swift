@@ -69,6 +69,9 @@ final class RESTHandler: Sendable {
       if request.rawPath == "/.info/tables.json" && (request.method == "GET" || request.method == "HEAD") {
         return shaped(.json(200, try tablesInfo()), request)
       }
+      if Self.historyPrefixes.contains(where: request.rawPath.hasPrefix) {
+        return shaped(try history(request.rawPath, method: request.method), request)
+      }
       let path = try RESTPath(parsing: request.rawPath)
       if let pk = path.pk { try PrimaryKey.validate(pk) }
       if path.segments.count > RESTKeys.maxDepth {

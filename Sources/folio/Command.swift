@@ -52,10 +52,13 @@ var allCommands: [any Command.Type] {
   [
     InitCommand.self, TablesCommand.self, GetCommand.self, QueryCommand.self, ObserveCommand.self,
     PutCommand.self, ApplyCommand.self, ConflictsCommand.self, SchemaCommand.self,
-    RemoveCommand.self, EvictCommand.self, LogCommand.self, DiffCommand.self, FsckCommand.self,
+    RemoveCommand.self, EvictCommand.self, LogCommand.self, DiffCommand.self, HistoryCommand.self,
+    BlameCommand.self,
+    FsckCommand.self,
     FormatCommand.self,
     CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
-    CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, WatchCommand.self,
+    CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, DiffTextconvCommand.self,
+    WatchCommand.self,
     IndexDaemonCommand.self, ServeCommand.self,
   ]
 }

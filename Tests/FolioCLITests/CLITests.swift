@@ -4,10 +4,11 @@ import Testing
 
 struct CLITests {
   static let commands = [
-    "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "diff", "fsck", "fmt", "commit",
+    "init", "tables", "get", "query", "put", "apply", "rm", "evict", "log", "diff", "history", "blame",
+    "fsck", "fmt", "commit",
     "status",
     "sync",
-    "clone", "compact", "merge-driver", "watch", "import", "export", "observe",
+    "clone", "compact", "merge-driver", "diff-textconv", "watch", "import", "export", "observe",
   ]
 
   @Test func topLevelHelp() throws {

@@ -44,4 +44,73 @@ import Testing
     #expect(try now.get(store.collection("todos").query().where("views > 3")).map(\.pk) == ["a"])
     #expect(throws: FolioError.self) { try store.snapshot(asOf: "no-such-branch") }
   }
+
+  /// An imported document is blamed on the import, and ops after it on
+  /// themselves.
+  @Test func blameOfAnImportAndWhatFollowedIt() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    try scratch.write("rows.ndjson", #"{"id":"a","title":"x","views":4,"tags":["p"]}"# + "\n")
+    try store.importRows(into: "todos", options: ImportOptions(path: scratch.path + "/rows.ndjson"))
+    try store.apply(
+      table: "todos", pk: "a", op: .update, transforms: ["views": ["op": "increment", "by": 3]])
+    try store.commit(message: "more")
+    let blame = try store.blame(table: "todos", pk: "a")
+    let title = try #require(blame.fields.first { $0.path == "/title" })
+    #expect(title.source.kind == .import && title.source.commit != nil, "\(title)")
+    let views = try #require(blame.fields.first { $0.path == "/views" })
+    #expect(views.value == 7 && views.source.kind == .increment && views.source.by == DecimalInteger(3))
+    #expect(views.assignment?.kind == .import, "the 4 it counts from came with the import")
+    #expect(views.increments?.map(\.commit?.summary) == ["more"])
+    let tags = try #require(blame.fields.first { $0.path == "/tags" })
+    #expect(tags.members?.map(\.source.kind) == [.import])
+    #expect(try store.blame(table: "todos", pk: "nosuch").fields.isEmpty)
+  }
+
+  /// After `folio compact` rewrote the logs, the ops still held are found
+  /// in the commits that brought them, and the values from before them are
+  /// blamed on the commits that made them.
+  @Test func blameAfterCompactionFindsTheCommitsOfTheOpsLeft() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "x", "views": 1])
+    try store.commit(message: "one")
+    // A branch that has not seen what follows keeps those ops in the log.
+    #expect(try shellGit("branch old", in: scratch.path).status == 0)
+    try store.apply(
+      table: "todos", pk: "a", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
+    try store.commit(message: "two")
+    try store.apply(
+      table: "todos", pk: "a", op: .update, transforms: ["views": ["op": "increment", "by": 3]])
+    try store.commit(message: "three")
+    let summary = try store.compact()
+    #expect(summary.droppedOps == 1 && summary.keptOps == 2, "\(summary)")
+
+    let blame = try store.blame(table: "todos", pk: "a")
+    let views = try #require(blame.fields.first { $0.path == "/views" })
+    #expect(views.value == 6)
+    #expect(views.increments?.map(\.commit?.summary) == ["two", "three"], "\(views)")
+    let title = try #require(blame.fields.first { $0.path == "/title" })
+    #expect(title.source.kind == .edit && title.source.commit?.summary == "one", "\(title)")
+  }
+
+  @Test func historyListsEachVersionNewestFirst() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "x"])
+    try store.commit(message: "one")
+    try store.apply(table: "todos", pk: "b", op: .insert, columns: ["title": "b"])
+    try store.commit(message: "other")
+    try store.apply(table: "todos", pk: "a", op: .update, columns: ["title": "y"])
+    try store.commit(message: "two")
+    try store.apply(table: "todos", pk: "a", op: .remove)
+    try store.commit(message: "gone")
+    let versions = try store.history(table: "todos", pk: "a")
+    #expect(versions.map(\.commit.summary) == ["gone", "two", "one"])
+    #expect(versions.map { $0.document?.value["title"] } == [nil, "y", "x"])
+    #expect(versions[1].changes.map(\.path) == ["/title"])
+    #expect(versions[0].changes.map(\.change) == [.removed])
+    #expect(try store.history(table: "todos", pk: "nosuch").isEmpty)
+    #expect(throws: FolioError.self) { try store.history(table: "nosuch", pk: "a") }
+  }
 }

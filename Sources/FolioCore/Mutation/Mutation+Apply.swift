@@ -56,7 +56,7 @@ extension Mutation {
 
   /// Applies one transform in place and says what it did; nil when it left the
   /// value alone (an increment of a non-integer).
-  static func apply(
+  package static func apply(
     _ transform: Transform, at path: FieldPath, in object: inout JSONObject, pk: String
   ) -> UpdateResult? {
     let current = object.value(at: path)

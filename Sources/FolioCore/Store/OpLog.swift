@@ -87,8 +87,11 @@ package enum OpLog {
   /// One op and where it came from.
   package struct Entry {
     package var op: Op
-    var file: String
+    /// The log's path in the store (`.folio/ops/<replica>.ndjson`).
+    package var file: String
     var line: Int
+    /// Where the line's bytes are in the file, without its newline.
+    package var bytes: Range<Int>
   }
 
   /// Every op in one log file, in file order.
@@ -110,7 +113,8 @@ package enum OpLog {
       if let skip, skip(bytes[start..<newline]) { continue }
       do {
         let value = try JSONValue(parsing: Array(bytes[start..<newline]), file: displayName)
-        entries.append(Entry(op: try Op(json: value), file: displayName, line: lineNumber))
+        entries.append(
+          Entry(op: try Op(json: value), file: displayName, line: lineNumber, bytes: start..<newline))
       } catch var error as FolioError {
         if var location = error.location {
           location.line = lineNumber

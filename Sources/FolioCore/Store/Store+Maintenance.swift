@@ -132,7 +132,7 @@ extension Store {
   }
 
   /// `.gitattributes` lines that route each table's files to Folio's merge
-  /// driver, kept in step with `folio.yaml`. Lines the user wrote are kept.
+  /// and diff drivers, kept in step with `folio.yaml`. Lines the user wrote are kept.
   package func writeGitAttributes() throws {
     let path = rootPath + "/.gitattributes"
     let begin = "# BEGIN folio: generated from folio.yaml, edit that instead"
@@ -151,7 +151,7 @@ extension Store {
     }
     while kept.last == "" { kept.removeLast() }
     var block = [begin, "\(Store.opsFolder)/*.ndjson merge=folio"]
-    block += config.tables.map { "\($0.path)/*.json merge=folio" }
+    block += config.tables.map { "\($0.path)/*.json merge=folio diff=folio" }
     block.append(end)
     let text = (kept.isEmpty ? [] : kept + [""]) + block
     let joined = text.joined(separator: "\n") + "\n"

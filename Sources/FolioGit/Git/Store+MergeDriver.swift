@@ -20,7 +20,8 @@ extension Store {
   /// A `post-merge` hook of the user's own (in `core.hooksPath` if set) is
   /// kept: it moves to `post-merge.user` (`post-merge.user.2`, … if that is
   /// taken by another one), and Folio's hook runs each of them after its own
-  /// work, with the same arguments. Running it again changes nothing.
+  /// work, with the same arguments. It registers the diff driver too
+  /// (``registerDiffDriver(program:)``). Running it again changes nothing.
   /// - Parameter program: the `folio` executable (default: `folio` on PATH).
   public func registerMergeDriver(program: String = "folio") throws {
     let repository = try openRepository()
@@ -30,6 +31,7 @@ extension Store {
       try repository.setConfig("merge.folio.driver", command)
     }
     try installPostMergeHook(program: program, repository: repository)
+    try registerDiffDriver(program: program)
   }
 
   /// The first line after the shebang of the hook Folio writes, to know it

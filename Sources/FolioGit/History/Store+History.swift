@@ -1,0 +1,52 @@
+import FolioCore
+import FolioJSON
+import FolioSystem
+
+extension Store {
+  /// The versions of one document, newest first: each commit that gave it
+  /// a value none of its parents held, with that value and the changes
+  /// from its first parent's.
+  ///
+  /// The walk covers every commit reachable from HEAD, so it follows the
+  /// document into each side of a merge; a replay merge that produced a
+  /// value neither side had is a version of its own. A merge that took one
+  /// side's value is not. Edits not yet committed are not included.
+  ///
+  /// ```swift
+  /// for version in try store.history(table: "todos", pk: "t1") {
+  ///   print(version.commit.id.prefix(8), version.commit.author, version.document?.value ?? "removed")
+  /// }
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE`; `INVALID_JSON` naming `commit:path` for a
+  ///   version that is not a JSON object.
+  public func history(table name: String, pk: String) throws -> [DocumentVersion] {
+    let table = try table(named: name)
+    let repository = try openRepository()
+    guard let head = try repository.headCommit()?.id else { return [] }
+    let path = table.path + "/" + (try PrimaryKey.fileName(for: pk))
+    let walk = try PathHistory(repository: repository, head: head, paths: [path])
+    let reader = TreeMerge(repository: repository, config: config)
+    var parsed: [GitOID: JSONObject] = [:]
+    func value(_ blob: GitOID?, step: PathHistory.Step) throws -> JSONObject? {
+      guard let blob else { return nil }
+      if let known = parsed[blob] { return known }
+      let object = try reader.document(blob, path: step.commit.description.prefix(12) + ":" + path)
+      parsed[blob] = object
+      return object
+    }
+    var versions: [DocumentVersion] = []
+    for at in walk.versions(of: 0).reversed() {
+      let step = walk.steps[at]
+      let new = try value(step.blobs[0], step: step)
+      let old = try step.parents.first.flatMap { parent in
+        try value(walk.steps[parent].blobs[0], step: walk.steps[parent])
+      }
+      versions.append(
+        DocumentVersion(
+          commit: try repository.commit(step.commit).info,
+          document: new.map { Document(pk: pk, table: table.name, value: $0) },
+          changes: DocumentChange.changes(table: table, pk: pk, old: old, new: new)))
+    }
+    return versions
+  }
+}
