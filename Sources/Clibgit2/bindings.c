@@ -29,6 +29,7 @@ static struct {
   unsigned int (*git_commit_parentcount)(const git_commit *commit);
   git_time_t (*git_commit_time)(const git_commit *commit);
   int (*git_commit_tree)(git_tree **tree_out, const git_commit *commit);
+  const git_oid * (*git_commit_tree_id)(const git_commit *commit);
   void (*git_config_free)(git_config *cfg);
   int (*git_config_get_string)(const char **out, const git_config *cfg, const char *name);
   int (*git_config_set_string)(git_config *cfg, const char *name, const char *value);
@@ -149,6 +150,7 @@ static void load(void) {
   if (!(*(void **)&table.git_commit_parentcount = dlsym(library, "git_commit_parentcount"))) missing = "git_commit_parentcount";
   if (!(*(void **)&table.git_commit_time = dlsym(library, "git_commit_time"))) missing = "git_commit_time";
   if (!(*(void **)&table.git_commit_tree = dlsym(library, "git_commit_tree"))) missing = "git_commit_tree";
+  if (!(*(void **)&table.git_commit_tree_id = dlsym(library, "git_commit_tree_id"))) missing = "git_commit_tree_id";
   if (!(*(void **)&table.git_config_free = dlsym(library, "git_config_free"))) missing = "git_config_free";
   if (!(*(void **)&table.git_config_get_string = dlsym(library, "git_config_get_string"))) missing = "git_config_get_string";
   if (!(*(void **)&table.git_config_set_string = dlsym(library, "git_config_set_string"))) missing = "git_config_set_string";
@@ -343,6 +345,11 @@ git_time_t git_commit_time(const git_commit *commit) {
 int git_commit_tree(git_tree **tree_out, const git_commit *commit) {
   ready();
   return table.git_commit_tree(tree_out, commit);
+}
+
+const git_oid * git_commit_tree_id(const git_commit *commit) {
+  ready();
+  return table.git_commit_tree_id(commit);
 }
 
 void git_config_free(git_config *cfg) {

@@ -48,7 +48,7 @@ struct Options {
                                  and print the fastest round
 
           The other benchmarks are subcommands, each with its own --help:
-            query, import, sync, storm, watch, observe, serve, startup
+            query, import, sync, history, storm, watch, observe, serve, startup
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
@@ -73,6 +73,10 @@ if CommandLine.arguments.dropFirst().first == "startup" {  // whole processes: S
 }
 if CommandLine.arguments.dropFirst().first == "sync" {  // commit and merge: SyncBench.swift
   try runSyncBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "history" {  // diff, as-of and blame: HistoryBench.swift
+  try runHistoryBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "watch" {  // the watcher: WatchBench.swift

@@ -5,8 +5,10 @@
 
 extension String {
   /// Calls `body` with the string's UTF-8 bytes. Native Swift strings (and
-  /// small ones) are contiguous, so this does not copy.
-  @inline(__always)
+  /// small ones) are contiguous, so this does not copy. Inlinable, so that
+  /// callers in other modules get it specialized: called generically, each
+  /// call looks up metadata, which dominated sorting 100k pks.
+  @inlinable @inline(__always)
   package func withUTF8Bytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
     if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
     return try Array(utf8).withUnsafeBufferPointer(body)

@@ -102,27 +102,41 @@ package enum FileSystem {
   package static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
     var st = stat()
     try syscall("fstat", path: path) { fstat(fd, &st) }
-    var capacity = max(Int(st.st_size), 0) + 1
-    var bytes = [UInt8](repeating: 0, count: capacity)
-    var count = 0
-    while true {
-      if count == capacity {
-        capacity *= 2
-        bytes.append(contentsOf: repeatElement(0, count: capacity - bytes.count))
-      }
-      let n = try bytes.withUnsafeMutableBytes { buffer in
-        try syscall("read", path: path) {
-          Glibc.read(fd, buffer.baseAddress! + count, capacity - count)
+    let size = max(Int(st.st_size), 0)
+    let regular = (st.st_mode & S_IFMT) == S_IFREG
+    // Read into uninitialized storage: zeroing a large buffer first costs
+    // as much as the read (a 13 MB op log).
+    var ended = false
+    var bytes = try [UInt8](unsafeUninitializedCapacity: size + 1) { buffer, initialized in
+      initialized = 0
+      while initialized < buffer.count {
+        let n = try syscall("read", path: path) {
+          Glibc.read(fd, buffer.baseAddress! + initialized, buffer.count - initialized)
+        }
+        if n == 0 {
+          ended = true
+          break
+        }
+        initialized += n
+        // A regular file that read short at the size fstat gave is at its
+        // end: skip the read that would return 0 (a syscall per document
+        // of every page and export). Pseudo-files (procfs reports size 0)
+        // read on.
+        if regular && initialized == size {
+          ended = true
+          break
         }
       }
-      if n == 0 { break }
-      count += n
-      // A regular file that read short at the size fstat gave is at its
-      // end: skip the read that would return 0 (a syscall per document of
-      // every page and export). Pseudo-files (procfs reports size 0) read on.
-      if (st.st_mode & S_IFMT) == S_IFREG && count == Int(st.st_size) && count < capacity { break }
     }
-    bytes.removeLast(bytes.count - count)
+    // The file grew since fstat: read on in chunks.
+    var chunk = [UInt8](repeating: 0, count: ended ? 0 : 64 * 1024)
+    while !ended {
+      let n = try chunk.withUnsafeMutableBytes { buffer in
+        try syscall("read", path: path) { Glibc.read(fd, buffer.baseAddress!, buffer.count) }
+      }
+      if n == 0 { break }
+      bytes += chunk[..<n]
+    }
     return bytes
   }
 

@@ -61,6 +61,17 @@ struct BlameCommand: Command {
       return field.path == prefix || field.path.hasPrefix(prefix + "/")
     }
     let output = OutputBuffer()
+    // A counter can list thousands of increments from a few commits.
+    var commitTexts: [String: String] = [:]
+    func text(_ source: BlameSource) -> String {
+      let commit = source.commit.map { commit in
+        if let known = commitTexts[commit.id] { return known }
+        let made = [String(commit.id.prefix(8)), commit.isoDate, commit.author].joined(separator: "  ")
+        commitTexts[commit.id] = made
+        return made
+      }
+      return Self.text(source, commit: commit)
+    }
     if format == "ndjson" {
       for field in fields {
         output.append(field.json(table: blame.table, pk: blame.pk).compactBytes() + [0x0A])
@@ -71,7 +82,7 @@ struct BlameCommand: Command {
       let valueWidth = values.map(\.count).max() ?? 0
       for (field, value) in zip(fields, values) {
         let line = Self.padded(field.path, pathWidth) + "  " + Self.padded(value, valueWidth) + "  "
-        output.append(Array((line + Self.text(field.source) + "\n").utf8))
+        output.append(Array((line + text(field.source) + "\n").utf8))
         var details: [(String, BlameSource)] = []
         if let assignment = field.assignment { details.append(("assigned", assignment)) }
         for increment in field.increments ?? [] {
@@ -83,7 +94,7 @@ struct BlameCommand: Command {
         }
         let width = details.map(\.0.count).max() ?? 0
         for (label, source) in details {
-          output.append(Array(("    " + Self.padded(label, width) + "  " + Self.text(source) + "\n").utf8))
+          output.append(Array(("    " + Self.padded(label, width) + "  " + text(source) + "\n").utf8))
         }
       }
     }
@@ -91,15 +102,11 @@ struct BlameCommand: Command {
     return 0
   }
 
-  /// `increment 1764…-0000-r1  3f9c2a1b 2026-12-03T20:48:59Z Alice`.
-  static func text(_ source: BlameSource) -> String {
-    var words = [padded(source.kind.rawValue, 11), source.stamp?.description ?? "-"]
-    if let commit = source.commit {
-      words += [String(commit.id.prefix(8)), commit.isoDate, commit.author]
-    } else {
-      words.append("(not committed yet)")
-    }
-    return words.joined(separator: "  ")
+  /// `increment    1764…-0000-r1  3f9c2a1b  2026-12-03T20:48:59Z  Alice`,
+  /// given the commit's part.
+  static func text(_ source: BlameSource, commit: String?) -> String {
+    padded(source.kind.rawValue, 11) + "  " + (source.stamp?.description ?? "-") + "  "
+      + (commit ?? "(not committed yet)")
   }
 
   private static func shortened(_ text: String) -> String {

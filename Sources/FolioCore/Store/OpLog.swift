@@ -96,33 +96,43 @@ package enum OpLog {
 
   /// Every op in one log file, in file order.
   /// - Throws: `INVALID_JSON` at `file:line:col` for a bad line.
-  /// - Parameter skip: says, from a line's bytes alone, that its op is not
-  ///   wanted: the line is then not parsed.
-  static func entries(
-    in path: String, displayName: String, skip: ((ArraySlice<UInt8>) -> Bool)? = nil
-  ) throws -> [Entry] {
+  static func entries(in path: String, displayName: String) throws -> [Entry] {
     guard let bytes = try FileSystem.read(path) else { return [] }
+    return try entries(of: bytes, displayName: displayName)
+  }
+
+  /// Every op in the bytes of one log file, in file order.
+  /// - Parameter pks: when given, a line whose `"pk":"…"` plainly names
+  ///   another document is not parsed (see ``allEntries(root:pks:)``).
+  static func entries(of bytes: [UInt8], displayName: String, pks: Set<String>? = nil) throws -> [Entry] {
     var entries: [Entry] = []
     var lineNumber = 0
-    var start = 0
-    while start < bytes.count {
-      lineNumber += 1
-      guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { break }  // torn tail
-      defer { start = newline + 1 }
-      if newline == start { continue }
-      if let skip, skip(bytes[start..<newline]) { continue }
-      do {
-        let value = try JSONValue(parsing: Array(bytes[start..<newline]), file: displayName)
-        entries.append(
-          Entry(op: try Op(json: value), file: displayName, line: lineNumber, bytes: start..<newline))
-      } catch var error as FolioError {
-        if var location = error.location {
-          location.line = lineNumber
-          error.location = location
-        } else {
-          error.location = .init(file: displayName, line: lineNumber, column: 1)
+    let single = pks.flatMap { $0.count == 1 ? Array($0.first!.utf8) : nil }
+    try bytes.withUnsafeBufferPointer { buffer in
+      guard let base = buffer.baseAddress else { return }
+      var start = 0
+      while start < buffer.count {
+        lineNumber += 1
+        // A torn tail has no newline and is not read.
+        guard let found = memchr(base + start, 0x0A, buffer.count - start) else { break }
+        let newline = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+        defer { start = newline + 1 }
+        if newline == start { continue }
+        let line = UnsafeBufferPointer(rebasing: buffer[start..<newline])
+        if let pks, !mayName(line, oneOf: pks, single: single) { continue }
+        do {
+          let value = try JSONValue(parsing: Array(line), file: displayName)
+          entries.append(
+            Entry(op: try Op(json: value), file: displayName, line: lineNumber, bytes: start..<newline))
+        } catch var error as FolioError {
+          if var location = error.location {
+            location.line = lineNumber
+            error.location = location
+          } else {
+            error.location = .init(file: displayName, line: lineNumber, column: 1)
+          }
+          throw error
         }
-        throw error
       }
     }
     return entries
@@ -135,47 +145,61 @@ package enum OpLog {
   ///   is passed over without being parsed, which makes a look at a few
   ///   documents' ops cheap in a long log. Any other spelling is parsed.
   package static func allEntries(root: String, pks: Set<String>? = nil) throws -> [Entry] {
+    try allEntriesAndLogs(root: root, pks: pks).entries
+  }
+
+  /// ``allEntries(root:pks:)``, with the bytes each log held when read, by
+  /// its path in the store (`.folio/ops/<replica>.ndjson`).
+  package static func allEntriesAndLogs(root: String, pks: Set<String>? = nil) throws -> (
+    entries: [Entry], logs: [String: [UInt8]]
+  ) {
     let directory = root + "/" + Store.opsFolder
-    let skip = pks.map { wanted in { (line: ArraySlice<UInt8>) in !mayName(line, oneOf: wanted) } }
     var all: [Entry] = []
+    var logs: [String: [UInt8]] = [:]
     for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".ndjson") {
-      all += try entries(in: directory + "/" + name, displayName: Store.opsFolder + "/" + name, skip: skip)
+      guard let bytes = try FileSystem.read(directory + "/" + name) else { continue }
+      let displayName = Store.opsFolder + "/" + name
+      all += try entries(of: bytes, displayName: displayName, pks: pks)
+      logs[displayName] = bytes
     }
-    return all.sorted { $0.op.hlc < $1.op.hlc }
+    return (all.sorted { $0.op.hlc < $1.op.hlc }, logs)
   }
 
   /// False only when the line's compact `"pk":"…"` member, free of
-  /// escapes, names a pk outside `pks`.
-  private static func mayName(_ line: ArraySlice<UInt8>, oneOf pks: Set<String>) -> Bool {
-    line.withUnsafeBufferPointer { buffer in
-      // `"pk":"` by a plain byte loop: the generic `firstRange(of:)` costs
-      // microseconds a line, more than parsing it.
-      let marker = pkMarker
-      var at = 0
-      var start: Int?
-      while at + marker.count <= buffer.count {
-        if buffer[at] == marker[0] && buffer[at + 1] == marker[1] && buffer[at + 2] == marker[2]
-          && buffer[at + 3] == marker[3] && buffer[at + 4] == marker[4] && buffer[at + 5] == marker[5]
-        {
-          start = at + marker.count
-          break
-        }
-        at += 1
+  /// escapes, names a pk outside `pks`; `single` is the one pk's bytes
+  /// when there is one, compared without making a string.
+  private static func mayName(_ buffer: UnsafeBufferPointer<UInt8>, oneOf pks: Set<String>, single: [UInt8]?)
+    -> Bool
+  {
+    // `"pk":"` by a plain byte loop: the generic `firstRange(of:)` costs
+    // microseconds a line, more than parsing it.
+    var at = 0
+    var start: Int?
+    while at + 6 <= buffer.count {
+      if buffer[at] == 0x22 && buffer[at + 1] == 0x70 && buffer[at + 2] == 0x6B && buffer[at + 3] == 0x22
+        && buffer[at + 4] == 0x3A && buffer[at + 5] == 0x22
+      {
+        start = at + 6
+        break
       }
-      guard let start else { return true }
-      var end = start
-      while end < buffer.count {
-        switch buffer[end] {
-        case UInt8(ascii: "\\"): return true
-        case UInt8(ascii: "\""):
-          let pk = String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<end]), as: UTF8.self)
-          return pks.contains(pk)
-        default: end += 1
-        }
-      }
-      return true
+      at += 1
     }
+    guard let start else { return true }
+    var end = start
+    while end < buffer.count {
+      switch buffer[end] {
+      case UInt8(ascii: "\\"): return true
+      case UInt8(ascii: "\""):
+        let pk = UnsafeBufferPointer(rebasing: buffer[start..<end])
+        if let single {
+          guard single.count == pk.count else { return false }
+          return pk.isEmpty
+            || single.withUnsafeBytes { memcmp($0.baseAddress!, pk.baseAddress!, pk.count) == 0 }
+        }
+        return pks.contains(String(decoding: pk, as: UTF8.self))
+      default: end += 1
+      }
+    }
+    return true
   }
-
-  private static let pkMarker = Array(#""pk":""#.utf8)
 }

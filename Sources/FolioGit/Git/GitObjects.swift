@@ -30,6 +30,14 @@ package final class GitTree {
     return (GitOID(git_tree_entry_id(entry).pointee), UInt32(git_tree_entry_filemode_raw(entry).rawValue))
   }
 
+  /// The id of the entry `name` directly inside this folder, and whether
+  /// it is a folder; nil when there is none. A binary search: the folder's
+  /// entries are not copied out.
+  func entry(named name: String) -> (id: GitOID, isTree: Bool)? {
+    guard let entry = git_tree_entry_byname(handle, name) else { return nil }
+    return (GitOID(git_tree_entry_id(entry).pointee), git_tree_entry_type(entry) == GIT_OBJECT_TREE)
+  }
+
   /// The names and ids of the blobs directly inside the folder `path` ("" for
   /// the root).
   package func blobs(in path: String, repository: GitRepository) throws -> [(name: String, id: GitOID)] {
@@ -72,6 +80,9 @@ package final class GitCommit {
 
   /// The full message.
   var message: String { git_commit_message(handle).map { String(cString: $0) } ?? "" }
+
+  /// The id of the commit's root tree, without reading the tree.
+  var treeID: GitOID { GitOID(git_commit_tree_id(handle).pointee) }
 
   /// The ids of the parents.
   var parentIDs: [GitOID] {

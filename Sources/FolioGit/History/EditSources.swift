@@ -40,7 +40,7 @@ final class EditSources {
   }
 
   private func value(at tokens: [String], step: Int) throws -> JSONValue? {
-    guard let blob = walk!.steps[step].blobs[0] else { return nil }
+    guard let blob = try walk!.blob(step, 0) else { return nil }
     if documents[blob] == nil { documents[blob] = try reader.document(blob, path: documentPath) }
     return documents[blob]!.value(at: FieldPath(tokens))
   }

@@ -8,9 +8,12 @@ import Glibc
 /// One replica writes each log and only appends to it, so its versions
 /// are, until `folio compact` rewrites it, prefixes of one another: the
 /// first version at least as long as the line's end holds the line at the
-/// same offset. That is checked with one read of that version; when it
-/// fails (the log was compacted since), the versions are searched for the
-/// line itself.
+/// same offset. When HEAD's version is a prefix of the working log, that
+/// holds for every version since the last one that shrank (a compaction),
+/// and the versions' sizes, read from the object headers, are all it takes:
+/// no other version is read. Ops from before that are checked by reading
+/// the version their offset names, and when that fails (the log was
+/// rewritten since), the versions are searched for the line itself.
 struct OpIntroductions {
   private struct Version {
     var step: Int
@@ -24,19 +27,35 @@ struct OpIntroductions {
   /// Each log's bytes in the working tree.
   private var logs: [String: [UInt8]] = [:]
   private var versions: [String: [Version]] = [:]
+  /// For each log whose HEAD version the working log extends: where the
+  /// versions that are all prefixes of it start.
+  private var appendedFrom: [String: Int] = [:]
+  private var sizes: [String: [Int]] = [:]
   private var blobs: [GitOID: [UInt8]] = [:]
 
-  /// - Parameter paths: the walk's paths; the logs among them are read.
-  init(repository: GitRepository, root: String, walk: PathHistory?, paths: [String]) throws {
+  /// - Parameters:
+  ///   - logs: the working tree's logs, by path.
+  ///   - paths: the walk's paths; the logs among them are looked at.
+  init(repository: GitRepository, logs: [String: [UInt8]], walk: PathHistory?, paths: [String]) throws {
     self.repository = repository
     for (index, path) in paths.enumerated() where path.hasPrefix(Store.opsFolder + "/") {
-      logs[path] = try FileSystem.read(root + "/" + path) ?? []
+      self.logs[path] = logs[path] ?? []
       var found: [Version] = []
-      for (step, blob) in walk?.firstAppearances(of: index) ?? [] {
+      var sizes: [Int] = []
+      var lastShrink = 0
+      for (step, blob) in try walk?.firstAppearances(of: index) ?? [] {
         let size = try repository.objectSize(blob)
+        if let previous = sizes.last, size < previous { lastShrink = sizes.count }
+        sizes.append(size)
         found.append(Version(step: step, blob: blob, reach: max(size, found.last?.reach ?? 0)))
       }
       versions[path] = found
+      self.sizes[path] = sizes
+      if let walk, let last = walk.steps.indices.last, let head = try walk.blob(last, index),
+        found.last?.blob == head, try repository.isPrefix(head, of: self.logs[path]!)
+      {
+        appendedFrom[path] = lastShrink
+      }
     }
   }
 
@@ -48,6 +67,18 @@ struct OpIntroductions {
     else { return nil }
     let line = Array(bytes[entry.bytes])
     let end = entry.bytes.upperBound
+    if let from = appendedFrom[entry.file], let sizes = sizes[entry.file] {
+      // Sizes do not fall from `from` on: the first version that reaches
+      // the line's end is the first to hold it.
+      var low = from
+      var high = sizes.count
+      while low < high {
+        let middle = (low + high) / 2
+        if sizes[middle] >= end { high = middle } else { low = middle + 1 }
+      }
+      if low == sizes.count { return nil }
+      if low > from || from == 0 { return found[low].step }
+    }
     var low = 0
     var high = found.count
     while low < high {

@@ -31,9 +31,8 @@ extension Store {
     guard let current = try collection(table.name).findByID(pk).exec() else {
       return DocumentBlame(table: table.name, pk: pk, fields: [])
     }
-    let entries = try OpLog.allEntries(root: rootPath, pks: [pk]).filter {
-      $0.op.table == table.name && $0.op.pk.utf8Equals(pk)
-    }
+    let (all, logs) = try OpLog.allEntriesAndLogs(root: rootPath, pks: [pk])
+    let entries = all.filter { $0.op.table == table.name && $0.op.pk.utf8Equals(pk) }
     let repository = try openRepository()
     let documentPath = table.path + "/" + (try PrimaryKey.fileName(for: pk))
     let paths = [documentPath] + Set(entries.map(\.file)).sorted()
@@ -48,14 +47,14 @@ extension Store {
       return made
     }
     let reader = TreeMerge(repository: repository, config: config)
-    var introductions = try OpIntroductions(repository: repository, root: rootPath, walk: walk, paths: paths)
+    var introductions = try OpIntroductions(repository: repository, logs: logs, walk: walk, paths: paths)
     let replay = BlameReplay(pk: pk, key: table.key)
     for (index, entry) in entries.enumerated() {
       let step = try introductions.step(of: entry)
       // Compacted logs start after the document's creation: the replay
       // starts from the document the first op found.
       if index == 0, let step, let parent = walk!.steps[step].parents.first,
-        let before = walk!.steps[parent].blobs[0]
+        let before = try walk!.blob(parent, 0)
       {
         replay.seed(try reader.document(before, path: documentPath))
       }
@@ -64,7 +63,7 @@ extension Store {
       // An import's op names no content; the commit that brought it has it.
       let imported =
         try entry.op.fromTree
-        ? step.map { try reader.document(walk!.steps[$0].blobs[0], path: documentPath) } ?? current.value
+        ? step.map { try reader.document(walk!.blob($0, 0), path: documentPath) } ?? current.value
         : nil
       replay.apply(entry.op, source: source, imported: imported)
     }

@@ -27,20 +27,19 @@ extension Store {
     let walk = try PathHistory(repository: repository, head: head, paths: [path])
     let reader = TreeMerge(repository: repository, config: config)
     var parsed: [GitOID: JSONObject] = [:]
-    func value(_ blob: GitOID?, step: PathHistory.Step) throws -> JSONObject? {
-      guard let blob else { return nil }
+    func value(at step: Int) throws -> JSONObject? {
+      guard let blob = try walk.blob(step, 0) else { return nil }
       if let known = parsed[blob] { return known }
-      let object = try reader.document(blob, path: step.commit.description.prefix(12) + ":" + path)
+      let object = try reader.document(
+        blob, path: walk.steps[step].commit.description.prefix(12) + ":" + path)
       parsed[blob] = object
       return object
     }
     var versions: [DocumentVersion] = []
-    for at in walk.versions(of: 0).reversed() {
+    for at in try walk.versions(of: 0).reversed() {
       let step = walk.steps[at]
-      let new = try value(step.blobs[0], step: step)
-      let old = try step.parents.first.flatMap { parent in
-        try value(walk.steps[parent].blobs[0], step: walk.steps[parent])
-      }
+      let new = try value(at: at)
+      let old = try step.parents.first.flatMap { try value(at: $0) }
       versions.append(
         DocumentVersion(
           commit: try repository.commit(step.commit).info,
