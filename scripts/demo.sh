@@ -97,6 +97,9 @@ run "$folio" get todos buy-milk
 # What the merge brought, by document and JSON path, and the document as it was before.
 run "$folio" diff HEAD^1 HEAD
 run "$folio" get todos buy-milk --as-of HEAD^1
+# Who set each field, by op and replica, through the merge: the counter lists each increment.
+run "$folio" blame todos buy-milk views
+run "$folio" history todos buy-milk --diff
 (cd "$peers/laptop" && run "$folio" sync && run "$folio" get todos buy-milk)
 run git log --oneline --graph -n 6
 run git status --short

@@ -51,26 +51,8 @@ func runHistoryBenchmark(_ arguments: [String]) throws {
   let options = HistoryBenchOptions(arguments)
   let folio = folioBinaryBesideBench()
   let root = options.directory
-  shell("rm -rf '\(root)' && mkdir -p '\(root)/items'", in: "/")
-  let yaml = """
-    version: 1
-    tables:
-      items:
-        path: items
-        columns:
-          views: counter
-          tags: set
-    """
-  try yaml.write(toFile: root + "/folio.yaml", atomically: true, encoding: .utf8)
-  print("writing \(options.docs) documents…")
-  for i in 0..<options.docs {
-    let document: JSONObject = [
-      "id": .string("d\(i)"), "views": .number(String(i % 1000)), "title": .string("item \(i)"),
-      "tags": .array([.string("t\(i % 7)")]), "price": .number("\(i % 500).25"),
-    ]
-    _ = FileManager.default.createFile(
-      atPath: root + "/items/d\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
-  }
+  shell("rm -rf '\(root)'", in: "/")
+  try writeItemsStoreFiles(at: root, docs: options.docs)
   let store = try Store.create(at: URL(fileURLWithPath: root), mergeDriver: folio)
   try store.commit(message: "import")
   print("changing \(options.changes) documents…")
@@ -149,16 +131,23 @@ func runHistoryBenchmark(_ arguments: [String]) throws {
   var inProcess: [Double] = []
   var blame: [Double] = []
   var history: [Double] = []
+  var gitLog: [Double] = []
   for _ in 0..<options.runs {
     inProcess.append(try seconds { _ = try store.blame(table: "items", pk: "hot") })
     blame.append(try spawnTimed(folio, ["-C", root, "blame", "items", "hot"]))
     history.append(try spawnTimed(folio, ["-C", root, "history", "items", "hot"]))
+    gitLog.append(try spawnTimed("/usr/bin/git", ["-C", root, "log", "--format=%H", "--", "items/hot.json"]))
   }
   print(
     String(
       format:
-        "blame of a document with %d ops (medians of %d): folio blame %.1f ms as a process, Store.blame %.1f ms in process; folio history %.1f ms",
-      options.ops, options.runs, benchMedianOf(blame) * 1000, benchMedianOf(inProcess) * 1000,
-      benchMedianOf(history) * 1000))
+        "blame of a document with %d ops (medians of %d): folio blame %.1f ms as a process, Store.blame %.1f ms in process",
+      options.ops, options.runs, benchMedianOf(blame) * 1000, benchMedianOf(inProcess) * 1000))
+  print(
+    String(
+      format:
+        "history of that document: folio history %.1f ms, git log -- items/hot.json %.1f ms: folio/git %.2fx",
+      benchMedianOf(history) * 1000, benchMedianOf(gitLog) * 1000,
+      benchMedianOf(history) / benchMedianOf(gitLog)))
   if !options.keep { shell("rm -rf '\(root)'", in: "/") }
 }

@@ -80,10 +80,10 @@ func directorySize(_ path: String) -> Int {
     ?? 0
 }
 
-func runSyncBenchmark(_ arguments: [String]) throws {
-  let options = SyncBenchOptions(arguments)
-  let root = options.directory
-  shell("rm -rf '\(root)' && mkdir -p '\(root)'", in: "/")
+/// The files of the sync benchmark's store before `folio init`: a
+/// `folio.yaml` with an `items` table (a counter and a set), and `docs`
+/// documents in `items/`.
+func writeItemsStoreFiles(at directory: String, docs: Int) throws {
   let yaml = """
     version: 1
     tables:
@@ -93,18 +93,25 @@ func runSyncBenchmark(_ arguments: [String]) throws {
           views: counter
           tags: set
     """
-  let a = root + "/a"
-  try FileManager.default.createDirectory(atPath: a + "/items", withIntermediateDirectories: true)
-  try yaml.write(toFile: a + "/folio.yaml", atomically: true, encoding: .utf8)
-  print("writing \(options.docs) documents…")
-  for i in 0..<options.docs {
+  try FileManager.default.createDirectory(atPath: directory + "/items", withIntermediateDirectories: true)
+  try yaml.write(toFile: directory + "/folio.yaml", atomically: true, encoding: .utf8)
+  print("writing \(docs) documents…")
+  for i in 0..<docs {
     let document: JSONObject = [
       "id": .string("d\(i)"), "views": .number(String(i % 1000)), "title": .string("item \(i)"),
       "tags": .array([.string("t\(i % 7)")]), "price": .number("\(i % 500).25"),
     ]
     _ = FileManager.default.createFile(
-      atPath: a + "/items/d\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
+      atPath: directory + "/items/d\(i).json", contents: Data(JSONValue.object(document).canonicalBytes()))
   }
+}
+
+func runSyncBenchmark(_ arguments: [String]) throws {
+  let options = SyncBenchOptions(arguments)
+  let root = options.directory
+  shell("rm -rf '\(root)' && mkdir -p '\(root)'", in: "/")
+  let a = root + "/a"
+  try writeItemsStoreFiles(at: a, docs: options.docs)
   let g = root + "/g"
   shell("cp -a '\(a)' '\(g)' && git init -q -b main '\(g)'", in: "/")
   let storeA = try Store.create(at: URL(fileURLWithPath: a))

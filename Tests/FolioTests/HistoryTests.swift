@@ -113,4 +113,33 @@ import Testing
     #expect(try store.history(table: "todos", pk: "nosuch").isEmpty)
     #expect(throws: FolioError.self) { try store.history(table: "nosuch", pk: "a") }
   }
+
+  /// A long log is scanned in parts at once: the ops, their order and a
+  /// bad line's number are the same as one scan gives.
+  @Test func aLongLogReadsInPartsWithTheRightLineNumbers() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    var text = ""
+    for n in 0..<50_000 {
+      let pk = n % 1000 == 7 ? "hot" : "d\(n)"
+      text +=
+        #"{"hlc":"\#(1_796_000_000_000 + n)-0000-logger","op":"update","pk":"\#(pk)","set":{"n":\#(n)},"table":"todos"}"#
+      text += "\n"
+    }
+    #expect(text.utf8.count > 4 << 20, "long enough to be scanned in parts")
+    try scratch.write(".folio/ops/logger.ndjson", text)
+    let all = try store.ops()
+    #expect(all.count == 50_000)
+    let inOrder = all.map { $0.mutation.assignments[0].value } == (0..<50_000).map { .number("\($0)") }
+    #expect(inOrder, "every op, in the file's order")
+    #expect(try store.ops(table: "todos", pk: "hot").count == 50)
+    // The bad line in the last part, so its number counts the parts before.
+    try scratch.write(".folio/ops/logger.ndjson", text + text + "{\"hlc\":\n")
+    #expect {
+      _ = try store.ops(table: "todos", pk: "hot")
+    } throws: { error in
+      let location = (error as? FolioError)?.location
+      return location?.file == ".folio/ops/logger.ndjson" && location?.line == 100_001
+    }
+  }
 }

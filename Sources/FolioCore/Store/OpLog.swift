@@ -1,6 +1,8 @@
 import FolioJSON
 import FolioSystem
+import Foundation
 import Glibc
+import Synchronization
 
 /// Reading and appending the op logs in `.folio/ops/`: one NDJSON file per
 /// replica, append-only, one writer per file, so they never conflict in git.
@@ -105,37 +107,93 @@ package enum OpLog {
   /// - Parameter pks: when given, a line whose `"pk":"…"` plainly names
   ///   another document is not parsed (see ``allEntries(root:pks:)``).
   static func entries(of bytes: [UInt8], displayName: String, pks: Set<String>? = nil) throws -> [Entry] {
-    var entries: [Entry] = []
-    var lineNumber = 0
     let single = pks.flatMap { $0.count == 1 ? Array($0.first!.utf8) : nil }
-    try bytes.withUnsafeBufferPointer { buffer in
-      guard let base = buffer.baseAddress else { return }
-      var start = 0
-      while start < buffer.count {
-        lineNumber += 1
-        // A torn tail has no newline and is not read.
-        guard let found = memchr(base + start, 0x0A, buffer.count - start) else { break }
-        let newline = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
-        defer { start = newline + 1 }
-        if newline == start { continue }
-        let line = UnsafeBufferPointer(rebasing: buffer[start..<newline])
-        if let pks, !mayName(line, oneOf: pks, single: single) { continue }
-        do {
-          let value = try JSONValue(parsing: Array(line), file: displayName)
-          entries.append(
-            Entry(op: try Op(json: value), file: displayName, line: lineNumber, bytes: start..<newline))
-        } catch var error as FolioError {
-          if var location = error.location {
-            location.line = lineNumber
-            error.location = location
-          } else {
-            error.location = .init(file: displayName, line: lineNumber, column: 1)
+    return try bytes.withUnsafeBufferPointer { buffer -> [Entry] in
+      // A long log is scanned in parts on every core, each part starting
+      // after a newline; line numbers are then counted on from the parts
+      // before.
+      let jobs = buffer.count < 4 << 20 ? 1 : max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+      var bounds = [0]
+      for job in 1..<max(jobs, 1) {
+        let guess = max(bounds.last!, buffer.count * job / jobs)
+        guard guess < buffer.count, let base = buffer.baseAddress,
+          let found = memchr(base + guess, 0x0A, buffer.count - guess)
+        else { break }
+        bounds.append(UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found)) + 1)
+      }
+      bounds.append(buffer.count)
+      let parts = bounds.count - 1
+      if parts == 1 {
+        return try scan(buffer, 0..<buffer.count, displayName: displayName, pks: pks, single: single).entries
+      }
+      let results = Mutex<[Int: Result<(entries: [Entry], lines: Int), any Error>]>([:])
+      let shared = ScanBuffer(buffer: buffer)
+      let cuts = bounds
+      DispatchQueue.concurrentPerform(iterations: parts) { part in
+        let result = Result {
+          try scan(
+            shared.buffer, cuts[part]..<cuts[part + 1], displayName: displayName, pks: pks, single: single)
+        }
+        results.withLock { $0[part] = result }
+      }
+      var all: [Entry] = []
+      var linesBefore = 0
+      let done = results.withLock { $0 }
+      for part in 0..<parts {
+        switch done[part]! {
+        case .success(let (entries, lines)):
+          all += entries.map { entry in
+            var entry = entry
+            entry.line += linesBefore
+            return entry
           }
+          linesBefore += lines
+        case .failure(var error as FolioError):
+          error.location?.line += linesBefore
+          throw error
+        case .failure(let error):
           throw error
         }
       }
+      return all
     }
-    return entries
+  }
+
+  /// The ops in `range` of a log's bytes, which starts at a line's start,
+  /// with line numbers counted from the range's start, and how many
+  /// complete lines it holds.
+  private static func scan(
+    _ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, displayName: String, pks: Set<String>?,
+    single: [UInt8]?
+  ) throws -> (entries: [Entry], lines: Int) {
+    var entries: [Entry] = []
+    var lineNumber = 0
+    guard let base = buffer.baseAddress else { return ([], 0) }
+    var start = range.lowerBound
+    while start < range.upperBound {
+      // A torn tail has no newline and is not read.
+      guard let found = memchr(base + start, 0x0A, range.upperBound - start) else { break }
+      lineNumber += 1
+      let newline = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+      defer { start = newline + 1 }
+      if newline == start { continue }
+      let line = UnsafeBufferPointer(rebasing: buffer[start..<newline])
+      if let pks, !mayName(line, oneOf: pks, single: single) { continue }
+      do {
+        let value = try JSONValue(parsing: Array(line), file: displayName)
+        entries.append(
+          Entry(op: try Op(json: value), file: displayName, line: lineNumber, bytes: start..<newline))
+      } catch var error as FolioError {
+        if var location = error.location {
+          location.line = lineNumber
+          error.location = location
+        } else {
+          error.location = .init(file: displayName, line: lineNumber, column: 1)
+        }
+        throw error
+      }
+    }
+    return (entries, lineNumber)
   }
 
   /// Every op of every replica under `root`, oldest first by HLC.
@@ -171,18 +229,24 @@ package enum OpLog {
   private static func mayName(_ buffer: UnsafeBufferPointer<UInt8>, oneOf pks: Set<String>, single: [UInt8]?)
     -> Bool
   {
-    // `"pk":"` by a plain byte loop: the generic `firstRange(of:)` costs
-    // microseconds a line, more than parsing it.
-    var at = 0
+    // `"pk":"` found by its `k` with memchr: Folio writes the stamp and
+    // the op kind first, and neither has a `k`, so the first `k` is
+    // nearly always the member's.
     var start: Int?
-    while at + 6 <= buffer.count {
-      if buffer[at] == 0x22 && buffer[at + 1] == 0x70 && buffer[at + 2] == 0x6B && buffer[at + 3] == 0x22
-        && buffer[at + 4] == 0x3A && buffer[at + 5] == 0x22
+    if let base = buffer.baseAddress {
+      var at = 2
+      while at + 3 < buffer.count,
+        let found = memchr(base + at, 0x6B, buffer.count - at - 3)
       {
-        start = at + 6
-        break
+        let k = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+        if buffer[k - 2] == 0x22 && buffer[k - 1] == 0x70 && buffer[k + 1] == 0x22 && buffer[k + 2] == 0x3A
+          && buffer[k + 3] == 0x22
+        {
+          start = k + 4
+          break
+        }
+        at = k + 1
       }
-      at += 1
     }
     guard let start else { return true }
     var end = start
@@ -202,4 +266,11 @@ package enum OpLog {
     }
     return true
   }
+}
+
+/// The bytes the parallel parts of ``OpLog/entries(of:displayName:pks:)``
+/// scan. `@unchecked Sendable`: it is only read, and `concurrentPerform`
+/// returns after every part has ended, before the buffer goes away.
+private struct ScanBuffer: @unchecked Sendable {
+  let buffer: UnsafeBufferPointer<UInt8>
 }

@@ -93,10 +93,14 @@ import Synchronization
 /// - ``diff(from:to:tables:)``
 /// - ``snapshot(asOf:)``
 /// - ``exportRows(_:asOf:options:onProgress:)``
+/// - ``history(table:pk:)``
+/// - ``blame(table:pk:)``
 ///
 /// ### Working with git directly
 ///
 /// - ``registerMergeDriver(program:)``
+/// - ``registerDiffDriver(program:)``
+/// - ``textconv(_:)``
 /// - ``runMergeDriver(basePath:oursPath:theirsPath:path:)``
 /// - ``reconcileGitMerge()``
 /// - ``pendingCheckoutProblem()``

@@ -52,9 +52,11 @@ extension Store {
     for (index, entry) in entries.enumerated() {
       let step = try introductions.step(of: entry)
       // Compacted logs start after the document's creation: the replay
-      // starts from the document the first op found.
-      if index == 0, let step, let parent = walk!.steps[step].parents.first,
-        let before = try walk!.blob(parent, 0)
+      // starts from the document the first op found. (An insert or upsert
+      // first needs no lookup in the table's folder, a large object: what
+      // it did not write is not explained, and is found in the commits.)
+      if index == 0, let step, !entry.op.fromTree, ![.insert, .upsert].contains(entry.op.mutation.kind),
+        let parent = walk!.steps[step].parents.first, let before = try walk!.blob(parent, 0)
       {
         replay.seed(try reader.document(before, path: documentPath))
       }
