@@ -124,7 +124,7 @@ final class WatchProcess: @unchecked Sendable {
 enum Save {
   /// Open, truncate, write, close.
   static func inPlace(_ path: String, _ text: String) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     precondition(fd >= 0, "open \(path): \(errno)")
     let bytes = Array(text.utf8)
     precondition(write(fd, bytes, bytes.count) == bytes.count)

@@ -37,7 +37,7 @@ import Testing
       #expect(mkfifo(path, 0o600) == 0)
       let bytes = Array(text.utf8)
       Thread.detachNewThread {
-        let fd = open(path, O_WRONLY)
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = try? FileSystem.writeAll(fd, bytes, path: path)
         close(fd)

@@ -68,7 +68,7 @@ import Testing
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
     let original = try #require(scratch.read("notes/a.json"))
-    let reader = open(scratch.path + "/notes/a.json", O_RDONLY)
+    let reader = open(scratch.path + "/notes/a.json", O_RDONLY | O_CLOEXEC)
     #expect(reader >= 0)
     defer { close(reader) }
     try increment(store, "a")
@@ -103,7 +103,7 @@ import Testing
       try FileSystem.list(folder)?.first { name in
         (try? FileSystem.read(folder + "/" + name)).map { String(decoding: $0, as: UTF8.self) } != original
       })
-    let fd = open(folder + "/" + grown, O_WRONLY | O_APPEND)
+    let fd = open(folder + "/" + grown, O_WRONLY | O_APPEND | O_CLOEXEC)
     try FileSystem.writeAll(fd, Array(repeating: UInt8(ascii: "z"), count: 5000), path: grown)
     close(fd)
     try increment(store, "b")
@@ -140,7 +140,7 @@ import Testing
       #expect(store.spares.statistics.reused == reused + 1)
       let after = try #require(scratch.read("notes/a.json"))
       // Written in place, as the disk would hold it: the same inode.
-      let fd = open(path, O_WRONLY | O_TRUNC)
+      let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
       try FileSystem.writeAll(fd, torn(Array(after.utf8)), path: path)
       close(fd)
       _ = try Store(at: scratch.url)
@@ -158,7 +158,7 @@ import Testing
     try scratch.write(".git/folio/spares/1-gone/s1", "{}")
     try scratch.write(".git/folio/trash/0af.notes.json", "{}")
     // A live process holds its folder's lock.
-    let alive = open(parent + "/2-alive", O_RDONLY | O_DIRECTORY)
+    let alive = open(parent + "/2-alive", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     defer { close(alive) }
     #expect(flock(alive, LOCK_EX) == 0)
     try increment(store, "a")

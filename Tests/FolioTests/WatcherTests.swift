@@ -14,7 +14,7 @@ import Testing
 enum EditorSave {
   /// Open, truncate, write, close (nano, `echo >`, most IDEs).
   static func inPlace(_ path: String, _ text: String) throws {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else { throw FileSystem.error(errno, "open", path: path) }
     defer { close(fd) }
     try FileSystem.writeAll(fd, Array(text.utf8), path: path)
@@ -348,7 +348,7 @@ struct WatcherTests {
     try store.write { _ = try $0.put(table: "todos", pk: "a", document: ["id": "a", "title": "x"]) }
     let session = try ClockedSession(store: store)
     let path = scratch.path + "/data/todos/a.json"
-    let fd = open(path, O_WRONLY | O_TRUNC)
+    let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
     try #require(fd >= 0)
     try session.advance(by: 10 * session.debounce)  // ten debounce periods with an empty file
     try FileSystem.writeAll(fd, Array(#"{"id": "a", "title": "y","#.utf8), path: path)
@@ -376,7 +376,7 @@ struct WatcherTests {
     try store.write { _ = try $0.put(table: "todos", pk: "a", document: ["id": "a", "title": "x"]) }
     let session = try ClockedSession(store: store)
     let path = scratch.path + "/data/todos/a.json"
-    let fd = open(path, O_WRONLY | O_TRUNC)
+    let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
     try #require(fd >= 0)
     try FileSystem.writeAll(
       fd, Array(#"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#.utf8), path: path)
