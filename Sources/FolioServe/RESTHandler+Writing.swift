@@ -74,7 +74,8 @@ extension RESTHandler {
       if let ifMatch {
         let current = try self.read(path, in: transaction)
         let etag = Self.etag(current)
-        if etag != ifMatch {
+        // `null_etag` is how the SDKs say "only if nothing is there".
+        if etag != ifMatch && !(ifMatch == Self.nullETag && current.isNull) {
           var error = RESTError(412, "ETag mismatch")
           error.body = current
           error.headers = [("ETag", etag)]
@@ -82,25 +83,41 @@ extension RESTHandler {
         }
       }
       try self.apply(plan, in: transaction)
-      switch method {
-      case "PATCH":
-        // Firebase answers a PATCH with the values now at its paths.
-        var echo = JSONObject()
-        var documents = DocumentCache()
-        for (key, target) in zip(body.objectMembers.map(\.key), written) {
-          echo[key] = try self.value(
-            at: target.path, in: transaction, cache: &documents, written: target.values)
-        }
-        return .json(200, .object(echo))
-      case "POST":
-        return .json(200, ["name": .string(written[0].path.pk!)])
-      case "DELETE":
-        return .json(200, .null)
-      default:
-        var documents = DocumentCache()
-        return .json(
-          200, try self.value(at: path, in: transaction, cache: &documents, written: written[0].values))
+      let reply = try self.reply(
+        to: method, path: path, body: body, written: written, in: transaction)
+      // A conditional write answers with the new ETag, for the next one.
+      guard ifMatch != nil else { return reply }
+      return reply.adding(headers: [("ETag", Self.etag(try self.read(path, in: transaction)))])
+    }
+  }
+
+  /// `if-match: null_etag`: the write applies only where the path holds
+  /// nothing.
+  static let nullETag = "null_etag"
+
+  /// What a write answers once applied: Firebase echoes the values now at
+  /// the paths written, or the new child's name for a POST.
+  private func reply(
+    to method: String, path: RESTPath, body: JSONValue, written: [Target], in transaction: WriteTransaction
+  ) throws -> HTTPReply {
+    switch method {
+    case "PATCH":
+      // Firebase answers a PATCH with the values now at its paths.
+      var echo = JSONObject()
+      var documents = DocumentCache()
+      for (key, target) in zip(body.objectMembers.map(\.key), written) {
+        echo[key] = try self.value(
+          at: target.path, in: transaction, cache: &documents, written: target.values)
       }
+      return .json(200, .object(echo))
+    case "POST":
+      return .json(200, ["name": .string(written[0].path.pk!)])
+    case "DELETE":
+      return .json(200, .null)
+    default:
+      var documents = DocumentCache()
+      return .json(
+        200, try self.value(at: path, in: transaction, cache: &documents, written: written[0].values))
     }
   }
 

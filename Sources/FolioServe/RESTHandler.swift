@@ -47,8 +47,11 @@ final class RESTHandler: Sendable {
 
   private func reply(to request: HTTPRequest) -> HTTPReply {
     var request = request
-    // Firebase lets clients that cannot send PATCH or DELETE tunnel them.
-    if request.method == "POST", let override = request.header("x-http-method-override") {
+    // Firebase lets clients that cannot send PATCH or DELETE tunnel them,
+    // as a header or as a query parameter.
+    if request.method == "POST",
+      let override = request.header("x-http-method-override") ?? request.query["x-http-method-override"]
+    {
       request.method = override.uppercased()
     }
     if request.rawPath == "/" || request.rawPath.isEmpty {
@@ -154,7 +157,14 @@ final class RESTHandler: Sendable {
       value = .object(JSONObject(object.keys.map { ($0, JSONValue.bool(true)) }))
     }
     var headers: [(String, String)] = []
-    if request.header("x-firebase-etag") == "true" { headers.append(("ETag", Self.etag(value))) }
+    // `if-none-match` asks for the value only when it changed, as the
+    // SDKs' get-if-changed does: 304 and no body when it did not.
+    let ifNoneMatch = request.header("if-none-match")
+    if request.header("x-firebase-etag") == "true" || ifNoneMatch != nil {
+      let etag = Self.etag(value)
+      if etag == ifNoneMatch { return .body(status: 304, headers: [("ETag", etag)], bytes: []) }
+      headers.append(("ETag", etag))
+    }
     return .json(200, value, headers: headers)
   }
 

@@ -22,18 +22,16 @@ struct RESTPath: Sendable, Hashable, CustomStringConvertible {
     guard raw.hasSuffix(".json") else {
       throw RESTError(404, "paths end with .json, as in /todos/k1.json")
     }
-    var text = Substring(raw.dropLast(5))
-    while text.hasPrefix("/") { text = text.dropFirst() }
+    let text = Substring(raw.dropLast(5))
     // `/todos/k1/.json` would be the document itself, where a client meant
-    // a child with an empty name (which Firebase has none of).
-    if text.hasSuffix("/") {
+    // a child with an empty name (which Firebase has none of): a DELETE of
+    // it must not delete the document.
+    if text.hasSuffix("/") && text.contains(where: { $0 != "/" }) {
       throw RESTError(400, "the path ends with '/.json': name a child, as in /todos/k1.json")
     }
-    if text.isEmpty {
-      segments = []
-      return
-    }
-    segments = try text.split(separator: "/", omittingEmptySubsequences: false).map {
+    // Empty segments inside are dropped, as Firebase drops them:
+    // `/todos//k1.json` is `/todos/k1.json`.
+    segments = try text.split(separator: "/", omittingEmptySubsequences: true).map {
       part throws(RESTError) in
       guard let decoded = RESTPath.percentDecode(part), !decoded.isEmpty else {
         throw RESTError(400, "invalid path segment '\(part)'")

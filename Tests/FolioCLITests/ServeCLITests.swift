@@ -386,6 +386,51 @@ struct ServeCLITests {
     #expect(try Self.curl("GET", url).body == "null")
   }
 
+  /// `if-none-match`, the ETag a conditional write answers with, and
+  /// `null_etag`, as the Firebase SDKs use them; method override as a
+  /// query parameter; empty path segments inside a path.
+  @Test func conditionalRequestsAsTheSDKsMakeThem() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let url = server.base + "/todos/k1/title.json"
+    let etag = try #require(try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"]).headers["etag"])
+    let unchanged = try Self.curl("GET", url, headers: ["if-none-match: \(etag)"])
+    #expect(unchanged.status == 304 && unchanged.body.isEmpty && unchanged.headers["etag"] == etag)
+    let written = try Self.curl("PUT", url, body: #""b""#, headers: ["if-match: \(etag)"])
+    #expect(written.status == 200 && written.body == #""b""#)
+    let fresh = try #require(written.headers["etag"], "a conditional write answers with the new ETag")
+    #expect(fresh != etag)
+    #expect(fresh == (try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"]).headers["etag"]))
+    let changed = try Self.curl("GET", url, headers: ["if-none-match: \(etag)"])
+    #expect(changed.status == 200 && changed.body == #""b""# && changed.headers["etag"] == fresh)
+    #expect(try Self.curl("PUT", url, body: #""c""#).headers["etag"] == nil, "unconditional: no ETag")
+
+    // null_etag: only where nothing is.
+    let created = try Self.curl(
+      "PUT", server.base + "/todos/k9.json", body: #"{"title":"new"}"#,
+      headers: ["if-match: null_etag"])
+    #expect(created.status == 200, "\(created.body)")
+    #expect(created.headers["etag"] != nil)
+    let again = try Self.curl(
+      "PUT", server.base + "/todos/k9.json", body: #"{"title":"other"}"#,
+      headers: ["if-match: null_etag"])
+    #expect(again.status == 412)
+    #expect(again.json?["title"] == "new")
+    #expect(try Self.curl("GET", server.base + "/todos/k9/title.json").body == #""new""#)
+
+    // The method as a query parameter, and empty segments.
+    let deleted = try Self.curl("POST", server.base + "/todos/k2.json?x-http-method-override=DELETE")
+    #expect(deleted.status == 200 && deleted.body == "null")
+    #expect(try Self.curl("GET", server.base + "/todos/k2.json").body == "null")
+    #expect(try Self.curl("GET", server.base + "/todos//k1.json").json?["title"] == "c")
+    let patched = try Self.curl("PATCH", server.base + "/todos//k1.json", body: #"{"title":"d"}"#)
+    #expect(patched.status == 200, "\(patched.body)")
+    #expect(try Self.curl("GET", server.base + "/todos/k1/title.json").body == #""d""#)
+  }
+
   @Test func twoCompareAndSetLoopsLoseNoIncrement() throws {
     let (scratch, server) = try Self.started()
     defer {
