@@ -81,6 +81,7 @@ final class RESTHandler: Sendable {
         throw RESTError(
           400, "the path is \(path.segments.count) keys deep, deeper than the limit of \(RESTKeys.maxDepth)")
       }
+      try Self.checkCommonParameters(request.query)
       let reply: HTTPReply
       switch request.method {
       case "GET", "HEAD":
@@ -100,6 +101,36 @@ final class RESTHandler: Sendable {
       return RESTError(error).reply
     } catch {
       return .error(500, "\(error)")
+    }
+  }
+
+  /// Firebase's parameters that apply to any request: `print` is `pretty`
+  /// or `silent`; `timeout` is a duration in `ms`, `s` or `min` of at most
+  /// 15 minutes (Folio's reads finish well within any); `writeSizeLimit` is
+  /// `tiny`, `small`, `medium`, `large` or `unlimited` (Folio takes writes
+  /// of any size up to `--max-body`). Any other value is 400, not ignored.
+  static func checkCommonParameters(_ query: [String: String]) throws(RESTError) {
+    if let print = query["print"], print != "pretty" && print != "silent" {
+      throw RESTError(400, "print must be \"pretty\" or \"silent\", not \"\(print)\"")
+    }
+    if let timeout = query["timeout"] {
+      let units: [(String, Double)] = [("ms", 0.001), ("min", 60), ("s", 1)]
+      let parsed = units.lazy.compactMap { unit, seconds -> Double? in
+        guard timeout.hasSuffix(unit), let amount = Double(timeout.dropLast(unit.count)), amount > 0 else {
+          return nil
+        }
+        return amount * seconds
+      }.first
+      guard let parsed, parsed <= 15 * 60 else {
+        throw RESTError(
+          400, "timeout must be a duration such as 500ms, 3s or 2min, at most 15min, not \"\(timeout)\"")
+      }
+    }
+    if let limit = query["writeSizeLimit"],
+      !["tiny", "small", "medium", "large", "unlimited"].contains(limit)
+    {
+      throw RESTError(
+        400, "writeSizeLimit must be tiny, small, medium, large or unlimited, not \"\(limit)\"")
     }
   }
 

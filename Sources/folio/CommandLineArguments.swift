@@ -54,6 +54,11 @@ struct CommandLineArguments {
         }
       } else if Double(argument) != nil {
         positionals.append(argument)  // a negative number, not an option
+      } else if !argument.hasPrefix("--") && argument.count > 2 {
+        // A Firebase push id (`-Nx3…`) and other pks start with `-`.
+        throw UsageError(
+          "unknown option '\(name)'; if it is a pk or another value, put -- before it: folio … -- \(argument)"
+        )
       } else {
         throw UsageError("unknown option '\(name)'")
       }

@@ -431,6 +431,33 @@ struct ServeCLITests {
     #expect(try Self.curl("GET", server.base + "/todos/k1/title.json").body == #""d""#)
   }
 
+  /// Firebase's `print`, `timeout` and `writeSizeLimit` parameters: a
+  /// value Firebase takes is taken, any other is a 400 that says what is.
+  @Test(arguments: [
+    ("GET", "/todos/k1/title.json?print=pretty", 200),
+    ("GET", "/todos/k1/title.json?print=verbose", 400),
+    ("GET", "/todos/k1/title.json?timeout=3s", 200),
+    ("GET", "/todos/k1/title.json?timeout=500ms", 200),
+    ("GET", "/todos/k1/title.json?timeout=2min", 200),
+    ("GET", "/todos/k1/title.json?timeout=16min", 400),
+    ("GET", "/todos/k1/title.json?timeout=soon", 400),
+    ("PUT", "/todos/k1/title.json?writeSizeLimit=tiny", 200),
+    ("PUT", "/todos/k1/title.json?writeSizeLimit=huge", 400),
+  ])
+  func firebaseParametersAreTakenOrRefused(method: String, path: String, status: Int) throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let reply = try Self.curl(method, server.base + path, body: method == "PUT" ? #""z""# : nil)
+    #expect(reply.status == status, "\(reply.body)")
+    if status == 400 {
+      #expect(reply.json?["error"]?.stringValue?.contains("must be") == true, "\(reply.body)")
+      #expect(try Self.curl("GET", server.base + "/todos/k1/title.json").body == #""a""#, "nothing written")
+    }
+  }
+
   @Test func twoCompareAndSetLoopsLoseNoIncrement() throws {
     let (scratch, server) = try Self.started()
     defer {

@@ -45,6 +45,23 @@ struct StrictArgumentsCLITests {
     #expect(!a.stdout.contains("\"n\""), "\(a.stdout)")
   }
 
+  /// A Firebase push id starts with `-`: read as an option it is refused
+  /// with the way out, and after `--` it is a pk like any other.
+  @Test func aPkStartingWithADashNeedsTheDoubleDash() throws {
+    let scratch = try CLIScratch()
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    let refused = try scratch.folio("get", "todos", "-Nx3pushid")
+    #expect(refused.status == 64)
+    #expect(refused.stderr.contains("put -- before it"), "\(refused.stderr)")
+    let put = try scratch.folio("put", "todos", "--", "-Nx3pushid", "-", input: #"{"lastUpdate": 1}"#)
+    #expect(put.status == 0, "\(put.stderr)")
+    let got = try scratch.folio("get", "todos", "--", "-Nx3pushid")
+    #expect(got.status == 0 && got.stdout.contains("\"id\": \"-Nx3pushid\""), "\(got.stdout)\(got.stderr)")
+    // A short unknown option keeps the plain message.
+    #expect(try scratch.folio("get", "todos", "-q").stderr.contains("unknown option '-q'"))
+  }
+
   @Test func wellFormedButInvalidTransformStaysALocalConstraint() throws {
     let scratch = try CLIScratch()
     defer { scratch.remove() }
