@@ -291,7 +291,9 @@ extension RESTHandler {
         if let replacement { members.append((key, replacement)) }
       } else if let nested = deeper[exact] {
         if case .object(let child) = value {
-          members.append((key, .object(patched(child, nested))))
+          // An object the patches emptied is absent, as in Firebase.
+          let result = patched(child, nested)
+          if !result.isEmpty || child.isEmpty { members.append((key, .object(result))) }
         } else if nested.contains(where: { $0.value != nil }) {
           members.append((key, .object(patched(JSONObject(), nested))))
         } else {

@@ -5,6 +5,7 @@ import FolioJSON
 /// becomes the server's clock in milliseconds, and
 /// `{".sv": {"increment": n}}` becomes Folio's `increment` transform, so that
 /// increments made over HTTP on two replicas sum after sync (the Kizuna transform rules).
+/// Nulls are taken out too: in Firebase a null child is an absent one.
 struct ServerValues {
   /// The value with timestamps filled in and increments taken out.
   var value: JSONValue?
@@ -41,12 +42,19 @@ struct ServerValues {
         throw RESTError(400, "unknown server value \(sentinel.compactString)")
       }
     }
+    // Null means absent, at any depth, as in Firebase: a null member is
+    // dropped, and an object left with nothing (and no increment to
+    // hold) is absent too.
     var out = JSONObject()
+    let incrementsBefore = increments.count
     for (key, member) in object {
-      if let resolved = try resolve(member, path: path + [key], now: now, increments: &increments) {
+      if let resolved = try resolve(member, path: path + [key], now: now, increments: &increments),
+        !resolved.isNull
+      {
         out[key] = resolved
       }
     }
+    if out.isEmpty && increments.count == incrementsBefore { return .null }
     return .object(out)
   }
 }

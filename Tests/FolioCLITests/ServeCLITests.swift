@@ -547,6 +547,47 @@ struct ServeCLITests {
 
   // MARK: Streaming
 
+  /// In Firebase a null child is an absent one: nulls are dropped at any
+  /// depth, an object left empty goes with them, `{}` or null removes a
+  /// document, and writing null where nothing is changes nothing (no event).
+  @Test func nullMeansAbsent() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let url = server.base + "/todos/k5.json"
+    let put = try Self.curl(
+      "PUT", url, body: #"{"title":"t","b":null,"c":{"d":null},"e":{"f":1,"g":null},"h":{"i":{"j":null}}}"#)
+    #expect(put.status == 200, "\(put.body)")
+    let stored = try #require(try Self.curl("GET", url).json)
+    #expect(stored.objectValue?.keys.sorted() == ["e", "id", "title"], "\(stored)")
+    #expect(stored["e"]?.objectValue?.keys.sorted() == ["f"])
+    #expect(scratch.read("data/todos/k5.json")?.contains("null") == false)
+
+    let document = try EventClient(url)
+    defer { document.stop() }
+    #expect(try #require(document.event(1)).0 == "put")
+    // Null where nothing is: no change, so no event; the title's event is
+    // the next one.
+    #expect(try Self.curl("PATCH", url, body: #"{"nothere":null,"e/g":null}"#).status == 200)
+    #expect(try Self.curl("PATCH", url, body: #"{"title":"u"}"#).status == 200)
+    let next = try #require(document.event(2))
+    #expect(next.1?["data"]?["title"] == "u" || next.1?["data"] == "u", "\(next)")
+
+    // Removing the last member of an object removes the object.
+    #expect(try Self.curl("PATCH", url, body: #"{"e/f":null}"#).status == 200)
+    #expect(try Self.curl("GET", server.base + "/todos/k5/e.json").body == "null")
+    #expect(try Self.curl("GET", url).json?.objectValue?.keys.sorted() == ["id", "title"])
+
+    // {} (or all nulls) removes the document.
+    #expect(try Self.curl("PUT", url, body: #"{"title":null}"#).status == 200)
+    #expect(try Self.curl("GET", url).body == "null")
+    #expect(scratch.read("data/todos/k5.json") == nil)
+    #expect(try Self.curl("PUT", server.base + "/todos/k1.json", body: "{}").status == 200)
+    #expect(try Self.curl("GET", server.base + "/todos/k1.json").body == "null")
+  }
+
   @Test func streamsAFirstPutThenAnEventPerWriteAndPerEdit() throws {
     let (scratch, server) = try Self.started()
     defer {
