@@ -122,7 +122,7 @@ final class EventStream: Sendable {
     let live = try store.collection(table).findByID(pk).observeLocal(deliverOn: queue) {
       [weak self] document, _ in
       guard let self else { return }
-      let value = field.map { document?.value.value(at: $0) ?? .null } ?? document?.json ?? .null
+      let value = field.map { document?.value.childValue(at: $0) ?? .null } ?? document?.json ?? .null
       let bytes = value.compactBytes()
       let changed = self.state.withLock { state in
         defer { state.lastSent = bytes }

@@ -357,7 +357,7 @@ extension RESTHandler {
     }
     guard let document = try self.document(table, pk, transaction, &cache) else { return .null }
     guard let field = path.field else { return .object(document) }
-    return document.value(at: field) ?? .null
+    return document.childValue(at: field) ?? .null
   }
 
   private func document(

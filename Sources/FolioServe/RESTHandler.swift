@@ -220,7 +220,7 @@ final class RESTHandler: Sendable {
     }
     guard let document = try collection.findByID(pk).exec() else { return .null }
     guard let field = path.field else { return document.json }
-    return document.value.value(at: field) ?? .null
+    return document.value.childValue(at: field) ?? .null
   }
 
   /// The value at `path` as the transaction sees it (its own writes
@@ -230,7 +230,7 @@ final class RESTHandler: Sendable {
     guard let table = path.table, let pk = path.pk else { return try read(path) }
     guard let document = try transaction.get(table: table, pk: pk) else { return .null }
     guard let field = path.field else { return document.json }
-    return document.value.value(at: field) ?? .null
+    return document.value.childValue(at: field) ?? .null
   }
 
   /// Firebase's ETag: a hash of the canonical bytes of the value at a path.

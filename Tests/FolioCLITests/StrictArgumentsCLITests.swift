@@ -1,3 +1,4 @@
+import Folio
 import FolioTestSupport
 import Foundation
 import Testing
@@ -103,6 +104,50 @@ struct StrictArgumentsCLITests {
       }
     }
     #expect(pks == ["b", "c", "a"], "\(slash.stdout)")
+  }
+
+  /// A child path steps into arrays as Firebase's does: `arr/1` (or
+  /// `arr.1`) is element 1, in queries, in an order index, in live queries
+  /// and in reads over `folio serve`.
+  @Test func aChildPathStepsIntoArrays() throws {
+    let yaml = CLIScratch.yaml + "\n  lists:\n    path: data/lists\n    order: [arr.1]\n"
+    let scratch = try CLIScratch(yaml: yaml)
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    for (pk, body) in [("a", #"{"arr": [5, 1]}"#), ("b", #"{"arr": [5, 0]}"#), ("c", #"{"arr": {"1": -1}}"#)]
+    {
+      try scratch.folio("put", "todos", pk, "-", input: body)
+      try scratch.folio("put", "lists", pk, "-", input: body)
+    }
+    func pks(_ result: FolioRunner.Result) -> [String] {
+      result.stdout.split(separator: "\n").compactMap { line in
+        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
+      }
+    }
+    for path in ["arr.1", "arr/1"] {
+      let unindexed = try scratch.folio("query", "todos", "--order-by-child", path)
+      #expect(pks(unindexed) == ["c", "b", "a"], "\(path): \(unindexed.stdout)\(unindexed.stderr)")
+    }
+    let indexed = try scratch.folio("query", "lists", "--limit-to-first", "2")
+    #expect(pks(indexed) == ["c", "b"], "\(indexed.stdout)\(indexed.stderr)")
+    let explained = try scratch.folio("query", "lists", "--limit-to-first", "2", "--explain")
+    #expect(explained.stdout.contains("index") || explained.stderr.contains("index"), "\(explained.stdout)")
+    let server = try ServeCLITests.Server(in: scratch.path)
+    defer { #expect(server.stop() == 0) }
+    #expect(try ServeCLITests.curl("GET", server.base + "/todos/a/arr/1.json").body == "1")
+    #expect(try ServeCLITests.curl("GET", server.base + "/todos/a/arr/7.json").body == "null")
+    let ordered = try ServeCLITests.curl("GET", server.base + #"/lists.json?orderBy="arr/1"&limitToFirst=1"#)
+    #expect(ordered.json?.objectValue?.keys.sorted() == ["c"], "\(ordered.body)")
+    // A live query over the same path: c's element 1 grows past b's, and
+    // b takes its place.
+    let live = try ServeCLITests.EventClient(server.base + "/lists.json?orderBy=%22arr%2F1%22&limitToFirst=1")
+    defer { live.stop() }
+    #expect(live.event(1)?.1?["data"]?.objectValue?.keys.sorted() == ["c"])
+    _ = try ServeCLITests.curl("PUT", server.base + "/lists/c/arr.json", body: "[0, 10]")
+    let change = try #require(live.event(2))
+    #expect(change.1?["data"]?["c"] == .null, "\(change)")
+    #expect(change.1?["data"]?["b"]?["arr"] == [5, 0], "\(change)")
+    #expect(pks(try scratch.folio("query", "lists", "--limit-to-first", "1")) == ["b"])
   }
 
   @Test func anObjectCursorPagesPastObjects() throws {

@@ -11,6 +11,38 @@ extension JSONObject {
     return current[path.segments[path.segments.count - 1]]
   }
 
+  /// The value at `path` as Firebase's child paths read it, for ordering
+  /// and filters: a step into an object takes its member, and a step into
+  /// an array takes the element at that index (`tags.1`, written
+  /// `tags/1` in Firebase) when the segment is a plain non-negative
+  /// integer within the array. Nil when any step is missing.
+  package func childValue(at path: FieldPath) -> JSONValue? {
+    var current = JSONValue.object(self)
+    for segment in path.segments {
+      switch current {
+      case .object(let object):
+        guard let next = object[segment] else { return nil }
+        current = next
+      case .array(let elements):
+        guard let index = Self.arrayIndex(segment), index < elements.count else { return nil }
+        current = elements[index]
+      default:
+        return nil
+      }
+    }
+    return current
+  }
+
+  /// A segment as an array index: digits only, no leading zero.
+  private static func arrayIndex(_ segment: String) -> Int? {
+    let bytes = segment.utf8
+    guard let first = bytes.first, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9"),
+      first != UInt8(ascii: "0") || bytes.count == 1, bytes.count <= 9,
+      bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+    else { return nil }
+    return Int(segment)
+  }
+
   /// Sets the value at `path`, creating objects for missing or non-object
   /// steps; nil unsets (and a missing step then means nothing to unset).
   package mutating func setValue(_ value: JSONValue?, at path: FieldPath) {

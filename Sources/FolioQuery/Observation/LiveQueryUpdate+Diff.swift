@@ -68,7 +68,7 @@ extension LiveQueryUpdate {
     switch ordering {
     case .key: false
     case .value: !ValueOrdering.equal(.object(old), .object(new))
-    case .child(let path): !ValueOrdering.equal(old.value(at: path), new.value(at: path))
+    case .child(let path): !ValueOrdering.equal(old.childValue(at: path), new.childValue(at: path))
     }
   }
 

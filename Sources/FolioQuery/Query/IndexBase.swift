@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// Layout (little-endian):
 /// ```
-/// header   "FOLIOIX2", u32 keys, u32 docs, u64 generation,
+/// header   "FOLIOIX3", u32 keys, u32 docs, u64 generation,
 ///          directory stat (4 × i64) and its checkedAt (i64),
 ///          u32 signature length, u32 heap offset, u32 racy count,
 ///          u32 zero, signature bytes
@@ -31,7 +31,7 @@ import Synchronization
 // object's lifetime; the pk hash table is made once and published through
 // an atomic, never changed after.
 final class IndexBase: @unchecked Sendable {
-  static let magic = Array("FOLIOIX2".utf8)
+  static let magic = Array("FOLIOIX3".utf8)
   static let headerSize = 80
   static let docSize = 48
 

@@ -185,7 +185,7 @@ struct PackedFilter {
         let value = parse(UnsafeRawBufferPointer(rebasing: bytes[range]), &unreadable)
       else { return nil }
       if path.segments.count == 1 { return value }
-      return JSONObject([(path.column, value)]).value(at: path)
+      return JSONObject([(path.column, value)]).childValue(at: path)
     }
   }
 

@@ -66,7 +66,7 @@ public indirect enum Predicate: Sendable, Hashable {
     switch self {
     case .compare(let lhs, let comparator, let rhs):
       return Self.holds(lhs.resolve(in: document), comparator, rhs.resolve(in: document))
-    case .exists(let path): return document.value(at: path) != nil
+    case .exists(let path): return document.childValue(at: path) != nil
     case .and(let a, let b): return a.matches(document) && b.matches(document)
     case .or(let a, let b): return a.matches(document) || b.matches(document)
     case .not(let a): return !a.matches(document)
@@ -101,7 +101,7 @@ public indirect enum Predicate: Sendable, Hashable {
 extension Predicate.Operand {
   func resolve(in document: JSONObject) -> JSONValue? {
     switch self {
-    case .path(let path): document.value(at: path)
+    case .path(let path): document.childValue(at: path)
     case .literal(let value): value
     }
   }

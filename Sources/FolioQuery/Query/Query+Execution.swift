@@ -84,7 +84,7 @@ extension Query {
             continue
           }
           if let filter, !filter.matches(read.object) { continue }
-          items.append((OrderValue(read.object.value(at: path)), pk))
+          items.append((OrderValue(read.object.childValue(at: path)), pk))
           preloaded[ExactKey(pk)] = read.object
         }
       }
@@ -150,7 +150,7 @@ extension Query {
     let filter = self.filter
     try documents.forEach { pk, object in
       if let filter, !filter.matches(object) { return }
-      items.append((OrderValue(object.value(at: path)), pk))
+      items.append((OrderValue(object.childValue(at: path)), pk))
     }
     return (ArrayRun(sorting: items), documents)
   }

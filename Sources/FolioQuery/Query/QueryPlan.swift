@@ -41,7 +41,7 @@ struct QueryPlan: Sendable {
   /// The order value of a document under `ordering`.
   static func orderValue(of document: JSONObject, ordering: Query.Ordering) -> OrderValue {
     switch ordering {
-    case .child(let path): OrderValue(document.value(at: path))
+    case .child(let path): OrderValue(document.childValue(at: path))
     case .key: OrderValue(nil)
     case .value: .composite
     }

@@ -79,7 +79,7 @@ final class TableIndex {
 
   /// The entry for `doc` values of a parsed document.
   func values(of document: JSONObject) -> [JSONValue?] {
-    keys.map { IndexEntry.indexed(document.value(at: $0)) }
+    keys.map { IndexEntry.indexed(document.childValue(at: $0)) }
   }
 
   // MARK: Loading

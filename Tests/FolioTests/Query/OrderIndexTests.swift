@@ -218,7 +218,7 @@ struct OrderIndexTests {
     #expect(base.signature == "s" && base.generation == 7 && base.directoryCheckedAt == 5)
     // A base of the previous layout is not read: it is rebuilt.
     var old = bytes
-    old.replaceSubrange(0..<8, with: Array("FOLIOIX1".utf8))
+    old.replaceSubrange(0..<8, with: Array("FOLIOIX2".utf8))
     #expect(IndexBase(bytes: old) == nil)
     #expect(IndexBase(bytes: Array(bytes.prefix(79))) == nil)
   }
