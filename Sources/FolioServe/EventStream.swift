@@ -122,7 +122,8 @@ final class EventStream: Sendable {
     let live = try store.collection(table).findByID(pk).observeLocal(deliverOn: queue) {
       [weak self] document, _ in
       guard let self else { return }
-      let value = field.map { document?.value.childValue(at: $0) ?? .null } ?? document?.json ?? .null
+      let value = FirebaseArrays.shaped(
+        field.map { document?.value.childValue(at: $0) ?? .null } ?? document?.json ?? .null)
       let bytes = value.compactBytes()
       let changed = self.state.withLock { state in
         defer { state.lastSent = bytes }
@@ -142,7 +143,7 @@ final class EventStream: Sendable {
       switch event {
       case .initial:
         var object = JSONObject()
-        for document in documents { object[document.pk] = document.json }
+        for document in documents { object[document.pk] = FirebaseArrays.shaped(document) }
         let value: JSONValue = object.isEmpty && query == nil ? .null : .object(object)
         guard let root else {
           self.send("put", ["path": .string(prefix.isEmpty ? "/" : prefix), "data": value])
@@ -162,7 +163,7 @@ final class EventStream: Sendable {
       case .update(let update):
         var changes = JSONObject()
         for child in update.childEvents {
-          changes[child.key] = child.kind == .removed ? .null : child.document.json
+          changes[child.key] = child.kind == .removed ? .null : FirebaseArrays.shaped(child.document)
         }
         if changes.isEmpty { return }
         // One event per transaction: a put for one document, else a patch.

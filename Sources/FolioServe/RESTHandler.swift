@@ -215,12 +215,12 @@ final class RESTHandler: Sendable {
     guard let pk = path.pk else {
       var out = JSONObject()
       let documents = try (query ?? RESTQuery([:])).query(on: collection).get()
-      for document in documents { out[document.pk] = document.json }
+      for document in documents { out[document.pk] = FirebaseArrays.shaped(document) }
       return out.isEmpty && query == nil ? .null : .object(out)
     }
     guard let document = try collection.findByID(pk).exec() else { return .null }
-    guard let field = path.field else { return document.json }
-    return document.value.childValue(at: field) ?? .null
+    guard let field = path.field else { return FirebaseArrays.shaped(document) }
+    return FirebaseArrays.shaped(document.value.childValue(at: field) ?? .null)
   }
 
   /// The value at `path` as the transaction sees it (its own writes
@@ -229,8 +229,8 @@ final class RESTHandler: Sendable {
   func read(_ path: RESTPath, in transaction: WriteTransaction) throws -> JSONValue {
     guard let table = path.table, let pk = path.pk else { return try read(path) }
     guard let document = try transaction.get(table: table, pk: pk) else { return .null }
-    guard let field = path.field else { return document.json }
-    return document.value.childValue(at: field) ?? .null
+    guard let field = path.field else { return FirebaseArrays.shaped(document) }
+    return FirebaseArrays.shaped(document.value.childValue(at: field) ?? .null)
   }
 
   /// Firebase's ETag: a hash of the canonical bytes of the value at a path.

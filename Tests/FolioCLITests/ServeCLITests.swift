@@ -588,6 +588,43 @@ struct ServeCLITests {
     #expect(try Self.curl("GET", server.base + "/todos/k1.json").body == "null")
   }
 
+  /// Firebase reads an object whose keys are integers, more than half of
+  /// its slots filled, as an array: reads, ETags and streams alike.
+  @Test func integerKeyedObjectsReadAsArrays() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let url = server.base + "/todos/k7.json"
+    let body =
+      #"{"o":{"0":"a","1":"b","3":"d"},"sparse":{"0":1,"9":2},"mixed":{"0":1,"x":2},"n":{"o":{"0":{"0":true}},"p":{"1":2}}}"#
+    #expect(try Self.curl("PUT", url, body: body).status == 200)
+    let read = try #require(try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"]).json)
+    #expect(read["o"] == ["a", "b", .null, "d"], "\(read)")
+    #expect(read["sparse"]?.objectValue?.keys.sorted() == ["0", "9"])
+    #expect(read["mixed"]?.objectValue?.keys.sorted() == ["0", "x"])
+    #expect(read["n"]?["o"] == [[true]], "\(read)")
+    #expect(read["n"]?["p"]?.objectValue?.keys.sorted() == ["1"], "half the slots is not more than half")
+    #expect(try Self.curl("GET", server.base + "/todos/k7/o.json").body == #"["a","b",null,"d"]"#)
+    // The file keeps what was written.
+    #expect(scratch.read("data/todos/k7.json")?.contains(#""3": "d""#) == true)
+    // The ETag is the served value's, so a compare-and-set over it works.
+    let etag = try #require(try Self.curl("GET", url, headers: ["X-Firebase-ETag: true"]).headers["etag"])
+    let set = try Self.curl(
+      "PUT", server.base + "/todos/k7/mixed.json", body: "1", headers: ["if-match: \(etag)"])
+    #expect(set.status == 412, "if-match on the document's ETag at a child path compares the child")
+    let childTag = try #require(
+      try Self.curl("GET", server.base + "/todos/k7/o.json", headers: ["X-Firebase-ETag: true"]).headers[
+        "etag"])
+    let swapped = try Self.curl(
+      "PUT", server.base + "/todos/k7/o.json", body: #"["z"]"#, headers: ["if-match: \(childTag)"])
+    #expect(swapped.status == 200, "\(swapped.body)")
+    let stream = try EventClient(url)
+    defer { stream.stop() }
+    #expect(stream.event(1)?.1?["data"]?["n"]?["o"] == [[true]])
+  }
+
   @Test func streamsAFirstPutThenAnEventPerWriteAndPerEdit() throws {
     let (scratch, server) = try Self.started()
     defer {
