@@ -184,7 +184,7 @@ extension RESTHandler {
     for existing in try store.collection(table).allPKs() where documents[existing] == nil {
       try transaction.remove(table: table, pk: existing)
     }
-    var increments: [String: [(path: [String], by: DecimalInteger)]] = [:]
+    var increments: [String: [ServerValues.Increment]] = [:]
     for increment in values.increments where !increment.path.isEmpty {
       increments[increment.path[0], default: []].append((Array(increment.path.dropFirst()), increment.by))
     }
@@ -237,7 +237,7 @@ extension RESTHandler {
   ) throws {
     let current = try transaction.get(table: table, pk: pk)
     var patches: [(path: ArraySlice<String>, value: JSONValue?)] = []
-    var increments: [(path: [String], by: DecimalInteger)] = []
+    var increments: [ServerValues.Increment] = []
     for (field, values) in changes {
       var value = values.value
       for increment in values.increments {
@@ -314,15 +314,47 @@ extension RESTHandler {
   }
 
   private func increment(
-    _ increments: [(path: [String], by: DecimalInteger)], table: String, pk: String,
+    _ increments: [ServerValues.Increment], table: String, pk: String,
     _ transaction: WriteTransaction
   ) throws {
     guard !increments.isEmpty else { return }
-    try transaction.update(table: table, pk: pk) { document in
-      for increment in increments {
-        document?[FieldPath(increment.path)].increment(by: increment.by)
+    let config = try store.table(named: table)
+    for increment in increments where config.kind(of: increment.path.joined(separator: ".")) == .counter {
+      if case .fraction(let amount) = increment.by {
+        throw RESTError(
+          400,
+          "LOCAL_CONSTRAINT: \(increment.path.joined(separator: "/")) is a counter column: "
+            + "its increments are integers (got \(amount))")
       }
     }
+    try transaction.update(table: table, pk: pk) { document in
+      for increment in increments {
+        let path = FieldPath(increment.path)
+        let counter = config.kind(of: increment.path.joined(separator: ".")) == .counter
+        let current = document?[path].value
+        switch (increment.by, current) {
+        case (.integer(let by), _) where counter:
+          document?[path].increment(by: by)
+        case (.integer(let by), nil), (.integer(let by), .null?):
+          document?[path].increment(by: by)
+        case (.integer(let by), .number(let text)?) where DecimalInteger(text) != nil,
+          // An integer past 32 bits is kept as its decimal text.
+          (.integer(let by), .string(let text)?) where DecimalInteger(text) != nil:
+          document?[path].increment(by: by)
+        default:
+          // Firebase's rule off counter columns: a number gets the sum, and
+          // anything else is replaced by the amount.
+          let base = current?.numberText.flatMap(Double.init) ?? 0
+          document?[path].set(Self.number(base + increment.by.double))
+        }
+      }
+    }
+  }
+
+  /// A sum as JSON: integral values without a fraction.
+  private static func number(_ value: Double) -> JSONValue {
+    if value.rounded() == value && abs(value) < 9_007_199_254_740_992 { return .number(String(Int64(value))) }
+    return .number("\(value)")
   }
 
   /// A document, by the exact bytes of its table and pk.
@@ -373,7 +405,7 @@ extension RESTHandler {
 
 extension ServerValues {
   /// Values already split, for the documents of a table write.
-  init(value: JSONValue?, increments: [(path: [String], by: DecimalInteger)]) {
+  init(value: JSONValue?, increments: [ServerValues.Increment]) {
     self.value = value
     self.increments = increments
   }

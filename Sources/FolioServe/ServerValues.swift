@@ -7,21 +7,33 @@ import FolioJSON
 /// increments made over HTTP on two replicas sum after sync (the Kizuna transform rules).
 /// Nulls are taken out too: in Firebase a null child is an absent one.
 struct ServerValues {
+  /// An increment's amount.
+  enum Amount {
+    /// An integer: Folio's `increment` transform, which merges as a sum.
+    case integer(DecimalInteger)
+    /// Any other number, as Firebase allows on a path that is not a
+    /// counter column: the sum is assigned.
+    case fraction(Double)
+  }
+
+  /// One increment: where, relative to the value's root, and by how much.
+  typealias Increment = (path: [String], by: Amount)
+
   /// The value with timestamps filled in and increments taken out.
   var value: JSONValue?
   /// The increments, by path relative to the value's root (empty: the root).
-  var increments: [(path: [String], by: DecimalInteger)] = []
+  var increments: [Increment] = []
 
   /// Splits `value`. `now` is one reading of the clock for the whole
   /// request, as Firebase uses one per write.
   init(_ value: JSONValue, now: Int64) throws(RESTError) {
-    var increments: [(path: [String], by: DecimalInteger)] = []
+    var increments: [Increment] = []
     self.value = try Self.resolve(value, path: [], now: now, increments: &increments)
     self.increments = increments
   }
 
   private static func resolve(
-    _ value: JSONValue, path: [String], now: Int64, increments: inout [(path: [String], by: DecimalInteger)]
+    _ value: JSONValue, path: [String], now: Int64, increments: inout [Increment]
   ) throws(RESTError) -> JSONValue? {
     guard case .object(let object) = value else { return value }
     if let sentinel = object[".sv"] {
@@ -33,10 +45,16 @@ struct ServerValues {
         return .number(String(now))
       case .object(let spec) where spec.count == 1 && spec["increment"] != nil:
         let by = spec["increment"]!
-        guard let text = by.numberText, let amount = DecimalInteger(text) else {
-          throw RESTError(400, "LOCAL_CONSTRAINT: increment must be an integer (got \(by.compactString))")
+        guard let text = by.numberText else {
+          throw RESTError(400, "increment must be a number (got \(by.compactString))")
         }
-        increments.append((path, amount))
+        if let amount = DecimalInteger(text) {
+          increments.append((path, .integer(amount)))
+        } else if let amount = Double(text), amount.isFinite {
+          increments.append((path, .fraction(amount)))
+        } else {
+          throw RESTError(400, "increment must be a finite number (got \(text))")
+        }
         return nil
       default:
         throw RESTError(400, "unknown server value \(sentinel.compactString)")
@@ -56,5 +74,15 @@ struct ServerValues {
     }
     if out.isEmpty && increments.count == incrementsBefore { return .null }
     return .object(out)
+  }
+}
+
+extension ServerValues.Amount {
+  /// The amount as a floating-point number.
+  var double: Double {
+    switch self {
+    case .integer(let amount): Double(amount.description) ?? 0
+    case .fraction(let amount): amount
+    }
   }
 }

@@ -625,6 +625,35 @@ struct ServeCLITests {
     #expect(stream.event(1)?.1?["data"]?["n"]?["o"] == [[true]])
   }
 
+  /// `{".sv": {"increment": n}}` as Firebase has it off counter columns:
+  /// a fraction is allowed, and a value that is not a number is replaced
+  /// by the amount; a counter column keeps Folio's rules.
+  @Test func serverIncrementsFollowFirebaseOffCounterColumns() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    let url = server.base + "/todos/k1.json"
+    let body =
+      #"{"title":{".sv":{"increment":2}},"score":{".sv":{"increment":1.5}},"n":{".sv":{"increment":3}}}"#
+    let reply = try Self.curl("PATCH", url, body: body)
+    #expect(reply.status == 200, "\(reply.body)")
+    let read = try #require(try Self.curl("GET", url).json)
+    #expect(read["title"] == 2, "a string is replaced by the amount: \(read)")
+    #expect(read["score"] == 1.5, "\(read)")
+    #expect(read["n"] == 3)
+    _ = try Self.curl(
+      "PATCH", url, body: #"{"score":{".sv":{"increment":1}},"n":{".sv":{"increment":0.25}}}"#)
+    let again = try #require(try Self.curl("GET", url).json)
+    #expect(again["score"] == 2.5 && again["n"] == 3.25, "\(again)")
+    // The counter column keeps integer increments, which add up on merge.
+    let counter = try Self.curl("PATCH", url, body: #"{"views":{".sv":{"increment":0.5}}}"#)
+    #expect(counter.status == 400 && counter.body.contains("counter column"), "\(counter.body)")
+    #expect(try Self.curl("PATCH", url, body: #"{"views":{".sv":{"increment":"x"}}}"#).status == 400)
+    #expect(try Self.curl("GET", server.base + "/todos/k1/views.json").body == "1")
+  }
+
   @Test func streamsAFirstPutThenAnEventPerWriteAndPerEdit() throws {
     let (scratch, server) = try Self.started()
     defer {

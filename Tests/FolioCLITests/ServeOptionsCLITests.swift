@@ -203,7 +203,7 @@ struct ServeOptionsCLITests {
       scratch.remove()
     }
     // Concurrent requests go in shared transactions; a bad one among them
-    // (a fractional increment, a stale if-match) fails alone.
+    // (an increment that is not a number, a stale if-match) fails alone.
     let statuses = Mutex<[Int]>([])
     let group = DispatchGroup()
     for client in 0..<8 {
@@ -214,7 +214,7 @@ struct ServeOptionsCLITests {
           let bad = n % 5 == 4
           let body =
             bad
-            ? #"{"counter":{".sv":{"increment":1.5}}}"#
+            ? #"{"counter":{".sv":{"increment":"1"}}}"#
             : #"{"counter":{".sv":{"increment":1}},"c\#(client)":\#(n)}"#
           let headers = n % 7 == 6 ? ["if-match: stale"] : []
           let reply = try? Self.curl("PATCH", server.base + "/todos/k1.json", body: body, headers: headers)
