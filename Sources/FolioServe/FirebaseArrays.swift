@@ -19,7 +19,7 @@ enum FirebaseArrays {
       var allIntegers = !object.isEmpty
       for (key, member) in object {
         members.append((key, shaped(member)))
-        if allIntegers, let index = index(key) {
+        if allIntegers, let index = JSONObject.arrayIndex(key) {
           largest = max(largest, index)
         } else {
           allIntegers = false
@@ -27,7 +27,7 @@ enum FirebaseArrays {
       }
       guard allIntegers, 2 * members.count > largest + 1 else { return .object(JSONObject(members)) }
       var elements = [JSONValue](repeating: .null, count: largest + 1)
-      for (key, member) in members { elements[index(key)!] = member }
+      for (key, member) in members { elements[JSONObject.arrayIndex(key)!] = member }
       return .array(elements)
     default:
       return value
@@ -36,13 +36,4 @@ enum FirebaseArrays {
 
   /// A document as served: its value, shaped.
   static func shaped(_ document: Document) -> JSONValue { shaped(document.json) }
-
-  /// A key as an array index: digits with no leading zero, below 10⁹.
-  private static func index(_ key: String) -> Int? {
-    let bytes = key.utf8
-    guard let first = bytes.first, bytes.count <= 9, first != UInt8(ascii: "0") || bytes.count == 1,
-      bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-    else { return nil }
-    return Int(key)
-  }
 }

@@ -319,7 +319,8 @@ extension RESTHandler {
   ) throws {
     guard !increments.isEmpty else { return }
     let config = try store.table(named: table)
-    for increment in increments where config.kind(of: increment.path.joined(separator: ".")) == .counter {
+    let onCounter = increments.map { config.kind(of: $0.path.joined(separator: ".")) == .counter }
+    for (increment, counter) in zip(increments, onCounter) where counter {
       if case .fraction(let amount) = increment.by {
         throw RESTError(
           400,
@@ -328,26 +329,28 @@ extension RESTHandler {
       }
     }
     try transaction.update(table: table, pk: pk) { document in
-      for increment in increments {
+      for (increment, counter) in zip(increments, onCounter) {
         let path = FieldPath(increment.path)
-        let counter = config.kind(of: increment.path.joined(separator: ".")) == .counter
         let current = document?[path].value
-        switch (increment.by, current) {
-        case (.integer(let by), _) where counter:
+        if case .integer(let by) = increment.by, counter || Self.isIntegerOrAbsent(current) {
           document?[path].increment(by: by)
-        case (.integer(let by), nil), (.integer(let by), .null?):
-          document?[path].increment(by: by)
-        case (.integer(let by), .number(let text)?) where DecimalInteger(text) != nil,
-          // An integer past 32 bits is kept as its decimal text.
-          (.integer(let by), .string(let text)?) where DecimalInteger(text) != nil:
-          document?[path].increment(by: by)
-        default:
+        } else {
           // Firebase's rule off counter columns: a number gets the sum, and
           // anything else is replaced by the amount.
           let base = current?.numberText.flatMap(Double.init) ?? 0
           document?[path].set(Self.number(base + increment.by.double))
         }
       }
+    }
+  }
+
+  /// Whether Folio's `increment` transform adds to `value`: missing, null,
+  /// or an integer (past 32 bits, kept as its decimal text).
+  private static func isIntegerOrAbsent(_ value: JSONValue?) -> Bool {
+    switch value {
+    case nil, .null?: true
+    case .number(let text)?, .string(let text)?: DecimalInteger(text) != nil
+    default: false
     }
   }
 

@@ -45,10 +45,7 @@ struct BlameCommand: Command {
         path = FieldPath(text).segments
       }
     }
-    format = parsed.value("--format") ?? "text"
-    guard ["text", "ndjson"].contains(format) else {
-      throw UsageError("unknown format '\(format)'; use text or ndjson")
-    }
+    format = try parsed.format(["text", "ndjson"])
   }
 
   func run(in context: CommandContext) throws -> Int32 {

@@ -74,6 +74,16 @@ struct CommandLineArguments {
   /// Whether the flag was given.
   func flag(_ name: String) -> Bool { flags.contains(name) }
 
+  /// The value of `--format`: one of `allowed`, the first when not given.
+  func format(_ allowed: [String]) throws -> String {
+    let format = value("--format") ?? allowed[0]
+    guard allowed.contains(format) else {
+      let choices = allowed.dropLast().joined(separator: ", ") + " or " + allowed.last!
+      throw UsageError("unknown format '\(format)'; use \(choices)")
+    }
+    return format
+  }
+
   /// Checks the number of positional arguments.
   func expectPositionals(_ range: ClosedRange<Int>) throws {
     if positionals.count < range.lowerBound {

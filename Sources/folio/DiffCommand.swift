@@ -1,5 +1,4 @@
 import Folio
-import Glibc
 
 struct DiffCommand: Command {
   static let name = "diff"
@@ -33,10 +32,7 @@ struct DiffCommand: Command {
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(arguments, options: ["--format"], flags: ["--stat"])
     positionals = parsed.positionals
-    format = parsed.value("--format") ?? "text"
-    guard ["text", "ndjson"].contains(format) else {
-      throw UsageError("unknown format '\(format)'; use text or ndjson")
-    }
+    format = try parsed.format(["text", "ndjson"])
     stat = parsed.flag("--stat")
   }
 
@@ -56,7 +52,7 @@ struct DiffCommand: Command {
     let diff = try store.diff(
       from: revisions.first, to: revisions.count > 1 ? revisions[1] : nil, tables: tables)
     let output = OutputBuffer()
-    let colour = format == "text" && isatty(STDOUT_FILENO) != 0 && getenv("NO_COLOR") == nil
+    let colour = format == "text" && Output.stdoutTakesColour
     if stat {
       for row in diff.stats {
         if format == "ndjson" {

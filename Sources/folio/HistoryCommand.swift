@@ -1,5 +1,4 @@
 import Folio
-import Glibc
 
 struct HistoryCommand: Command {
   static let name = "history"
@@ -31,10 +30,7 @@ struct HistoryCommand: Command {
     let parsed = try CommandLineArguments(arguments, options: ["--format"], flags: ["--diff"])
     address = try DocumentAddress(parsed)
     diff = parsed.flag("--diff")
-    format = parsed.value("--format") ?? "text"
-    guard ["text", "ndjson"].contains(format) else {
-      throw UsageError("unknown format '\(format)'; use text or ndjson")
-    }
+    format = try parsed.format(["text", "ndjson"])
   }
 
   func run(in context: CommandContext) throws -> Int32 {
@@ -46,7 +42,7 @@ struct HistoryCommand: Command {
         table: address.table, pk: address.pk)
     }
     let output = OutputBuffer()
-    let colour = format == "text" && isatty(STDOUT_FILENO) != 0 && getenv("NO_COLOR") == nil
+    let colour = format == "text" && Output.stdoutTakesColour
     for version in versions {
       if format == "ndjson" {
         output.append(version.json(diff: diff).compactBytes() + [0x0A])

@@ -11,6 +11,10 @@ enum Output {
     bytes.withUnsafeBytes { write($0, to: STDOUT_FILENO) }
   }
 
+  /// Whether text on stdout may be coloured: stdout is a terminal and
+  /// `NO_COLOR` is not set.
+  static var stdoutTakesColour: Bool { isatty(STDOUT_FILENO) != 0 && getenv("NO_COLOR") == nil }
+
   static func error(_ text: String, terminator: String = "\n") {
     write(text + terminator, to: STDERR_FILENO)
   }

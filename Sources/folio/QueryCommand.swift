@@ -46,10 +46,7 @@ struct QueryCommand: Command {
     try parsed.expectPositionals(1...1)
     table = parsed.positionals[0]
     query = try QueryArguments(parsed)
-    format = parsed.value("--format") ?? "ndjson"
-    guard ["ndjson", "json", "csv", "table"].contains(format) else {
-      throw UsageError("unknown format '\(format)'; use ndjson, json, csv or table")
-    }
+    format = try parsed.format(["ndjson", "json", "csv", "table"])
     count = parsed.flag("--count")
     follow = parsed.flag("--follow")
     explain = parsed.flag("--explain")

@@ -33,8 +33,9 @@ extension JSONObject {
     return current
   }
 
-  /// A segment as an array index: digits only, no leading zero.
-  private static func arrayIndex(_ segment: String) -> Int? {
+  /// A path segment or key as an array index, as Firebase reads one:
+  /// digits only, no leading zero, fewer than ten of them.
+  package static func arrayIndex(_ segment: String) -> Int? {
     let bytes = segment.utf8
     guard let first = bytes.first, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9"),
       first != UInt8(ascii: "0") || bytes.count == 1, bytes.count <= 9,

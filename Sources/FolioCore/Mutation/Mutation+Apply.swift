@@ -5,8 +5,9 @@ extension Mutation {
   package struct Outcome {
     /// The new document, or nil if it is absent afterwards.
     package var document: JSONObject?
-    /// What changed.
-    var results: [UpdateResult]
+    /// What changed, in the order applied: assignments, then the
+    /// transforms that took effect.
+    package var results: [UpdateResult]
   }
 
   /// Applies the mutation to `document` (nil when absent), with the rules of
@@ -56,7 +57,7 @@ extension Mutation {
 
   /// Applies one transform in place and says what it did; nil when it left the
   /// value alone (an increment of a non-integer).
-  package static func apply(
+  static func apply(
     _ transform: Transform, at path: FieldPath, in object: inout JSONObject, pk: String
   ) -> UpdateResult? {
     let current = object.value(at: path)

@@ -7,7 +7,7 @@ extension Store {
   /// the program to call. When the program is missing, git shows the file
   /// as it is: plain git keeps working on a machine without Folio.
   static func diffTextconvCommand(program: String) -> String {
-    let quoted = "'" + program.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    let quoted = shellWord(program)
     return "f() { if command -v \(quoted) >/dev/null 2>&1; then \(quoted) diff-textconv \"$1\"; "
       + "else cat \"$1\"; fi; }; f"
   }

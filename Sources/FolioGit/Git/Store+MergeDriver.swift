@@ -8,8 +8,7 @@ extension Store {
   /// The `merge.folio.driver` command line git runs for table documents and
   /// op logs, given the program to call.
   static func mergeDriverCommand(program: String) -> String {
-    let quoted = program.contains(" ") ? "\"\(program)\"" : program
-    return "\(quoted) merge-driver %O %A %B %P"
+    "\(shellWord(program)) merge-driver %O %A %B %P"
   }
 
   /// Registers Folio's merge driver in `.git/config`, so `git merge` and
@@ -59,7 +58,7 @@ extension Store {
     {
       try keepUserHook(at: path, bytes: existing, hooks: hooks)
     }
-    let quoted = "'" + program.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    let quoted = shellWord(program)
     let script = """
       #!/bin/sh
       \(Store.postMergeHookMarker) (written by 'folio init'; delete this file to stop it).

@@ -49,49 +49,42 @@ final class BlameReplay {
       root = Node(assigned: source)
       return
     }
-    var mutation = op.mutation
-    let transforms = mutation.transforms
-    mutation.transforms = []
     // Ops the log no longer holds (compacted) may leave an update with no
     // document to apply to; it is applied to an empty one, and whatever it
     // cannot explain is found in the commits instead.
-    let start = document == nil && mutation.kind == .update ? JSONObject() : document
-    let outcome = mutation.apply(to: start, pk: pk, key: key)
+    let start = document == nil && op.mutation.kind == .update ? JSONObject() : document
+    // The same apply a write and a merge use; its results say what each
+    // assignment and each transform that took effect did.
+    let outcome = op.mutation.apply(to: start, pk: pk, key: key)
     if document == nil || outcome.document == nil {
       root = Node(assigned: outcome.document == nil ? nil : source)
     }
     document = outcome.document
-    guard var object = document else { return }
-    for assignment in mutation.assignments {
-      let tokens = assignment.path.segments
-      let parent = node(at: tokens.dropLast())
-      parent.children[tokens.last!] = assignment.value == nil ? nil : Node(assigned: source)
-    }
-    if mutation.kind != .insert {
-      for entry in transforms {
-        guard let result = Mutation.apply(entry.transform, at: entry.path, in: &object, pk: pk) else {
-          continue
-        }
-        let target = node(at: entry.path.segments[...])
-        var change = source
-        switch result {
-        case .incremented:
-          change.kind = .increment
-          if case .increment(let by) = entry.transform { change.by = by }
-          target.increments.append(change)
-        case .unioned(_, _, let added):
-          change.kind = .arrayUnion
-          for member in added { target.members[member] = change }
-        case .removedMembers(_, _, let dropped):
-          change.kind = .arrayRemove
-          for member in dropped { target.members[member] = nil }
-        case .set, .removed:
-          break
-        }
+    guard document != nil else { return }
+    for result in outcome.results {
+      switch result {
+      case .set(_, let path, _):
+        let tokens = FieldPath(path).segments
+        node(at: tokens.dropLast()).children[tokens.last!] = Node(assigned: source)
+      case .removed(_, let path):
+        let tokens = FieldPath(path).segments
+        node(at: tokens.dropLast()).children[tokens.last!] = nil
+      case .incremented(_, let path, let by):
+        let change = source.as(.increment, by: DecimalInteger(by))
+        let target = node(at: FieldPath(path).segments[...])
+        target.increments.append(change)
         target.lastChange = change
+      case .unioned(_, let path, let added):
+        let change = source.as(.arrayUnion)
+        let target = node(at: FieldPath(path).segments[...])
+        for member in added { target.members[member] = change }
+        target.lastChange = change
+      case .removedMembers(_, let path, let dropped):
+        let target = node(at: FieldPath(path).segments[...])
+        for member in dropped { target.members[member] = nil }
+        target.lastChange = source.as(.arrayRemove)
       }
     }
-    document = object
   }
 
   /// The node at `tokens` and the nearest assignment at or above it; the
@@ -122,5 +115,12 @@ final class BlameReplay {
       }
     }
     return node
+  }
+}
+
+extension BlameSource {
+  /// The same op and commit, as a transform of `kind`.
+  fileprivate func `as`(_ kind: Kind, by: DecimalInteger? = nil) -> BlameSource {
+    BlameSource(kind: kind, stamp: stamp, by: by, commit: commit)
   }
 }

@@ -54,14 +54,7 @@ public struct BlameSource: Sendable, Equatable {
       members += [("hlc", .string(stamp.description)), ("replica", .string(stamp.replica))]
     }
     if let by { members.append(("by", .number(by.description))) }
-    if let commit {
-      members += [
-        ("commit", .string(commit.id)), ("author", .string(commit.author)), ("email", .string(commit.email)),
-        ("date", .string(commit.isoDate)),
-      ]
-    } else {
-      members.append(("commit", .null))
-    }
+    members += commit?.jsonMembers ?? [("commit", .null)]
     return members
   }
 }

@@ -1,3 +1,4 @@
+import FolioJSON
 import Foundation
 import Glibc
 
@@ -21,6 +22,15 @@ public struct CommitInfo: Sendable, Hashable {
     self.email = email
     self.date = date
     self.summary = summary
+  }
+
+  /// The commit's members for an NDJSON line: `commit`, `author`, `email`
+  /// and `date` (``isoDate``).
+  public var jsonMembers: [(String, JSONValue)] {
+    [
+      ("commit", .string(id)), ("author", .string(author)), ("email", .string(email)),
+      ("date", .string(isoDate)),
+    ]
   }
 
   /// The date in ISO 8601, UTC to the second (`2026-12-03T20:48:59Z`), as

@@ -24,10 +24,7 @@ public struct DocumentVersion: Sendable {
   /// `email`, `summary`, and `value` (null when removed); with `diff`, the
   /// changes in place of the value, each as `folio diff` gives it.
   public func json(diff: Bool) -> JSONValue {
-    var members: [(String, JSONValue)] = [
-      ("commit", .string(commit.id)), ("date", .string(commit.isoDate)), ("author", .string(commit.author)),
-      ("email", .string(commit.email)), ("summary", .string(commit.summary)),
-    ]
+    var members = commit.jsonMembers + [("summary", .string(commit.summary))]
     if diff {
       members.append(("changes", .array(changes.map(\.json))))
     } else {

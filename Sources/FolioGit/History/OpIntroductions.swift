@@ -18,6 +18,8 @@ struct OpIntroductions {
   private struct Version {
     var step: Int
     var blob: GitOID
+    /// Its size, from the object header.
+    var size: Int
     /// The longest of this version and those before it, so that the
     /// search by length can halve.
     var reach: Int
@@ -30,7 +32,6 @@ struct OpIntroductions {
   /// For each log whose HEAD version the working log extends: where the
   /// versions that are all prefixes of it start.
   private var appendedFrom: [String: Int] = [:]
-  private var sizes: [String: [Int]] = [:]
   private var blobs: [GitOID: [UInt8]] = [:]
 
   /// - Parameters:
@@ -41,16 +42,13 @@ struct OpIntroductions {
     for (index, path) in paths.enumerated() where path.hasPrefix(Store.opsFolder + "/") {
       self.logs[path] = logs[path] ?? []
       var found: [Version] = []
-      var sizes: [Int] = []
       var lastShrink = 0
       for (step, blob) in try walk?.firstAppearances(of: index) ?? [] {
         let size = try repository.objectSize(blob)
-        if let previous = sizes.last, size < previous { lastShrink = sizes.count }
-        sizes.append(size)
-        found.append(Version(step: step, blob: blob, reach: max(size, found.last?.reach ?? 0)))
+        if let previous = found.last, size < previous.size { lastShrink = found.count }
+        found.append(Version(step: step, blob: blob, size: size, reach: max(size, found.last?.reach ?? 0)))
       }
       versions[path] = found
-      self.sizes[path] = sizes
       if let walk, let last = walk.steps.indices.last, let head = try walk.blob(last, index),
         found.last?.blob == head, try repository.isPrefix(head, of: self.logs[path]!)
       {
@@ -65,41 +63,28 @@ struct OpIntroductions {
     guard let bytes = logs[entry.file], entry.bytes.upperBound <= bytes.count,
       let found = versions[entry.file], !found.isEmpty
     else { return nil }
-    let line = Array(bytes[entry.bytes])
     let end = entry.bytes.upperBound
-    if let from = appendedFrom[entry.file], let sizes = sizes[entry.file] {
+    if let from = appendedFrom[entry.file] {
       // Sizes do not fall from `from` on: the first version that reaches
       // the line's end is the first to hold it.
-      var low = from
-      var high = sizes.count
-      while low < high {
-        let middle = (low + high) / 2
-        if sizes[middle] >= end { high = middle } else { low = middle + 1 }
+      let first = (from..<found.count).partitionPoint { found[$0].size >= end }
+      if first == found.count { return nil }
+      if first > from || from == 0 { return found[first].step }
+    }
+    let line = Array(bytes[entry.bytes])
+    let reaching = found.indices.partitionPoint { found[$0].reach >= end }
+    if reaching < found.count {
+      let blob = try read(found[reaching].blob)
+      if blob.count >= end && blob[(end - line.count)..<end].elementsEqual(line) {
+        return found[reaching].step
       }
-      if low == sizes.count { return nil }
-      if low > from || from == 0 { return found[low].step }
-    }
-    var low = 0
-    var high = found.count
-    while low < high {
-      let middle = (low + high) / 2
-      if found[middle].reach >= end { high = middle } else { low = middle + 1 }
-    }
-    if low < found.count {
-      let blob = try read(found[low].blob)
-      if blob.count >= end && blob[(end - line.count)..<end].elementsEqual(line) { return found[low].step }
     }
     // The log was rewritten: the first version holding the line, by
     // halving, since a version that held an op keeps it until every
     // replica has it.
-    low = 0
-    high = found.count
-    while low < high {
-      let middle = (low + high) / 2
-      if Self.contains(try read(found[middle].blob), line) { high = middle } else { low = middle + 1 }
-    }
-    guard low < found.count, Self.contains(try read(found[low].blob), line) else { return nil }
-    return found[low].step
+    let holding = try found.indices.partitionPoint { Self.contains(try read(found[$0].blob), line) }
+    guard holding < found.count, Self.contains(try read(found[holding].blob), line) else { return nil }
+    return found[holding].step
   }
 
   private mutating func read(_ blob: GitOID) throws -> [UInt8] {

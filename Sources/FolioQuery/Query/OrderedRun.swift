@@ -54,13 +54,7 @@ extension OrderedRun {
 
   /// The first index where `isAfter` holds (it holds for a suffix).
   private func partition(_ isAfter: (Int) -> Bool) -> Int {
-    var low = 0
-    var high = count
-    while low < high {
-      let mid = (low + high) / 2
-      if isAfter(mid) { high = mid } else { low = mid + 1 }
-    }
-    return low
+    (0..<count).partitionPoint(where: isAfter)
   }
 }
 
