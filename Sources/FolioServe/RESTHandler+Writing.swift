@@ -338,7 +338,7 @@ extension RESTHandler {
           // Firebase's rule off counter columns: a number gets the sum, and
           // anything else is replaced by the amount.
           let base = current?.numberText.flatMap(Double.init) ?? 0
-          document?[path].set(Self.number(base + increment.by.double))
+          document?[path].set(try Self.number(base + increment.by.double, at: increment.path))
         }
       }
     }
@@ -355,7 +355,13 @@ extension RESTHandler {
   }
 
   /// A sum as JSON: integral values without a fraction.
-  private static func number(_ value: Double) -> JSONValue {
+  /// - Throws: 400 for a sum past a double's range (`1e308` plus itself),
+  ///   which JSON cannot write.
+  private static func number(_ value: Double, at path: [String]) throws(RESTError) -> JSONValue {
+    guard value.isFinite else {
+      throw RESTError(
+        400, "the increment of \(path.joined(separator: "/")) overflows: the sum is out of range")
+    }
     if value.rounded() == value && abs(value) < 9_007_199_254_740_992 { return .number(String(Int64(value))) }
     return .number("\(value)")
   }

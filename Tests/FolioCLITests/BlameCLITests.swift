@@ -166,7 +166,15 @@ import Testing
     #expect(text.stdout.hasPrefix("commit "), "\(text.stdout)")
     #expect(text.stdout.contains("    todos t /views: "))
 
-    #expect(try FolioRunner.run(["history", "todos", "nosuch"], in: box.root.path + "/r0").status == 1)
+    let missing = try FolioRunner.run(["history", "todos", "nosuch"], in: box.root.path + "/r0")
+    #expect(
+      missing.status == 1 && missing.stderr.contains("no commit holds document 'nosuch'"), "\(missing.stderr)"
+    )
+    let badFormat = try FolioRunner.run(
+      ["history", "todos", "t", "--format", "xml"], in: box.root.path + "/r0")
+    #expect(badFormat.status == 64 && badFormat.stderr.contains("use text or ndjson"), "\(badFormat.stderr)")
+    let unknownTable = try FolioRunner.run(["history", "nosuch", "t"], in: box.root.path + "/r0")
+    #expect(unknownTable.status != 0 && unknownTable.stderr.contains("nosuch"), "\(unknownTable.stderr)")
   }
 
   /// `git diff` and `git log -p` show table documents path by path, and
@@ -206,6 +214,12 @@ import Testing
     let bare = try FolioRunner.shellOutput("git diff HEAD~1 HEAD -- data", in: scratch.path)
     #expect(bare.status == 0, "\(bare.output)")
     #expect(bare.output.contains("+  \"title\": \"y\""), "\(bare.output)")
+    // A file that is not a JSON object is shown as it is; a missing one is
+    // an error.
+    try scratch.write("broken.json", "{\n  \"id\": \n")
+    #expect(try scratch.folio("diff-textconv", "broken.json").stdout == "{\n  \"id\": \n")
+    let gone = try scratch.folio("diff-textconv", "nosuch.json")
+    #expect(gone.status == 1 && gone.stderr.contains("nosuch.json"), "\(gone.stderr)")
     let direct = try scratch.folio("diff-textconv", "data/todos/a.json")
     #expect(direct.stdout == "/id = \"a\"\n/lastUpdate = 1\n/n/m = [1]\n/title = \"y\"\n")
   }

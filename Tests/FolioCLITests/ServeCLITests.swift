@@ -652,6 +652,12 @@ struct ServeCLITests {
     #expect(counter.status == 400 && counter.body.contains("counter column"), "\(counter.body)")
     #expect(try Self.curl("PATCH", url, body: #"{"views":{".sv":{"increment":"x"}}}"#).status == 400)
     #expect(try Self.curl("GET", server.base + "/todos/k1/views.json").body == "1")
+    // A sum JSON cannot write is refused, and nothing is written.
+    #expect(try Self.curl("PATCH", url, body: #"{"big":1e308}"#).status == 200)
+    let before = scratch.read("data/todos/k1.json")
+    let overflow = try Self.curl("PATCH", url, body: #"{"big":{".sv":{"increment":1e308}}}"#)
+    #expect(overflow.status == 400 && overflow.body.contains("out of range"), "\(overflow.body)")
+    #expect(scratch.read("data/todos/k1.json") == before)
   }
 
   @Test func streamsAFirstPutThenAnEventPerWriteAndPerEdit() throws {
