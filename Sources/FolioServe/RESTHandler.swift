@@ -161,7 +161,7 @@ final class RESTHandler: Sendable {
       out[table.name] = .object(
         JSONObject([
           ("count", .number(String(try store.collection(table.name).count()))),
-          ("key", .string(table.key)),
+          ("key", table.key.map { .string($0) } ?? .null),
           ("order", .array(table.order.map { .string($0) })),
         ]))
     }

@@ -18,6 +18,11 @@ public struct ExportOptions: Sendable {
   /// SQLite output always has the table's key column as its primary key: if
   /// `columns` leaves it out, it is added first.
   public var columns: [String]?
+  /// For a table that keeps its pk in the file name only (`key: null`): the
+  /// column that carries the pk in each row; nil for
+  /// ``FolioCore/TableConfig/nameKeyColumn``. A table with a key column
+  /// carries it in that column.
+  public var pkColumn: String?
 
   /// Default options: NDJSON to stdout.
   public init() {}
@@ -88,10 +93,21 @@ extension Store {
     _ query: Query, snapshot: StoreSnapshot?, options: ExportOptions, onProgress: (Int, Int?) -> Void
   ) throws -> ExportSummary {
     let table = try self.table(named: query.collection.name)
+    if let given = options.pkColumn, let key = table.key, given != key {
+      throw FolioError(
+        .usage,
+        "table '\(table.name)' carries its pk in its key column '\(key)'; --pk names the pk column only for "
+          + "a table that keeps its pk in the file name (key: null)", table: table.name)
+    }
 
+    // A table that keeps its pk in the file name gets it back in each row,
+    // so the rows can be imported again.
+    let key = table.rowKey(options.pkColumn)
     func documents(_ body: (JSONObject) throws -> Void) throws {
       var cursor = try snapshot?.documents(query) ?? query.documents()
-      while let document = try cursor.next() { try body(document.value) }
+      while let document = try cursor.next() {
+        try body(try table.row(document.value, pk: document.pk, column: options.pkColumn))
+      }
     }
 
     var columns = options.columns
@@ -107,12 +123,12 @@ extension Store {
         }
       }
       if columns == nil {
-        columns = [table.key] + seen.subtracting([ExactKey(table.key)]).sorted().map(\.string)
+        columns = [key] + seen.subtracting([ExactKey(key)]).sorted().map(\.string)
       }
     }
     // A table without its pk could not be imported back or keyed in SQL.
-    if options.format == .sqlite, let given = columns, !given.contains(table.key) {
-      columns = [table.key] + given
+    if options.format == .sqlite, let given = columns, !given.contains(key) {
+      columns = [key] + given
     }
 
     let writer: any ExportWriter
@@ -124,7 +140,7 @@ extension Store {
       }
       writer = try SQLiteExportWriter(
         path: path, table: options.sqliteTable ?? table.name,
-        columns: columns!.map { ($0, types[ExactKey($0)] ?? nil) }, pk: table.key, indexes: table.indexedPaths
+        columns: columns!.map { ($0, types[ExactKey($0)] ?? nil) }, pk: key, indexes: table.indexedPaths
       )
     } else {
       if let path = options.outputPath {

@@ -21,6 +21,10 @@ extension Store {
   /// by default); a row without one gets a generated pk
   /// (``PrimaryKey/generate()``: 26 characters, sortable by creation time,
   /// unique across replicas), which is also written into the key column.
+  /// A table that keeps its pk in the file name only (`key: null`) reads
+  /// the pk from `pkColumn`, else ``FolioCore/TableConfig/nameKeyColumn``,
+  /// and leaves that column out of the document, so what `folio export`
+  /// wrote imports back as it was.
   ///
   /// The op log gets one compact line per document changed, with no body
   /// (``Op/fromTree``). Nothing touches the table until every row has been
@@ -242,7 +246,7 @@ extension Store {
     onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
   ) throws -> StagedImport {
     var summary = ImportSummary()
-    let keyColumn = options.pkColumn ?? table.key
+    let keyColumn = table.key == nil ? table.rowKey(options.pkColumn) : options.pkColumn ?? table.rowKey()
     let tableDirectory = directory(of: table)
     let manifest = ImportManifest(
       tableWasEmpty: try FileSystem.isEmptyDirectory(tableDirectory),
@@ -307,7 +311,7 @@ extension Store {
       case .number(let text)?: pk = text
       case nil, .null?:
         pk = PrimaryKey.generate()
-        row[keyColumn] = .string(pk)
+        if table.key != nil { row[keyColumn] = .string(pk) }
       case let other?:
         try bad(
           rowError(
@@ -322,19 +326,23 @@ extension Store {
         try bad(rowError(.invalidPK, error.message, line: line))
         continue
       }
-      if keyColumn != table.key {
-        if let key = row[table.key] {
+      if let tableKey = table.key, keyColumn != tableKey {
+        if let key = row[tableKey] {
           guard Store.keyMatches(key, pk: pk) else {
             try bad(
               rowError(
                 .localConstraint,
-                "column '\(table.key)' (the table's key) is \(key.compactString) but --pk column '\(keyColumn)' says '\(pk)'",
+                "column '\(tableKey)' (the table's key) is \(key.compactString) but --pk column '\(keyColumn)' says '\(pk)'",
                 line: line))
             continue
           }
         } else {
-          row[table.key] = .string(pk)
+          row[tableKey] = .string(pk)
         }
+      } else if table.key == nil {
+        // The pk lives in the file name only: the row's pk column is not
+        // part of the document.
+        _ = row.removeValue(forKey: keyColumn)
       }
       let stagedIndex = manifest.index[fileName]
       // Spelled out only for a pk staged before (or an error about it).

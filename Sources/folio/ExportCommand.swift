@@ -9,7 +9,7 @@ struct ExportCommand: Command {
                  [--order-by-child PATH | --order-by-key | --order-by-value]
                  [--start-at V] [--start-after V] [--end-at V] [--end-before V] [--equal-to V]
                  [--start-key K] [--end-key K] [--limit-to-first N | --limit-to-last N]
-                 [--where EXPR] [--columns a,b,c]
+                 [--where EXPR] [--columns a,b,c] [--pk COLUMN]
     """
   static let details = """
     ARGUMENTS:
@@ -23,6 +23,8 @@ struct ExportCommand: Command {
       --columns a,b,c         The columns and their order (CSV/TSV/SQLite); for NDJSON and
                               JSON, keep only these. SQLite always gets the key column
                               (added first if left out), as its primary key.
+      --pk COLUMN             For a table that keeps its pk in the file name (key: null):
+                              the column that carries the pk in each row (default: _key).
 
     The query options are those of 'folio query':
 
@@ -45,7 +47,9 @@ struct ExportCommand: Command {
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
       arguments,
-      options: QueryArguments.options.union(["--format", "-o", "--output", "--sqlite-table", "--columns"]),
+      options: QueryArguments.options.union([
+        "--format", "-o", "--output", "--sqlite-table", "--columns", "--pk",
+      ]),
       flags: QueryArguments.flags)
     try parsed.expectPositionals(1...1)
     table = parsed.positionals[0]
@@ -63,6 +67,7 @@ struct ExportCommand: Command {
       throw UsageError("--format sqlite needs -o FILE")
     }
     options.sqliteTable = parsed.value("--sqlite-table")
+    options.pkColumn = parsed.value("--pk")
     options.columns = parsed.value("--columns").map { $0.split(separator: ",").map(String.init) }
   }
 

@@ -8,7 +8,7 @@ struct ImportCommand: Command {
     folio import TABLE FILE|- [--format ndjson|json|csv|tsv|sqlite] [--sqlite-table NAME]
                  [--mode insert|upsert|merge|replace] [--pk COLUMN] [--no-detect-types]
                  [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
-                 [--create [--order A[,B…]]]
+                 [--create [--order A[,B…]] [--key-in-name]]
     """
   static let details = """
     ARGUMENTS:
@@ -27,7 +27,9 @@ struct ImportCommand: Command {
       --pk COLUMN           The column holding each row's pk (default: the table's key).
                             A row with no pk gets a generated one: 26 characters, sortable
                             by creation time, unique across replicas; it is also written
-                            into the column.
+                            into the column. A table that keeps its pk in the file name
+                            (key: null) reads it from --pk or _key, and leaves that column
+                            out of the document.
       --no-detect-types     CSV/TSV: keep every field a string. By default an unquoted
                             field that is an integer or decimal becomes a number (its text
                             kept exactly), true/false a boolean, and an empty one null;
@@ -43,6 +45,7 @@ struct ImportCommand: Command {
       --create              Add TABLE to folio.yaml first if it is missing (folder
                             data/TABLE, key --pk or id), and print what was added.
       --order A[,B…]        With --create: the new table's order keys.
+      --key-in-name         With --create: keep the pk in the file name only (key: null).
 
     Input is streamed: memory stays flat however big the file. A bad row (malformed JSON,
     a ragged CSV row, a non-object, an unsafe pk, an existing or repeated pk in insert mode)
@@ -60,6 +63,7 @@ struct ImportCommand: Command {
   var json: Bool
   var create: Bool
   var order: [String]?
+  var keyInName: Bool
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
@@ -67,7 +71,7 @@ struct ImportCommand: Command {
       options: [
         "--format", "--sqlite-table", "--mode", "--pk", "--batch-size", "-m", "--message", "--order",
       ],
-      flags: ["--no-detect-types", "--continue", "--no-commit", "--json", "--create"])
+      flags: ["--no-detect-types", "--continue", "--no-commit", "--json", "--create", "--key-in-name"])
     try parsed.expectPositionals(2...2)
     table = parsed.positionals[0]
     options = ImportOptions(path: parsed.positionals[1])
@@ -101,6 +105,8 @@ struct ImportCommand: Command {
       $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
     if order != nil && !create { throw UsageError("--order applies only with --create") }
+    keyInName = parsed.flag("--key-in-name")
+    if keyInName && !create { throw UsageError("--key-in-name applies only with --create") }
   }
 
   func run(in context: CommandContext) throws -> Int32 {
@@ -114,10 +120,10 @@ struct ImportCommand: Command {
       return 1
     }
     // The key: --pk, else `id`, which holds the file's own ids if it has
-    // an `id` column, or the generated pks if not. A failed import takes
-    // the table back out.
+    // an `id` column, or the generated pks if not; or none with
+    // --key-in-name. A failed import takes the table back out.
     let added = TableConfig(
-      name: table, path: "data/" + table, key: options.pkColumn ?? "id", order: order ?? [])
+      name: table, path: "data/" + table, key: keyInName ? nil : options.pkColumn ?? "id", order: order ?? [])
     do {
       return try store.withTableAdded(added) { store, entry in
         Output.error("created table '\(table)' in \(Config.fileName):\n" + entry, terminator: "")

@@ -85,17 +85,21 @@ struct QueryCommand: Command {
       Output.print(String(n))
       return 0
     }
-    let key = try store.table(named: table).key
+    let config = try store.table(named: table)
+    // A table that keeps its pk in the file name gets it back in each row.
+    func row(_ document: Document) throws -> JSONValue {
+      .object(try config.row(document.value, pk: document.pk))
+    }
     switch format {
     case "ndjson":
       let output = OutputBuffer()
       defer { output.flush() }
-      try forEach { output.append($0.json.compactBytes() + [UInt8(ascii: "\n")]) }
+      try forEach { output.append(try row($0).compactBytes() + [UInt8(ascii: "\n")]) }
     case "json":
       let output = OutputBuffer()
       var first = true
       try forEach { document in
-        output.append(Array((first ? "[\n" : ",\n").utf8) + document.json.compactBytes())
+        output.append(Array((first ? "[\n" : ",\n").utf8) + (try row(document)).compactBytes())
         first = false
       }
       output.flush()
@@ -115,19 +119,20 @@ struct QueryCommand: Command {
         Output.error("no documents")
         return 0
       }
-      let columns = Self.columns(documents, key: key)
-      let rows = [columns] + documents.map { document in columns.map { Self.cell(document[$0]) } }
-      for line in TableLayout(rows: rows, width: TableLayout.terminalWidth()).lines() { Output.print(line) }
+      let rows = try documents.map { try config.row($0.value, pk: $0.pk) }
+      let columns = Self.columns(rows, key: config.rowKey())
+      let cells = [columns] + rows.map { row in columns.map { Self.cell(row[$0]) } }
+      for line in TableLayout(rows: cells, width: TableLayout.terminalWidth()).lines() { Output.print(line) }
     }
     return 0
   }
 
   /// The key column, then every other top-level column, sorted.
-  static func columns(_ documents: [Document], key: String) -> [String] {
+  static func columns(_ rows: [JSONObject], key: String) -> [String] {
     // By bytes: twin keys ("\u{E9}" and "e\u{301}") are two columns.
     var seen = Set<ExactKey>()
-    for document in documents {
-      for member in document.value where !member.key.utf8.elementsEqual(key.utf8) {
+    for row in rows {
+      for member in row where !member.key.utf8.elementsEqual(key.utf8) {
         seen.insert(ExactKey(member.key))
       }
     }

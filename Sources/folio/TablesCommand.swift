@@ -6,7 +6,8 @@ struct TablesCommand: Command {
   static let abstract = "List the tables, or add and remove them in folio.yaml."
   static let usage = """
     folio tables [--json]
-           folio tables add NAME [--path PATH] [--key COLUMN] [--order A[,B…]] [--counter C]… [--set S]…
+           folio tables add NAME [--path PATH] [--key COLUMN | --key-in-name] [--order A[,B…]]
+                            [--counter C]… [--set S]…
            folio tables rm NAME
     """
   static let details = """
@@ -17,6 +18,10 @@ struct TablesCommand: Command {
       --json              List one JSON object per table (NDJSON): name, path, key, documents.
       --path PATH         add: the table's folder, relative to the store (default: data/NAME).
       --key COLUMN        add: the column holding each document's pk (default: id).
+      --key-in-name       add: keep the pk in the file name only (key: null), so each document
+                          holds exactly what was written, as a Firebase client expects of
+                          'folio serve'. Rows of 'query', 'export' and 'import' carry the pk
+                          as _key.
       --order A[,B…]      add: order keys, indexed and the default sort of export.
       --counter COLUMN    add: a counter column (an edit 3 -> 5 merges as +2); repeatable.
       --set COLUMN        add: a set column (edits merge as unions and removes); repeatable.
@@ -36,7 +41,8 @@ struct TablesCommand: Command {
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: ["--path", "--key", "--order", "--counter", "--set"], flags: ["--json"],
+      arguments, options: ["--path", "--key", "--order", "--counter", "--set"],
+      flags: ["--json", "--key-in-name"],
       repeatable: ["--counter", "--set"])
     switch parsed.positionals.first {
     case nil:
@@ -56,10 +62,14 @@ struct TablesCommand: Command {
       let order = parsed.value("--order").map {
         $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
       }
+      let keyInName = parsed.flag("--key-in-name")
+      if keyInName && parsed.value("--key") != nil {
+        throw UsageError("--key names the column that holds the pk, --key-in-name says there is none: give one")
+      }
       action = .add(
         TableConfig(
-          name: name, path: parsed.value("--path") ?? "data/" + name, key: parsed.value("--key") ?? "id",
-          order: order ?? [], columns: columns))
+          name: name, path: parsed.value("--path") ?? "data/" + name,
+          key: keyInName ? nil : parsed.value("--key") ?? "id", order: order ?? [], columns: columns))
     case "rm":
       try parsed.expectPositionals(2...2)
       action = .remove(parsed.positionals[1])
@@ -93,7 +103,7 @@ struct TablesCommand: Command {
       let count = try store.collection(table.name).count()
       if json {
         let row: JSONValue = [
-          "name": .string(table.name), "path": .string(table.path), "key": .string(table.key),
+          "name": .string(table.name), "path": .string(table.path), "key": table.key.map { .string($0) } ?? .null,
           "documents": .integer(count),
         ]
         Output.print(row.compactString)

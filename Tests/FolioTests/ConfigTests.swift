@@ -70,12 +70,18 @@ struct ConfigParsingTests {
         tables:
           todos:
             path: ~
-            key: null
             order: ~
             columns:
               views: ~
         """,
       expected: Config(tables: [TableConfig(name: "todos")])),
+    ValidCase(
+      name: "key null keeps the pk in the file name only",
+      yaml: "version: 1\ntables:\n  a: {key: null}\n  b: {key: ~, columns: {id: counter}}\n  c:\n    key:\n",
+      expected: Config(tables: [
+        TableConfig(name: "a", key: nil), TableConfig(name: "b", key: nil, columns: ["id": .counter]),
+        TableConfig(name: "c", key: nil),
+      ])),
     ValidCase(
       name: "paths are normalised",
       yaml: "version: 1\ntables:\n  todos: {path: ./data//./todos/}\n",
@@ -649,6 +655,7 @@ struct ConfigYAMLTextTests {
         columns: ["views": .counter, "tags": .set, "title": .register])
     ]),
     Config(tables: [TableConfig(name: "flights", order: ["dep_delay"], indexes: ["carrier", "o.d"])]),
+    Config(tables: [TableConfig(name: "users", key: nil, columns: ["id": .counter])]),
     // Values that plain YAML would misread or that need escapes.
     Config(tables: [
       TableConfig(name: "2024", key: "true"),

@@ -38,7 +38,7 @@ extension Config {
     let inner = outer + "  "
     var text = "\(outer)\(yamlString(table.name)):\n"
     text += "\(inner)path: \(yamlString(table.path))\n"
-    text += "\(inner)key: \(yamlString(table.key))\n"
+    text += "\(inner)key: \(table.key.map(yamlString) ?? "null")\n"
     text += "\(inner)order: [\(table.order.map(yamlString).joined(separator: ", "))]\n"
     if !table.indexes.isEmpty {
       text += "\(inner)indexes: [\(table.indexes.map(yamlString).joined(separator: ", "))]\n"

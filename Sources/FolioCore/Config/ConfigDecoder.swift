@@ -308,7 +308,7 @@ struct ConfigDecoder {
 
     var path = name
     var pathNode = nameNode
-    var key = "id"
+    var key: String? = "id"
     var order: [String] = []
     var indexes: [(path: String, node: YAMLNode)] = []
     var columns: [String: ColumnKind] = [:]
@@ -335,10 +335,16 @@ struct ConfigDecoder {
           path = text
           pathNode = value
         case "key":
-          if value.isNull { continue }
+          // `key: null` keeps the pk in the file name only, as Firebase
+          // keeps a key in the path.
+          if value.isNull {
+            key = nil
+            continue
+          }
           guard let text = value.text else {
             throw error(
-              "'key' of table '\(name)' must be a string; found \(value.typeDescription)",
+              "'key' of table '\(name)' must be a string, or null to keep the pk in the file name only; "
+                + "found \(value.typeDescription)",
               at: value)
           }
           if text.isEmpty {
@@ -361,7 +367,7 @@ struct ConfigDecoder {
 
     // The key column holds the pk, which is also the file name: counting it
     // or merging it as a set would make the document disagree with its name.
-    if let node = columnNodes[key] {
+    if let key, let node = columnNodes[key] {
       throw error(
         "column '\(key)' is the key of table '\(name)' and always a register; remove its kind",
         at: node)

@@ -15,8 +15,15 @@ public struct TableConfig: Sendable, Hashable {
   /// The table's folder, relative to the store root, normalised: no leading
   /// or trailing `/`, no `.` segments and no empty segments.
   public var path: String
-  /// The column that holds each document's pk.
-  public var key: String
+  /// The column that holds each document's pk, or nil when the pk lives
+  /// only in the file name (`key: null` in `folio.yaml`).
+  ///
+  /// A table with a key column gives every document its pk as a member, so
+  /// a document read on its own says which it is. A table without one
+  /// stores each value exactly as written, as Firebase keeps a key in the
+  /// path and never inside the value: `folio serve` then returns what a
+  /// client wrote, byte for byte.
+  public var key: String?
   /// The order keys (column names or dotted paths), which get persistent
   /// indexes and are the default sort for export.
   public var order: [String]
@@ -49,13 +56,14 @@ public struct TableConfig: Sendable, Hashable {
   ///   - name: the table's name.
   ///   - path: the folder relative to the store root; `nil` means the name.
   ///     It is normalised (see ``path``).
-  ///   - key: the column that holds the pk.
+  ///   - key: the column that holds the pk; nil keeps the pk in the file
+  ///     name only.
   ///   - order: the order keys.
   ///   - indexes: more paths to index, for filters.
   ///   - columns: the kinds of the columns that are not registers.
   ///   - schema: the JSON Schema documents must pass.
   public init(
-    name: String, path: String? = nil, key: String = "id", order: [String] = [],
+    name: String, path: String? = nil, key: String? = "id", order: [String] = [],
     indexes: [String] = [], columns: [String: ColumnKind] = [:], schema: JSONSchema? = nil
   ) {
     self.name = name
@@ -78,7 +86,7 @@ public struct TableConfig: Sendable, Hashable {
   /// The key column is always a register: its value is the document's pk
   /// and file name, so it can neither be counted nor merged as a set.
   public func kind(of column: String) -> ColumnKind {
-    if column == key { return .register }
+    if let key, column == key { return .register }
     return columns[column] ?? .register
   }
 

@@ -17,9 +17,10 @@ extension Mutation {
   ///
   /// - An insert writes plain columns only; its transforms are ignored.
   /// - An update of a missing document changes nothing.
-  /// - An upsert of a missing document starts from `{key: pk}`.
-  /// - A new document always holds its pk in the `key` column.
-  package func apply(to document: JSONObject?, pk: String, key: String) -> Outcome {
+  /// - An upsert of a missing document starts from `{key: pk}`, or from
+  ///   `{}` when `key` is nil (the pk lives in the file name only).
+  /// - A new document always holds its pk in the `key` column, if any.
+  package func apply(to document: JSONObject?, pk: String, key: String?) -> Outcome {
     var results: [UpdateResult] = []
     switch kind {
     case .remove:
@@ -30,7 +31,7 @@ extension Mutation {
     default:
       break
     }
-    var object = document ?? [key: .string(pk)]
+    var object = document ?? (key.map { [$0: .string(pk)] } ?? [:])
     // Removals are applied together at the end (see PendingRemovals).
     var removals = PendingRemovals()
     for assignment in assignments {

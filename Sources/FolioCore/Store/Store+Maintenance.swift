@@ -44,15 +44,17 @@ extension Store {
         }
         do {
           guard let (bytes, object) = try readDocument(at: path) else { continue }
-          guard let key = object[table.key] else {
-            problem("missing key column '\(table.key)'; it must equal the file's pk \"\(pk)\"")
-            continue
-          }
-          if !Store.keyMatches(key, pk: pk) {
-            let (line, column) = Store.position(ofMember: table.key, in: bytes)
-            problem(
-              "key column '\(table.key)' is \(key.compactString) but the file name says the pk is \"\(pk)\"",
-              line: line, column: column)
+          if let keyColumn = table.key {
+            guard let key = object[keyColumn] else {
+              problem("missing key column '\(keyColumn)'; it must equal the file's pk \"\(pk)\"")
+              continue
+            }
+            if !Store.keyMatches(key, pk: pk) {
+              let (line, column) = Store.position(ofMember: keyColumn, in: bytes)
+              problem(
+                "key column '\(keyColumn)' is \(key.compactString) but the file name says the pk is \"\(pk)\"",
+                line: line, column: column)
+            }
           }
           problems += schemaProblems(object, bytes: bytes, table: table, path: display)
         } catch let error as FolioError {

@@ -9,8 +9,9 @@ import Foundation
 public struct TableDefinition: Sendable, Hashable {
   /// The folder relative to the store root; nil means the table's name.
   public var path: String?
-  /// The column that holds the pk.
-  public var key: String
+  /// The column that holds the pk; nil keeps the pk in the file name only
+  /// (see ``TableConfig/key``).
+  public var key: String?
   /// The order keys (indexed; the default sort).
   public var order: [String]
   /// More paths to index, for filters.
@@ -20,7 +21,7 @@ public struct TableDefinition: Sendable, Hashable {
 
   /// Creates a definition; see ``TableConfig/init(name:path:key:order:indexes:columns:schema:)``.
   public init(
-    path: String? = nil, key: String = "id", order: [String] = [], indexes: [String] = [],
+    path: String? = nil, key: String? = "id", order: [String] = [], indexes: [String] = [],
     columns: [String: ColumnKind] = [:]
   ) {
     self.path = path

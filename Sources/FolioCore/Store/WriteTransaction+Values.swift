@@ -28,16 +28,22 @@ extension WriteTransaction {
       throw FolioError(
         .invalidDocument, "a document must be a JSON object, not \(value.kindName)", table: table)
     }
+    guard let keyColumn = config.key else {
+      // The pk lives in the file name only, so the value is stored as given.
+      let pk = PrimaryKey.generate()
+      try apply(table: table, pk: pk, op: .insert, columns: object)
+      return pk
+    }
     let pk: String
-    switch object[config.key] {
+    switch object[keyColumn] {
     case .string(let text)?: pk = text
     case .number(let text)?: pk = text
     case nil, .null?:
       pk = PrimaryKey.generate()
-      object[config.key] = .string(pk)
+      object[keyColumn] = .string(pk)
     case let other?:
       throw FolioError(
-        .localConstraint, "key column '\(config.key)' must be a string or a number, not \(other.kindName)",
+        .localConstraint, "key column '\(keyColumn)' must be a string or a number, not \(other.kindName)",
         table: table)
     }
     // As a JSONObject: a dictionary would merge twin keys into one column.

@@ -144,7 +144,7 @@ public final class WriteTransaction {
         .invalidDocument, "a document must be a JSON object, not \(document.kindName)", table: table)
     }
     let pk = try resolvePK(pk, in: object, table: config)
-    object[config.key] = object[config.key] ?? .string(pk)
+    if let keyColumn = config.key { object[keyColumn] = object[keyColumn] ?? .string(pk) }
     let current = try load(table: config, pk: pk).document
     let mutation = Mutation.diff(from: current, to: object, kinds: config.kind(of:))
     return (pk, try record(mutation, table: config, pk: pk))
@@ -207,15 +207,17 @@ public final class WriteTransaction {
     let pk: String
     if let given {
       pk = given
+    } else if table.key == nil {
+      pk = PrimaryKey.generate()
     } else {
-      switch object[table.key] {
+      switch object[table.key!] {
       case .string(let text)?: pk = text
       case .number(let text)?: pk = text
       case nil, .null?: pk = PrimaryKey.generate()
       case let other?:
         throw FolioError(
           .localConstraint,
-          "key column '\(table.key)' must be a string or a number, not \(other.kindName)",
+          "key column '\(table.key!)' must be a string or a number, not \(other.kindName)",
           table: table.name)
       }
     }
@@ -257,7 +259,8 @@ public final class WriteTransaction {
   }
 
   private func checkKeyColumn(_ mutation: Mutation, table: TableConfig, pk: String) throws {
-    for assignment in mutation.assignments where assignment.path.column == table.key {
+    guard let key = table.key else { return }
+    for assignment in mutation.assignments where assignment.path.column == key {
       if assignment.path.segments.count == 1, let value = assignment.value,
         Store.keyMatches(value, pk: pk)
       {
@@ -265,13 +268,13 @@ public final class WriteTransaction {
       }
       throw FolioError(
         .localConstraint,
-        "column '\(table.key)' is the key of table '\(table.name)' and must stay equal to the pk '\(pk)'",
+        "column '\(key)' is the key of table '\(table.name)' and must stay equal to the pk '\(pk)'",
         table: table.name, pk: pk)
     }
-    if mutation.transforms.contains(where: { $0.path.column == table.key }) {
+    if mutation.transforms.contains(where: { $0.path.column == key }) {
       throw FolioError(
         .localConstraint,
-        "column '\(table.key)' is the key of table '\(table.name)'; transforms cannot change it",
+        "column '\(key)' is the key of table '\(table.name)'; transforms cannot change it",
         table: table.name, pk: pk)
     }
   }

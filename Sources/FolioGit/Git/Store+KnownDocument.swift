@@ -37,15 +37,16 @@ extension Store {
         .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
         location: .init(file: path, line: 1, column: 1), table: table.name, pk: pk)
     }
-    if let key = object[table.key], !Store.keyMatches(key, pk: pk) {
-      let (line, column) = Store.position(ofMember: table.key, in: bytes)
+    guard let keyColumn = table.key else { return object }
+    if let key = object[keyColumn], !Store.keyMatches(key, pk: pk) {
+      let (line, column) = Store.position(ofMember: keyColumn, in: bytes)
       throw FolioError(
         .invalidDocument,
-        "column '\(table.key)' is \(key.compactString) but the file name says the pk is '\(pk)'; rename the file or fix the column",
+        "column '\(keyColumn)' is \(key.compactString) but the file name says the pk is '\(pk)'; rename the file or fix the column",
         location: .init(file: path, line: line, column: column), table: table.name, pk: pk)
     }
     var document = object
-    if document[table.key] == nil { document[table.key] = .string(pk) }
+    if document[keyColumn] == nil { document[keyColumn] = .string(pk) }
     return document
   }
 

@@ -25,9 +25,9 @@ final class BlameReplay {
   private(set) var document: JSONObject?
   private var root = Node()
   private let pk: String
-  private let key: String
+  private let key: String?
 
-  init(pk: String, key: String) {
+  init(pk: String, key: String?) {
     self.pk = pk
     self.key = key
   }

@@ -73,7 +73,7 @@ final class PackedDocuments {
   }
 
   /// What a pack must have been built for.
-  static func signature(_ table: TableConfig) -> String { table.path + "\u{0}" + table.key }
+  static func signature(_ table: TableConfig) -> String { table.path + "\u{0}" + (table.key ?? "") }
 
   /// Reads the pack and validates it against `snapshot` (or takes the
   /// validation another query made of the same state, see

@@ -71,7 +71,7 @@ final class TableIndex {
     packPath = indexDirectory + "/" + name + ".docs"
     lockPath = indexDirectory + "/lock"
     keys = table.indexedPaths.map { FieldPath($0) }
-    signature = ([table.path, table.key] + table.indexedPaths).joined(separator: "\u{0}")
+    signature = ([table.path, table.key ?? ""] + table.indexedPaths).joined(separator: "\u{0}")
   }
 
   /// The number of the indexed path `path`, if it is one.
