@@ -37,7 +37,7 @@ struct RESTQuery: Sendable {
     }
     for name in ["limitToFirst", "limitToLast"] {
       guard let text = parameters[name] else { continue }
-      guard let count = Int(text), count >= 0 else {
+      guard let count = Query.limitCount(text) else {
         throw RESTError(400, "\(name) must be a non-negative integer (got \(text))")
       }
       limits.append((name, count))

@@ -107,7 +107,10 @@ struct QueryArguments {
     var limits: [(option: String, n: Int)] = []
     for option in ["--limit-to-first", "--limit-to-last"] {
       guard let text = parsed.value(option) else { continue }
-      guard let n = Int(text) else { throw UsageError("\(option) needs a whole number, not '\(text)'") }
+      // As Firebase's SDKs take a limit: any whole JSON number (`20`, `2e1`).
+      guard let n = Query.limitCount(text), n > 0 else {
+        throw UsageError("\(option) needs a positive whole number, such as 20, not '\(text)'")
+      }
       limits.append((option, n))
     }
     if limits.count > 1 { throw UsageError("--limit-to-first and --limit-to-last: a query has one limit") }

@@ -242,6 +242,9 @@ struct ServeCLITests {
     (#"orderBy="$key"&startAt="k2""#, ["k2", "k3"]),
     (#"orderBy="$key"&endAt="k1""#, ["k1"]),
     (#"orderBy="$value"&limitToFirst=1"#, ["k1"]),
+    (#"orderBy="lastUpdate"&limitToFirst=2e0"#, ["k1", "k3"]),
+    (#"orderBy="lastUpdate"&limitToLast=1.0"#, ["k2"]),
+    (#"orderBy="lastUpdate"&limitToFirst=1e400"#, ["k1", "k3", "k2"]),
     (#"orderBy="lastUpdate"&startAt=99"#, []),
   ])
   func queriesFilterAndLimit(query: String, expected: [String]) throws {
@@ -260,6 +263,8 @@ struct ServeCLITests {
     ("/todos.json?orderBy=lastUpdate", 400),
     (#"/todos.json?limitToFirst=2"#, 400),
     (#"/todos.json?orderBy=%22lastUpdate%22&limitToFirst=x"#, 400),
+    (#"/todos.json?orderBy=%22lastUpdate%22&limitToFirst=1.5"#, 400),
+    (#"/todos.json?orderBy=%22lastUpdate%22&limitToLast=-1"#, 400),
     (#"/todos.json?orderBy=%22lastUpdate%22&startAt=%7Bbad"#, 400),
     (#"/todos.json?orderBy=%22lastUpdate%22&limitToFirst=1&limitToLast=1"#, 400),
     (#"/todos.json?shallow=true&orderBy=%22%24key%22"#, 400),

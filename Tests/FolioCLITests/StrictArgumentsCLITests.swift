@@ -11,6 +11,11 @@ struct StrictArgumentsCLITests {
     (["query", "todos", "--start-at", "1", "--start-at", "3"], "--start-at"),
     (["query", "todos", "--equal-to", "1", "--equal-to", "2"], "--equal-to"),
     (["query", "todos", "--limit-to-first", "1", "--limit-to-first", "2"], "--limit-to-first"),
+    (["query", "todos", "--limit-to-first", "0"], "positive whole number"),
+    (["query", "todos", "--limit-to-first", "-1"], "positive whole number"),
+    (["query", "todos", "--limit-to-first", "2.5"], "positive whole number"),
+    (["query", "todos", "--limit-to-last", "ten"], "positive whole number"),
+    (["query", "todos", "--limit-to-first", "0x10"], "positive whole number"),
     (["query", "todos", "--order-by-child", "a", "--order-by-child", "b"], "--order-by-child"),
     (["query", "todos", "--order-by-key", "--order-by-key"], "--order-by-key"),
     (["export", "todos", "--end-at", "1", "--end-at=2"], "--end-at"),
@@ -44,6 +49,28 @@ struct StrictArgumentsCLITests {
     // Nothing was written by the refused applies.
     let a = try scratch.folio("get", "todos", "a")
     #expect(!a.stdout.contains("\"n\""), "\(a.stdout)")
+  }
+
+  /// A limit is any whole JSON number, as Firebase's SDKs take one; a
+  /// count past any table is every document.
+  @Test func aLimitIsAnyWholeJSONNumber() throws {
+    let scratch = try CLIScratch()
+    defer { scratch.remove() }
+    try scratch.folio("init")
+    for (pk, time) in [("a", 1), ("b", 2), ("c", 3)] {
+      try scratch.folio("apply", "todos", pk, "--op", "insert", "--columns", #"{"lastUpdate": \#(time)}"#)
+    }
+    for (text, expected) in [
+      ("2", ["a", "b"]), ("2.0", ["a", "b"]), ("2e0", ["a", "b"]), ("0.1e1", ["a"]), ("1E+0", ["a"]),
+      ("99999999999999999999999", ["a", "b", "c"]), ("1e400", ["a", "b", "c"]),
+    ] {
+      let result = try scratch.folio("query", "todos", "--limit-to-first", text)
+      #expect(result.status == 0, "\(text): \(result.stderr)")
+      let pks = try result.stdout.split(separator: "\n").map { line in
+        try JSONValue(parsing: String(line))["id"]?.stringValue ?? ""
+      }
+      #expect(pks == expected, "--limit-to-first \(text)")
+    }
   }
 
   /// A Firebase push id starts with `-`: read as an option it is refused
