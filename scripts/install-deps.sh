@@ -18,19 +18,20 @@ if ((${#missing[@]})); then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
 fi
-# Playwright from PyPI in its own virtual environment, for the page test.
-# Not `playwright install`: the test runs Debian's /usr/bin/chromium.
+# From PyPI, in their own virtual environment: Playwright for the page
+# test (not `playwright install`: the test runs Debian's /usr/bin/chromium)
+# and Google's firebase-admin SDK for the Firebase parity test.
 FOLIO_VENV="${FOLIO_VENV:-/opt/folio-venv}"
-if ! "$FOLIO_VENV/bin/python" -c 'import playwright' >/dev/null 2>&1; then
-  echo "installing: playwright (PyPI) in $FOLIO_VENV" >&2
-  if ! python3 -m venv "$FOLIO_VENV" >/dev/null 2>&1; then
+if ! "$FOLIO_VENV/bin/python" -c 'import playwright, firebase_admin' >/dev/null 2>&1; then
+  echo "installing: playwright and firebase-admin (PyPI) in $FOLIO_VENV" >&2
+  if ! "$FOLIO_VENV/bin/python" -c '' >/dev/null 2>&1 && ! python3 -m venv "$FOLIO_VENV" >/dev/null 2>&1; then
     dpkg -s python3-venv >/dev/null 2>&1 || {
       apt-get update
       DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv
     }
     python3 -m venv "$FOLIO_VENV"
   fi
-  "$FOLIO_VENV/bin/pip" install -q playwright
+  "$FOLIO_VENV/bin/pip" install -q playwright firebase-admin==7.7.0
 fi
 if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
   export PATH="/opt/swift/usr/bin:$PATH"

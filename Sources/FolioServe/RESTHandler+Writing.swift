@@ -58,6 +58,12 @@ extension RESTHandler {
     default:  // POST: push a new child with a generated, time-sortable key
       guard !path.segments.isEmpty else { throw RESTError(400, "POST to a table, as in /todos.json") }
       let child = RESTPath(segments: path.segments + [PrimaryKey.generate()])
+      // The SDKs' `push()` with no value posts "" to get a key for a later
+      // set. A document is an object, so "" at a table's child cannot be
+      // stored: the key is handed out and nothing is written.
+      if path.segments.count == 1, body == .string("") {
+        return .json(200, ["name": .string(child.pk!)])
+      }
       try RESTKeys.check(body, at: child.segments)
       targets = [Target(path: child, values: try ServerValues(body, now: now))]
     }
@@ -213,6 +219,11 @@ extension RESTHandler {
         400, "INVALID_DOCUMENT: a document must be a JSON object, not \(values.value!.kindName)")
     }
     let increments = values.increments.filter { !$0.path.isEmpty }
+    // `{}` holds nothing, which Firebase reads as absent.
+    if object.isEmpty && increments.isEmpty {
+      try transaction.remove(table: table, pk: pk)
+      return
+    }
     if !increments.isEmpty {
       // An increment adds to what is there: keep the current value in the
       // replacement so that the diff does not unset it first.
@@ -259,6 +270,11 @@ extension RESTHandler {
     }
     if current == nil && patches.allSatisfy({ $0.value == nil }) && increments.isEmpty { return }
     let patched = Self.patched(current?.value ?? JSONObject(), patches)
+    // A document whose last member was removed is absent, as in Firebase.
+    if patched.isEmpty && increments.isEmpty {
+      try transaction.remove(table: table, pk: pk)
+      return
+    }
     try transaction.put(table: table, pk: pk, document: .object(patched))
     try self.increment(increments, table: table, pk: pk, transaction)
   }

@@ -174,8 +174,9 @@ final class RESTHandler: Sendable {
     if shallow && !query.isEmpty {
       throw RESTError(400, "Mixing shallow with other query parameters is not allowed")
     }
-    if !query.isEmpty && path.segments.count != 1 {
-      throw RESTError(400, "orderBy and its filters apply to a table, as in /todos.json")
+    if !query.isEmpty && path.table == nil {
+      throw RESTError(
+        400, "orderBy and its filters apply to a table or a value in a document, as in /todos.json")
     }
     if let format = request.query["format"], format != "export" {
       throw RESTError(400, "format must be \"export\" (got \(format))")
@@ -218,9 +219,14 @@ final class RESTHandler: Sendable {
       for document in documents { out[document.pk] = FirebaseArrays.shaped(document) }
       return out.isEmpty && query == nil ? .null : .object(out)
     }
-    guard let document = try collection.findByID(pk).exec() else { return .null }
-    guard let field = path.field else { return FirebaseArrays.shaped(document) }
-    return FirebaseArrays.shaped(document.value.childValue(at: field) ?? .null)
+    guard let document = try collection.findByID(pk).exec() else {
+      if let query { _ = try query.query(on: collection) }
+      return .null
+    }
+    let value = path.field.map { document.value.childValue(at: $0) ?? .null } ?? document.json
+    // A query below a table, as Firebase allows anywhere.
+    if let query { return try query.select(from: value, checkingWith: collection) }
+    return FirebaseArrays.shaped(value)
   }
 
   /// The value at `path` as the transaction sees it (its own writes

@@ -7,8 +7,8 @@ import FolioQuery
 /// that the query engine and its indexes do the work.
 struct RESTQuery: Sendable {
   private(set) var orderBy: String?
-  private var bounds: [(name: String, value: JSONValue)] = []
-  private var limits: [(name: String, count: Int)] = []
+  private(set) var bounds: [(name: String, value: JSONValue)] = []
+  private(set) var limits: [(name: String, count: Int)] = []
 
   static let parameterNames = [
     "orderBy", "startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast",

@@ -64,7 +64,8 @@ struct TablesCommand: Command {
       }
       let keyInName = parsed.flag("--key-in-name")
       if keyInName && parsed.value("--key") != nil {
-        throw UsageError("--key names the column that holds the pk, --key-in-name says there is none: give one")
+        throw UsageError(
+          "--key names the column that holds the pk, --key-in-name says there is none: give one")
       }
       action = .add(
         TableConfig(
@@ -103,7 +104,8 @@ struct TablesCommand: Command {
       let count = try store.collection(table.name).count()
       if json {
         let row: JSONValue = [
-          "name": .string(table.name), "path": .string(table.path), "key": table.key.map { .string($0) } ?? .null,
+          "name": .string(table.name), "path": .string(table.path),
+          "key": table.key.map { .string($0) } ?? .null,
           "documents": .integer(count),
         ]
         Output.print(row.compactString)

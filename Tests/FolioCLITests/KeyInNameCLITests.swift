@@ -84,7 +84,10 @@ import Testing
     let filtered = try scratch.folio("query", "users", "--where", "id == 2")
     #expect(filtered.stdout == "{\"_key\":\"a\",\"age\":30,\"id\":2}\n", "\(filtered.stderr)")
     let table = try scratch.folio("query", "users", "--format", "table")
-    #expect(table.stdout.split(separator: "\n").first.map { $0.split(separator: " ", omittingEmptySubsequences: true) } == ["_key", "age", "id"])
+    #expect(
+      table.stdout.split(separator: "\n").first.map {
+        $0.split(separator: " ", omittingEmptySubsequences: true)
+      } == ["_key", "age", "id"])
     let csv = try scratch.folio("query", "users", "--format", "csv")
     #expect(csv.stdout == "_key,age,id\r\na,30,2\r\nb,20,1\r\n", "\(csv.stderr)")
   }
@@ -92,7 +95,9 @@ import Testing
   @Test func exportImportRoundTripsAndANameClashIsAClearError() throws {
     let scratch = try store()
     defer { scratch.remove() }
-    #expect(try scratch.folio("put", "users", "--", "-Nx3", "-", input: #"{"name": "Ann", "n": {"a": 1}}"#).status == 0)
+    #expect(
+      try scratch.folio("put", "users", "--", "-Nx3", "-", input: #"{"name": "Ann", "n": {"a": 1}}"#).status
+        == 0)
     #expect(try scratch.folio("put", "users", "b", "-", input: #"{"name": "Bob"}"#).status == 0)
     let exported = try scratch.folio("export", "users", "-o", "out.ndjson")
     #expect(exported.status == 0, "\(exported.stderr)")
@@ -107,11 +112,14 @@ import Testing
     #expect(scratch.read("data/copy/b.json") == "{\n  \"name\": \"Bob\"\n}\n")
 
     // --pk names the row's pk column on both sides.
-    #expect(try scratch.folio("export", "users", "--pk", "who", "--format", "csv", "-o", "out.csv").status == 0)
-    #expect(scratch.read("out.csv")?.hasPrefix("who,n,name\r\n-Nx3,") == true, "\(scratch.read("out.csv") ?? "")")
+    #expect(
+      try scratch.folio("export", "users", "--pk", "who", "--format", "csv", "-o", "out.csv").status == 0)
+    #expect(
+      scratch.read("out.csv")?.hasPrefix("who,n,name\r\n-Nx3,") == true, "\(scratch.read("out.csv") ?? "")")
     let sqlite = try scratch.folio("export", "users", "--pk", "who", "-o", "out.db")
     #expect(sqlite.status == 0, "\(sqlite.stderr)")
-    #expect(try scratch.folio("import", "again", "out.db", "--create", "--key-in-name", "--pk", "who").status == 0)
+    #expect(
+      try scratch.folio("import", "again", "out.db", "--create", "--key-in-name", "--pk", "who").status == 0)
     // SQLite gives the row a NULL for the column it lacks; the pk column
     // stays out of the document.
     #expect(scratch.read("data/again/b.json") == "{\n  \"n\": null,\n  \"name\": \"Bob\"\n}\n")
@@ -149,7 +157,9 @@ import Testing
     try box.folio(["commit", "-m", "rename"], in: "r0")
     try box.folio(["sync"], in: "r0")
     try box.folio(
-      ["apply", "users", "u", "--op", "update", "--transforms", #"{"visits": {"op": "increment", "by": 4}}"#],
+      [
+        "apply", "users", "u", "--op", "update", "--transforms", #"{"visits": {"op": "increment", "by": 4}}"#,
+      ],
       in: "r1")
     try box.folio(["sync"], in: "r1")
     try box.folio(["sync"], in: "r0")
