@@ -94,6 +94,38 @@ import Testing
     #expect(title.source.kind == .edit && title.source.commit?.summary == "one", "\(title)")
   }
 
+  /// Blame remembers which committed log the working log extends, and
+  /// checks again, in full, a log rewritten in place since: an op edited
+  /// by hand is not blamed on the commit that held the original.
+  @Test func aLogRewrittenSinceBlameLastCheckedItIsCheckedAgain() throws {
+    let (store, scratch) = try makeStore(yaml: Self.yaml)
+    defer { scratch.remove() }
+    try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "x", "views": 1])
+    try store.commit(message: "one")
+    try store.apply(
+      table: "todos", pk: "a", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
+    try store.commit(message: "two")
+    let first = try store.blame(table: "todos", pk: "a")
+    let cache = scratch.path + "/.git/folio/log-prefixes"
+    #expect(FileManager.default.fileExists(atPath: cache))
+    let views = try #require(first.fields.first { $0.path == "/views" })
+    #expect(views.increments?.map(\.commit?.summary) == ["two"], "\(views)")
+    #expect(try store.blame(table: "todos", pk: "a").fields == first.fields)
+
+    // The same length, other bytes, HEAD unchanged.
+    let logs = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/.folio/ops")
+    let log = scratch.path + "/.folio/ops/" + (try #require(logs.first))
+    let text = try String(contentsOfFile: log, encoding: .utf8)
+    #expect(text.contains(#""by":2"#))
+    try text.replacingOccurrences(of: #""by":2"#, with: #""by":5"#).write(
+      toFile: log, atomically: false, encoding: .utf8)
+    let edited = try store.blame(table: "todos", pk: "a")
+    let increment = try #require(edited.fields.first { $0.path == "/views" }?.increments?.first)
+    #expect(increment.by == DecimalInteger(5) && increment.commit == nil, "\(increment)")
+    try FileManager.default.removeItem(atPath: cache)
+    #expect(try store.blame(table: "todos", pk: "a").fields == edited.fields)
+  }
+
   @Test func historyListsEachVersionNewestFirst() throws {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }

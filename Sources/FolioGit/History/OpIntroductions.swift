@@ -37,8 +37,14 @@ struct OpIntroductions {
   /// - Parameters:
   ///   - logs: the working tree's logs, by path.
   ///   - paths: the walk's paths; the logs among them are looked at.
-  init(repository: GitRepository, logs: [String: [UInt8]], walk: PathHistory?, paths: [String]) throws {
+  ///   - cacheDirectory: where ``LogPrefixCache`` keeps what it learns.
+  init(
+    repository: GitRepository, logs: [String: [UInt8]], walk: PathHistory?, paths: [String],
+    cacheDirectory: String
+  ) throws {
     self.repository = repository
+    var prefixes = LogPrefixCache(directory: cacheDirectory)
+    defer { prefixes.save() }
     for (index, path) in paths.enumerated() where path.hasPrefix(Store.opsFolder + "/") {
       self.logs[path] = logs[path] ?? []
       var found: [Version] = []
@@ -50,7 +56,8 @@ struct OpIntroductions {
       }
       versions[path] = found
       if let walk, let last = walk.steps.indices.last, let head = try walk.blob(last, index),
-        found.last?.blob == head, try repository.isPrefix(head, of: self.logs[path]!)
+        found.last?.blob == head,
+        try prefixes.isPrefix(head, of: self.logs[path]!, logPath: path, repository: repository)
       {
         appendedFrom[path] = lastShrink
       }

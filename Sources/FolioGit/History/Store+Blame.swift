@@ -47,7 +47,8 @@ extension Store {
       return made
     }
     let reader = TreeMerge(repository: repository, config: config)
-    var introductions = try OpIntroductions(repository: repository, logs: logs, walk: walk, paths: paths)
+    var introductions = try OpIntroductions(
+      repository: repository, logs: logs, walk: walk, paths: paths, cacheDirectory: privateDirectory)
     let replay = BlameReplay(pk: pk, key: table.key)
     for (index, entry) in entries.enumerated() {
       let step = try introductions.step(of: entry)
