@@ -75,6 +75,9 @@ final class RESTHandler: Sendable {
       if Self.historyPrefixes.contains(where: request.rawPath.hasPrefix) {
         return shaped(try history(request.rawPath, method: request.method), request)
       }
+      if Self.browsePrefixes.contains(where: request.rawPath.hasPrefix) {
+        return shaped(try browse(request), request)
+      }
       let path = try RESTPath(parsing: request.rawPath)
       if let pk = path.pk { try PrimaryKey.validate(pk) }
       if path.segments.count > RESTKeys.maxDepth {
@@ -153,17 +156,30 @@ final class RESTHandler: Sendable {
   // MARK: Reading
 
   /// `/.info/tables.json`, in Firebase's reserved `.info` space: each table
-  /// with its document count, key column and order keys, for the page.
+  /// with its document count, key column, order keys, indexed paths, the
+  /// kinds of its counter and set columns, and the top-level properties of
+  /// its JSON Schema (the page's columns), for the page.
   private func tablesInfo() throws -> JSONValue {
     let store = self.store
     var out = JSONObject()
     for table in store.config.tables {
-      out[table.name] = .object(
-        JSONObject([
-          ("count", .number(String(try store.collection(table.name).count()))),
-          ("key", table.key.map { .string($0) } ?? .null),
-          ("order", .array(table.order.map { .string($0) })),
-        ]))
+      var info = JSONObject([
+        ("count", .number(String(try store.collection(table.name).count()))),
+        ("key", table.key.map { .string($0) } ?? .null),
+        ("order", .array(table.order.map { .string($0) })),
+        ("indexes", .array(table.indexedPaths.map { .string($0) })),
+        (
+          "kinds",
+          .object(
+            JSONObject(table.columns.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.rawValue)) }))
+        ),
+      ])
+      if let schema = table.schema, let properties = (try? JSONValue(parsing: schema.source))?["properties"],
+        case .object(let members) = properties
+      {
+        info["columns"] = .array(members.keys.map { .string($0) })
+      }
+      out[table.name] = .object(info)
     }
     return .object(out)
   }

@@ -14,6 +14,7 @@ extension RESTQuery {
   /// it is. `collection` checks the parameters as a table query would, so
   /// both refuse the same mistakes with the same words.
   func select(from value: JSONValue, checkingWith collection: DocumentCollection) throws -> JSONValue {
+    if filter != nil { throw RESTError(400, "where filters a table's documents, as in /todos.json?where=…") }
     _ = try query(on: collection)
     var children: [(key: String, value: JSONValue)]
     switch value {

@@ -1,17 +1,35 @@
 import FolioCore
 
-/// The page `folio serve` answers `GET /` with: plain HTML, CSS and
-/// JavaScript in one document, built into the binary (no CDN, no build
-/// step), speaking only the REST API beside it.
+/// The page `folio serve` answers `GET /` with: a data browser in plain
+/// HTML, CSS and JavaScript, one document built into the binary (no CDN,
+/// no build step), speaking only the REST API beside it.
 ///
-/// It lists the tables with their counts (`/.info/tables.json`), shows a
-/// table's documents in key order a page at a time (cursors `startAfter` /
-/// `endBefore`), live through `EventSource`, and edits a document in a JSON
-/// text area saved by `PATCH` with `if-match`, so that a save over someone
-/// else's change is refused (412) rather than lost. A token given as
-/// `?auth=T` in the page's address, or typed in when the server answers 401,
-/// rides on every request as `?auth=T` (the only way `EventSource` can send
-/// one).
+/// - **Tables** in the sidebar, with their counts (`/.info/tables.json`).
+/// - **A grid** per table: the pk first, then the columns of the table's
+///   JSON Schema, or else the union of the keys on the page; nested values
+///   compact, whole on hover. A column header orders by that child path
+///   (ascending, then descending) through the same REST queries any client
+///   sends, so an indexed path reads its index. Pages move by cursor
+///   (`startAfter`/`endBefore` with Folio's `startKey`/`endKey` for ties)
+///   in both directions, and the count of matching documents comes from
+///   `/.info/count`.
+/// - **A filter** in the CLI's `where` language; a mistake is shown under
+///   the box at its column.
+/// - **Live**: the page's window is an `EventSource` query, so rows another
+///   writer changed flash, and rows deleted or moved out of the window
+///   leave it.
+/// - **The URL** holds the table, ordering, direction, filter, cursor, open
+///   document and tab, so reload, back, forward and a pasted link give the
+///   same view.
+/// - **A document** opens in a JSON editor saved by `PATCH` with
+///   `if-match` (a save over someone else's change is refused, 412, not
+///   lost), with History and Blame tabs (`/.info/history`, `/.info/blame`)
+///   and its open conflicts, each with Keep and Take other
+///   (`/.info/conflicts`).
+///
+/// A token given as `?auth=T` in the page's address, or typed in when the
+/// server answers 401, rides on every request as `?auth=T` (the only way
+/// `EventSource` can send one).
 enum WebPage {
   /// The page, UTF-8.
   static let bytes = Array(html.utf8)
@@ -24,30 +42,53 @@ enum WebPage {
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>Folio</title>
     <style>
-    :root { color-scheme: light dark; --line: #8884; --accent: #2563eb; --bad: #b91c1c; }
-    body { font: 15px/1.4 system-ui, sans-serif; margin: 0; display: grid; grid-template-columns: 14rem 1fr; min-height: 100vh; }
-    header { grid-column: 1 / -1; padding: .5rem 1rem; border-bottom: 1px solid var(--line); display: flex; gap: 1rem; align-items: baseline; position: sticky; top: 0; background: Canvas; z-index: 1; }
+    :root { color-scheme: light dark; --line: #8886; --accent: #1d4ed8; --bad: #b91c1c; --flash: #fde68a; }
+    @media (prefers-color-scheme: dark) { :root { --accent: #93c5fd; --bad: #fca5a5; --flash: #854d0e; } }
+    body { font: 15px/1.4 system-ui, sans-serif; margin: 0; display: grid; grid-template-columns: 14rem minmax(0, 1fr); grid-template-rows: auto 1fr; min-height: 100vh; }
+    header { grid-column: 1 / -1; padding: .5rem 1rem; border-bottom: 1px solid var(--line); display: flex; gap: 1rem; align-items: baseline; position: sticky; top: 0; background: Canvas; z-index: 2; }
     header h1 { font-size: 1.1rem; margin: 0; }
     nav { border-right: 1px solid var(--line); padding: .5rem; }
     nav ul { list-style: none; margin: 0; padding: 0; }
     nav button { width: 100%; display: flex; justify-content: space-between; text-align: left; padding: .35rem .5rem; border: 0; background: none; font: inherit; color: inherit; cursor: pointer; border-radius: 4px; }
-    nav button[aria-current="true"] { background: var(--accent); color: #fff; }
+    nav button[aria-current="true"] { background: var(--accent); color: Canvas; }
     main { padding: .5rem 1rem; min-width: 0; }
+    .grid-wrap { overflow-x: auto; }
     table { border-collapse: collapse; width: 100%; }
     th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-    td.doc { font-family: ui-monospace, monospace; font-size: 13px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 0; width: 100%; }
+    th button { font: inherit; font-weight: 600; background: none; border: 0; color: inherit; cursor: pointer; padding: 0; }
+    th[aria-sort="ascending"] button::after { content: " ▲"; }
+    th[aria-sort="descending"] button::after { content: " ▼"; }
+    td.cell { font-family: ui-monospace, monospace; font-size: 13px; max-width: 16rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     td a { color: var(--accent); }
-    .pager { display: flex; gap: .5rem; align-items: center; margin: .5rem 0; }
+    tr.flash td { animation: flash 2s ease-out; }
+    @keyframes flash { from { background: var(--flash); } to { background: transparent; } }
+    .pager, .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
+    #where { font: 13px ui-monospace, monospace; min-width: 16rem; flex: 1; }
+    #where[aria-invalid="true"] { outline: 2px solid var(--bad); }
+    #where-error { font: 13px ui-monospace, monospace; color: var(--bad); white-space: pre; margin: 0; }
     textarea { width: 100%; min-height: 18rem; font: 13px/1.4 ui-monospace, monospace; box-sizing: border-box; }
-    .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
     #status { min-height: 1.4em; }
-    #status.error { color: var(--bad); font-weight: 600; }
+    #status.error, .error { color: var(--bad); font-weight: 600; }
+    [role="tablist"] { display: flex; gap: .25rem; border-bottom: 1px solid var(--line); margin: .5rem 0; }
+    [role="tab"] { font: inherit; border: 1px solid var(--line); border-bottom: 0; background: none; color: inherit; padding: .25rem .75rem; border-radius: 4px 4px 0 0; cursor: pointer; }
+    [role="tab"][aria-selected="true"] { background: var(--accent); color: Canvas; }
+    .versions li, .conflicts li { margin: .5rem 0; }
+    code, pre { font: 13px ui-monospace, monospace; }
+    pre { white-space: pre-wrap; word-break: break-all; margin: .25rem 0; }
+    :focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
     [hidden] { display: none !important; }
+    @media (max-width: 700px) {
+      body { grid-template-columns: minmax(0, 1fr); grid-template-rows: auto auto 1fr; }
+      nav { border-right: 0; border-bottom: 1px solid var(--line); }
+      nav ul { display: flex; flex-wrap: wrap; gap: .25rem; }
+      nav button { width: auto; gap: .5rem; }
+      td.cell { max-width: 8rem; }
+    }
     </style>
     </head>
     <body>
     <header><h1>Folio</h1><span id="status" role="status" aria-live="polite"></span></header>
-    <nav aria-label="Tables"><h2 id="tables-title" style="font-size:1rem">Tables</h2><ul id="tables" aria-labelledby="tables-title"></ul></nav>
+    <nav aria-label="Tables"><h2 id="tables-title" style="font-size:1rem;margin:.25rem 0">Tables</h2><ul id="tables" aria-labelledby="tables-title"></ul></nav>
     <main>
       <form id="login" hidden>
         <label for="token">Token</label> <input id="token" type="password" autocomplete="current-password">
@@ -55,35 +96,57 @@ enum WebPage {
       </form>
       <section id="table-view" hidden aria-labelledby="table-title">
         <h2 id="table-title"></h2>
+        <form id="filter" class="row" role="search">
+          <label for="where">Where</label>
+          <input id="where" placeholder="views > 3 &amp;&amp; done == false" spellcheck="false" aria-describedby="where-error" autocomplete="off">
+          <button type="submit">Filter</button>
+          <button type="button" id="clear-filter">Clear</button>
+        </form>
+        <pre id="where-error" hidden></pre>
         <div class="pager">
           <button id="prev" type="button">Previous</button>
           <button id="next" type="button">Next</button>
-          <span id="range"></span>
+          <span id="count" aria-live="polite"></span>
           <button id="new" type="button">New document</button>
         </div>
-        <table><thead><tr><th scope="col">Key</th><th scope="col">Document</th></tr></thead><tbody id="rows"></tbody></table>
+        <div class="grid-wrap"><table><thead><tr id="columns"></tr></thead><tbody id="rows"></tbody></table></div>
       </section>
       <section id="editor" hidden aria-labelledby="editor-title">
         <h2 id="editor-title"></h2>
-        <div class="row" id="key-row" hidden>
-          <label for="key">Key</label> <input id="key" placeholder="empty: a generated key">
+        <div role="tablist" aria-label="Document">
+          <button role="tab" id="tab-edit" aria-controls="panel-edit" data-tab="edit">Edit</button>
+          <button role="tab" id="tab-history" aria-controls="panel-history" data-tab="history">History</button>
+          <button role="tab" id="tab-blame" aria-controls="panel-blame" data-tab="blame">Blame</button>
+          <button role="tab" id="tab-conflicts" aria-controls="panel-conflicts" data-tab="conflicts">Conflicts <span id="conflict-count"></span></button>
         </div>
-        <label for="text">Document JSON</label><br>
-        <textarea id="text" spellcheck="false"></textarea>
-        <p id="changed" hidden>This document changed since you opened it. Saving now replaces that change.</p>
-        <div class="row">
-          <button id="save" type="button">Save</button>
-          <button id="delete" type="button">Delete</button>
-          <button id="close" type="button">Close</button>
+        <div role="tabpanel" id="panel-edit" aria-labelledby="tab-edit">
+          <div class="row" id="key-row" hidden>
+            <label for="key">Key</label> <input id="key" placeholder="empty: a generated key">
+          </div>
+          <label for="text">Document JSON</label><br>
+          <textarea id="text" spellcheck="false"></textarea>
+          <p id="changed" hidden>This document changed since you opened it. Saving now replaces that change.</p>
+          <div class="row">
+            <button id="save" type="button">Save</button>
+            <button id="delete" type="button">Delete</button>
+            <button id="close" type="button">Close</button>
+          </div>
         </div>
+        <div role="tabpanel" id="panel-history" aria-labelledby="tab-history" hidden><ol class="versions" id="versions"></ol></div>
+        <div role="tabpanel" id="panel-blame" aria-labelledby="tab-blame" hidden>
+          <table><thead><tr><th scope="col">Path</th><th scope="col">Value</th><th scope="col">Set by</th><th scope="col">Replica</th><th scope="col">Commit</th></tr></thead><tbody id="blame"></tbody></table>
+        </div>
+        <div role="tabpanel" id="panel-conflicts" aria-labelledby="tab-conflicts" hidden><ul class="conflicts" id="conflicts"></ul></div>
       </section>
     </main>
     <script>
     "use strict";
     const pageSize = 50;
-    let token = new URLSearchParams(location.search).get("auth") || sessionStorage.getItem("folio-token") || "";
     const $ = (id) => document.getElementById(id);
-    const state = { table: null, rows: new Map(), cursor: null, stream: null, doc: null };
+    let token = new URLSearchParams(location.search).get("auth") || sessionStorage.getItem("folio-token") || "";
+    // The view: what the URL holds. rows: the window's documents by key.
+    const view = { table: null, order: "$key", desc: false, where: "", cursor: null, doc: null, tab: "edit" };
+    const state = { tables: {}, rows: new Map(), stream: null, doc: null, flash: new Set(), more: false, countTimer: null };
 
     function say(text, isError) {
       $("status").textContent = text;
@@ -96,34 +159,31 @@ enum WebPage {
       const text = query.toString();
       return path + (text ? "?" + text : "");
     }
-
-    function docPath(table, key) {
-      return "/" + encodeURIComponent(table) + "/" + encodeURIComponent(key) + ".json";
-    }
+    const enc = encodeURIComponent;
+    function docPath(table, key) { return "/" + enc(table) + "/" + enc(key) + ".json"; }
 
     async function call(method, path, options) {
       options = options || {};
-      const headers = Object.assign({}, options.headers || {});
       const response = await fetch(url(path, options.params), {
-        method, headers, body: options.body === undefined ? undefined : options.body,
+        method, headers: options.headers || {}, body: options.body === undefined ? undefined : options.body,
       });
       const text = await response.text();
       let value = null;
       try { value = text ? JSON.parse(text) : null; } catch (e) { value = text; }
       if (response.status === 401) {
         $("login").hidden = false;
-        throw new Error("The server wants a token (401).");
+        throw new Error(token ? "The server did not accept the token: check it and sign in again."
+                              : "The server wants a token: sign in.");
       }
       return { status: response.status, etag: response.headers.get("ETag"), text, value };
     }
-
     function failure(reply) {
       const message = reply.value && reply.value.error ? reply.value.error : reply.text;
       return new Error(reply.status + ": " + message);
     }
 
-    // Firebase's key order: keys that are 32-bit integers first, by value;
-    // then the rest by UTF-16 code unit, which is how JavaScript compares.
+    // Firebase's order. Keys: 32-bit integers first, by value, then the
+    // rest by UTF-16 code unit, which is how JavaScript compares strings.
     function intKey(key) {
       if (!/^(0|-?[1-9][0-9]{0,9})$/.test(key)) return null;
       const n = Number(key);
@@ -131,23 +191,80 @@ enum WebPage {
     }
     function compareKeys(a, b) {
       const x = intKey(a), y = intKey(b);
-      if (x !== null && y !== null) return x - y;
+      if (x !== null && y !== null) return x - y || a.length - b.length;
       if (x !== null) return -1;
       if (y !== null) return 1;
       return a < b ? -1 : a > b ? 1 : 0;
+    }
+    // Values: missing and null < false < true < numbers < strings < the rest.
+    function rank(v) {
+      if (v === null || v === undefined) return 0;
+      if (v === false) return 1;
+      if (v === true) return 2;
+      if (typeof v === "number") return 3;
+      if (typeof v === "string") return 4;
+      return 5;
+    }
+    function compareValues(a, b) {
+      const r = rank(a) - rank(b);
+      if (r) return r;
+      if (typeof a === "number") return a - b;
+      if (typeof a === "string") return a < b ? -1 : a > b ? 1 : 0;
+      return 0;
+    }
+    function childValue(doc, path) {
+      let at = doc;
+      for (const part of path.split("/")) {
+        if (at === null || typeof at !== "object" || !(part in at)) return undefined;
+        at = at[part];
+      }
+      return at;
+    }
+    function orderValue(key) { return view.order === "$key" ? key : childValue(state.rows.get(key), view.order); }
+    function compareRows(a, b) {
+      if (view.order === "$key") return compareKeys(a, b);
+      return compareValues(orderValue(a), orderValue(b)) || compareKeys(a, b);
+    }
+
+    // The URL: t (table), o (order path), d=desc, w (where), c (cursor, as
+    // JSON [direction, value, key]), k (open document), v (its tab).
+    function writeURL(push) {
+      const q = new URLSearchParams();
+      if (new URLSearchParams(location.search).get("auth")) q.set("auth", token);
+      if (view.table) q.set("t", view.table);
+      if (view.order !== "$key") q.set("o", view.order);
+      if (view.desc) q.set("d", "desc");
+      if (view.where) q.set("w", view.where);
+      if (view.cursor) q.set("c", JSON.stringify(view.cursor));
+      if (view.doc !== null) q.set("k", view.doc);
+      if (view.doc !== null && view.tab !== "edit") q.set("v", view.tab);
+      const next = location.pathname + (q.toString() ? "?" + q : "");
+      if (next === location.pathname + location.search) return;
+      if (push) history.pushState(null, "", next); else history.replaceState(null, "", next);
+    }
+    function readURL() {
+      const q = new URLSearchParams(location.search);
+      view.table = q.get("t");
+      view.order = q.get("o") || "$key";
+      view.desc = q.get("d") === "desc";
+      view.where = q.get("w") || "";
+      try { view.cursor = q.get("c") ? JSON.parse(q.get("c")) : null; } catch (e) { view.cursor = null; }
+      view.doc = q.get("k");
+      view.tab = q.get("v") || "edit";
     }
 
     async function loadTables() {
       const reply = await call("GET", "/.info/tables.json");
       if (reply.status !== 200) throw failure(reply);
+      state.tables = reply.value || {};
       const list = $("tables");
       list.replaceChildren();
-      for (const [name, info] of Object.entries(reply.value || {})) {
+      for (const [name, info] of Object.entries(state.tables)) {
         const item = document.createElement("li");
         const button = document.createElement("button");
         button.type = "button";
         button.dataset.table = name;
-        button.setAttribute("aria-current", String(name === state.table));
+        button.setAttribute("aria-current", String(name === view.table));
         const label = document.createElement("span");
         label.textContent = name;
         const count = document.createElement("span");
@@ -155,41 +272,93 @@ enum WebPage {
         count.textContent = String(info.count);
         count.setAttribute("aria-label", info.count + " documents");
         button.append(label, count);
-        button.addEventListener("click", () => openTable(name, null));
+        button.addEventListener("click", () => go({ table: name, order: "$key", desc: false, where: "", cursor: null, doc: null, tab: "edit" }));
         item.append(button);
         list.append(item);
       }
       if (!list.children.length) say("This store has no tables yet: add one with 'folio tables add'.");
+      if (view.table && !(view.table in state.tables)) {
+        const gone = view.table;
+        closeTable();
+        say("The table " + gone + " is no longer in folio.yaml.", true);
+        writeURL(false);
+      }
     }
-
     let tablesTimer = null;
     function refreshTablesSoon() {
       clearTimeout(tablesTimer);
-      tablesTimer = setTimeout(() => loadTables().catch((e) => say(e.message, true)), 200);
+      tablesTimer = setTimeout(() => loadTables().catch((e) => say(e.message, true)), 300);
     }
 
-    // cursor: null (first page), {after: key} or {before: key}.
-    function openTable(name, cursor) {
+    // Moves to another view, kept in the URL.
+    function go(changes) {
+      const tableChanged = "table" in changes && changes.table !== view.table;
+      Object.assign(view, changes);
+      writeURL(true);
+      show(tableChanged);
+    }
+    function show(clearStatus) {
+      if (clearStatus) say("");
+      for (const b of document.querySelectorAll("#tables button")) {
+        b.setAttribute("aria-current", String(b.dataset.table === view.table));
+      }
+      if (!view.table || !(view.table in state.tables)) { closeTable(); return; }
+      // The window is opened again only when what it shows changed.
+      const windowKey = JSON.stringify([view.table, view.order, view.desc, view.where, view.cursor]);
+      if (windowKey !== state.windowKey || !state.stream) openTable();
+      state.windowKey = windowKey;
+      if (view.doc !== null) openDocument(view.doc); else closeEditor(false);
+    }
+
+    function queryParams() {
+      const params = {};
+      if (view.where) params.where = view.where;
+      params.orderBy = JSON.stringify(view.order);
+      return params;
+    }
+
+    function openTable() {
       if (state.stream) state.stream.close();
-      state.table = name;
-      state.cursor = cursor;
       state.rows = new Map();
       $("table-view").hidden = false;
-      $("table-title").textContent = name;
-      for (const b of document.querySelectorAll("#tables button")) {
-        b.setAttribute("aria-current", String(b.dataset.table === name));
+      $("table-title").textContent = view.table;
+      $("where").value = view.where;
+      $("where-error").hidden = true;
+      $("where").removeAttribute("aria-invalid");
+      const params = queryParams();
+      // One more than a page: whether there is more in that direction.
+      const c = view.cursor;
+      const bound = (v) => JSON.stringify(v);
+      const forward = !c ? !view.desc : (c[0] === "after") !== view.desc;
+      if (c) {
+        const [direction, value, key] = c;
+        const after = (direction === "after") !== view.desc;
+        if (view.order === "$key") {
+          params[after ? "startAfter" : "endBefore"] = bound(key);
+        } else {
+          params[after ? "startAfter" : "endBefore"] = bound(value);
+          params[after ? "startKey" : "endKey"] = bound(key);
+        }
       }
-      const params = { orderBy: JSON.stringify("$key") };
-      if (cursor && cursor.after !== undefined) { params.startAfter = JSON.stringify(cursor.after); params.limitToFirst = pageSize; }
-      else if (cursor && cursor.before !== undefined) { params.endBefore = JSON.stringify(cursor.before); params.limitToLast = pageSize; }
-      else params.limitToFirst = pageSize;
-      const stream = new EventSource(url("/" + encodeURIComponent(name) + ".json", params));
+      params[forward ? "limitToFirst" : "limitToLast"] = pageSize + 1;
+      state.forward = forward;
+      const stream = new EventSource(url("/" + enc(view.table) + ".json", params));
       state.stream = stream;
-      stream.addEventListener("put", (e) => { apply(JSON.parse(e.data), false); });
-      stream.addEventListener("patch", (e) => { apply(JSON.parse(e.data), true); });
+      let first = true;
+      const onEvent = (isPatch) => (e) => {
+        const event = JSON.parse(e.data);
+        applyEvent(event, isPatch, !first);
+        render(first);
+        first = false;
+        refreshCountSoon();
+        refreshTablesSoon();
+      };
+      stream.addEventListener("put", onEvent(false));
+      stream.addEventListener("patch", onEvent(true));
       stream.addEventListener("cancel", () => {
         stream.close();
-        say("The server ended the stream of " + name + ": it is no longer readable (was the table removed?).", true);
+        say("The server ended the stream of " + view.table + ": it is no longer readable (was the table removed?).", true);
+        refreshTablesSoon();
       });
       stream.addEventListener("auth_revoked", () => {
         stream.close();
@@ -197,75 +366,207 @@ enum WebPage {
         say("The server's token changed: sign in again.", true);
       });
       stream.onerror = () => {
-        if (stream.readyState === EventSource.CLOSED) say("The live stream of " + name + " failed.", true);
+        if (stream.readyState === EventSource.CLOSED) {
+          checkQuery().catch((e) => say(e.message, true));
+        }
       };
+      refreshCount();
     }
 
-    // An event from the stream: a put replaces the value at its path, a
-    // patch sets each child it names; null removes.
-    function apply(event, isPatch) {
+    // A stream the server refused: say why (a bad filter, at its column).
+    async function checkQuery() {
+      const params = queryParams();
+      params.limitToFirst = 1;
+      const reply = await call("GET", "/" + enc(view.table) + ".json", { params });
+      if (reply.status === 400 && view.where && reply.value && reply.value.column) {
+        showWhereError(reply.value.error, reply.value.column);
+      } else if (reply.status !== 200) {
+        say("The live view of " + view.table + " failed: " + failure(reply).message, true);
+      } else {
+        say("The live stream of " + view.table + " failed.", true);
+      }
+    }
+    function showWhereError(message, column) {
+      const box = $("where-error");
+      box.textContent = view.where + "\n" + " ".repeat(Math.max(0, column - 1)) + "^ " + message.replace(/^INVALID_QUERY: /, "");
+      box.hidden = false;
+      $("where").setAttribute("aria-invalid", "true");
+      $("count").textContent = "";
+      const input = $("where");
+      input.focus();
+      input.setSelectionRange(column - 1, column - 1);
+    }
+
+    function applyEvent(event, isPatch, live) {
       const parts = event.path.split("/").filter((p) => p);
       if (parts.length === 0) {
-        if (isPatch) {
-          for (const [key, value] of Object.entries(event.data || {})) setRow(key, value);
-        } else {
-          state.rows = new Map(Object.entries(event.data || {}));
-        }
-      } else {
-        const key = parts[0];
-        let doc = state.rows.has(key) ? structuredClone(state.rows.get(key)) : null;
-        if (parts.length === 1) {
-          doc = isPatch ? Object.assign(doc || {}, event.data) : event.data;
-        } else {
-          doc = doc || {};
-          let at = doc;
-          for (const p of parts.slice(1, -1)) { at = at[p] = (at[p] && typeof at[p] === "object") ? at[p] : {}; }
-          if (event.data === null) delete at[parts[parts.length - 1]]; else at[parts[parts.length - 1]] = event.data;
-        }
-        setRow(key, doc);
+        const entries = Object.entries(event.data || {});
+        if (!isPatch) state.rows = new Map();
+        for (const [key, value] of entries) setRow(key, value, live);
+        return;
       }
-      render();
-      refreshTablesSoon();
+      const key = parts[0];
+      let doc = state.rows.has(key) ? structuredClone(state.rows.get(key)) : null;
+      if (parts.length === 1) {
+        doc = isPatch ? Object.assign(doc || {}, event.data) : event.data;
+      } else {
+        doc = doc || {};
+        let at = doc;
+        for (const p of parts.slice(1, -1)) { at = at[p] = (at[p] && typeof at[p] === "object") ? at[p] : {}; }
+        if (event.data === null) delete at[parts[parts.length - 1]]; else at[parts[parts.length - 1]] = event.data;
+      }
+      setRow(key, doc, live);
     }
-
-    function setRow(key, value) {
+    function setRow(key, value, live) {
       if (value === null) state.rows.delete(key); else state.rows.set(key, value);
-      if (state.doc && state.doc.table === state.table && state.doc.key === key) documentChanged();
+      if (live && value !== null) {
+        state.flash.add(key);
+        setTimeout(() => { state.flash.delete(key); }, 2000);
+      }
+      if (live && state.doc && state.doc.table === view.table && state.doc.key === key) documentChanged();
     }
 
-    function render() {
-      const keys = [...state.rows.keys()].sort(compareKeys);
+    function columnsFor(keys) {
+      const info = state.tables[view.table] || {};
+      if (info.columns && info.columns.length) return info.columns.filter((c) => c !== info.key);
+      const seen = new Set();
+      for (const key of keys) for (const c of Object.keys(state.rows.get(key) || {})) if (c !== info.key) seen.add(c);
+      return [...seen].sort();
+    }
+    function cellText(value) {
+      if (value === undefined) return "";
+      if (typeof value === "string") return value;
+      return JSON.stringify(value);
+    }
+
+    function render(first) {
+      let keys = [...state.rows.keys()].sort(compareRows);
+      if (view.desc) keys.reverse();
+      // The extra row says there is more that way; it is not shown.
+      state.more = keys.length > pageSize;
+      if (state.more) keys = state.forward !== view.desc ? keys.slice(0, pageSize) : keys.slice(keys.length - pageSize);
+      const info = state.tables[view.table] || {};
+      const columns = columnsFor(keys);
+      const head = $("columns");
+      head.replaceChildren();
+      const keyName = info.key || "key";
+      for (const [label, path] of [[keyName, "$key"]].concat(columns.map((c) => [c, c]))) {
+        const th = document.createElement("th");
+        th.scope = "col";
+        th.dataset.path = path;
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = label;
+        const indexed = path === "$key" || (info.indexes || []).includes(path);
+        button.title = "Order by " + label + (indexed ? " (indexed)" : "");
+        if (view.order === path) th.setAttribute("aria-sort", view.desc ? "descending" : "ascending");
+        button.addEventListener("click", () => {
+          const desc = view.order === path ? !view.desc : false;
+          go({ order: path, desc, cursor: null });
+        });
+        th.append(button);
+        head.append(th);
+      }
       const body = $("rows");
       body.replaceChildren();
       for (const key of keys) {
         const row = document.createElement("tr");
         row.dataset.key = key;
+        if (state.flash.has(key)) row.className = "flash";
         const keyCell = document.createElement("td");
         const link = document.createElement("a");
-        link.href = "#";
+        link.href = "?" + new URLSearchParams(Object.assign({}, Object.fromEntries(new URLSearchParams(location.search)), { k: key })).toString();
         link.textContent = key;
-        link.addEventListener("click", (e) => { e.preventDefault(); openDocument(state.table, key); });
+        link.addEventListener("click", (e) => { e.preventDefault(); go({ doc: key, tab: "edit" }); });
         keyCell.append(link);
-        const docCell = document.createElement("td");
-        docCell.className = "doc";
-        docCell.textContent = JSON.stringify(state.rows.get(key));
-        row.append(keyCell, docCell);
+        row.append(keyCell);
+        const doc = state.rows.get(key) || {};
+        for (const column of columns) {
+          const cell = document.createElement("td");
+          cell.className = "cell";
+          cell.dataset.column = column;
+          const value = doc[column];
+          cell.textContent = cellText(value);
+          if (value !== undefined && typeof value === "object") cell.title = JSON.stringify(value, null, 2);
+          else if (value !== undefined) cell.title = cellText(value);
+          row.append(cell);
+        }
         body.append(row);
       }
-      $("range").textContent = keys.length ? keys[0] + " … " + keys[keys.length - 1] : "no documents here";
-      $("prev").disabled = !state.cursor;
-      $("next").disabled = keys.length < pageSize;
       state.shown = keys;
+      const c = view.cursor;
+      // Towards the start: there is more when the cursor came from the other
+      // way, or the extra row was found going back.
+      const backward = (c && c[0] === "before") ? state.more : !!c;
+      const forwardMore = (c && c[0] === "before") ? true : state.more;
+      $("prev").disabled = !backward;
+      $("next").disabled = !forwardMore || keys.length === 0;
+      // Back at the start, or past the end: the first page, whole.
+      if (first && c && (keys.length === 0 || (c[0] === "before" && !state.more))) {
+        view.cursor = null;
+        writeURL(false);
+        show(false);
+      }
     }
 
-    async function openDocument(table, key) {
-      state.doc = { table, key, etag: null, original: null, dirty: false };
+    function refreshCountSoon() {
+      clearTimeout(state.countTimer);
+      state.countTimer = setTimeout(() => refreshCount(), 300);
+    }
+    async function refreshCount() {
+      const table = view.table, where = view.where;
+      const params = where ? { where } : {};
+      const reply = await call("GET", "/.info/count/" + enc(table) + ".json", { params }).catch(() => null);
+      if (!reply || table !== view.table || where !== view.where) return;
+      if (reply.status === 400 && reply.value && reply.value.column) {
+        showWhereError(reply.value.error, reply.value.column);
+        return;
+      }
+      if (reply.status !== 200) return;
+      $("count").textContent = reply.value + (reply.value === 1 ? " document" : " documents") + (where ? " match" : "");
+    }
+
+    function page(direction) {
+      const keys = state.shown || [];
+      if (!keys.length) { go({ cursor: null }); return; }
+      const key = direction === "after" ? keys[keys.length - 1] : keys[0];
+      const value = view.order === "$key" ? key : orderValue(key);
+      go({ cursor: [direction, value === undefined ? null : value, key] });
+    }
+
+    function closeTable() {
+      if (state.stream) state.stream.close();
+      state.stream = null;
+      state.windowKey = null;
+      $("table-view").hidden = true;
+      closeEditor(false);
+      view.table = null;
+    }
+
+    // The document view.
+    async function openDocument(key) {
+      if (!state.doc || state.doc.table !== view.table || state.doc.key !== key) {
+        state.doc = { table: view.table, key, etag: null, original: null, dirty: false };
+        $("editor-title").textContent = view.table + " / " + key;
+        $("key-row").hidden = true;
+        $("delete").hidden = false;
+        for (const t of document.querySelectorAll('[role="tab"]')) t.disabled = false;
+        await reloadDocument().catch((e) => say(e.message, true));
+        loadConflicts().catch((e) => say(e.message, true));
+      }
       $("editor").hidden = false;
-      $("key-row").hidden = true;
-      $("delete").hidden = false;
-      $("editor-title").textContent = table + " / " + key;
-      await reloadDocument();
-      $("text").focus();
+      selectTab(view.tab);
+    }
+    function selectTab(tab) {
+      for (const t of document.querySelectorAll('[role="tab"]')) {
+        const on = t.dataset.tab === tab;
+        t.setAttribute("aria-selected", String(on));
+        t.tabIndex = on ? 0 : -1;
+        $("panel-" + t.dataset.tab).hidden = !on;
+      }
+      if (tab === "history") loadHistory().catch((e) => say(e.message, true));
+      if (tab === "blame") loadBlame().catch((e) => say(e.message, true));
+      if (tab === "conflicts") loadConflicts().catch((e) => say(e.message, true));
     }
 
     async function reloadDocument() {
@@ -282,26 +583,119 @@ enum WebPage {
       $("changed").hidden = true;
       if (reply.value === null) say(doc.key + " no longer exists.", true);
     }
-
-    // The open document changed on the server: show it, unless the text
-    // has unsaved edits, which are kept (a save then gets 412 first).
     function documentChanged() {
       if (state.doc.dirty) { $("changed").hidden = false; return; }
       reloadDocument().catch((e) => say(e.message, true));
+      if (view.tab === "history") loadHistory().catch(() => {});
+      if (view.tab === "blame") loadBlame().catch(() => {});
+      loadConflicts().catch(() => {});
+    }
+
+    function commitLine(item) {
+      return (item.commit ? item.commit.slice(0, 8) : "not committed") + (item.author ? " · " + item.author : "") + (item.date ? " · " + item.date : "");
+    }
+    async function loadHistory() {
+      const doc = state.doc;
+      const reply = await call("GET", "/.info/history/" + enc(doc.table) + "/" + enc(doc.key) + ".json");
+      if (state.doc !== doc) return;
+      const list = $("versions");
+      list.replaceChildren();
+      if (reply.status === 404) { list.textContent = "No committed version yet."; return; }
+      if (reply.status !== 200) throw failure(reply);
+      for (const version of reply.value) {
+        const item = document.createElement("li");
+        const title = document.createElement("div");
+        title.textContent = commitLine(version) + (version.summary ? " — " + version.summary : "");
+        item.append(title);
+        for (const change of version.changes || []) {
+          const line = document.createElement("pre");
+          const path = change.path || "(document)";
+          line.textContent = change.change + " " + path + ("old" in change ? " " + JSON.stringify(change.old) + " →" : "") + ("new" in change ? " " + JSON.stringify(change.new) : "");
+          item.append(line);
+        }
+        list.append(item);
+      }
+    }
+    async function loadBlame() {
+      const doc = state.doc;
+      const reply = await call("GET", "/.info/blame/" + enc(doc.table) + "/" + enc(doc.key) + ".json");
+      if (state.doc !== doc) return;
+      const body = $("blame");
+      body.replaceChildren();
+      if (reply.status !== 200) throw failure(reply);
+      for (const field of reply.value) {
+        const row = document.createElement("tr");
+        row.dataset.path = field.path;
+        for (const text of [field.path, JSON.stringify(field.value), field.op + (field.hlc ? " " + field.hlc : ""), field.replica || "", commitLine(field)]) {
+          const cell = document.createElement("td");
+          cell.textContent = text;
+          row.append(cell);
+        }
+        body.append(row);
+      }
+    }
+    async function loadConflicts() {
+      const doc = state.doc;
+      const reply = await call("GET", "/.info/conflicts/" + enc(doc.table) + "/" + enc(doc.key) + ".json");
+      if (state.doc !== doc) return;
+      if (reply.status !== 200) throw failure(reply);
+      const list = $("conflicts");
+      list.replaceChildren();
+      $("conflict-count").textContent = reply.value.length ? "(" + reply.value.length + ")" : "";
+      if (!reply.value.length) { list.textContent = "No open conflicts."; return; }
+      for (const conflict of reply.value) {
+        const item = document.createElement("li");
+        item.dataset.path = conflict.path;
+        const text = document.createElement("div");
+        text.textContent = conflict.path + ": kept " + JSON.stringify(conflict.winner.value) + " (" + conflict.winner.replica + "), lost " + JSON.stringify(conflict.loser.value) + " (" + conflict.loser.replica + ")";
+        const keep = document.createElement("button");
+        keep.type = "button";
+        keep.textContent = "Keep";
+        keep.setAttribute("aria-label", "Keep " + JSON.stringify(conflict.winner.value) + " at " + conflict.path);
+        keep.addEventListener("click", guarded(() => resolve(conflict.path, "keep")));
+        const take = document.createElement("button");
+        take.type = "button";
+        take.textContent = "Take other";
+        take.setAttribute("aria-label", "Take " + JSON.stringify(conflict.loser.value) + " at " + conflict.path);
+        take.addEventListener("click", guarded(() => resolve(conflict.path, "takeOther")));
+        item.append(text, keep, take);
+        list.append(item);
+      }
+    }
+    async function resolve(path, resolution) {
+      const doc = state.doc;
+      const reply = await call("POST", "/.info/conflicts/" + enc(doc.table) + "/" + enc(doc.key) + ".json", {
+        body: JSON.stringify({ path, resolution }),
+      });
+      if (reply.status !== 200) throw failure(reply);
+      say("Resolved " + path + " of " + doc.key + ".");
+      await loadConflicts();
+      await reloadDocument();
     }
 
     function newDocument() {
-      state.doc = { table: state.table, key: null, etag: null, original: null, dirty: false, isNew: true };
+      state.doc = { table: view.table, key: null, etag: null, original: null, dirty: false, isNew: true };
       $("editor").hidden = false;
       $("key-row").hidden = false;
       $("delete").hidden = true;
-      $("editor-title").textContent = "New document in " + state.table;
+      $("editor-title").textContent = "New document in " + view.table;
+      for (const t of document.querySelectorAll('[role="tab"]')) t.disabled = t.dataset.tab !== "edit";
+      selectTab("edit");
       $("key").value = "";
       $("text").value = "{\n  \n}";
       $("changed").hidden = true;
+      say("");
       $("key").focus();
     }
 
+    // Where in the text the error's JSON pointer or column points: the
+    // schema's messages name a path such as "views" or "/views".
+    function lineColumnOf(text, member) {
+      const at = text.indexOf(JSON.stringify(member) + ":");
+      if (at < 0) return null;
+      const before = text.slice(0, at).split("\n");
+      return before.length + ":" + (before[before.length - 1].length + 1);
+    }
     function parseText() {
       let value;
       try { value = JSON.parse($("text").value); }
@@ -311,6 +705,16 @@ enum WebPage {
       }
       return value;
     }
+    // A schema's refusal names the file as the server wrote it; the page
+    // points into its own text instead, at the member the error names.
+    function saveFailure(reply) {
+      const error = failure(reply);
+      const m = /^400: \S+:\d+:\d+: error: ([^:\s]+): (.*)$/s.exec(error.message);
+      if (!m) return error;
+      const member = m[1].split(/[./]/).pop();
+      const where = lineColumnOf($("text").value, member);
+      return new Error((where ? "line " + where + ": " : "") + m[1] + ": " + m[2]);
+    }
 
     async function save() {
       const doc = state.doc;
@@ -319,17 +723,16 @@ enum WebPage {
         const key = $("key").value.trim();
         let reply;
         if (key) {
-          // Create only if absent: compare-and-set against null's ETag.
-          const current = await call("GET", docPath(doc.table, key), { headers: { "X-Firebase-ETag": "true" } });
-          if (current.value !== null) throw new Error(key + " already exists.");
-          reply = await call("PUT", docPath(doc.table, key), { body: JSON.stringify(value), headers: { "if-match": current.etag } });
+          reply = await call("PUT", docPath(doc.table, key), { body: JSON.stringify(value), headers: { "if-match": "null_etag" } });
+          if (reply.status === 412) throw new Error(key + " already exists.");
         } else {
-          reply = await call("POST", "/" + encodeURIComponent(doc.table) + ".json", { body: JSON.stringify(value) });
+          reply = await call("POST", "/" + enc(doc.table) + ".json", { body: JSON.stringify(value) });
         }
-        if (reply.status !== 200) throw failure(reply);
+        if (reply.status !== 200) throw saveFailure(reply);
         const made = key || reply.value.name;
+        state.doc = null;
+        go({ doc: made, tab: "edit" });
         say("Added " + made + ".");
-        await openDocument(doc.table, made);
         return;
       }
       // Only the columns that changed, so the op records just those; a
@@ -349,16 +752,16 @@ enum WebPage {
       if ("" in patch) throw new Error("A column with an empty name cannot be saved from the page; rename it.");
       const plain = {}, escaped = [];
       for (const [k, v] of Object.entries(patch)) {
-        if (/[.$#\[\]\/\u0000-\u001f\u007f]/.test(k) || k === "") escaped.push([k, v]); else plain[k] = v;
+        if (/[.$#\[\]\/\u0000-\u001f\u007f]/.test(k)) escaped.push([k, v]); else plain[k] = v;
       }
       const reply = await call("PATCH", docPath(doc.table, doc.key), {
         body: JSON.stringify(plain), headers: { "if-match": doc.etag },
       });
       if (reply.status === 200) {
         for (const [k, v] of escaped) {
-          const column = docPath(doc.table, doc.key).replace(/\.json$/, "/" + encodeURIComponent(k) + ".json");
+          const column = docPath(doc.table, doc.key).replace(/\.json$/, "/" + enc(k) + ".json");
           const one = v === null ? await call("DELETE", column) : await call("PUT", column, { body: JSON.stringify(v) });
-          if (one.status !== 200) throw failure(one);
+          if (one.status !== 200) throw saveFailure(one);
         }
       }
       if (reply.status === 412) {
@@ -367,7 +770,7 @@ enum WebPage {
         $("changed").hidden = false;
         throw new Error("Not saved: " + doc.key + " changed since you opened it. Save again to replace that change.");
       }
-      if (reply.status !== 200) throw failure(reply);
+      if (reply.status !== 200) throw saveFailure(reply);
       say("Saved " + doc.key + ".");
       await reloadDocument();
     }
@@ -382,12 +785,13 @@ enum WebPage {
       }
       if (reply.status !== 200) throw failure(reply);
       say("Deleted " + doc.key + ".");
-      closeEditor();
+      go({ doc: null, tab: "edit" });
     }
 
-    function closeEditor() {
+    function closeEditor(navigate) {
       state.doc = null;
       $("editor").hidden = true;
+      if (navigate) go({ doc: null, tab: "edit" });
     }
 
     function guarded(action) {
@@ -397,12 +801,23 @@ enum WebPage {
     $("text").addEventListener("input", () => { if (state.doc) state.doc.dirty = true; });
     $("save").addEventListener("click", guarded(save));
     $("delete").addEventListener("click", guarded(remove));
-    $("close").addEventListener("click", closeEditor);
+    $("close").addEventListener("click", () => closeEditor(true));
     $("new").addEventListener("click", newDocument);
-    $("next").addEventListener("click", () => openTable(state.table, { after: state.shown[state.shown.length - 1] }));
-    $("prev").addEventListener("click", () => {
-      openTable(state.table, state.shown.length ? { before: state.shown[0] } : null);
-    });
+    $("next").addEventListener("click", () => page("after"));
+    $("prev").addEventListener("click", () => page("before"));
+    $("filter").addEventListener("submit", (e) => { e.preventDefault(); go({ where: $("where").value.trim(), cursor: null }); });
+    $("clear-filter").addEventListener("click", () => go({ where: "", cursor: null }));
+    $("where").addEventListener("input", () => { $("where-error").hidden = true; $("where").removeAttribute("aria-invalid"); });
+    for (const t of document.querySelectorAll('[role="tab"]')) {
+      t.addEventListener("click", () => { if (state.doc && !state.doc.isNew) go({ tab: t.dataset.tab }); });
+      t.addEventListener("keydown", (e) => {
+        if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+        const tabs = [...document.querySelectorAll('[role="tab"]:not([disabled])')];
+        const next = tabs[(tabs.indexOf(t) + (e.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+        next.focus();
+        next.click();
+      });
+    }
     $("login").addEventListener("submit", (e) => {
       e.preventDefault();
       token = $("token").value;
@@ -411,10 +826,11 @@ enum WebPage {
       say("");
       start();
     });
+    window.addEventListener("popstate", () => { readURL(); show(true); });
 
     function start() {
-      loadTables().then(() => { if (state.table) openTable(state.table, state.cursor); })
-        .catch((e) => say(e.message, true));
+      readURL();
+      loadTables().then(() => show(false)).catch((e) => say(e.message, true));
     }
     start();
     </script>

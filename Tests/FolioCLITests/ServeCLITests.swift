@@ -734,3 +734,54 @@ struct ServeCLITests {
     #expect(change.1?["data"]?["k2"]?["views"] == 6)
   }
 }
+
+extension ServeCLITests {
+  /// Folio's own read parameters and `.info` paths for data browsers:
+  /// `where`, `startKey`/`endKey`, `/.info/count`, `/.info/conflicts` and
+  /// what `/.info/tables.json` says of each table.
+  @Test func browsingParametersAndPaths() throws {
+    let (scratch, server) = try Self.started()
+    defer {
+      #expect(server.stop() == 0)
+      scratch.remove()
+    }
+    func get(_ path: String) throws -> Reply { try Self.curl("GET", server.base + path) }
+    // k1 views 1, k2 views 5, k3 views 2.
+    #expect(try get("/.info/count/todos.json").body == "3")
+    #expect(try get("/.info/count/todos.json?where=views%20%3E%201").body == "2")
+    let filtered = try get("/todos.json?where=views%20%3E%201")
+    #expect(filtered.json?.objectValue?.keys.sorted() == ["k2", "k3"], "\(filtered.body)")
+    // Limits page, the count does not.
+    #expect(try get(#"/.info/count/todos.json?orderBy=%22views%22&limitToFirst=1"#).body == "3")
+    let bad = try get("/todos.json?where=views%20%3E")
+    #expect(bad.status == 400)
+    // Just past the end, where the value is missing.
+    #expect(bad.json?["column"] == 8, "\(bad.body)")
+    #expect(try get("/.info/count/todos.json?where=(").status == 400)
+    // Ties at a cursor are broken by pk, as the SDKs' startAt(value, key).
+    try scratch.folio("put", "todos", "k4", input: #"{"title":"d","views":2,"lastUpdate":40}"#)
+    let after = try get(#"/todos.json?orderBy=%22views%22&startAfter=2&startKey=%22k3%22&limitToFirst=2"#)
+    #expect(after.json?.objectValue?.keys.sorted() == ["k2", "k4"], "\(after.body)")
+    let before = try get(#"/todos.json?orderBy=%22views%22&endBefore=2&endKey=%22k4%22&limitToLast=2"#)
+    #expect(before.json?.objectValue?.keys.sorted() == ["k1", "k3"], "\(before.body)")
+    #expect(try get(#"/todos.json?orderBy=%22views%22&startKey=%22k3%22"#).status == 400)
+    #expect(try get(#"/todos.json?orderBy=%22views%22&startAt=1&startKey=3"#).status == 400)
+    // A filter is for tables.
+    #expect(try get("/todos/k1.json?where=views%20%3E%201").status == 400)
+
+    let info = try get("/.info/tables.json").json?["todos"]
+    #expect(info?["indexes"] == ["lastUpdate"], "\(String(describing: info))")
+    #expect(info?["kinds"] == ["tags": "set", "views": "counter"])
+    #expect(info?["key"] == "id")
+
+    #expect(try get("/.info/conflicts/todos/k1.json").body == "[]")
+    let none = try Self.curl(
+      "POST", server.base + "/.info/conflicts/todos/k1.json", body: #"{"path":"title","resolution":"keep"}"#)
+    #expect(none.status == 404, "\(none.body)")
+    let unclear = try Self.curl(
+      "POST", server.base + "/.info/conflicts/todos/k1.json", body: #"{"path":"title","resolution":"maybe"}"#)
+    #expect(unclear.status == 400 && unclear.body.contains("takeOther"), "\(unclear.body)")
+    #expect(try Self.curl("DELETE", server.base + "/.info/conflicts/todos/k1.json").status == 405)
+    #expect(try get("/.info/count/todos/k1.json").status == 400)
+  }
+}

@@ -64,11 +64,11 @@ struct ServePageBrowserTests {
         page.click("#save")
         expect(page.locator("#status")).to_have_text("Saved k1.")
         assert '"title": "from the page"' in k1.read_text(), k1.read_text()
-        expect(page.locator('#rows tr[data-key="k1"] td.doc')).to_contain_text("from the page")
+        expect(page.locator('#rows tr[data-key="k1"] td[data-column="title"]')).to_contain_text("from the page")
 
         step("a file saved by an editor (sed -i) shows up live")
         subprocess.run(["sed", "-i", 's/"from the page"/"from sed"/', str(k1)], check=True)
-        expect(page.locator('#rows tr[data-key="k1"] td.doc')).to_contain_text("from sed")
+        expect(page.locator('#rows tr[data-key="k1"] td[data-column="title"]')).to_contain_text("from sed")
         expect(text).to_have_value(re.compile(r'"title": "from sed"'))
 
         step("text that is not JSON is an error, and nothing is sent")
