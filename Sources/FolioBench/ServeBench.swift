@@ -391,6 +391,32 @@ func runServeBenchmark(_ arguments: [String]) throws {
     "PATCH of \(paths) paths in one body (median of 5): set \(String(format: "%.0f", percentile(setTimes, 0.5))) ms, removed \(String(format: "%.0f", percentile(unsetTimes, 0.5))) ms; one path \(String(format: "%.2f", oneMs)) ms, ratio \(String(format: "%.0f", percentile(setTimes, 0.5) / oneMs))x for \(paths)x the paths"
   )
 
+  // The page: from navigation to the first grid page drawn, in Chromium,
+  // against Datasette's table page of as many rows.
+  if FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") {
+    if sh("\(venv)/bin/python -c 'import playwright' >/dev/null 2>&1 && echo yes || true", quiet: true)
+      .isEmpty
+    {
+      print("installing playwright (PyPI) in \(venv)")
+      sh("\(venv)/bin/pip install -q playwright")
+    }
+    try pageScript.write(toFile: root + "/page_bench.py", atomically: true, encoding: .utf8)
+    let out = sh("\(venv)/bin/python \(root)/page_bench.py \(folio) \(peer) 11")
+    let times = out.split(separator: " ").compactMap {
+      Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+    if times.count == 2 {
+      print(
+        "page: first grid of 50 rows after navigation (median of 11): Folio \(String(format: "%.0f", times[0])) ms, "
+          + "Datasette's table page \(String(format: "%.0f", times[1])) ms, ratio \(String(format: "%.2f", times[0] / times[1]))x "
+          + "(target < 300 ms: \(times[0] < 300 ? "met" : "NOT met"))")
+    } else {
+      print("page: not measured: \(out)")
+    }
+  } else {
+    print("page: not measured: no /usr/bin/chromium (scripts/install-deps.sh installs it)")
+  }
+
   // Stream delays: a PATCH on one connection, the event on another.
   let stream = StreamWatcher(port: serveOptions.port, path: "/items/d7.json")
   _ = stream.wait(for: "event: put")
@@ -423,3 +449,28 @@ func runServeBenchmark(_ arguments: [String]) throws {
   )
   if options.keep { print("kept: \(root)") }
 }
+
+/// Times, in headless Chromium, navigation to the first page of 50 rows
+/// drawn: Folio's page (`?t=items`, its grid filled from the live query)
+/// and Datasette's table page (`?_size=50`, drawn by the server). Prints
+/// the two medians in milliseconds.
+private let pageScript = #"""
+  import statistics, sys
+  from playwright.sync_api import sync_playwright
+
+  folio, peer, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+  with sync_playwright() as p:
+      browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+      page = browser.new_page(viewport={"width": 1280, "height": 800})
+      def timed(url, rows):
+          page.goto("about:blank")
+          page.goto(url, wait_until="commit")
+          page.wait_for_function(f"document.querySelectorAll({rows!r}).length >= 50", timeout=30_000)
+          return page.evaluate("performance.now()")
+      ours, theirs = [], []
+      for _ in range(runs):
+          ours.append(timed(folio + "/?t=items", "#rows tr"))
+          theirs.append(timed(peer + "/items/items?_size=50", "table.rows-and-columns tbody tr"))
+      browser.close()
+  print(statistics.median(ours), statistics.median(theirs))
+  """#

@@ -79,7 +79,7 @@ struct QueryCLITests {
     (["--where", "rank = 1"], "--where:1:6:"),
     (["--where", "(rank > 1"], "--where:1:10:"),
     (["--start-at", "1", "--start-after", "2"], "one start"),
-    (["--limit-to-first", "0"], "1 or more"),
+    (["--limit-to-first", "0"], "positive whole number"),
     (["--limit-to-first", "1", "--limit-to-last", "1"], "one limit"),
     (["--order-by-key", "--order-by-value"], "one ordering"),
     (["--order-by-key", "--start-at", "a", "--start-key", "b"], "drop key:"),

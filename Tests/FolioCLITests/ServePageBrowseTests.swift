@@ -58,6 +58,10 @@ struct ServePageBrowseTests {
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
 
+        # Nothing but the server itself: no CDN, no font, no script elsewhere.
+        elsewhere = []
+        page.on("request", lambda r: None if r.url.startswith(base) else elsewhere.append(r.url))
+
         step("a table is a grid: the pk first, then the columns, with a count")
         page.goto(base + "/?t=items")
         expect(page.locator("#rows tr")).to_have_count(50)
@@ -218,6 +222,21 @@ struct ServePageBrowseTests {
         for label in ["Where", "Document JSON"]:
             assert page.get_by_label(label).count() == 1, label
 
+        step("text and links are readable against the background (WCAG AA, 4.5:1)")
+        ratio = page.evaluate('''() => {
+            const rgb = (c) => c.match(/[0-9.]+/g).slice(0, 3).map(Number).map((v) => {
+                v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+            const lum = (c) => { const [r, g, b] = rgb(c); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+            let bg = getComputedStyle(document.body).backgroundColor;
+            if (bg === "rgba(0, 0, 0, 0)") bg = "rgb(255, 255, 255)";
+            const pairs = [document.body, document.querySelector("#rows a"), document.querySelector("th button")];
+            return Math.min(...pairs.map((e) => {
+                const a = lum(getComputedStyle(e).color), b = lum(bg);
+                return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); }));
+        }''')
+        assert ratio >= 4.5, ratio
+        assert elsewhere == [], elsewhere
+
         assert errors == [], errors
         browser.close()
     print("ok", flush=True)
@@ -289,12 +308,24 @@ struct ServePageBrowseTests {
     import json, pathlib, re, sys
     from playwright.sync_api import sync_playwright, expect
 
-    base, store = sys.argv[1:3]
+    base, store, r0, r1 = sys.argv[1:5]
     expect.set_options(timeout=15_000)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
         page = browser.new_page()
-        page.goto(base + "/?t=todos&k=t&v=conflicts")
+
+        # History and blame of a document changed on both replicas, merged.
+        page.goto(base + "/?t=todos&k=t&v=history")
+        # The seed, and each replica's change (the merge may add one more).
+        expect(page.locator("#versions li").nth(2)).to_be_visible()
+        expect(page.locator("#versions li").first).to_contain_text("/title")
+        page.click("#tab-blame")
+        title = page.locator('#blame tr[data-path="/title"]')
+        expect(title).to_contain_text("update")
+        winner = r0 if r0 in title.text_content() else r1
+        assert winner in title.text_content(), title.text_content()
+
+        page.click("#tab-conflicts")
         item = page.locator('#conflicts li[data-path="title"]')
         expect(item).to_contain_text("lost")
         expect(page.locator("#conflict-count")).to_have_text("(1)")
@@ -325,8 +356,11 @@ struct ServePageBrowseTests {
     let server = try ServeCLITests.Server(in: box.root.path + "/r1")
     defer { #expect(server.stop() == 0) }
     try box.root.write("r1/conflict_test.py", Self.conflictScript)
+    let replicas = try ["r0", "r1"].map {
+      try #require(box.file($0 + "/.git/folio/replica")).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
     let text = try ServePageBrowserTests.runPython(
-      box.root.path + "/r1/conflict_test.py", [server.base, box.root.path + "/r1"])
+      box.root.path + "/r1/conflict_test.py", [server.base, box.root.path + "/r1"] + replicas)
     #expect(text.hasSuffix("ok\n"), "\(text)\n\(server.log)")
     #expect(box.file("r1/todos/t.json")?.contains(lost) == true, "\(box.file("r1/todos/t.json") ?? "")")
     #expect(try box.folio(["conflicts", "--json"], in: "r1").stdout.isEmpty)

@@ -77,20 +77,36 @@ final class ObservationWatcher: Sendable {
       let watched = Set(tables.values)
       for table in store.config.tables where !watched.contains(table.name) {
         let folder = store.directory(of: table)
-        if let watch = try loop.watch(folder, mask: ObservationWatcher.folderMask, handler: handler) {
-          tables[watch] = table.name
-          added.append(table.name)
-          continue
-        }
-        var parent = FileSystem.split(folder).directory
-        while parent.count > 1 {
-          if let watch = try loop.watch(
-            parent, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD), handler: handler)
-          {
-            ancestors.insert(watch)
+        // Each pass either watches the folder or an ancestor deeper than
+        // the last, or stops: it ends within the path's depth.
+        var deepest = 0
+        while true {
+          if let watch = try loop.watch(folder, mask: ObservationWatcher.folderMask, handler: handler) {
+            tables[watch] = table.name
+            added.append(table.name)
             break
           }
-          parent = FileSystem.split(parent).directory
+          var parent = FileSystem.split(folder).directory
+          var watchedParent: String?
+          while parent.count > 1 {
+            if let watch = try loop.watch(
+              parent, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD), handler: handler)
+            {
+              ancestors.insert(watch)
+              watchedParent = parent
+              break
+            }
+            parent = FileSystem.split(parent).directory
+          }
+          // A folder made below the ancestor before its watch was in place
+          // sends no event: look once more, a level deeper.
+          guard let watchedParent, watchedParent.count < folder.count, watchedParent.count > deepest else {
+            break
+          }
+          deepest = watchedParent.count
+          let rest = folder.dropFirst(watchedParent.count + 1)
+          let child = watchedParent + "/" + (rest.split(separator: "/").first.map(String.init) ?? "")
+          if !FileSystem.isDirectory(child) { break }
         }
       }
       return added
