@@ -305,7 +305,7 @@ enum WebPage {
       if (!view.table || !(view.table in state.tables)) { closeTable(); return; }
       // The window is opened again only when what it shows changed.
       const windowKey = JSON.stringify([view.table, view.order, view.desc, view.where, view.cursor]);
-      if (windowKey !== state.windowKey || !state.stream) openTable();
+      if (windowKey !== state.windowKey || !state.stream) openTable(); else render(false);
       state.windowKey = windowKey;
       if (view.doc !== null) openDocument(view.doc); else closeEditor(false);
     }
@@ -392,6 +392,10 @@ enum WebPage {
       box.hidden = false;
       $("where").setAttribute("aria-invalid", "true");
       $("count").textContent = "";
+      // No window: nothing to page through.
+      $("rows").replaceChildren();
+      $("prev").disabled = true;
+      $("next").disabled = true;
       const input = $("where");
       input.focus();
       input.setSelectionRange(column - 1, column - 1);
@@ -830,6 +834,12 @@ enum WebPage {
 
     function start() {
       readURL();
+      // A linked table starts streaming at once, beside the list of tables
+      // (which may yet say it is gone).
+      if (view.table && !(view.table in state.tables)) {
+        state.tables[view.table] = {};
+        show(false);
+      }
       loadTables().then(() => show(false)).catch((e) => say(e.message, true));
     }
     start();

@@ -113,6 +113,8 @@ struct ServePageBrowseTests {
         lines = text.split("\n")
         assert lines[0] == "n >" and lines[1].index("^") == 3, text
         expect(page.locator("#where")).to_have_attribute("aria-invalid", "true")
+        expect(page.locator("#next")).to_be_disabled()
+        expect(page.locator("#rows tr")).to_have_count(0)
         page.fill("#where", "n < 10")
         page.click('#filter button[type="submit"]')
         expect(page.locator("#count")).to_have_text("10 documents match")
