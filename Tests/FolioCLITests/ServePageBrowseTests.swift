@@ -244,10 +244,7 @@ struct ServePageBrowseTests {
     print("ok", flush=True)
     """#
 
-  @Test(
-    .enabled(
-      if: ServePageBrowserTests.browserAvailable,
-      "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh"))
+  @Test(.needsBrowser)
   func browsesOrdersFiltersAndLinksInChromium() throws {
     let scratch = try CLIScratch(yaml: Self.yaml)
     defer { scratch.remove() }
@@ -288,10 +285,7 @@ struct ServePageBrowseTests {
     print("ok", flush=True)
     """#
 
-  @Test(
-    .enabled(
-      if: ServePageBrowserTests.browserAvailable,
-      "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh"))
+  @Test(.needsBrowser)
   func aWrongTokenIsToldFromAMissingOne() throws {
     let (scratch, server) = try ServeCLITests.started(arguments: ["--token", "right"])
     defer {
@@ -338,10 +332,7 @@ struct ServePageBrowseTests {
     print("ok", flush=True)
     """#
 
-  @Test(
-    .enabled(
-      if: ServePageBrowserTests.browserAvailable,
-      "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh"))
+  @Test(.needsBrowser)
   func conflictsAreSettledFromThePage() throws {
     let box = try GitPullTests.Sandbox()
     defer { box.root.remove() }

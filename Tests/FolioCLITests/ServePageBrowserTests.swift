@@ -228,10 +228,7 @@ struct ServePageBrowserTests {
     print("ok", flush=True)
     """#
 
-  @Test(
-    .enabled(
-      if: browserAvailable,
-      "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh"))
+  @Test(.needsBrowser)
   func aPageFromAnotherOriginCanNeitherReadNorWrite() throws {
     let (scratch, server) = try ServeCLITests.started()
     defer {
@@ -266,10 +263,7 @@ struct ServePageBrowserTests {
     return text
   }
 
-  @Test(
-    .enabled(
-      if: browserAvailable,
-      "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh"))
+  @Test(.needsBrowser)
   func editsAndFollowsDocumentsInChromium() throws {
     let (scratch, server) = try ServeCLITests.started(arguments: ["--token", "page-token"])
     defer {
@@ -292,10 +286,7 @@ struct ServePageBrowserTests {
     #expect(server.log.contains("PATCH /todos/k1.json 200 "))
   }
 
-  @Test(
-    .enabled(
-      if: browserAvailable,
-      "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh"))
+  @Test(.needsBrowser)
   func aTableWithTheKeyInTheNameEditsAsTyped() throws {
     let scratch = try CLIScratch(yaml: "version: 1\ntables:\n  users:\n    path: data/users\n    key: null\n")
     defer { scratch.remove() }
@@ -306,5 +297,16 @@ struct ServePageBrowserTests {
     try scratch.write("key_test.py", Self.keyInNameScript)
     let text = try Self.runPython(scratch.path + "/key_test.py", [server.base, scratch.path])
     #expect(text.hasSuffix("ok\n"), "\(text)")
+  }
+}
+
+extension Trait where Self == ConditionTrait {
+  /// Debian's Chromium and Playwright, which `scripts/install-deps.sh`
+  /// installs; without them (a machine that never ran it) a page test
+  /// cannot run at all.
+  static var needsBrowser: Self {
+    .enabled(
+      if: ServePageBrowserTests.browserAvailable,
+      "needs /usr/bin/chromium and Playwright in /opt/folio-venv: run scripts/install-deps.sh")
   }
 }
