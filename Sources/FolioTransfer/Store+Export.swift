@@ -20,7 +20,7 @@ public struct ExportOptions: Sendable {
   public var columns: [String]?
   /// For a table that keeps its pk in the file name only (`key: null`): the
   /// column that carries the pk in each row; nil for
-  /// ``FolioCore/TableConfig/nameKeyColumn``. A table with a key column
+  /// ``TableConfig/nameKeyColumn``. A table with a key column
   /// carries it in that column.
   public var pkColumn: String?
 

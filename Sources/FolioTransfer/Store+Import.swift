@@ -22,7 +22,7 @@ extension Store {
   /// (``PrimaryKey/generate()``: 26 characters, sortable by creation time,
   /// unique across replicas), which is also written into the key column.
   /// A table that keeps its pk in the file name only (`key: null`) reads
-  /// the pk from `pkColumn`, else ``FolioCore/TableConfig/nameKeyColumn``,
+  /// the pk from `pkColumn`, else ``TableConfig/nameKeyColumn``,
   /// and leaves that column out of the document, so what `folio export`
   /// wrote imports back as it was.
   ///
