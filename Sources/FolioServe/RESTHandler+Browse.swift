@@ -17,14 +17,12 @@ extension RESTHandler {
   /// `{"value": …}` for a value of one's own) settles the conflicts at
   /// that path as `folio conflicts resolve` does, answering what changed.
   func browse(_ request: HTTPRequest) throws -> HTTPReply {
-    let counting = request.rawPath.hasPrefix("/.info/count/")
-    let rest = request.rawPath.dropFirst(counting ? "/.info/count".count : "/.info/conflicts".count)
-    let path = try RESTPath(parsing: String(rest))
     let store = self.store
-    if counting {
+    if request.rawPath.hasPrefix("/.info/count/") {
       guard request.method == "GET" || request.method == "HEAD" else {
         throw RESTError(405, "counts are read-only: use GET")
       }
+      let path = try RESTPath(parsing: String(request.rawPath.dropFirst("/.info/count".count)))
       guard path.segments.count == 1, let table = path.table else {
         throw RESTError(400, "name one table, as in /.info/count/todos.json")
       }
@@ -32,11 +30,7 @@ extension RESTHandler {
       let query = try RESTQuery(request.query).query(on: store.collection(table), limited: false)
       return .json(200, .integer(try query.count()))
     }
-    guard path.segments.count == 2, let table = path.table, let pk = path.pk else {
-      throw RESTError(400, "name one document, as in /.info/conflicts/todos/k1.json")
-    }
-    try PrimaryKey.validate(pk)
-    _ = try store.table(named: table)
+    let (table, pk) = try infoDocument(request.rawPath, under: "/.info/conflicts")
     switch request.method {
     case "GET", "HEAD":
       let open = try store.conflicts(table: table).filter { $0.pk == pk }

@@ -18,17 +18,8 @@ extension RESTHandler {
       throw RESTError(405, "history and blame are read-only: use GET")
     }
     let blame = rawPath.hasPrefix("/.info/blame/")
-    let rest = rawPath.dropFirst(blame ? "/.info/blame".count : "/.info/history".count)
-    let path = try RESTPath(parsing: String(rest))
-    guard path.segments.count == 2, let table = path.table, let pk = path.pk else {
-      throw RESTError(
-        400, "name one document, as in \(blame ? "/.info/blame" : "/.info/history")/todos/k1.json")
-    }
-    try PrimaryKey.validate(pk)
+    let (table, pk) = try infoDocument(rawPath, under: blame ? "/.info/blame" : "/.info/history")
     let store = self.store
-    guard store.config.table(named: table) != nil else {
-      throw RESTError(404, "no table '\(table)' in folio.yaml")
-    }
     var items: [JSONValue] = []
     if blame {
       let found = try store.blame(table: table, pk: pk)
@@ -42,5 +33,20 @@ extension RESTHandler {
     }
     if items.isEmpty { throw RESTError(404, "no document '\(pk)' in table '\(table)'") }
     return .json(200, .array(items))
+  }
+
+  /// The table and pk `rawPath` names below `prefix`, as in
+  /// `/.info/blame/todos/k1.json`: 400 when it names anything but one
+  /// document, 404 for a table `folio.yaml` does not define.
+  func infoDocument(_ rawPath: String, under prefix: String) throws -> (table: String, pk: String) {
+    let path = try RESTPath(parsing: String(rawPath.dropFirst(prefix.count)))
+    guard path.segments.count == 2, let table = path.table, let pk = path.pk else {
+      throw RESTError(400, "name one document, as in \(prefix)/todos/k1.json")
+    }
+    try PrimaryKey.validate(pk)
+    guard store.config.table(named: table) != nil else {
+      throw RESTError(404, "no table '\(table)' in folio.yaml")
+    }
+    return (table, pk)
   }
 }

@@ -235,11 +235,10 @@ final class RESTHandler: Sendable {
       for document in documents { out[document.pk] = FirebaseArrays.shaped(document) }
       return out.isEmpty && query == nil ? .null : .object(out)
     }
-    guard let document = try collection.findByID(pk).exec() else {
-      if let query { _ = try query.query(on: collection) }
-      return .null
+    var value = JSONValue.null
+    if let document = try collection.findByID(pk).exec() {
+      value = path.field.map { document.value.childValue(at: $0) ?? .null } ?? document.json
     }
-    let value = path.field.map { document.value.childValue(at: $0) ?? .null } ?? document.json
     // A query below a table, as Firebase allows anywhere.
     if let query { return try query.select(from: value, checkingWith: collection) }
     return FirebaseArrays.shaped(value)

@@ -161,6 +161,8 @@ enum WebPage {
     }
     const enc = encodeURIComponent;
     function docPath(table, key) { return "/" + enc(table) + "/" + enc(key) + ".json"; }
+    // Folio's own paths for a document: history, blame and conflicts.
+    function infoPath(kind, doc) { return "/.info/" + kind + docPath(doc.table, doc.key); }
 
     async function call(method, path, options) {
       options = options || {};
@@ -600,7 +602,7 @@ enum WebPage {
     }
     async function loadHistory() {
       const doc = state.doc;
-      const reply = await call("GET", "/.info/history/" + enc(doc.table) + "/" + enc(doc.key) + ".json");
+      const reply = await call("GET", infoPath("history", doc));
       if (state.doc !== doc) return;
       const list = $("versions");
       list.replaceChildren();
@@ -622,7 +624,7 @@ enum WebPage {
     }
     async function loadBlame() {
       const doc = state.doc;
-      const reply = await call("GET", "/.info/blame/" + enc(doc.table) + "/" + enc(doc.key) + ".json");
+      const reply = await call("GET", infoPath("blame", doc));
       if (state.doc !== doc) return;
       const body = $("blame");
       body.replaceChildren();
@@ -640,7 +642,7 @@ enum WebPage {
     }
     async function loadConflicts() {
       const doc = state.doc;
-      const reply = await call("GET", "/.info/conflicts/" + enc(doc.table) + "/" + enc(doc.key) + ".json");
+      const reply = await call("GET", infoPath("conflicts", doc));
       if (state.doc !== doc) return;
       if (reply.status !== 200) throw failure(reply);
       const list = $("conflicts");
@@ -652,23 +654,22 @@ enum WebPage {
         item.dataset.path = conflict.path;
         const text = document.createElement("div");
         text.textContent = conflict.path + ": kept " + JSON.stringify(conflict.winner.value) + " (" + conflict.winner.replica + "), lost " + JSON.stringify(conflict.loser.value) + " (" + conflict.loser.replica + ")";
-        const keep = document.createElement("button");
-        keep.type = "button";
-        keep.textContent = "Keep";
-        keep.setAttribute("aria-label", "Keep " + JSON.stringify(conflict.winner.value) + " at " + conflict.path);
-        keep.addEventListener("click", guarded(() => resolve(conflict.path, "keep")));
-        const take = document.createElement("button");
-        take.type = "button";
-        take.textContent = "Take other";
-        take.setAttribute("aria-label", "Take " + JSON.stringify(conflict.loser.value) + " at " + conflict.path);
-        take.addEventListener("click", guarded(() => resolve(conflict.path, "takeOther")));
-        item.append(text, keep, take);
+        const choice = (label, verb, value, resolution) => {
+          const button = document.createElement("button");
+          button.type = "button";
+          button.textContent = label;
+          button.setAttribute("aria-label", verb + " " + JSON.stringify(value) + " at " + conflict.path);
+          button.addEventListener("click", guarded(() => resolve(conflict.path, resolution)));
+          return button;
+        };
+        item.append(text, choice("Keep", "Keep", conflict.winner.value, "keep"),
+          choice("Take other", "Take", conflict.loser.value, "takeOther"));
         list.append(item);
       }
     }
     async function resolve(path, resolution) {
       const doc = state.doc;
-      const reply = await call("POST", "/.info/conflicts/" + enc(doc.table) + "/" + enc(doc.key) + ".json", {
+      const reply = await call("POST", infoPath("conflicts", doc), {
         body: JSON.stringify({ path, resolution }),
       });
       if (reply.status !== 200) throw failure(reply);

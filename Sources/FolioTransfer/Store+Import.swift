@@ -246,7 +246,7 @@ extension Store {
     onBadRow: (FolioError) -> Void, onProgress: (ImportProgress) -> Void
   ) throws -> StagedImport {
     var summary = ImportSummary()
-    let keyColumn = table.key == nil ? table.rowKey(options.pkColumn) : options.pkColumn ?? table.rowKey()
+    let keyColumn = options.pkColumn ?? table.rowKey()
     let tableDirectory = directory(of: table)
     let manifest = ImportManifest(
       tableWasEmpty: try FileSystem.isEmptyDirectory(tableDirectory),

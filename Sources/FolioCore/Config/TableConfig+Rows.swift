@@ -10,9 +10,6 @@ extension TableConfig {
   /// clear of the `id` such documents often hold for their own use.
   public static let nameKeyColumn = "_key"
 
-  /// Whether the pk lives only in the file name (`key: null`).
-  public var keepsKeyInName: Bool { key == nil }
-
   /// The column that carries the pk in rows: the key column, or
   /// `column` (default ``nameKeyColumn``) when the table keeps its pk in the
   /// file name only.

@@ -207,19 +207,19 @@ public final class WriteTransaction {
     let pk: String
     if let given {
       pk = given
-    } else if table.key == nil {
-      pk = PrimaryKey.generate()
-    } else {
-      switch object[table.key!] {
+    } else if let keyColumn = table.key {
+      switch object[keyColumn] {
       case .string(let text)?: pk = text
       case .number(let text)?: pk = text
       case nil, .null?: pk = PrimaryKey.generate()
       case let other?:
         throw FolioError(
           .localConstraint,
-          "key column '\(table.key!)' must be a string or a number, not \(other.kindName)",
+          "key column '\(keyColumn)' must be a string or a number, not \(other.kindName)",
           table: table.name)
       }
+    } else {
+      pk = PrimaryKey.generate()
     }
     try PrimaryKey.validate(pk)
     return pk

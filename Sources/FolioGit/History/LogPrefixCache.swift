@@ -29,9 +29,9 @@ struct LogPrefixCache {
   }
 
   /// Whether `bytes`, the working copy of the log at `logPath`, starts
-  /// with the blob `blob`.
+  /// with the blob `blob`, of `size` bytes.
   mutating func isPrefix(
-    _ blob: GitOID, of bytes: [UInt8], logPath: String, repository: GitRepository
+    _ blob: GitOID, size: Int, of bytes: [UInt8], logPath: String, repository: GitRepository
   ) throws -> Bool {
     if let known = entries[logPath], known.blob == blob.description, known.size <= bytes.count,
       Self.crc(bytes, count: known.size) == known.crc
@@ -39,7 +39,6 @@ struct LogPrefixCache {
       return true
     }
     guard try repository.isPrefix(blob, of: bytes) else { return false }
-    let size = try repository.objectSize(blob)
     entries[logPath] = (blob.description, size, Self.crc(bytes, count: size))
     changed = true
     return true

@@ -56,8 +56,9 @@ struct OpIntroductions {
       }
       versions[path] = found
       if let walk, let last = walk.steps.indices.last, let head = try walk.blob(last, index),
-        found.last?.blob == head,
-        try prefixes.isPrefix(head, of: self.logs[path]!, logPath: path, repository: repository)
+        let newest = found.last, newest.blob == head,
+        try prefixes.isPrefix(
+          head, size: newest.size, of: self.logs[path]!, logPath: path, repository: repository)
       {
         appendedFrom[path] = lastShrink
       }
