@@ -369,17 +369,20 @@ enum WebPage {
       });
       stream.onerror = () => {
         if (stream.readyState === EventSource.CLOSED) {
-          checkQuery().catch((e) => say(e.message, true));
+          checkQuery(stream).catch((e) => say(e.message, true));
         }
       };
       refreshCount();
     }
 
     // A stream the server refused: say why (a bad filter, at its column).
-    async function checkQuery() {
+    async function checkQuery(stream) {
       const params = queryParams();
       params.limitToFirst = 1;
       const reply = await call("GET", "/" + enc(view.table) + ".json", { params });
+      // Back or forward may have opened another window meanwhile: this
+      // answer is about the one that failed, and no longer on show.
+      if (stream !== state.stream) return;
       if (reply.status === 400 && view.where && reply.value && reply.value.column) {
         showWhereError(reply.value.error, reply.value.column);
       } else if (reply.status !== 200) {
