@@ -105,6 +105,9 @@ run git log --oneline --graph -n 6
 run git status --short
 
 step "10. folio serve: the store over Firebase's REST protocol, with a live stream"
+# A table for Firebase programs: the pk stays in the file name, so a client
+# reads back exactly what it wrote.
+run "$folio" tables add users --key-in-name
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$folio" serve --port "$port" --quiet > serve.out 2>&1 &
 server=$!
@@ -117,6 +120,12 @@ run curl -s -X PATCH -d '{"buy-milk/views": {".sv": {"increment": 1}}}' "http://
 echo
 # Closed by default: a page from another origin cannot write (403, nothing read or written).
 run curl -s -X POST -H 'Origin: http://evil.example' -H 'Content-Type: text/plain' -d '{"title": "pwned"}' "http://127.0.0.1:$port/todos.json"
+echo
+run curl -s -X PUT -d '{"id": 7, "name": "Ann"}' "http://127.0.0.1:$port/users/ann.json"
+echo
+run cat data/users/ann.json
+# Folio's own: how many documents a where filter matches (the page at / uses it).
+run curl -s "http://127.0.0.1:$port/.info/count/todos.json?where=views%20%3E%200"
 echo
 sleep 0.5
 kill "$stream" 2>/dev/null || true
