@@ -14,19 +14,19 @@ let package = Package(
     // starts without loading them and the dozen libraries they bring.
     // Their headers come from libgit2-dev and libmicrohttpd-dev.
     .target(name: "Clibgit2"),
+    // libyaml, libsqlite3 and zlib are linked from their static archives
+    // (see each module map), without pkg-config, whose flags would link the
+    // shared libraries too.
     .systemLibrary(
       name: "CYAML",
-      pkgConfig: "yaml-0.1",
       providers: [.apt(["libyaml-dev"])]
     ),
     .systemLibrary(
       name: "CSQLite",
-      pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"])]
     ),
     .systemLibrary(
       name: "CZlib",
-      pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"])]
     ),
     .target(name: "CMicroHTTPD"),

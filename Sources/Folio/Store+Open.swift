@@ -17,6 +17,17 @@ extension Store {
     try self.init(at: url, wiring: .layers)
   }
 
+  /// Opens the store that holds the folder at `path` (relative to the
+  /// working directory unless absolute), as ``init(at:)`` does.
+  ///
+  /// ```swift
+  /// let store = try Store(atPath: "todo-data")
+  /// ```
+  /// - Throws: as ``init(at:)``.
+  public convenience init(atPath path: String) throws {
+    try self.init(path: path, wiring: .layers)
+  }
+
   /// Makes `url` a store, or opens the store already there; safe to run twice.
   ///
   /// Creates the git repository if there is none, a minimal `folio.yaml`

@@ -49,7 +49,8 @@ func runStartupBenchmark(_ arguments: [String]) throws {
       where: FileManager.default.isExecutableFile)
   else { fatalError("no sqlite3; install it: apt-get install sqlite3") }
 
-  // The hello world, built as scripts/build-release.sh builds folio.
+  // The hello world, built the default way with the Swift runtime linked
+  // in, as folio has it (scripts/build-release.sh goes further).
   let swiftc =
     ["/opt/swift/usr/bin/swiftc", "/usr/bin/swiftc"].first(where: FileManager.default.isExecutableFile)
     ?? "swiftc"

@@ -49,12 +49,12 @@ extension FileSystem {
     var walked = ""
     for component in relative.split(separator: "/", omittingEmptySubsequences: true) {
       if component == "." { continue }
-      walked += walked.isEmpty ? String(component) : "/" + component
+      let name = String(component)
+      walked += walked.isEmpty ? name : "/" + name
       if component == ".." {
         close(fd)
         throw FolioError(.unsafePath, "\(walked) leaves its folder", path: walked)
       }
-      let name = String(component)
       let here = root + "/" + walked
       let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
       let next: Int32

@@ -325,6 +325,28 @@ package enum FileSystem {
     return String(cString: resolved)
   }
 
+  /// `path` made absolute (against the working directory) with its `.` and
+  /// `..` segments and repeated slashes removed by their text alone, as
+  /// Foundation's `standardizedFileURL` does for a path, without its cost
+  /// to a fresh process. Symlinks are not resolved: `realPath` does that.
+  package static func lexicalPath(_ path: String) -> String {
+    let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+    var segments: [Substring] = []
+    for segment in absolute.split(separator: "/", omittingEmptySubsequences: true) {
+      switch segment {
+      case ".": continue
+      case "..": _ = segments.popLast()
+      default: segments.append(segment)
+      }
+    }
+    var result = ""
+    for segment in segments {
+      result += "/"
+      result += String(segment)
+    }
+    return result.isEmpty ? "/" : result
+  }
+
   /// Splits `a/b/c` into `("a/b", "c")`.
   package static func split(_ path: String) -> (directory: String, name: String) {
     guard let slash = path.lastIndex(of: "/") else { return (".", path) }
@@ -333,7 +355,7 @@ package enum FileSystem {
   }
 
   /// The current working directory.
-  static func currentDirectory() -> String {
+  package static func currentDirectory() -> String {
     guard let cwd = getcwd(nil, 0) else { return "." }
     defer { free(cwd) }
     return String(cString: cwd)

@@ -34,12 +34,15 @@ extension Command {
 /// What every command gets: the directory given by `-C` (or the current one).
 struct CommandContext {
   var directory: URL
+  /// The directory's path, which opens the store without going through
+  /// `URL` (whose path decoding costs a fresh process more than a `get`).
+  var path: String
 
   /// Opens the store that holds the directory. A transaction an
   /// interrupted process left that cannot be completed yet is said on
   /// stderr: reads go on, and writes fail with the cause.
   func openStore() throws -> Store {
-    let store = try Store(at: directory)
+    let store = try Store(atPath: path)
     if let pending = store.pendingRecoveryError {
       Output.error("warning: \(pending.code): " + (pending.path.map { "\($0): " } ?? "") + pending.message)
     }

@@ -1,4 +1,5 @@
 import Folio
+import FolioSystem
 import Foundation
 import Glibc
 
@@ -7,7 +8,9 @@ import Glibc
 func main() -> Int32 {
   Output.ignoreBrokenPipeSignal()
   var arguments = Array(CommandLine.arguments.dropFirst())
-  var directory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+  // getcwd and chdir, not FileManager: making one costs a fresh process
+  // more than the rest of a `folio get`.
+  var path = FileSystem.currentDirectory()
   let topUsage = "folio [-C DIR] COMMAND [ARGS...]"
 
   while let first = arguments.first, first.hasPrefix("-") {
@@ -20,12 +23,11 @@ func main() -> Int32 {
       // the arguments is then relative to DIR.
       // A directory that is not there is a mistake in the command line,
       // as in `git -C` (which exits 128 for it): usage, 64.
-      guard FileManager.default.changeCurrentDirectoryPath(arguments[1]) else {
+      guard chdir(arguments[1]) == 0 else {
         return usageError(
           "-C \(arguments[1]): no such directory (or it cannot be entered)", usage: topUsage, command: nil)
       }
-      directory = URL(
-        fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+      path = FileSystem.currentDirectory()
       arguments.removeFirst(2)
     case "-h", "--help":
       Output.print(topHelp(usage: topUsage))
@@ -62,7 +64,8 @@ func main() -> Int32 {
     // One query and out: an inotify watch would cost more at exit than
     // it could save (see OrderIndexCache.setWatchesFolders).
     if !parsed.runsUntilStopped { OrderIndexCache.setWatchesFolders(false) }
-    return try parsed.run(in: CommandContext(directory: directory))
+    return try parsed.run(
+      in: CommandContext(directory: URL(fileURLWithPath: path, isDirectory: true), path: path))
   } catch let error as UsageError {
     return usageError(error.message, usage: command.usage, command: command.name)
   } catch let error as FolioError {

@@ -41,6 +41,30 @@ struct StoreTests {
     #expect(nested.root.path == store.root.path)
   }
 
+  /// A path, absolute or relative, with `.`, `..` and doubled slashes,
+  /// and a URL relative to another folder, all open the same store.
+  @Test func opensByPathAsByURL() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try FileManager.default.createDirectory(
+      atPath: scratch.path + "/data/todos/deep", withIntermediateDirectories: true)
+    #expect(try Store(atPath: scratch.path + "//data/./todos/deep/../deep").root.path == store.root.path)
+    let relative = URL(
+      fileURLWithPath: "todos/deep", relativeTo: URL(fileURLWithPath: scratch.path + "/data/"))
+    #expect(try Store(at: relative).root.path == store.root.path)
+    // A relative path is taken from the working directory.
+    let here = FileManager.default.currentDirectoryPath
+    #expect(FileSystem.lexicalPath("x/../y/.") == (here == "/" ? "" : here) + "/y")
+  }
+
+  @Test(arguments: [
+    ("/a/b/c", "/a/b/c"), ("/a//b/./c/", "/a/b/c"), ("/a/b/../c", "/a/c"), ("/../..", "/"), ("/", "/"),
+    ("/a/./../b/..", "/"),
+  ])
+  func lexicalPathsDropDotsAndDoubledSlashes(_ path: String, _ expected: String) {
+    #expect(FileSystem.lexicalPath(path) == expected)
+  }
+
   @Test func openingOutsideAStoreSaysHowToFix() throws {
     let scratch = Scratch()
     defer { scratch.remove() }

@@ -46,8 +46,20 @@ extension Config {
   ///   check (then placed in the schema file), or that contradicts a
   ///   column's kind.
   public init(contentsOf url: URL, displayName: String = "folio.yaml") throws {
-    let bytes = try Self.readFile(url, displayName: displayName)
-    try self.init(bytes: bytes, file: displayName, root: url.deletingLastPathComponent().path)
+    guard url.isFileURL else {
+      throw FolioError(
+        .io, "cannot read the config file: \(url) is not a file URL", path: displayName)
+    }
+    // A relative URL keeps the folder it was made in as its base.
+    try self.init(path: url.baseURL == nil ? url.path : url.absoluteURL.path, displayName: displayName)
+  }
+
+  /// Reads and parses the config file at `path`, as ``init(contentsOf:displayName:)``
+  /// does; the store opens its config this way, without a `URL`.
+  package init(path: String, displayName: String = "folio.yaml") throws {
+    let bytes = try Self.readFile(path, displayName: displayName)
+    let root = FileSystem.split(FileSystem.lexicalPath(path)).directory
+    try self.init(bytes: bytes, file: displayName, root: root)
   }
 
   /// Parses raw bytes. Reading from bytes rather than a `String` lets
@@ -70,13 +82,9 @@ extension Config {
 
   /// Reads at most one byte more than ``maxFileSize``: enough to tell that a
   /// file is too large without reading all of it.
-  private static func readFile(_ url: URL, displayName: String) throws -> [UInt8] {
-    guard url.isFileURL else {
-      throw FolioError(
-        .io, "cannot read the config file: \(url) is not a file URL", path: displayName)
-    }
+  private static func readFile(_ path: String, displayName: String) throws -> [UInt8] {
     do {
-      return try FileSystem.readPrefix(url.path, limit: maxFileSize + 1)
+      return try FileSystem.readPrefix(path, limit: maxFileSize + 1)
     } catch let error as FolioError {
       throw FolioError(
         .io, "cannot read the config file: \(error.message)", path: displayName, function: error.function)

@@ -189,7 +189,14 @@ public final class Store: Sendable {
   /// Opens the store that holds `url` with the layers in `wiring`; the
   /// public `init(at:)` (module `Folio`) passes them all.
   package convenience init(at url: URL, wiring: StoreWiring) throws {
-    let start = url.standardizedFileURL.path
+    // A relative URL keeps the folder it was made in as its base.
+    try self.init(path: url.baseURL == nil ? url.path : url.absoluteURL.path, wiring: wiring)
+  }
+
+  /// Opens the store that holds `path` (relative to the working directory
+  /// unless absolute) with the layers in `wiring`.
+  package convenience init(path: String, wiring: StoreWiring) throws {
+    let start = FileSystem.lexicalPath(path)
     guard let root = Store.findRoot(from: start) else {
       throw FolioError(
         .storeNotFound,
@@ -200,7 +207,7 @@ public final class Store: Sendable {
 
   /// Opens the store whose root is `rootPath`.
   package init(rootPath: String, wiring: StoreWiring, lockTimeout: Double = StoreLock.defaultTimeout) throws {
-    let config = try Config(contentsOf: URL(fileURLWithPath: rootPath + "/" + Config.fileName))
+    let config = try Config(path: rootPath + "/" + Config.fileName)
     guard let gitDirectory = try wiring.gitDirectory(rootPath) else {
       throw FolioError(
         .git, "\(rootPath) has a \(Config.fileName) but is not a git working tree",
@@ -237,12 +244,23 @@ public final class Store: Sendable {
     }
   }
 
+  /// The id in a `replica` file's bytes, without the spaces and newline
+  /// around it. (Foundation's trimming would cost every process a tenth of
+  /// a millisecond at start: it goes through NSString.)
+  private static func replicaID(from bytes: [UInt8]) -> String {
+    let isSpace = { (byte: UInt8) in byte == 0x20 || (0x09...0x0D).contains(byte) }
+    guard let first = bytes.firstIndex(where: { !isSpace($0) }),
+      let last = bytes.lastIndex(where: { !isSpace($0) })
+    else { return "" }
+    return String(decoding: bytes[first...last], as: UTF8.self)
+  }
+
   /// Reads the replica id, making one the first time. `O_EXCL` makes two
   /// processes that race here agree on one id.
   private static func loadReplicaID(in directory: String) throws -> String {
     let path = directory + "/replica"
     if let bytes = try FileSystem.read(path) {
-      let id = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      let id = replicaID(from: bytes)
       if !id.isEmpty { return id }
     }
     // Write the id whole under a private name, then link it into place:
@@ -260,7 +278,7 @@ public final class Store: Sendable {
     let code = errno
     guard code == EEXIST else { throw FileSystem.error(code, "link", path: path) }
     if let bytes = try FileSystem.read(path) {
-      let existing = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      let existing = replicaID(from: bytes)
       if !existing.isEmpty { return existing }
     }
     // An empty file from an older version of this code: replace it.

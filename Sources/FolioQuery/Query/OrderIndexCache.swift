@@ -251,7 +251,7 @@ package enum OrderIndexCache {
 /// outside the cache's lock.
 struct IndexSnapshot: Sendable {
   let base: IndexBase?
-  let overridden: [Bool]
+  let overridden: OverriddenDocuments
   let overlay: [(pk: String, entry: IndexEntry)]
   /// What is worked out once per state of the index and shared by every
   /// snapshot of it (the overlay's sorted runs, the packed cache checked

@@ -65,7 +65,7 @@ struct BaseRun: OrderedRun {
   let key: Int?
   /// The value every document has in pk order.
   let constant: OrderValue
-  let overridden: [Bool]
+  let overridden: OverriddenDocuments
 
   var count: Int { base.count }
   private func doc(_ i: Int) -> Int { key.map { base.byKey($0, i) } ?? base.byPK(i) }

@@ -10,7 +10,7 @@ import FolioJSON
 /// ``SnapshotMemo`` can keep it without keeping itself alive.
 struct PKTable: Sendable {
   private let base: IndexBase?
-  private let overridden: [Bool]
+  private let overridden: OverriddenDocuments
   let baseCount: Int
   private let overlayPKs: [[UInt8]]
   private let overlayStats: [FileStat]

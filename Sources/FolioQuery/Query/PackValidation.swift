@@ -37,7 +37,7 @@ final class PackValidation: Sendable {
   static func checking(path: String, signature: String, snapshot: IndexSnapshot) -> PackValidation {
     // A base alone: no document added, changed or removed since it was
     // written, so its generation names every live document and its stat.
-    guard snapshot.overlay.isEmpty, let base = snapshot.base, !snapshot.overridden.contains(true) else {
+    guard snapshot.overlay.isEmpty, let base = snapshot.base, snapshot.overridden.isEmpty else {
       return PackValidation(path: path, signature: signature, snapshot: snapshot)
     }
     if let pack = DocumentPack.open(path, signature: signature),

@@ -33,7 +33,7 @@ final class TableIndex {
   /// Changes over the base, by pk; a nil entry is a document that is gone.
   private(set) var overlay: [ExactKey: (pk: String, entry: IndexEntry?)] = [:]
   /// Base documents that the overlay replaces or removes.
-  private(set) var overridden: [Bool] = []
+  private(set) var overridden = OverriddenDocuments(count: 0)
   /// Moves on with every change to the overlay (or to the base under it),
   /// so that snapshots of an unchanged index share one copy of the overlay
   /// and its sorted runs (see ``IndexSnapshot``).
@@ -71,7 +71,11 @@ final class TableIndex {
     packPath = indexDirectory + "/" + name + ".docs"
     lockPath = indexDirectory + "/lock"
     keys = table.indexedPaths.map { FieldPath($0) }
-    signature = ([table.path, table.key ?? ""] + table.indexedPaths).joined(separator: "\u{0}")
+    // Appended by hand: `joined(separator:)` looks up conformances at run
+    // time, a cost every fresh process would pay.
+    var signature = table.path + "\u{0}" + (table.key ?? "")
+    for path in table.indexedPaths { signature += "\u{0}" + path }
+    self.signature = signature
   }
 
   /// The number of the indexed path `path`, if it is one.
@@ -145,7 +149,7 @@ final class TableIndex {
   private func resetOverlay() {
     overlayGeneration += 1
     overlay = [:]
-    overridden = [Bool](repeating: false, count: base?.count ?? 0)
+    overridden = OverriddenDocuments(count: base?.count ?? 0)
     loadedLogSize = 0
     loadedRecordEnds = []
     exactReplay = true
@@ -156,7 +160,7 @@ final class TableIndex {
     case .document(let pk, let entry):
       overlayGeneration += 1
       overlay[ExactKey(pk)] = (pk, entry)
-      if let doc = base?.find(pk) { overridden[doc] = true }
+      if let doc = base?.find(pk) { overridden.insert(doc) }
     case .directory(let stat, let checkedAt):
       directory = stat
       directoryCheckedAt = checkedAt
