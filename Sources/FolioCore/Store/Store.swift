@@ -33,6 +33,7 @@ import Synchronization
 /// ### Opening and creating a store
 ///
 /// - ``init(at:)``
+/// - ``init(atPath:)``
 /// - ``create(at:config:mergeDriver:)``
 /// - ``create(at:tables:mergeDriver:)``
 /// - ``clone(url:into:mergeDriver:)``
