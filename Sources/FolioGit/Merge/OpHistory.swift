@@ -1,6 +1,7 @@
 import FolioCore
 import FolioJSON
 import FolioSystem
+import Glibc
 
 /// The ops recorded in one commit's tree (all `.folio/ops/*.ndjson` files),
 /// and the ops one commit has that another does not.
@@ -73,8 +74,21 @@ package struct OpHistory {
   static func newOps(_ bytes: [UInt8], since baseBytes: [UInt8], file: String) throws
     -> [(line: Int, op: Op)]
   {
-    if bytes.starts(with: baseBytes) {
-      let baseLines = baseBytes.lazy.filter { $0 == UInt8(ascii: "\n") }.count
+    // A log is megabytes long: compared and counted through its buffer, not
+    // element by element through the generic collection methods.
+    let extendsBase =
+      bytes.count >= baseBytes.count
+      && bytes.withUnsafeBytes { whole in
+        baseBytes.withUnsafeBytes { base in
+          base.isEmpty || memcmp(whole.baseAddress!, base.baseAddress!, base.count) == 0
+        }
+      }
+    if extendsBase {
+      let baseLines = baseBytes.withUnsafeBufferPointer { base in
+        var count = 0
+        for byte in base where byte == UInt8(ascii: "\n") { count += 1 }
+        return count
+      }
       return try numbered(bytes[baseBytes.count...], file: file, firstLine: baseLines + 1)
     }
     let known = Set(try parse(baseBytes[...], file: file).map(\.hlc))
@@ -85,15 +99,25 @@ package struct OpHistory {
   func latestStamp() -> HLC? {
     var latest: HLC?
     for bytes in files.values {
-      for line in OpLogMerge.lines(bytes).suffix(1) {
-        if let value = try? JSONValue(parsing: line), let op = try? Op(json: value), op.hlc.wall > 0,
-          latest.map({ $0 < op.hlc }) ?? true
-        {
-          latest = op.hlc
-        }
+      guard let line = Self.lastLine(of: bytes) else { continue }
+      if let value = try? JSONValue(parsing: Array(line)), let op = try? Op(json: value), op.hlc.wall > 0,
+        latest.map({ $0 < op.hlc }) ?? true
+      {
+        latest = op.hlc
       }
     }
     return latest
+  }
+
+  /// The last line of a log that is not empty, found from its end: a log is
+  /// megabytes long, and only this line is wanted.
+  static func lastLine(of bytes: [UInt8]) -> ArraySlice<UInt8>? {
+    let newline = UInt8(ascii: "\n")
+    var end = bytes.endIndex
+    while end > bytes.startIndex, bytes[end - 1] == newline { end -= 1 }
+    guard end > bytes.startIndex else { return nil }
+    let start = bytes[..<end].lastIndex(of: newline).map { $0 + 1 } ?? bytes.startIndex
+    return bytes[start..<end]
   }
 
   /// Parses complete lines; a line that is not an op is reported with its
