@@ -331,20 +331,15 @@ package enum FileSystem {
   /// to a fresh process. Symlinks are not resolved: `realPath` does that.
   package static func lexicalPath(_ path: String) -> String {
     let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
-    var segments: [Substring] = []
+    var segments: [String] = []
     for segment in absolute.split(separator: "/", omittingEmptySubsequences: true) {
       switch segment {
       case ".": continue
       case "..": _ = segments.popLast()
-      default: segments.append(segment)
+      default: segments.append(String(segment))
       }
     }
-    var result = ""
-    for segment in segments {
-      result += "/"
-      result += String(segment)
-    }
-    return result.isEmpty ? "/" : result
+    return "/" + segments.concatenated(separator: "/")
   }
 
   /// Splits `a/b/c` into `("a/b", "c")`.

@@ -33,10 +33,11 @@ extension Command {
 
 /// What every command gets: the directory given by `-C` (or the current one).
 struct CommandContext {
-  var directory: URL
   /// The directory's path, which opens the store without going through
   /// `URL` (whose path decoding costs a fresh process more than a `get`).
   var path: String
+  /// The directory, for resolving the relative paths in the arguments.
+  var directory: URL { URL(fileURLWithPath: path, isDirectory: true) }
 
   /// Opens the store that holds the directory. A transaction an
   /// interrupted process left that cannot be completed yet is said on

@@ -24,7 +24,7 @@ struct DiffTextconvCommand: Command {
   }
 
   func run(in context: CommandContext) throws -> Int32 {
-    let path = file.hasPrefix("/") ? file : context.directory.path + "/" + file
+    let path = file.hasPrefix("/") ? file : context.path + "/" + file
     guard let bytes = try FileSystem.read(path) else {
       throw FolioError(.notFound, "no file '\(file)'", path: file)
     }

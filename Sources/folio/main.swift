@@ -65,7 +65,7 @@ func main() -> Int32 {
     // it could save (see OrderIndexCache.setWatchesFolders).
     if !parsed.runsUntilStopped { OrderIndexCache.setWatchesFolders(false) }
     return try parsed.run(
-      in: CommandContext(directory: URL(fileURLWithPath: path, isDirectory: true), path: path))
+      in: CommandContext(path: path))
   } catch let error as UsageError {
     return usageError(error.message, usage: command.usage, command: command.name)
   } catch let error as FolioError {

@@ -50,8 +50,8 @@ extension Config {
       throw FolioError(
         .io, "cannot read the config file: \(url) is not a file URL", path: displayName)
     }
-    // A relative URL keeps the folder it was made in as its base.
-    try self.init(path: url.baseURL == nil ? url.path : url.absoluteURL.path, displayName: displayName)
+    // A relative URL resolves against the folder it was made relative to.
+    try self.init(path: url.absoluteURL.path, displayName: displayName)
   }
 
   /// Reads and parses the config file at `path`, as ``init(contentsOf:displayName:)``

@@ -94,14 +94,10 @@ public struct TableConfig: Sendable, Hashable {
   /// `data/todos` name the same folder and compare equal. `..` segments are
   /// kept: rejecting them is validation's job, and it needs to see them.
   static func normalizedPath(_ path: String) -> String {
-    // Built by hand: `joined(separator:)` over substrings looks up their
-    // conformances at run time, a cost every fresh process would pay.
-    var normalized = ""
-    for segment in path.split(separator: "/", omittingEmptySubsequences: true) where segment != "." {
-      if !normalized.isEmpty { normalized += "/" }
-      normalized += String(segment)
-    }
-    return normalized
+    path.split(separator: "/", omittingEmptySubsequences: true)
+      .filter { $0 != "." }
+      .map(String.init)
+      .concatenated(separator: "/")
   }
 }
 

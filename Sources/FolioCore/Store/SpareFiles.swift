@@ -81,13 +81,8 @@ final class SpareFiles: Sendable {
 
   init(parent: String) {
     parentPath = parent
-    // Appended by hand: `joined()` looks up conformances at run time, a
-    // cost every fresh process would pay.
-    var token = ""
-    for byte in FileSystem.randomBytes(6) {
-      token += String(byte >> 4, radix: 16) + String(byte & 15, radix: 16)
-    }
-    folderPath = parent + "/\(getpid())-" + token
+    let token = FileSystem.randomBytes(6).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }
+    folderPath = parent + "/\(getpid())-" + token.concatenated()
   }
 
   deinit {

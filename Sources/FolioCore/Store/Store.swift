@@ -190,8 +190,8 @@ public final class Store: Sendable {
   /// Opens the store that holds `url` with the layers in `wiring`; the
   /// public `init(at:)` (module `Folio`) passes them all.
   package convenience init(at url: URL, wiring: StoreWiring) throws {
-    // A relative URL keeps the folder it was made in as its base.
-    try self.init(path: url.baseURL == nil ? url.path : url.absoluteURL.path, wiring: wiring)
+    // A relative URL resolves against the folder it was made relative to.
+    try self.init(path: url.absoluteURL.path, wiring: wiring)
   }
 
   /// Opens the store that holds `path` (relative to the working directory

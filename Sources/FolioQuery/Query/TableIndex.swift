@@ -71,11 +71,7 @@ final class TableIndex {
     packPath = indexDirectory + "/" + name + ".docs"
     lockPath = indexDirectory + "/lock"
     keys = table.indexedPaths.map { FieldPath($0) }
-    // Appended by hand: `joined(separator:)` looks up conformances at run
-    // time, a cost every fresh process would pay.
-    var signature = table.path + "\u{0}" + (table.key ?? "")
-    for path in table.indexedPaths { signature += "\u{0}" + path }
-    self.signature = signature
+    signature = ([table.path, table.key ?? ""] + table.indexedPaths).concatenated(separator: "\u{0}")
   }
 
   /// The number of the indexed path `path`, if it is one.
