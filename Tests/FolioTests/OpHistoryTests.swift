@@ -43,6 +43,34 @@ struct OpHistoryTests {
     #expect(changed.map(\.line) == [3])
     // A shorter log whose bytes differ is not taken for an extension.
     #expect(try OpHistory.newOps(log([9]), since: base, file: "ops/A.ndjson").map(\.op.hlc.wall) == [9])
+    // A log its base extends (the other side's copy, longer) adds nothing,
+    // nor does one whose last line is cut short.
+    #expect(try OpHistory.newOps(log([1, 2]), since: base, file: "ops/A.ndjson").isEmpty)
+    #expect(try OpHistory.newOps(Array(base.dropLast(5)), since: base, file: "ops/A.ndjson").isEmpty)
+  }
+
+  /// The newest stamp of any line, read from the lines' leading stamps:
+  /// lines out of order count, and a line it cannot read that way makes it
+  /// unknown, so that the merge parses the logs.
+  @Test func theNewestStampOfAnyLineIsReadFromTheLeadingStamps() {
+    let unordered = OpHistory(files: [
+      "A.ndjson": log([5, 12, 3], replica: "A"), "B.ndjson": log([12], replica: "B") + Array("\n".utf8),
+      "C.ndjson": [],
+    ])
+    #expect(unordered.newestStampOfAnyLine() == .some(HLC(wall: 12, counter: 0, replica: "B")))
+    #expect(OpHistory(files: ["C.ndjson": []]).newestStampOfAnyLine() == .some(nil))
+    #expect(OpHistory(files: [:]).newestStampOfAnyLine() == .some(nil))
+    // An op line with its keys in another order, or a stamp with an escape.
+    let reordered = Array(#"{"op":"remove","hlc":"0000000000009-0000-A","pk":"a","table":"t"}"#.utf8) + [10]
+    #expect(OpHistory(files: ["A.ndjson": log([1]) + reordered]).newestStampOfAnyLine() == nil)
+    let escaped =
+      Array(#"{"hlc":"0000000000009-0000-\u0041","op":"remove","pk":"a","table":"t"}"#.utf8) + [10]
+    #expect(OpHistory(files: ["A.ndjson": escaped]).newestStampOfAnyLine() == nil)
+    // A last line without its newline is not a line yet.
+    let cut = log([1]) + Array(#"{"hlc":"0000000000099-0000-A""#.utf8)
+    #expect(
+      OpHistory(files: ["A.ndjson": cut]).newestStampOfAnyLine()
+        == .some(HLC(wall: 1, counter: 0, replica: "A")))
   }
 
   /// The newest stamp of any log, each log's last line being its newest.

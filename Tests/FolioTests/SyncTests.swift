@@ -55,6 +55,55 @@ import Testing
     #expect(try git(["status", "--porcelain"], in: b.rootPath).output.isEmpty)
   }
 
+  /// The newest stamp in a store's own op log.
+  func newestOwnStamp(_ store: Store) throws -> HLC {
+    let bytes = try #require(try FileSystem.read(store.opLogPath))
+    let line = try #require(OpHistory.lastLine(of: bytes))
+    return try Op(json: JSONValue(parsing: Array(line))).hlc
+  }
+
+  /// An op older than one the merge base already holds (its replica was
+  /// offline while another's newer op spread) rewinds the document: the
+  /// merge still gives what every op in stamp order gives.
+  @Test func anOpOlderThanTheBaseRewindsTheDocument() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["title": "start", "views": 0])
+    try a.sync()
+    let offline = try fixture.clone("offline")
+    let later = try fixture.clone("later")
+    try offline.apply(table: "todos", pk: "t", op: .update, columns: ["title": "from offline"])
+    let older = try newestOwnStamp(offline)
+    // a's op must carry the later stamp: wait for the wall clock to pass.
+    while SystemClock.nowMilliseconds() <= older.wall { sched_yield() }
+    try a.apply(table: "todos", pk: "t", op: .update, columns: ["title": "from a"])
+    #expect(try newestOwnStamp(a) > older)
+    try a.sync()
+    // `later`'s merge base will hold a's op; the offline op is older. The
+    // offline replica's merge commit is dated after `later`'s op (commit
+    // times are whole seconds), so a replay on the base would let that
+    // commit's synthetic op undo `later`'s title.
+    try later.sync()
+    try later.apply(
+      table: "todos", pk: "t", op: .update, columns: ["title": "from later"],
+      transforms: ["views": ["op": "increment", "by": 5]])
+    let nextSecond = (try newestOwnStamp(later).wall / 1000 + 1) * 1000
+    while SystemClock.nowMilliseconds() < nextSecond { sched_yield() }
+    try offline.sync()
+    #expect(try doc(offline, "t")?["title"] == "from a")
+    try later.sync()
+    try offline.sync()
+    try a.sync()
+    for store in [a, offline, later] {
+      let merged = try #require(try doc(store, "t"))
+      #expect(merged["title"] == "from later")
+      #expect(merged["views"] == 5)
+    }
+    #expect(try tableFiles(a) == tableFiles(later))
+    #expect(try tableFiles(a) == tableFiles(offline))
+  }
+
   @Test func removeBeatsConcurrentUpdateAndConcurrentInsertsUpsert() throws {
     let fixture = try SyncFixture()
     defer { fixture.remove() }

@@ -7,17 +7,25 @@ extension Store {
   /// - Parameters:
   ///   - theirs: the fetched commit.
   ///   - ours: the local commit, or nil when every op is new (a clone).
-  func checkClock(of theirs: GitOID, against ours: GitOID?, repository: GitRepository) throws {
-    try Store.checkClock(of: theirs, against: ours, repository: repository, bound: config.sync.maxClockSkew)
+  ///   - cache: where the logs read are kept for the merge that follows.
+  func checkClock(
+    of theirs: GitOID, against ours: GitOID?, repository: GitRepository, cache: OpLogCache? = nil
+  ) throws {
+    try Store.checkClock(
+      of: theirs, against: ours, repository: repository, bound: config.sync.maxClockSkew, cache: cache)
   }
 
-  /// ``checkClock(of:against:repository:)`` with an explicit bound, for a
-  /// clone, which has no trusted config yet.
-  static func checkClock(of theirs: GitOID, against ours: GitOID?, repository: GitRepository, bound: Duration)
-    throws
-  {
-    let incoming = try OpHistory(tree: try repository.commit(theirs).tree(), repository: repository)
-    let base = try ours.map { try OpHistory(tree: try repository.commit($0).tree(), repository: repository) }
+  /// ``checkClock(of:against:repository:cache:)`` with an explicit bound,
+  /// for a clone, which has no trusted config yet.
+  static func checkClock(
+    of theirs: GitOID, against ours: GitOID?, repository: GitRepository, bound: Duration,
+    cache: OpLogCache? = nil
+  ) throws {
+    let incoming = try OpHistory(
+      tree: try repository.commit(theirs).tree(), repository: repository, cache: cache)
+    let base = try ours.map {
+      try OpHistory(tree: try repository.commit($0).tree(), repository: repository, cache: cache)
+    }
     try incoming.checkClock(since: base, now: SystemClock.nowMilliseconds(), bound: bound)
   }
 }

@@ -142,8 +142,11 @@ extension Store {
       (commit, stagedIndex) = try writeCommit(
         scan, repository: repository, head: head, headTree: headTree, message: message)
     }
-    // The index and the ref change only once the objects are on disk.
-    try stagedIndex.write()
+    // The index and the ref change only once the objects are on disk. An
+    // index nothing was staged in is not rewritten (megabytes for a large
+    // table, at every sync).
+    let staged = objects + scan.refresh.count + scan.evicted.count
+    if staged > 0 || commit != nil { try stagedIndex.write() }
     if let commit {
       try repository.setReference(try repository.headBranch(), to: commit, message: "folio commit")
       summary.commit = commit.description

@@ -180,12 +180,15 @@ extension Store {
       _ = try restoreSubscribedDocuments(repository: repository)
       return (.upToDate, 0, ours)
     }
-    try checkClock(of: theirs, against: ours, repository: repository)
+    // The clock check and the merge read the same op logs.
+    let opLogs = OpLogCache()
+    try checkClock(of: theirs, against: ours, repository: repository, cache: opLogs)
     if let ours {
       if try !repository.isDescendant(theirs, of: ours) {
         // Resolved documents and the merge commit go into one pack.
         let merge = try GitRepository.withPackedWrites(workTree: rootPath) { packed in
-          let result = try TreeMerge(repository: packed, config: config).merge(ours: ours, theirs: theirs)
+          let result = try TreeMerge(repository: packed, config: config, opLogs: opLogs).merge(
+            ours: ours, theirs: theirs)
           let commit = try packed.createCommit(
             tree: result.tree, parents: [ours, theirs],
             message: "folio: merge \(theirs.description.prefix(12))")

@@ -38,12 +38,31 @@ final class MergeContext {
     self.baseCommit = baseCommit
     self.ours = ours
     self.theirs = theirs
-    baseHistory = try OpHistory(tree: base, repository: merge.repository)
-    ourHistory = try OpHistory(tree: ours.tree, repository: merge.repository)
-    theirHistory = try OpHistory(tree: theirs.tree, repository: merge.repository)
+    baseHistory = try OpHistory(tree: base, repository: merge.repository, cache: merge.opLogs)
+    ourHistory = try OpHistory(tree: ours.tree, repository: merge.repository, cache: merge.opLogs)
+    theirHistory = try OpHistory(tree: theirs.tree, repository: merge.repository, cache: merge.opLogs)
     ourOps = try ourHistory.ops(since: baseHistory)
     theirOps = try theirHistory.ops(since: baseHistory)
   }
+
+  /// Whether every new op on either side comes after every op of the base:
+  /// then no document needs rewinding, and the base's ops need not be
+  /// parsed. Replicas that fetch before they write keep it so, as each
+  /// one's clock moves past every stamp it merges.
+  private lazy var newOpsFollowTheBase: Bool = {
+    var earliest: HLC?
+    for ops in [ourOps, theirOps] {
+      for list in ops.values {
+        for op in list where earliest.map({ op.hlc < $0 }) ?? true { earliest = op.hlc }
+      }
+    }
+    guard let earliest else { return true }
+    switch baseHistory.newestStampOfAnyLine() {
+    case .none: return false  // a line only a full parse can read
+    case .some(.none): return true
+    case .some(.some(let newest)): return !(earliest < newest)
+    }
+  }()
 
   /// The merged document at `path` (nil when it ends removed), from the
   /// base, ours and theirs blob ids.
@@ -54,8 +73,8 @@ final class MergeContext {
     let ourDocument = try merge.document(ids.1, path: path)
     let theirDocument = try merge.document(ids.2, path: path)
     let newOps = (ourOps[key] ?? []) + (theirOps[key] ?? [])
-    if baseAll == nil { baseAll = try baseHistory.ops(since: nil) }
-    let baseOps = baseAll![key] ?? []
+    if !newOpsFollowTheBase && baseAll == nil { baseAll = try baseHistory.ops(since: nil) }
+    let baseOps = baseAll?[key] ?? []
     if let earliest = newOps.map(\.hlc).min(), let latestInBase = baseOps.map(\.hlc).max(),
       earliest < latestInBase, let rewound = try rewind(key, path: path)
     {

@@ -22,7 +22,7 @@ extension OpHistory {
     let limit = now + Int64(bound.components.seconds) * 1000
     for name in files.keys.sorted() {
       let file = Store.opsFolder + "/" + name
-      for (line, op) in try Self.newOps(files[name]!, since: base?.files[name] ?? [], file: file)
+      for (line, op) in try newOps(in: name, since: base)
       where op.hlc.wall > limit {
         let ahead = Double(op.hlc.wall - now) / 3_600_000
         throw FolioError(

@@ -36,17 +36,27 @@ package struct OpHistory {
 
   /// The raw op log files, by file name.
   var files: [String: [UInt8]]
+  /// The blob id of each file, for a history read from a tree.
+  private var ids: [String: GitOID] = [:]
+  /// Where blobs and parsed tails are shared with other histories.
+  private var cache: OpLogCache?
 
-  /// Reads the op logs of `tree`.
-  init(tree: GitTree?, repository: GitRepository) throws {
+  /// Reads the op logs of `tree`, through `cache` when given: histories
+  /// that share one read each blob once, and parse the ops one blob adds
+  /// over another once.
+  init(tree: GitTree?, repository: GitRepository, cache: OpLogCache? = nil) throws {
     var files: [String: [UInt8]] = [:]
+    var ids: [String: GitOID] = [:]
     if let tree {
       for (name, id) in try tree.blobs(in: Store.opsFolder, repository: repository)
       where name.hasSuffix(".ndjson") {
-        files[name] = try repository.blob(id)
+        files[name] = try cache?.blob(id, repository: repository) ?? repository.blob(id)
+        ids[name] = id
       }
     }
     self.files = files
+    self.ids = ids
+    self.cache = cache
   }
 
   package init(files: [String: [UInt8]]) {
@@ -58,32 +68,43 @@ package struct OpHistory {
   package func ops(since base: OpHistory?) throws -> [DocumentKey: [Op]] {
     var result: [DocumentKey: [Op]] = [:]
     for name in files.keys.sorted() {
-      let bytes = files[name]!
-      let baseBytes = base?.files[name] ?? []
-      let displayName = Store.opsFolder + "/" + name
-      for (_, op) in try Self.newOps(bytes, since: baseBytes, file: displayName) {
+      for (_, op) in try newOps(in: name, since: base) {
         result[DocumentKey(table: op.table, pk: op.pk), default: []].append(op)
       }
     }
     return result
   }
 
+  /// The ops of the log `name` that `base`'s copy does not have, with
+  /// their line numbers; parsed once per pair of blobs when both histories
+  /// were read from trees through one cache.
+  func newOps(in name: String, since base: OpHistory?) throws -> [(line: Int, op: Op)] {
+    let bytes = files[name]!
+    let baseBytes = base?.files[name] ?? []
+    let file = Store.opsFolder + "/" + name
+    // Ids name the base's copy only when the base was read from a tree.
+    guard let cache, let id = ids[name], base?.files[name] == nil || base?.ids[name] != nil else {
+      return try Self.newOps(bytes, since: baseBytes, file: file)
+    }
+    let baseID = base?.ids[name]
+    if baseID == id { return [] }
+    return try cache.newOps(of: id, since: baseID) { try Self.newOps(bytes, since: baseBytes, file: file) }
+  }
+
   /// The ops of one log file that its base copy does not have, with their
   /// line numbers. A file usually extends its base, so only the new tail is
-  /// parsed.
+  /// parsed; a file the base's copy extends adds nothing.
   static func newOps(_ bytes: [UInt8], since baseBytes: [UInt8], file: String) throws
     -> [(line: Int, op: Op)]
   {
     // A log is megabytes long: compared and counted through its buffer, not
     // element by element through the generic collection methods.
-    let extendsBase =
-      bytes.count >= baseBytes.count
-      && bytes.withUnsafeBytes { whole in
-        baseBytes.withUnsafeBytes { base in
-          base.isEmpty || memcmp(whole.baseAddress!, base.baseAddress!, base.count) == 0
-        }
-      }
-    if extendsBase {
+    if bytes.count <= baseBytes.count && startsWith(baseBytes, bytes) {
+      // Every whole line here is a line of the base (a last line without
+      // its newline is never parsed).
+      return []
+    }
+    if bytes.count >= baseBytes.count && startsWith(bytes, baseBytes) {
       let baseLines = baseBytes.withUnsafeBufferPointer { base in
         var count = 0
         for byte in base where byte == UInt8(ascii: "\n") { count += 1 }
@@ -93,6 +114,76 @@ package struct OpHistory {
     }
     let known = Set(try parse(baseBytes[...], file: file).map(\.hlc))
     return try numbered(bytes[...], file: file, firstLine: 1).filter { !known.contains($0.op.hlc) }
+  }
+
+  /// Whether `whole` begins with all of `prefix`, compared through the
+  /// buffers.
+  static func startsWith(_ whole: [UInt8], _ prefix: [UInt8]) -> Bool {
+    whole.count >= prefix.count
+      && whole.withUnsafeBytes { whole in
+        prefix.withUnsafeBytes { prefix in
+          prefix.isEmpty || memcmp(whole.baseAddress!, prefix.baseAddress!, prefix.count) == 0
+        }
+      }
+  }
+
+  /// The newest stamp of any whole line of any log, read from each line's
+  /// leading `{"hlc":"…"` without parsing the rest: the text form of a
+  /// stamp sorts as the stamps do. Nil when some line does not begin so
+  /// (an older build or a hand wrote it); `.some(nil)` when no log has a
+  /// line.
+  func newestStampOfAnyLine() -> HLC?? {
+    let prefix = Array(#"{"hlc":""#.utf8)
+    var newest: [UInt8]?
+    for bytes in files.values {
+      let readable = bytes.withUnsafeBufferPointer { buffer -> Bool in
+        var start = 0
+        while let newline = Self.index(of: UInt8(ascii: "\n"), in: buffer, from: start) {
+          defer { start = newline + 1 }
+          if newline == start { continue }
+          guard let stamp = Self.stamp(in: buffer, line: start..<newline, after: prefix) else { return false }
+          if newest.map({ $0.lexicographicallyPrecedes(stamp) }) ?? true {
+            newest = Array(stamp)
+          }
+        }
+        return true
+      }
+      if !readable { return nil }
+    }
+    guard let newest else { return .some(nil) }
+    return HLC(String(decoding: newest, as: UTF8.self)).map { .some($0) } ?? nil
+  }
+
+  /// The first `byte` in `buffer` at or after `start`.
+  private static func index(of byte: UInt8, in buffer: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    guard start < buffer.count,
+      let found = memchr(buffer.baseAddress! + start, Int32(byte), buffer.count - start)
+    else { return nil }
+    return buffer.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+  }
+
+  /// The stamp text that opens the line after `prefix`, when it has the
+  /// fixed-width text form with a plain ASCII replica (so that its bytes
+  /// sort as the stamp does).
+  private static func stamp(
+    in buffer: UnsafeBufferPointer<UInt8>, line: Range<Int>, after prefix: [UInt8]
+  ) -> UnsafeBufferPointer<UInt8>.SubSequence? {
+    let first = line.lowerBound + prefix.count
+    guard line.count > prefix.count + 20, buffer[line.lowerBound..<first].elementsEqual(prefix) else {
+      return nil
+    }
+    guard let quote = index(of: UInt8(ascii: "\""), in: buffer, from: first), quote < line.upperBound,
+      quote - first > 19
+    else { return nil }
+    for i in first..<quote {
+      let byte = buffer[i]
+      switch i - first {
+      case 13, 18: guard byte == UInt8(ascii: "-") else { return nil }
+      case 0..<18: guard byte &- UInt8(ascii: "0") < 10 else { return nil }
+      default: guard byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+      }
+    }
+    return buffer[first..<quote]
   }
 
   /// The newest stamp in any log, so the local clock can move past it.

@@ -11,6 +11,8 @@ import FolioSystem
 struct TreeMerge {
   let repository: GitRepository
   let config: Config
+  /// The op logs read so far, shared with the clock check before the merge.
+  var opLogs = OpLogCache()
 
   /// What a merge produced.
   struct Result {
