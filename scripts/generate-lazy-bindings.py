@@ -31,7 +31,8 @@ LIBRARIES = [
         "soname": '"libgit2.so." LIBGIT2_SOVERSION',
         "package": "libgit2-1.5",
         # Variadic functions, with the types Folio passes after the fixed ones.
-        "variadic": {"git_libgit2_opts": ["int"]},
+        # Every call passes both (the shim adds a 0 where an option takes one).
+        "variadic": {"git_libgit2_opts": ["int", "size_t"]},
     },
     {
         "target": "CMicroHTTPD",

@@ -477,8 +477,9 @@ int git_libgit2_opts(int option, ...) {
   va_list rest;
   va_start(rest, option);
   int extra0 = va_arg(rest, int);
+  size_t extra1 = va_arg(rest, size_t);
   va_end(rest);
-  return table.git_libgit2_opts(option, extra0);
+  return table.git_libgit2_opts(option, extra0, extra1);
 }
 
 int git_merge_bases(git_oidarray *out, git_repository *repo, const git_oid *one, const git_oid *two) {

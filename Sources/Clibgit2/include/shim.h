@@ -11,10 +11,16 @@
  * be opened, or NULL once it is. */
 const char *folio_git2_load_error(void);
 
-/* git_libgit2_opts is variadic, which Swift cannot call: one fixed-arity
- * wrapper for the two checks Folio turns off (see LibGit2.start). */
+/* git_libgit2_opts is variadic, which Swift cannot call: fixed-arity
+ * wrappers for the options Folio sets (see LibGit2.start). The lazy
+ * binding forwards an int and a size_t, so every call passes both. */
 static inline int folio_git_set_strict_checks(int object_creation, int hash_verification) {
-  int rc = git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, object_creation);
+  int rc = git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, object_creation, (size_t)0);
   if (rc < 0) return rc;
-  return git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, hash_verification);
+  return git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, hash_verification, (size_t)0);
+}
+
+/* The largest tree libgit2 keeps in its object cache (4 KB by default). */
+static inline int folio_git_set_tree_cache_limit(size_t bytes) {
+  return git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, (int)GIT_OBJECT_TREE, bytes);
 }

@@ -21,6 +21,13 @@ final class GitObjectCollector {
   private(set) var objects: [(id: GitOID, object: Object)] = []
   private var positions: [GitOID: Int] = [:]
 
+  /// The blobs written here, by id.
+  func blobs() -> [GitOID: [UInt8]] {
+    var blobs: [GitOID: [UInt8]] = [:]
+    for (id, object) in objects where object.type == GIT_OBJECT_BLOB { blobs[id] = object.bytes }
+    return blobs
+  }
+
   /// Where the collector's address sits after libgit2's struct.
   private static let contextOffset =
     (MemoryLayout<git_odb_backend>.size + MemoryLayout<UnsafeRawPointer>.alignment - 1)

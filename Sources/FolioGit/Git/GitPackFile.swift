@@ -99,10 +99,13 @@ package final class GitPackFile {
     return GitOID(bytes: id)
   }
 
-  /// Appends a blob and returns its id.
-  package func addBlob(_ bytes: [UInt8]) throws -> GitOID {
+  /// Appends a blob and returns its id; `compress: false` stores it as
+  /// ``addBlob(_:id:compress:)`` does.
+  package func addBlob(_ bytes: [UInt8], compress: Bool = true) throws -> GitOID {
     var id = [UInt8](repeating: 0, count: 20)
-    try bytes.withUnsafeBytes { raw in try id.withUnsafeMutableBytes { try addBlob(raw, id: $0) } }
+    try bytes.withUnsafeBytes { raw in
+      try id.withUnsafeMutableBytes { try addBlob(raw, id: $0, compress: compress) }
+    }
     return GitOID(bytes: id)
   }
 

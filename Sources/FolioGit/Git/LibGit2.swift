@@ -5,6 +5,9 @@ import FolioSystem
 enum LibGit2 {
   /// Initialises libgit2 exactly once, on first use.
   ///
+  /// Trees of any size up to 64 MB stay in libgit2's object cache (within
+  /// its overall 256 MB), as a sync reads a table's tree several times.
+  ///
   /// Two of libgit2's checks that git itself does not make are turned off,
   /// as they cost a lookup per object on the hot paths of commit, checkout
   /// and clone:
@@ -29,6 +32,10 @@ enum LibGit2 {
     }
     git_libgit2_init()
     _ = folio_git_set_strict_checks(0, 0)
+    // A table's tree holds an entry per document (4 MB for 100k of them),
+    // and a sync reads the same few trees several times over: diffing,
+    // validating, updating. By default libgit2 caches no tree over 4 KB.
+    _ = folio_git_set_tree_cache_limit(64 << 20)
     return nil
   }()
 

@@ -34,10 +34,15 @@ extension Store {
   /// nothing is written (and no journal that could never be finished) for a
   /// hostile tree. Modes are kept as git keeps them: symlinks, executables,
   /// gitlinks (an empty folder); links are never followed.
+  /// - Parameter knownBlob: the bytes of a blob already in memory (what a
+  ///   merge just wrote), or nil to read it from the repository.
   /// - Returns: the paths in the way (changed since the commit); nothing is
   ///   written then.
   /// - Throws: `UNSAFE_PATH` naming the commit and the path.
-  func checkout(_ target: GitOID, branch: String, repository: GitRepository) throws -> [String] {
+  func checkout(
+    _ target: GitOID, branch: String, repository: GitRepository,
+    knownBlob: (GitOID) -> [UInt8]? = { _ in nil }
+  ) throws -> [String] {
     let from = try repository.headCommit()
     let fromTree = try from?.tree()
     let targetTree = try repository.commit(target).tree()
@@ -61,7 +66,8 @@ extension Store {
     // One event for live queries in other processes (TransactionMarker).
     try withTransactionMarker {
       try finishCheckout(
-        changes, target: target, branch: branch, repository: repository, evicted: evicted, workTree: workTree)
+        changes, target: target, branch: branch, repository: repository, evicted: evicted, workTree: workTree,
+        knownBlob: knownBlob)
     }
     return []
   }
@@ -146,7 +152,7 @@ extension Store {
   /// changed by someone since, and is left alone.
   private func finishCheckout(
     _ changes: [CheckoutChange], target: GitOID, branch: String, repository: GitRepository,
-    evicted: Set<String>, workTree: WorkTree
+    evicted: Set<String>, workTree: WorkTree, knownBlob: (GitOID) -> [UInt8]? = { _ in nil }
   ) throws {
     var leftAlone = Set<String>()
     let index = try repository.index()
@@ -174,7 +180,7 @@ extension Store {
       }
       if let new = change.new {
         let content =
-          new.mode == TreePathValidator.gitlinkMode ? [] : try repository.blob(new.id)
+          new.mode == TreePathValidator.gitlinkMode ? [] : try knownBlob(new.id) ?? repository.blob(new.id)
         try workTree.write(change.path, content: content, mode: new.mode)
       } else {
         try workTree.remove(change.path)

@@ -176,6 +176,7 @@ extension Store {
     var action = SyncSummary.Action.fastForward
     var resolved = 0
     var latest: HLC?
+    var written: [GitOID: [UInt8]] = [:]
     if let ours, try repository.isDescendant(ours, of: theirs) {
       _ = try restoreSubscribedDocuments(repository: repository)
       return (.upToDate, 0, ours)
@@ -186,15 +187,17 @@ extension Store {
     if let ours {
       if try !repository.isDescendant(theirs, of: ours) {
         // Resolved documents and the merge commit go into one pack.
-        let merge = try GitRepository.withPackedWrites(workTree: rootPath) { packed in
+        let merge = try GitRepository.withPackedWrites(workTree: rootPath, storingSmallBlobs: true) {
+          packed in
           let result = try TreeMerge(repository: packed, config: config, opLogs: opLogs).merge(
             ours: ours, theirs: theirs)
           let commit = try packed.createCommit(
             tree: result.tree, parents: [ours, theirs],
             message: "folio: merge \(theirs.description.prefix(12))")
-          return (result, commit)
+          return (result, commit, packed.writtenBlobs())
         }
         target = merge.1
+        written = merge.2
         testPause(at: .merge)
         action = .merged
         resolved = merge.0.resolved.count
@@ -207,7 +210,11 @@ extension Store {
     // The stamp first: if the checkout is interrupted and finished by the
     // next open, local stamps still come after every merged op.
     if let latest { try observe(remoteStamp: latest) }
-    let blocked = try checkout(target, branch: branch, repository: repository)
+    // What the merge wrote and the op logs it read are written to the
+    // working tree from memory.
+    let blocked = try checkout(target, branch: branch, repository: repository) {
+      written[$0] ?? opLogs.cachedBlob($0)
+    }
     if !blocked.isEmpty {
       throw FolioError(
         .wouldOverwrite,

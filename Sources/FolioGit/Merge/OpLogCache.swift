@@ -30,6 +30,9 @@ final class OpLogCache {
     return bytes
   }
 
+  /// The bytes of blob `id`, if it was read here.
+  func cachedBlob(_ id: GitOID) -> [UInt8]? { blobs[id] }
+
   /// The ops blob `id` adds over blob `base`, computed by `parse` the first
   /// time this pair is asked for.
   func newOps(
