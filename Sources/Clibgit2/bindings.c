@@ -69,6 +69,7 @@ static struct {
   int (*git_odb_init_backend)(git_odb_backend *backend, unsigned int version);
   int (*git_odb_read_header)(size_t *len_out, git_object_t *type_out, git_odb *db, const git_oid *id);
   int (*git_odb_refresh)(struct git_odb *db);
+  int (*git_odb_write)(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type);
   int (*git_oid_equal)(const git_oid *a, const git_oid *b);
   int (*git_oid_fromstr)(git_oid *out, const char *str);
   void (*git_oidarray_dispose)(git_oidarray *array);
@@ -190,6 +191,7 @@ static void load(void) {
   if (!(*(void **)&table.git_odb_init_backend = dlsym(library, "git_odb_init_backend"))) missing = "git_odb_init_backend";
   if (!(*(void **)&table.git_odb_read_header = dlsym(library, "git_odb_read_header"))) missing = "git_odb_read_header";
   if (!(*(void **)&table.git_odb_refresh = dlsym(library, "git_odb_refresh"))) missing = "git_odb_refresh";
+  if (!(*(void **)&table.git_odb_write = dlsym(library, "git_odb_write"))) missing = "git_odb_write";
   if (!(*(void **)&table.git_oid_equal = dlsym(library, "git_oid_equal"))) missing = "git_oid_equal";
   if (!(*(void **)&table.git_oid_fromstr = dlsym(library, "git_oid_fromstr"))) missing = "git_oid_fromstr";
   if (!(*(void **)&table.git_oidarray_dispose = dlsym(library, "git_oidarray_dispose"))) missing = "git_oidarray_dispose";
@@ -550,6 +552,11 @@ int git_odb_read_header(size_t *len_out, git_object_t *type_out, git_odb *db, co
 int git_odb_refresh(struct git_odb *db) {
   ready();
   return table.git_odb_refresh(db);
+}
+
+int git_odb_write(git_oid *out, git_odb *odb, const void *data, size_t len, git_object_t type) {
+  ready();
+  return table.git_odb_write(out, odb, data, len, type);
 }
 
 int git_oid_equal(const git_oid *a, const git_oid *b) {

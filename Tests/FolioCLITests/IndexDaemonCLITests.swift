@@ -179,14 +179,25 @@ struct IndexDaemonCLITests {
     let scratch = try makeStore()
     defer { scratch.remove() }
     let daemon = try startDaemon(scratch)
-    try FileManager.default.removeItem(atPath: scratch.path + "/.git/folio")
+    // The daemon may be writing in the folder as it goes: remove until it
+    // is gone.
+    let folder = scratch.path + "/.git/folio"
+    #expect(
+      eventually {
+        (try? FileManager.default.removeItem(atPath: folder)) != nil
+          || !FileManager.default.fileExists(atPath: folder)
+      })
     #expect(exits(daemon))
 
     // The whole store, moved away, then deleted.
     let other = try makeStore()
     defer { other.remove() }
     let second = try startDaemon(other)
-    try FileManager.default.removeItem(atPath: other.path)
+    #expect(
+      eventually {
+        (try? FileManager.default.removeItem(atPath: other.path)) != nil
+          || !FileManager.default.fileExists(atPath: other.path)
+      })
     #expect(exits(second))
   }
 

@@ -21,6 +21,15 @@ package final class GitPackFile {
   private let fd: Int32
   private var buffer: [UInt8] = []
   private var stream = z_stream()
+  /// The stream for objects of ``largeObjectBytes`` and more (a table's
+  /// tree), set up on first use: `stream`'s small buffers end a deflate
+  /// block every 1,024 symbols, and a 4 MB tree then spends most of its
+  /// time building each block's Huffman trees.
+  private var largeStream = z_stream()
+  private var largeStreamReady = false
+
+  /// The size from which an object deflates through `largeStream`.
+  static let largeObjectBytes = 64 << 10
   private(set) var count = 0
   private var closed = false
   /// Bytes written to the file so far (the next object's offset, once the
@@ -60,6 +69,7 @@ package final class GitPackFile {
 
   deinit {
     deflateEnd(&stream)
+    if largeStreamReady { deflateEnd(&largeStream) }
     if !closed { close(fd) }
   }
 
@@ -99,6 +109,19 @@ package final class GitPackFile {
     return GitOID(bytes: id)
   }
 
+  /// Appends a whole object whose id `known` was computed when it was
+  /// made (libgit2 or Folio hashed it then): it is not hashed again.
+  /// `compress: false` stores it as ``addBlob(_:id:compress:)`` does.
+  func add(_ bytes: [UInt8], type: git_object_t, known: GitOID, compress: Bool = true) throws {
+    precondition((1...4).contains(type.rawValue), "only whole objects go into a pack")
+    var id = known.bytes
+    try bytes.withUnsafeBytes { raw in
+      try id.withUnsafeMutableBytes {
+        try add(raw, type: UInt8(type.rawValue), gitType: type, id: $0, compress: compress, hashed: true)
+      }
+    }
+  }
+
   /// Appends a blob and returns its id; `compress: false` stores it as
   /// ``addBlob(_:id:compress:)`` does.
   package func addBlob(_ bytes: [UInt8], compress: Bool = true) throws -> GitOID {
@@ -109,14 +132,18 @@ package final class GitPackFile {
     return GitOID(bytes: id)
   }
 
+  /// Appends an object; writes its id to `id`, or with `hashed` takes the
+  /// id already there.
   private func add(
     _ bytes: UnsafeRawBufferPointer, type: UInt8, gitType: git_object_t, id: UnsafeMutableRawBufferPointer,
-    compress: Bool = true
+    compress: Bool = true, hashed: Bool = false
   ) throws {
     precondition(!closed, "object added to a stored pack")
-    var oid = git_oid()
-    try LibGit2.check(git_odb_hash(&oid, bytes.baseAddress, bytes.count, gitType), "git_odb_hash")
-    withUnsafeBytes(of: &oid.id) { id.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+    if !hashed {
+      var oid = git_oid()
+      try LibGit2.check(git_odb_hash(&oid, bytes.baseAddress, bytes.count, gitType), "git_odb_hash")
+      withUnsafeBytes(of: &oid.id) { id.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+    }
     let start = buffer.count
     appendHeader(type: type, size: bytes.count)
     if compress { try deflate(bytes) } else { appendStored(bytes) }
@@ -178,6 +205,24 @@ package final class GitPackFile {
   }
 
   private func deflate(_ input: UnsafeRawBufferPointer) throws {
+    if input.count < Self.largeObjectBytes {
+      try deflate(input, with: &stream)
+      return
+    }
+    if !largeStreamReady {
+      // Level 1 still; git's own window and buffer sizes.
+      let rc = deflateInit2_(
+        &largeStream, 1, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+        Int32(MemoryLayout<z_stream>.size))
+      guard rc == Z_OK else {
+        throw FolioError(.io, "zlib deflateInit failed (\(rc))", function: "deflateInit")
+      }
+      largeStreamReady = true
+    }
+    try deflate(input, with: &largeStream)
+  }
+
+  private func deflate(_ input: UnsafeRawBufferPointer, with stream: inout z_stream) throws {
     deflateReset(&stream)
     let bound = Int(deflateBound(&stream, UInt(input.count)))
     let start = buffer.count

@@ -40,12 +40,10 @@ extension GitRepository {
       try FileSystem.makeDirectories(folder)
       let pack = try GitPackFile(path: folder + "/tmp_folio_\(getpid()).pack")
       do {
-        for (_, object) in collector.objects {
-          if storingSmallBlobs && object.type == GIT_OBJECT_BLOB && object.bytes.count < smallBlobBytes {
-            _ = try pack.addBlob(object.bytes, compress: false)
-          } else {
-            _ = try pack.add(object.bytes, type: object.type)
-          }
+        for (id, object) in collector.objects {
+          let store =
+            storingSmallBlobs && object.type == GIT_OBJECT_BLOB && object.bytes.count < smallBlobBytes
+          try pack.add(object.bytes, type: object.type, known: id, compress: !store)
         }
         try pack.store(in: repository)
       } catch {

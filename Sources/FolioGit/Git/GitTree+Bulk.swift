@@ -69,6 +69,85 @@ extension GitTree {
     return bytes
   }
 
+  /// The raw content of `folder`'s tree with `changes` applied (a file,
+  /// executable or symlink set by name, or removed where the id is nil),
+  /// as libgit2's tree builder writes it: entries in git's order, each
+  /// existing one with its mode as stored. Nil when a change is not such a
+  /// plain one (it names a folder or gitlink, replaces a folder, or removes
+  /// a name that is not there), or the folder would end empty.
+  static func rewrittenBytes(_ folder: GitTree, setting changes: [(name: String, id: GitOID?, mode: UInt32)])
+    -> [UInt8]?
+  {
+    let plainModes: Set<UInt32> = [0o100644, 0o100755, 0o120000]
+    var sorted = changes
+    sorted.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    var removals = 0
+    for (k, change) in sorted.enumerated() {
+      if k > 0 && sorted[k - 1].name == change.name { return nil }
+      guard change.mode != 0o040000, plainModes.contains(change.mode) || change.id == nil else { return nil }
+      let existing = change.name.withCString { git_tree_entry_byname(folder.handle, $0) }
+      if let existing, git_tree_entry_type(existing) != GIT_OBJECT_BLOB { return nil }
+      if change.id == nil {
+        guard existing != nil else { return nil }
+        removals += 1
+      }
+      if change.name.isEmpty || change.name.utf8.contains(0) { return nil }
+    }
+    let existing = git_tree_entrycount(folder.handle)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity((existing + sorted.count) * 40)
+    func append(mode: UInt32, name: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer) {
+      bytes += String(mode, radix: 8).utf8
+      bytes.append(UInt8(ascii: " "))
+      bytes += name
+      bytes.append(0)
+      bytes += id
+    }
+    var written = 0
+    var i = 0
+    var j = 0
+    while i < existing || j < sorted.count {
+      let old = i < existing ? git_tree_entry_byindex(folder.handle, i) : nil
+      if j < sorted.count {
+        let change = sorted[j]
+        var name = change.name
+        let order =
+          old.map { old in
+            name.withUTF8 {
+              compare(
+                UnsafeRawBufferPointer(
+                  start: git_tree_entry_name(old), count: strlen(git_tree_entry_name(old))),
+                isFolder: git_tree_entry_type(old) == GIT_OBJECT_TREE, UnsafeRawBufferPointer($0))
+            }
+          } ?? 1
+        if order >= 0 {
+          if let id = change.id {
+            name.withUTF8 { name in
+              id.bytes.withUnsafeBytes {
+                append(mode: change.mode, name: UnsafeRawBufferPointer(name), id: $0)
+              }
+            }
+            written += 1
+          }
+          j += 1
+          if order == 0 { i += 1 }  // replaced or removed
+          continue
+        }
+      }
+      guard let old else { break }
+      withUnsafeBytes(of: git_tree_entry_id(old).pointee.id) { id in
+        append(
+          mode: UInt32(git_tree_entry_filemode_raw(old).rawValue),
+          name: UnsafeRawBufferPointer(
+            start: git_tree_entry_name(old), count: strlen(git_tree_entry_name(old))),
+          id: UnsafeRawBufferPointer(rebasing: id[0..<20]))
+      }
+      written += 1
+      i += 1
+    }
+    return written == 0 ? nil : bytes
+  }
+
   /// -1, 0 or 1 as the existing entry `old` sorts before, at or after the
   /// new blob named `new`, in git's tree order.
   private static func compare(_ old: UnsafeRawBufferPointer, isFolder: Bool, _ new: UnsafeRawBufferPointer)

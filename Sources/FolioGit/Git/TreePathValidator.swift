@@ -106,8 +106,16 @@ struct TreePathValidator {
       for index in 0..<git_tree_entrycount(folder.handle) {
         guard let entry = git_tree_entry_byindex(folder.handle, index) else { continue }
         let name = git_tree_entry_name(entry)!
-        let nameBytes = Self.bytes(name)
         let mode = UInt32(git_tree_entry_filemode_raw(entry).rawValue)
+        // An entry as trusted is passed over before anything is allocated
+        // for it: in a changed folder of 100,000 documents, most are.
+        let match = old.flatMap { git_tree_entry_byname($0.handle, name) }
+        if let match, UInt32(git_tree_entry_filemode_raw(match).rawValue) == mode,
+          git_oid_equal(git_tree_entry_id(match), git_tree_entry_id(entry)) != 0
+        {
+          continue
+        }
+        let nameBytes = Self.bytes(name)
         let entryID = GitOID(git_tree_entry_id(entry).pointee)
         // Spelled out only for a refusal, a link or a folder to enter: most
         // entries of a changed folder of 100,000 are plain files.
@@ -120,13 +128,9 @@ struct TreePathValidator {
               + "(commit \(commit.description))",
             path: path)
         }
-        var trustedEntry: (id: GitOID, mode: UInt32)?
-        if let old, let match = git_tree_entry_byname(old.handle, name) {
-          trustedEntry = (
-            GitOID(git_tree_entry_id(match).pointee), UInt32(git_tree_entry_filemode_raw(match).rawValue)
-          )
+        let trustedEntry = match.map {
+          (id: GitOID(git_tree_entry_id($0).pointee), mode: UInt32(git_tree_entry_filemode_raw($0).rawValue))
         }
-        if let trustedEntry, trustedEntry.id == entryID, trustedEntry.mode == mode { continue }
         if let reason = Self.problem(name: nameBytes, mode: mode) { throw refuse(reason) }
         if prefix.utf8.count + nameBytes.count > Self.maximumPathLength {
           throw refuse("the path is longer than \(Self.maximumPathLength) bytes")
