@@ -27,6 +27,67 @@ extension GitIndex {
         break
       }
     }
+    try Self.writeIndexFile(at: path) { writer in
+      // The header's count is only known after merging, so count first.
+      var total = existing
+      do {
+        var i = 0
+        var j = 0
+        while j < count {
+          let new = entry(j)
+          while i < existing, let old = git_index_get_byindex(handle, i),
+            GitIndex.comparePaths(old.pointee.path, new.path) <= 0
+          {
+            if GitIndex.comparePaths(old.pointee.path, new.path) == 0 { total -= 1 }
+            i += 1
+          }
+          total += 1
+          j += 1
+        }
+      }
+      writer.append(Array("DIRC".utf8))
+      writer.append32(extended ? 3 : 2)
+      writer.append32(UInt32(total))
+      var i = 0
+      var j = 0
+      while i < existing || j < count {
+        let old = i < existing ? git_index_get_byindex(handle, i) : nil
+        if j < count {
+          let new = entry(j)
+          if let old {
+            let order = GitIndex.comparePaths(old.pointee.path, new.path)
+            if order < 0 {
+              try writer.append(old.pointee)
+              i += 1
+              continue
+            }
+            if order == 0 {
+              i += 1  // replaced; its other stages follow and go too
+              continue
+            }
+          }
+          var e = GitIndex.entry(id: GitOID(bytes: Array(new.id)), directory: new.directory, name: new.file)
+          try new.path.withCString { pointer in
+            e.path = pointer
+            try writer.append(e)
+          }
+          j += 1
+        } else if let old {
+          try writer.append(old.pointee)
+          i += 1
+        }
+      }
+    }
+    // This in-memory index is now older than the file. It is not reloaded
+    // here (300k entries would double the import's memory at its peak):
+    // callers drop it, and the next `repository.index()` reads the file.
+  }
+
+  /// Writes the index file at `path` as git does: through `index.lock`
+  /// (a lock a dead Folio process left is recovered first; one anyone else
+  /// holds is a `LOCKED` error) and a rename. `body` appends the header and
+  /// entries; the trailer is added after it.
+  static func writeIndexFile(at path: String, _ body: (inout IndexFileWriter) throws -> Void) throws {
     let lockPath = path + ".lock"
     // Recovers a lock a dead Folio process left, and records this one.
     try GitIndexLock.prepare(index: path)
@@ -45,64 +106,13 @@ extension GitIndex {
       }
     }
     var writer = IndexFileWriter(fd: fd, path: lockPath)
-    // The header's count is only known after merging, so count first.
-    var total = existing
-    do {
-      var i = 0
-      var j = 0
-      while j < count {
-        let new = entry(j)
-        while i < existing, let old = git_index_get_byindex(handle, i),
-          GitIndex.comparePaths(old.pointee.path, new.path) <= 0
-        {
-          if GitIndex.comparePaths(old.pointee.path, new.path) == 0 { total -= 1 }
-          i += 1
-        }
-        total += 1
-        j += 1
-      }
-    }
-    writer.append(Array("DIRC".utf8))
-    writer.append32(extended ? 3 : 2)
-    writer.append32(UInt32(total))
-    var i = 0
-    var j = 0
-    while i < existing || j < count {
-      let old = i < existing ? git_index_get_byindex(handle, i) : nil
-      if j < count {
-        let new = entry(j)
-        if let old {
-          let order = GitIndex.comparePaths(old.pointee.path, new.path)
-          if order < 0 {
-            try writer.append(old.pointee)
-            i += 1
-            continue
-          }
-          if order == 0 {
-            i += 1  // replaced; its other stages follow and go too
-            continue
-          }
-        }
-        var e = GitIndex.entry(id: GitOID(bytes: Array(new.id)), directory: new.directory, name: new.file)
-        try new.path.withCString { pointer in
-          e.path = pointer
-          try writer.append(e)
-        }
-        j += 1
-      } else if let old {
-        try writer.append(old.pointee)
-        i += 1
-      }
-    }
+    try body(&writer)
     try writer.finish()
     try FileSystem.syscall("close", path: lockPath) { close(fd) }
     committed = true
     try FileSystem.syscall("rename", path: path) {
       rename(lockPath, path)
     }
-    // This in-memory index is now older than the file. It is not reloaded
-    // here (300k entries would double the import's memory at its peak):
-    // callers drop it, and the next `repository.index()` reads the file.
   }
 
   /// The extended flags that go to disk (skip-worktree, intent-to-add).
@@ -110,13 +120,13 @@ extension GitIndex {
     GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue | GIT_INDEX_ENTRY_INTENT_TO_ADD.rawValue)
 
   /// Git's index order for paths: bytes, then the shorter first.
-  private static func comparePaths(_ a: UnsafePointer<CChar>, _ b: String) -> Int {
+  static func comparePaths(_ a: UnsafePointer<CChar>, _ b: String) -> Int {
     b.withCString { Int(strcmp(a, $0)).signum() }
   }
 }
 
 /// Buffered writes of index entries, hashing every byte for the trailer.
-private struct IndexFileWriter {
+struct IndexFileWriter {
   let fd: Int32
   let path: String
   var buffer: [UInt8] = []

@@ -1,3 +1,4 @@
+internal import Clibgit2
 import FolioCore
 import FolioSystem
 import Foundation
@@ -217,17 +218,23 @@ extension Store {
         knownBlob: knownBlob,
         progress: progress))
     try FileSystem.syncFileSystem(containing: rootPath)
-    for change in removals { _ = try? index.remove(path: change.path) }
-    for change in writes {
-      guard let new = change.new else { continue }
-      // A file replaced by a folder: the file's entry goes first.
-      if change.old == nil { _ = try? index.remove(path: change.path) }
+    var edits: [GitIndex.Edit] = []
+    edits.reserveCapacity(changes.count)
+    for change in changes {
+      guard let new = change.new else {
+        edits.append(.init(path: change.path, entry: nil))
+        continue
+      }
       let skip = evicted.contains(change.path)
       // No stat data for a file someone changed since: git rehashes it.
       let statFrom = skip || leftAlone.contains(change.path) ? nil : rootPath + "/" + change.path
-      try index.add(path: change.path, id: new.id, filePath: statFrom, skipWorktree: skip, mode: new.mode)
+      var entry = GitIndex.entry(id: new.id, filePath: statFrom)
+      entry.mode = new.mode
+      if skip { entry.flags_extended = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) }
+      edits.append(.init(path: change.path, entry: entry))
     }
-    try index.write()
+    edits.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+    try index.writeApplying(edits, matching: try repository.commit(target).tree(), repository: repository)
     try repository.setReference(branch, to: target, message: "folio sync")
     _ = try FileSystem.remove(checkoutJournalPath)
   }

@@ -96,23 +96,32 @@ extension Store {
   /// driver) is concluded first, as `folio sync` would have merged it.
   @discardableResult
   public func commit(message: String? = nil) throws -> CommitSummary {
+    try commit(message: message, repository: nil)
+  }
+
+  /// ``commit(message:)`` through `repository` when given: a sync keeps
+  /// one handle, so the index it reads here serves its checkout too.
+  func commit(message: String?, repository: GitRepository?) throws -> CommitSummary {
     try lock.withLock {
       try recoverBeforeWrite()
       let concluded = try finishGitMergeLocked() != nil ? try openRepository().headCommit()?.id : nil
-      var summary = try commitLocked(message: message)
+      var summary = try commitLocked(message: message, repository: repository)
       summary.concludedMerge = concluded?.description
       return summary
     }
   }
 
-  /// ``commit(message:)`` with the lock held.
-  package func commitLocked(message: String?) throws -> CommitSummary {
+  /// ``commit(message:)`` with the lock held, through `repository` when
+  /// given (whose index is read again only if the file changed since).
+  package func commitLocked(message: String?, repository shared: GitRepository? = nil) throws -> CommitSummary
+  {
     // A table added to folio.yaml since `folio init` is routed to the driver too.
     try writeGitAttributes()
-    let repository = try openRepository()
+    let repository = try shared ?? openRepository()
     let head = try repository.headCommit()
     let headTree = try head?.tree()
     let index = try repository.index()
+    if shared != nil { try index.readFromDisk() }
     var scan = try scanPending(repository: repository, headTree: headTree, index: index)
     let synthetic = scan.documents.filter { $0.synthetic != nil }
     if !synthetic.isEmpty {

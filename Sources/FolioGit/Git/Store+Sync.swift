@@ -95,10 +95,12 @@ extension Store {
     var refusal: (error: PushRefusal, tip: GitOID?, inARow: Int)?
     for round in 1...Store.syncRounds {
       summary.rounds = round
-      let committed = try commit()
+      // One handle for the round: the index the commit reads serves the
+      // checkout too, unless the file changes in between.
+      let repository = try openRepository()
+      let committed = try commit(message: nil, repository: repository)
       if round == 1 { summary.committed = committed }
       let logSize = FileSystem.size(opLogPath)
-      let repository = try openRepository()
       let branch = try repository.headBranch()
       let shortBranch = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch
       let (remote, remoteBranch) = repository.upstream(of: shortBranch, remote: requested)
@@ -126,9 +128,10 @@ extension Store {
         // Writes made through Folio during the fetch (they all log an op)
         // go into the merge too. An edit made by hand in that window stays
         // pending, and the checkout refuses to overwrite it.
-        if FileSystem.size(opLogPath) != logSize { _ = try commitLocked(message: nil) }
-        // A fresh handle: the commit above rewrote the index on disk.
-        return try integrate(theirs, branch: branch, repository: try openRepository(), oversized: &oversized)
+        if FileSystem.size(opLogPath) != logSize {
+          _ = try commitLocked(message: nil, repository: repository)
+        }
+        return try integrate(theirs, branch: branch, repository: repository, oversized: &oversized)
       }
       summary.oversized += oversized
       if action != .upToDate { summary.action = action }

@@ -134,6 +134,9 @@ extension Store {
     var evictions = try loadEvictions()
     guard !evictions.isEmpty, let tree = try repository.headCommit()?.tree() else { return 0 }
     let index = try repository.index()
+    // The handle may have read the index before a commit or checkout
+    // through another one rewrote it.
+    try index.readFromDisk()
     var restored = 0
     for table in config.tables {
       for key in (evictions[table.name] ?? []).sorted() {
