@@ -26,11 +26,7 @@ extension GitTree {
     var bytes: [UInt8] = []
     bytes.reserveCapacity((existing + count) * 40)
     func append(mode: UInt32, name: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer) {
-      bytes += String(mode, radix: 8).utf8
-      bytes.append(UInt8(ascii: " "))
-      bytes += name
-      bytes.append(0)
-      bytes += id
+      appendEntry(to: &bytes, mode: mode, name: name, id: id)
     }
     func appendNew(_ new: (name: String, id: UnsafeRawBufferPointer)) {
       var name = new.name
@@ -81,27 +77,19 @@ extension GitTree {
     let plainModes: Set<UInt32> = [0o100644, 0o100755, 0o120000]
     var sorted = changes
     sorted.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-    var removals = 0
     for (k, change) in sorted.enumerated() {
       if k > 0 && sorted[k - 1].name == change.name { return nil }
       guard change.mode != 0o040000, plainModes.contains(change.mode) || change.id == nil else { return nil }
       let existing = change.name.withCString { git_tree_entry_byname(folder.handle, $0) }
       if let existing, git_tree_entry_type(existing) != GIT_OBJECT_BLOB { return nil }
-      if change.id == nil {
-        guard existing != nil else { return nil }
-        removals += 1
-      }
+      if change.id == nil && existing == nil { return nil }
       if change.name.isEmpty || change.name.utf8.contains(0) { return nil }
     }
     let existing = git_tree_entrycount(folder.handle)
     var bytes: [UInt8] = []
     bytes.reserveCapacity((existing + sorted.count) * 40)
     func append(mode: UInt32, name: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer) {
-      bytes += String(mode, radix: 8).utf8
-      bytes.append(UInt8(ascii: " "))
-      bytes += name
-      bytes.append(0)
-      bytes += id
+      appendEntry(to: &bytes, mode: mode, name: name, id: id)
     }
     var written = 0
     var i = 0
@@ -146,6 +134,17 @@ extension GitTree {
       i += 1
     }
     return written == 0 ? nil : bytes
+  }
+
+  /// Appends one raw tree entry: the mode in octal, the name, the id.
+  private static func appendEntry(
+    to bytes: inout [UInt8], mode: UInt32, name: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer
+  ) {
+    bytes += String(mode, radix: 8).utf8
+    bytes.append(UInt8(ascii: " "))
+    bytes += name
+    bytes.append(0)
+    bytes += id
   }
 
   /// -1, 0 or 1 as the existing entry `old` sorts before, at or after the
