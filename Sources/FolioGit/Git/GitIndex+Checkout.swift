@@ -31,49 +31,11 @@ extension GitIndex {
     guard let indexPath = git_index_path(handle).map({ String(cString: $0) }) else {
       throw FolioError(.git, "the index has no file to write", function: "git_index_path")
     }
-    let existing = git_index_entrycount(handle)
-    // What gets written, as (existing entry index) or (edit index), in order.
-    var order: [(existing: Int, edit: Int)] = []
-    order.reserveCapacity(existing + edits.count)
-    var i = 0
-    var j = 0
-    while i < existing || j < edits.count {
-      guard j < edits.count else {
-        order.append((i, -1))
-        i += 1
-        continue
-      }
-      let edit = edits[j]
-      if i < existing, let old = git_index_get_byindex(handle, i) {
-        let comparison = GitIndex.comparePaths(old.pointee.path, edit.path)
-        if comparison < 0 {
-          order.append((i, -1))
-          i += 1
-          continue
-        }
-        if comparison == 0 {
-          i += 1  // replaced or removed, with every other stage of it
-          continue
-        }
-      }
-      if edit.entry != nil { order.append((-1, j)) }
-      j += 1
-    }
-    var extended = false
-    for (old, new) in order {
-      let flags =
-        new >= 0
-        ? edits[new].entry!.flags_extended : git_index_get_byindex(handle, old)!.pointee.flags_extended
-      if flags & GitIndex.extendedMask != 0 {
-        extended = true
-        break
-      }
-    }
+    let order = mergedOrder(count: edits.count, path: { edits[$0].path }, removes: { edits[$0].entry == nil })
+    let extended = writesExtendedFlags(order) { edits[$0].entry!.flags_extended }
     var files = tree.map { TreeFiles(root: $0, repository: repository) }
     try Self.writeIndexFile(at: indexPath) { writer in
-      writer.append(Array("DIRC".utf8))
-      writer.append32(extended ? 3 : 2)
-      writer.append32(UInt32(order.count))
+      writer.appendHeader(entries: order.count, extended: extended)
       for (old, new) in order {
         if new >= 0 {
           var entry = edits[new].entry!

@@ -13,74 +13,80 @@ extension GitIndex {
   /// when an entry carries skip-worktree or intent-to-add), through
   /// `index.lock` and a rename, as git does. Adding 300k entries to
   /// libgit2's in-memory index first would hold each entry, its path and a
-  /// map slot at once; this holds one buffer. Extensions (the cached tree)
-  /// are left out; git rebuilds them when it needs them.
+  /// map slot at once; this holds one buffer and the entries' order (two
+  /// integers each). Extensions (the cached tree) are left out; git
+  /// rebuilds them when it needs them.
   package func writeMerged(
     to path: String, count: Int,
     _ entry: (Int) -> (path: String, id: UnsafeRawBufferPointer, directory: Int32, file: String)
   ) throws {
-    let existing = git_index_entrycount(handle)
-    var extended = false
-    for i in 0..<existing {
-      if let e = git_index_get_byindex(handle, i), e.pointee.flags_extended & GitIndex.extendedMask != 0 {
-        extended = true
-        break
-      }
-    }
+    let order = mergedOrder(count: count, path: { entry($0).path }, removes: { _ in false })
+    let extended = writesExtendedFlags(order) { _ in 0 }
     try Self.writeIndexFile(at: path) { writer in
-      // The header's count is only known after merging, so count first.
-      var total = existing
-      do {
-        var i = 0
-        var j = 0
-        while j < count {
-          let new = entry(j)
-          while i < existing, let old = git_index_get_byindex(handle, i),
-            GitIndex.comparePaths(old.pointee.path, new.path) <= 0
-          {
-            if GitIndex.comparePaths(old.pointee.path, new.path) == 0 { total -= 1 }
-            i += 1
-          }
-          total += 1
-          j += 1
+      writer.appendHeader(entries: order.count, extended: extended)
+      for (old, new) in order {
+        guard new >= 0 else {
+          try writer.append(git_index_get_byindex(handle, old)!.pointee)
+          continue
         }
-      }
-      writer.append(Array("DIRC".utf8))
-      writer.append32(extended ? 3 : 2)
-      writer.append32(UInt32(total))
-      var i = 0
-      var j = 0
-      while i < existing || j < count {
-        let old = i < existing ? git_index_get_byindex(handle, i) : nil
-        if j < count {
-          let new = entry(j)
-          if let old {
-            let order = GitIndex.comparePaths(old.pointee.path, new.path)
-            if order < 0 {
-              try writer.append(old.pointee)
-              i += 1
-              continue
-            }
-            if order == 0 {
-              i += 1  // replaced; its other stages follow and go too
-              continue
-            }
-          }
-          var e = GitIndex.entry(id: GitOID(bytes: Array(new.id)), directory: new.directory, name: new.file)
-          try new.path.withCString { pointer in
-            e.path = pointer
-            try writer.append(e)
-          }
-          j += 1
-        } else if let old {
-          try writer.append(old.pointee)
-          i += 1
+        let added = entry(new)
+        var e = GitIndex.entry(
+          id: GitOID(bytes: Array(added.id)), directory: added.directory, name: added.file)
+        try added.path.withCString { pointer in
+          e.path = pointer
+          try writer.append(e)
         }
       }
     }
     // This in-memory index is now older than the file. It is not reloaded
     // here (300k entries would double the import's memory at its peak):
     // callers drop it, and the next `repository.index()` reads the file.
+  }
+
+  /// The entries an index file gets when `count` new paths, given in
+  /// path order by `path(j)`, go into this index: each replaces every
+  /// stage of its path, or with `removes(j)` only removes them. Each is
+  /// an existing entry's position (`edit` -1) or a new path's (`existing`
+  /// -1), in the file's order.
+  func mergedOrder(count: Int, path: (Int) -> String, removes: (Int) -> Bool) -> [(existing: Int, edit: Int)]
+  {
+    let existing = git_index_entrycount(handle)
+    var order: [(existing: Int, edit: Int)] = []
+    order.reserveCapacity(existing + count)
+    var i = 0
+    var j = 0
+    while i < existing || j < count {
+      guard j < count else {
+        order.append((i, -1))
+        i += 1
+        continue
+      }
+      let newPath = path(j)
+      if i < existing, let old = git_index_get_byindex(handle, i) {
+        let comparison = GitIndex.comparePaths(old.pointee.path, newPath)
+        if comparison < 0 {
+          order.append((i, -1))
+          i += 1
+          continue
+        }
+        if comparison == 0 {
+          i += 1  // replaced or removed, with every other stage of it
+          continue
+        }
+      }
+      if !removes(j) { order.append((-1, j)) }
+      j += 1
+    }
+    return order
+  }
+
+  /// Whether an entry of `order` carries flags that need index version 3;
+  /// `newFlags(j)` gives a new entry's extended flags.
+  func writesExtendedFlags(_ order: [(existing: Int, edit: Int)], newFlags: (Int) -> UInt16) -> Bool {
+    order.contains { old, new in
+      let flags = new >= 0 ? newFlags(new) : git_index_get_byindex(handle, old)!.pointee.flags_extended
+      return flags & GitIndex.extendedMask != 0
+    }
   }
 
   /// Writes the index file at `path` as git does: through `index.lock`
@@ -139,6 +145,14 @@ struct IndexFileWriter {
   }
 
   mutating func append(_ bytes: [UInt8]) { buffer += bytes }
+
+  /// The header: the signature, the version (3 when an entry has extended
+  /// flags) and the number of entries.
+  mutating func appendHeader(entries: Int, extended: Bool) {
+    append(Array("DIRC".utf8))
+    append32(extended ? 3 : 2)
+    append32(UInt32(entries))
+  }
 
   mutating func append32(_ value: UInt32) {
     withUnsafeBytes(of: value.bigEndian) { buffer += $0 }

@@ -99,17 +99,7 @@ package final class GitPackFile {
   }
 
   /// Appends a whole object of `type` (a commit, tree, blob or tag; git
-  /// numbers them as packs do) and returns its id.
-  func add(_ bytes: [UInt8], type: git_object_t) throws -> GitOID {
-    precondition((1...4).contains(type.rawValue), "only whole objects go into a pack")
-    var id = [UInt8](repeating: 0, count: 20)
-    try bytes.withUnsafeBytes { raw in
-      try id.withUnsafeMutableBytes { try add(raw, type: UInt8(type.rawValue), gitType: type, id: $0) }
-    }
-    return GitOID(bytes: id)
-  }
-
-  /// Appends a whole object whose id `known` was computed when it was
+  /// numbers them as packs do) whose id `known` was computed when it was
   /// made (libgit2 or Folio hashed it then): it is not hashed again.
   /// `compress: false` stores it as ``addBlob(_:id:compress:)`` does.
   func add(_ bytes: [UInt8], type: git_object_t, known: GitOID, compress: Bool = true) throws {
@@ -122,13 +112,10 @@ package final class GitPackFile {
     }
   }
 
-  /// Appends a blob and returns its id; `compress: false` stores it as
-  /// ``addBlob(_:id:compress:)`` does.
-  package func addBlob(_ bytes: [UInt8], compress: Bool = true) throws -> GitOID {
+  /// Appends a blob and returns its id.
+  package func addBlob(_ bytes: [UInt8]) throws -> GitOID {
     var id = [UInt8](repeating: 0, count: 20)
-    try bytes.withUnsafeBytes { raw in
-      try id.withUnsafeMutableBytes { try addBlob(raw, id: $0, compress: compress) }
-    }
+    try bytes.withUnsafeBytes { raw in try id.withUnsafeMutableBytes { try addBlob(raw, id: $0) } }
     return GitOID(bytes: id)
   }
 

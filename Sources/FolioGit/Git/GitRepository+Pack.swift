@@ -53,9 +53,7 @@ extension GitRepository {
       return result
     }
   }
-}
 
-extension GitRepository {
   /// The blobs written through this handle, by id, inside
   /// ``withPackedWrites(workTree:storingSmallBlobs:_:)`` (none outside):
   /// a checkout that follows writes them without reading them back.

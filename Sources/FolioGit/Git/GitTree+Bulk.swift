@@ -22,47 +22,10 @@ extension GitTree {
   package static func mergedBytes(
     _ folder: GitTree?, adding count: Int, _ entry: (Int) -> (name: String, id: UnsafeRawBufferPointer)
   ) -> [UInt8] {
-    let existing = folder.map { git_tree_entrycount($0.handle) } ?? 0
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity((existing + count) * 40)
-    func append(mode: UInt32, name: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer) {
-      appendEntry(to: &bytes, mode: mode, name: name, id: id)
-    }
-    func appendNew(_ new: (name: String, id: UnsafeRawBufferPointer)) {
-      var name = new.name
-      name.withUTF8 { append(mode: 0o100644, name: UnsafeRawBufferPointer($0), id: new.id) }
-    }
-    var i = 0
-    var j = 0
-    while i < existing || j < count {
-      guard i < existing, let old = git_tree_entry_byindex(folder!.handle, i) else {
-        appendNew(entry(j))
-        j += 1
-        continue
-      }
-      let oldName = UnsafeRawBufferPointer(
-        start: git_tree_entry_name(old), count: strlen(git_tree_entry_name(old)))
-      if j < count {
-        let new = entry(j)
-        var newName = new.name
-        let order = newName.withUTF8 {
-          compare(oldName, isFolder: git_tree_entry_type(old) == GIT_OBJECT_TREE, UnsafeRawBufferPointer($0))
-        }
-        if order >= 0 {
-          appendNew(new)
-          j += 1
-          if order == 0 { i += 1 }  // replaced
-          continue
-        }
-      }
-      withUnsafeBytes(of: git_tree_entry_id(old).pointee.id) { id in
-        append(
-          mode: git_tree_entry_filemode(old).rawValue, name: oldName,
-          id: UnsafeRawBufferPointer(rebasing: id[0..<20]))
-      }
-      i += 1
-    }
-    return bytes
+    merged(folder, count: count, storedModes: false) { j in
+      let new = entry(j)
+      return (new.name, 0o100644, new.id)
+    }.bytes
   }
 
   /// The raw content of `folder`'s tree with `changes` applied (a file,
@@ -85,35 +48,56 @@ extension GitTree {
       if change.id == nil && existing == nil { return nil }
       if change.name.isEmpty || change.name.utf8.contains(0) { return nil }
     }
-    let existing = git_tree_entrycount(folder.handle)
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity((existing + sorted.count) * 40)
-    func append(mode: UInt32, name: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer) {
-      appendEntry(to: &bytes, mode: mode, name: name, id: id)
+    // The ids side by side, so that each change's can be lent as bytes.
+    var ids: [UInt8] = []
+    ids.reserveCapacity(sorted.count * 20)
+    for change in sorted { ids += change.id?.bytes ?? Array(repeating: 0, count: 20) }
+    let (bytes, written) = ids.withUnsafeBytes { ids in
+      merged(folder, count: sorted.count, storedModes: true) { j in
+        let change = sorted[j]
+        return (
+          change.name, change.mode,
+          change.id == nil ? nil : UnsafeRawBufferPointer(rebasing: ids[(j * 20)..<(j * 20 + 20)])
+        )
+      }
     }
+    return written == 0 ? nil : bytes
+  }
+
+  /// `folder`'s raw entries (none for nil) merged in git's order with
+  /// `count` new ones given in byte order by `new(j)`: each sets the entry
+  /// of its name, or removes it when its id is nil. Existing entries keep
+  /// their mode as stored (`storedModes`, as libgit2's tree builder does)
+  /// or as libgit2 normalizes it. Returns the bytes and how many entries
+  /// they hold.
+  private static func merged(
+    _ folder: GitTree?, count: Int, storedModes: Bool,
+    _ new: (Int) -> (name: String, mode: UInt32, id: UnsafeRawBufferPointer?)
+  ) -> (bytes: [UInt8], entries: Int) {
+    let existing = folder.map { git_tree_entrycount($0.handle) } ?? 0
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity((existing + count) * 40)
     var written = 0
     var i = 0
     var j = 0
-    while i < existing || j < sorted.count {
-      let old = i < existing ? git_tree_entry_byindex(folder.handle, i) : nil
-      if j < sorted.count {
-        let change = sorted[j]
+    while i < existing || j < count {
+      let old = i < existing ? git_tree_entry_byindex(folder!.handle, i) : nil
+      let oldName = old.map {
+        UnsafeRawBufferPointer(start: git_tree_entry_name($0), count: strlen(git_tree_entry_name($0)))
+      }
+      if j < count {
+        let change = new(j)
         var name = change.name
-        let order =
-          old.map { old in
-            name.withUTF8 {
-              compare(
-                UnsafeRawBufferPointer(
-                  start: git_tree_entry_name(old), count: strlen(git_tree_entry_name(old))),
-                isFolder: git_tree_entry_type(old) == GIT_OBJECT_TREE, UnsafeRawBufferPointer($0))
-            }
+        let order = name.withUTF8 { name in
+          old.map {
+            compare(
+              oldName!, isFolder: git_tree_entry_type($0) == GIT_OBJECT_TREE, UnsafeRawBufferPointer(name))
           } ?? 1
+        }
         if order >= 0 {
           if let id = change.id {
-            name.withUTF8 { name in
-              id.bytes.withUnsafeBytes {
-                append(mode: change.mode, name: UnsafeRawBufferPointer(name), id: $0)
-              }
+            name.withUTF8 {
+              appendEntry(to: &bytes, mode: change.mode, name: UnsafeRawBufferPointer($0), id: id)
             }
             written += 1
           }
@@ -122,18 +106,17 @@ extension GitTree {
           continue
         }
       }
-      guard let old else { break }
+      guard let old, let oldName else { break }
+      let mode =
+        storedModes
+        ? UInt32(git_tree_entry_filemode_raw(old).rawValue) : git_tree_entry_filemode(old).rawValue
       withUnsafeBytes(of: git_tree_entry_id(old).pointee.id) { id in
-        append(
-          mode: UInt32(git_tree_entry_filemode_raw(old).rawValue),
-          name: UnsafeRawBufferPointer(
-            start: git_tree_entry_name(old), count: strlen(git_tree_entry_name(old))),
-          id: UnsafeRawBufferPointer(rebasing: id[0..<20]))
+        appendEntry(to: &bytes, mode: mode, name: oldName, id: UnsafeRawBufferPointer(rebasing: id[0..<20]))
       }
       written += 1
       i += 1
     }
-    return written == 0 ? nil : bytes
+    return (bytes, written)
   }
 
   /// Appends one raw tree entry: the mode in octal, the name, the id.

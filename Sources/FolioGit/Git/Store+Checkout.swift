@@ -119,28 +119,42 @@ extension Store {
     let jobs = CheckoutCheckJobs(
       store: self, changes: changes, entries: changes.map { index.entry(at: $0.path) }, removed: removed,
       target: target)
-    let threads = changes.count < 256 ? 1 : 2
-    let outcome = Mutex<(blocked: [String], error: (at: Int, error: any Error)?)>(([], nil))
+    return try inTwoParts(changes.count) { i, workTree in
+      try jobs.store.isBlocked(
+        jobs.changes[i], entry: jobs.entries[i], workTree: workTree, removed: jobs.removed,
+        target: jobs.target)
+    }.map { changes[$0].path }.sorted()
+  }
+
+  /// From how many paths a checkout's work is split over two threads.
+  static let checkoutThreadsFrom = 256
+
+  /// Runs `body` for `count` paths of a checkout, split into two
+  /// contiguous parts on two threads (one thread below
+  /// ``checkoutThreadsFrom``), each part with its own ``WorkTree`` and so
+  /// mostly in one folder: what a checkout does per file is mostly the
+  /// kernel's work.
+  /// - Returns: the indices `body` returned true for, in order.
+  /// - Throws: the error of the lowest index that had one; each thread
+  ///   stops at its first.
+  private func inTwoParts(_ count: Int, _ body: @Sendable (Int, WorkTree) throws -> Bool) throws -> [Int] {
+    let threads = count < Self.checkoutThreadsFrom ? 1 : 2
+    let outcome = Mutex<(flagged: [Int], error: (at: Int, error: any Error)?)>(([], nil))
+    let root = rootPath
     DispatchQueue.concurrentPerform(iterations: threads) { part in
-      let workTree = WorkTree(root: jobs.store.rootPath)
-      let count = jobs.changes.count
+      let workTree = WorkTree(root: root)
       for i in (count * part / threads)..<(count * (part + 1) / threads) {
         do {
-          if try jobs.store.isBlocked(
-            jobs.changes[i], entry: jobs.entries[i], workTree: workTree, removed: jobs.removed,
-            target: jobs.target)
-          {
-            outcome.withLock { $0.blocked.append(jobs.changes[i].path) }
-          }
+          if try body(i, workTree) { outcome.withLock { $0.flagged.append(i) } }
         } catch {
           outcome.withLock { if $0.error.map({ i < $0.at }) ?? true { $0.error = (i, error) } }
           return
         }
       }
     }
-    let (blocked, error) = outcome.withLock { $0 }
+    let (flagged, error) = outcome.withLock { $0 }
     if let error { throw error.error }
-    return blocked.sorted()
+    return flagged.sorted()
   }
 
   /// What the threads of ``blockedPaths(_:index:removed:target:)`` share.
@@ -269,8 +283,7 @@ extension Store {
   static let checkoutBatch = 4096
 
   /// Writes the entries of `writes` (in path order), each batch's blobs
-  /// read first, then written by two threads, each with its own
-  /// ``WorkTree``: writing a file is mostly the kernel's work, and two
+  /// read first, then written by two threads (``inTwoParts(_:_:)``): two
   /// threads write 15,000 documents into one folder in about 60% of the
   /// time one takes.
   /// - Returns: the paths left alone (changed since the commit).
@@ -292,16 +305,23 @@ extension Store {
         jobs.contents.append(
           new.mode == TreePathValidator.gitlinkMode ? [] : try knownBlob(new.id) ?? repository.blob(new.id))
       }
-      leftAlone.formUnion(try jobs.run(threads: jobs.changes.count < 256 ? 1 : 2))
+      let left = try inTwoParts(jobs.changes.count) { [jobs] i, workTree in
+        guard
+          try jobs.store.apply(
+            jobs.changes[i], entry: jobs.entries[i], content: jobs.contents[i], workTree: workTree)
+        else { return true }
+        jobs.progress.wrote(jobs.store)
+        return false
+      }
+      for i in left { leftAlone.insert(jobs.changes[i].path) }
       start = end
     }
     return leftAlone
   }
 
   /// One batch of a checkout's writes, shared by the threads that write
-  /// it. `@unchecked Sendable`: the threads only read the arrays, each
-  /// writes its own part of the working tree with its own ``WorkTree``,
-  /// and what they report goes through a `Mutex`.
+  /// it. `@unchecked Sendable`: the threads only read it, and each writes
+  /// its own part of the working tree.
   private struct CheckoutWriteJobs: @unchecked Sendable {
     let store: Store
     let progress: CheckoutProgress
@@ -312,31 +332,6 @@ extension Store {
     init(store: Store, progress: CheckoutProgress) {
       self.store = store
       self.progress = progress
-    }
-
-    /// Writes the batch with `threads` threads, each a contiguous part
-    /// (so each mostly stays in one folder); returns the paths left alone.
-    func run(threads: Int) throws -> Set<String> {
-      let outcome = Mutex<(leftAlone: Set<String>, error: (any Error)?)>(([], nil))
-      let count = changes.count
-      DispatchQueue.concurrentPerform(iterations: threads) { part in
-        let workTree = WorkTree(root: store.rootPath)
-        for i in (count * part / threads)..<(count * (part + 1) / threads) {
-          do {
-            if try store.apply(changes[i], entry: entries[i], content: contents[i], workTree: workTree) {
-              progress.wrote(store)
-            } else {
-              outcome.withLock { _ = $0.leftAlone.insert(changes[i].path) }
-            }
-          } catch {
-            outcome.withLock { if $0.error == nil { $0.error = error } }
-            return
-          }
-        }
-      }
-      let (leftAlone, error) = outcome.withLock { $0 }
-      if let error { throw error }
-      return leftAlone
     }
   }
 

@@ -121,7 +121,8 @@ extension Store {
     let head = try repository.headCommit()
     let headTree = try head?.tree()
     let index = try repository.index()
-    if shared != nil { try index.readFromDisk() }
+    // A shared handle may hold the index from before another wrote it.
+    try index.readFromDisk()
     var scan = try scanPending(repository: repository, headTree: headTree, index: index)
     let synthetic = scan.documents.filter { $0.synthetic != nil }
     if !synthetic.isEmpty {

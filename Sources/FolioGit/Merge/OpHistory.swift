@@ -99,12 +99,12 @@ package struct OpHistory {
   {
     // A log is megabytes long: compared and counted through its buffer, not
     // element by element through the generic collection methods.
-    if bytes.count <= baseBytes.count && startsWith(baseBytes, bytes) {
+    if startsWith(baseBytes, bytes) {
       // Every whole line here is a line of the base (a last line without
       // its newline is never parsed).
       return []
     }
-    if bytes.count >= baseBytes.count && startsWith(bytes, baseBytes) {
+    if startsWith(bytes, baseBytes) {
       let baseLines = baseBytes.withUnsafeBufferPointer { base in
         var count = 0
         for byte in base where byte == UInt8(ascii: "\n") { count += 1 }
