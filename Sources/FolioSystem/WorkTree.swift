@@ -11,6 +11,9 @@ import Glibc
 /// verified: a folder swapped for a link afterwards is never written
 /// through, as with a walk per entry.
 ///
+/// A file that replaces another is swapped with it (`RENAME_EXCHANGE`),
+/// then the old one, now at the temp name, is unlinked.
+///
 /// Confinement: one thread uses a `WorkTree`; it is not `Sendable`. The
 /// folder it holds open is closed on deinit.
 package final class WorkTree {
@@ -19,6 +22,11 @@ package final class WorkTree {
   /// The open folder, relative to the root ("" for the root itself).
   private var folder: String?
   private var folderFD: Int32 = -1
+  /// Whether the file system swaps two names (`renameat2`'s
+  /// `RENAME_EXCHANGE`); false once it has refused.
+  private var exchanges = true
+  /// `RENAME_EXCHANGE` (linux/fs.h), which Glibc does not export.
+  private static let renameExchange: UInt32 = 2
 
   /// A working tree rooted at the folder `root`.
   package init(root: String) {
@@ -121,10 +129,34 @@ package final class WorkTree {
     }
     do {
       if existing == S_IFDIR { try removeEmptyFolders(parent, name, path: path) }
+      if (existing == S_IFREG || existing == S_IFLNK) && exchanges {
+        // Swapped rather than renamed over: ext4 flushes a file renamed
+        // over another (`auto_da_alloc`) there and then, one write per
+        // file, where a swap leaves the data to the batch's one sync.
+        let swapped = try FileSystem.syscall(
+          "renameat2", path: path, expecting: [EINVAL, ENOSYS, EOPNOTSUPP]
+        ) { FileSystem.renameat2(parent, temp, parent, name, Self.renameExchange) }
+        if case .success = swapped {
+          try FileSystem.syscall("unlinkat", path: path) { unlinkat(parent, temp, 0) }
+          return
+        }
+        exchanges = false
+      }
       try FileSystem.syscall("renameat", path: path) { renameat(parent, temp, parent, name) }
     } catch {
       unlinkat(parent, temp, 0)
       throw error
+    }
+  }
+
+  /// Removes the temp file a write of `relative` leaves if it is stopped
+  /// between its swap and its unlink (it holds the content replaced), when
+  /// there is one: for a checkout finishing after a crash, which finds
+  /// the file already written.
+  package func removeLeftover(_ relative: String) throws {
+    guard case .open(let parent, let name) = try parent(of: relative, create: false) else { return }
+    _ = try FileSystem.syscall("unlinkat", path: root + "/" + relative, expecting: [ENOENT]) {
+      unlinkat(parent, "." + name + ".folio-tmp", 0)
     }
   }
 

@@ -77,6 +77,14 @@ import Testing
           // and HEAD do not.
           let status = try FolioRunner.shellOutput("git status --porcelain todos", in: box.root.path + "/b")
           #expect(!status.output.isEmpty, "seed \(seed) round \(round): nothing written before the pause")
+          // What a kill between a swap and its unlink leaves: the file
+          // already holds the merge, its temp name the content it replaced.
+          if let line = status.output.split(separator: "\n").first, line.hasPrefix(" M ") {
+            let path = String(line.dropFirst(3))
+            let old = try FolioRunner.shellOutput("git show HEAD:\(path)", in: box.root.path + "/b")
+            let name = String(path.split(separator: "/").last!)
+            try box.root.write("b/todos/.\(name).folio-tmp", old.output)
+          }
         }
       } else {
         usleep(UInt32(random.next() % 150_000))
@@ -101,6 +109,9 @@ import Testing
       #expect(rerun.status == 0, "seed \(seed) round \(round): rerun failed: \(rerun.stderr)")
       #expect(
         !FileManager.default.fileExists(atPath: journal), "seed \(seed): the checkout was never finished")
+      let leftovers = try FileManager.default.contentsOfDirectory(atPath: box.root.path + "/b/todos")
+        .filter { $0.hasSuffix(".folio-tmp") }
+      #expect(leftovers.isEmpty, "seed \(seed) round \(round): temp files left: \(leftovers)")
     }
     try box.folio(["sync"], in: "a")
     var total = 0

@@ -27,9 +27,10 @@ extension Store {
 
   /// Moves the working tree, index and `branch` from HEAD's commit to
   /// `target`, crash-safely: every file is written whole (temp file, then
-  /// rename), and a journal written first lets the next open finish the job
-  /// after a `kill -9`. libgit2's own checkout truncates files in place, so a
-  /// kill could leave a torn document. Call with the lock held.
+  /// rename, or a swap with the file it replaces), and a journal written
+  /// first lets the next open finish the job after a `kill -9`. libgit2's
+  /// own checkout truncates files in place, so a kill could leave a torn
+  /// document. Call with the lock held.
   ///
   /// Every path the target brings is validated first
   /// (``TreePathValidator``), and every folder in the way is checked, so
@@ -268,7 +269,13 @@ extension Store {
     case .shadowed: current = nil
     case .other: return false
     }
-    if current == change.new { return true }
+    if current == change.new {
+      // Perhaps a checkout stopped between its swap and its unlink.
+      if let new = change.new, new.mode != TreePathValidator.gitlinkMode {
+        try workTree.removeLeftover(change.path)
+      }
+      return true
+    }
     if current != change.old { return false }
     if let new = change.new {
       try workTree.write(change.path, content: content, mode: new.mode)
