@@ -300,7 +300,17 @@ extension Store {
   ) throws -> Set<String> {
     var leftAlone = Set<String>()
     var start = 0
+    // Each batch written is flushed on another thread while the next is
+    // written, so that the sync after the last batch finds little left;
+    // only that sync's outcome counts.
+    let flushes = DispatchGroup()
+    defer { flushes.wait() }
+    let root = rootPath
     while start < writes.count {
+      if start > 0 {
+        flushes.wait()
+        DispatchQueue.global().async(group: flushes) { try? FileSystem.syncFileSystem(containing: root) }
+      }
       let end = min(start + Self.checkoutBatch, writes.count)
       // libgit2's handles stay on this thread: the entries and blobs are
       // read here, before the threads start.
