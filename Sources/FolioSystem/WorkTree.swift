@@ -134,13 +134,16 @@ package final class WorkTree {
         // over another (`auto_da_alloc`) there and then, one write per
         // file, where a swap leaves the data to the batch's one sync.
         let swapped = try FileSystem.syscall(
-          "renameat2", path: path, expecting: [EINVAL, ENOSYS, EOPNOTSUPP]
+          "renameat2", path: path, expecting: [ENOENT, EINVAL, ENOSYS, EOPNOTSUPP]
         ) { FileSystem.renameat2(parent, temp, parent, name, Self.renameExchange) }
-        if case .success = swapped {
+        switch swapped {
+        case .success:
           try FileSystem.syscall("unlinkat", path: path) { unlinkat(parent, temp, 0) }
           return
+        case .failure(let failure):
+          // ENOENT: removed since it was looked at; a rename puts the file in.
+          if failure.code != ENOENT { exchanges = false }
         }
-        exchanges = false
       }
       try FileSystem.syscall("renameat", path: path) { renameat(parent, temp, parent, name) }
     } catch {
