@@ -73,11 +73,14 @@ extension FileSystem {
           var st = stat()
           let isLink = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) == S_IFLNK
           close(fd)
+          // Closed once: the catch below must not close the number again,
+          // which another thread may have been given by now.
+          fd = -1
           if failure.code == ENOENT { return nil }
           throw unsafePathError(walked, isLink: isLink)
         }
       } catch {
-        close(fd)
+        if fd >= 0 { close(fd) }
         throw error
       }
       close(fd)

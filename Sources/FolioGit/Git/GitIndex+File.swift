@@ -104,17 +104,19 @@ extension GitIndex {
       if code == EEXIST { throw GitIndexLock.lockedError(lockPath) }
       throw FileSystem.error(code, "open", path: lockPath)
     }
+    var closed = false
     var committed = false
     defer {
-      if !committed {
-        close(fd)
-        unlink(lockPath)
-      }
+      if !closed { close(fd) }
+      if !committed { unlink(lockPath) }
     }
     var writer = IndexFileWriter(fd: fd, path: lockPath)
     try body(&writer)
     try writer.finish()
-    try FileSystem.syscall("close", path: lockPath) { close(fd) }
+    // One close, whatever it returns: on Linux the number is released even
+    // when it fails (EINTR included), and may already be another thread's.
+    closed = true
+    if close(fd) != 0 { throw FileSystem.error(errno, "close", path: lockPath) }
     committed = true
     try FileSystem.syscall("rename", path: path) {
       rename(lockPath, path)

@@ -59,7 +59,9 @@ package final class GitPackFile {
     let rc = deflateInit2_(
       &stream, 1, Z_DEFLATED, 12, 4, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
     guard rc == Z_OK else {
+      // deinit runs for an init that throws here: it must not close again.
       close(fd)
+      closed = true
       throw FolioError(.io, "zlib deflateInit failed (\(rc))", function: "deflateInit")
     }
     buffer.reserveCapacity(1 << 20)
