@@ -89,7 +89,14 @@ extension FileSystem {
     try? writeAll(fd, bytes, path: "")
   }
 
-  /// `renameat2(2)` with `flags` (`RENAME_EXCHANGE`, `RENAME_NOREPLACE`),
+  /// `renameat2`'s `RENAME_NOREPLACE` (linux/fs.h), which Glibc does not
+  /// export: fail if the target exists.
+  package static let renameNoReplace: UInt32 = 1
+  /// `renameat2`'s `RENAME_EXCHANGE` (linux/fs.h), which Glibc does not
+  /// export: swap the two names.
+  package static let renameExchange: UInt32 = 2
+
+  /// `renameat2(2)` with `flags` (``renameExchange``, ``renameNoReplace``),
   /// which Glibc's Swift overlay does not export; for ``syscall(_:path:expecting:_:)``.
   package static func renameat2(
     _ fromFolder: Int32, _ from: String, _ toFolder: Int32, _ to: String, _ flags: UInt32

@@ -25,8 +25,6 @@ package final class WorkTree {
   /// Whether the file system swaps two names (`renameat2`'s
   /// `RENAME_EXCHANGE`); false once it has refused.
   private var exchanges = true
-  /// `RENAME_EXCHANGE` (linux/fs.h), which Glibc does not export.
-  private static let renameExchange: UInt32 = 2
 
   /// A working tree rooted at the folder `root`.
   package init(root: String) {
@@ -106,7 +104,7 @@ package final class WorkTree {
       try FileSystem.syscall("mkdirat", path: path) { mkdirat(parent, name, 0o755) }
       return
     }
-    let temp = "." + name + ".folio-tmp"
+    let temp = FileSystem.temporaryName(for: name)
     if mode == 0o120000 {
       var target = content.map { CChar(bitPattern: $0) }
       target.append(0)
@@ -135,7 +133,7 @@ package final class WorkTree {
         // file, where a swap leaves the data to the batch's one sync.
         let swapped = try FileSystem.syscall(
           "renameat2", path: path, expecting: [ENOENT, EINVAL, ENOSYS, EOPNOTSUPP]
-        ) { FileSystem.renameat2(parent, temp, parent, name, Self.renameExchange) }
+        ) { FileSystem.renameat2(parent, temp, parent, name, FileSystem.renameExchange) }
         switch swapped {
         case .success:
           try FileSystem.syscall("unlinkat", path: path) { unlinkat(parent, temp, 0) }
@@ -159,7 +157,7 @@ package final class WorkTree {
   package func removeLeftover(_ relative: String) throws {
     guard case .open(let parent, let name) = try parent(of: relative, create: false) else { return }
     _ = try FileSystem.syscall("unlinkat", path: root + "/" + relative, expecting: [ENOENT]) {
-      unlinkat(parent, "." + name + ".folio-tmp", 0)
+      unlinkat(parent, FileSystem.temporaryName(for: name), 0)
     }
   }
 

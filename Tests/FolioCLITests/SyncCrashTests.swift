@@ -79,12 +79,13 @@ import Testing
           #expect(!status.output.isEmpty, "seed \(seed) round \(round): nothing written before the pause")
           // What a kill between a swap and its unlink leaves: the file
           // already holds the merge, its temp name the content it replaced.
-          if let line = status.output.split(separator: "\n").first, line.hasPrefix(" M ") {
-            let path = String(line.dropFirst(3))
-            let old = try FolioRunner.shellOutput("git show HEAD:\(path)", in: box.root.path + "/b")
-            let name = String(path.split(separator: "/").last!)
-            try box.root.write("b/todos/.\(name).folio-tmp", old.output)
-          }
+          let line = try #require(
+            status.output.split(separator: "\n").first { $0.hasPrefix(" M ") },
+            "seed \(seed) round \(round): no document written before the pause")
+          let path = String(line.dropFirst(3))
+          let old = try FolioRunner.shellOutput("git show HEAD:\(path)", in: box.root.path + "/b")
+          let name = String(path.split(separator: "/").last!)
+          try box.root.write("b/todos/.\(name).folio-tmp", old.output)
         }
       } else {
         usleep(UInt32(random.next() % 150_000))

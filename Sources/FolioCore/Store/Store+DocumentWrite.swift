@@ -3,10 +3,6 @@ import FolioSystem
 import Glibc
 
 extension Store {
-  /// `renameat2` flags (linux/fs.h), which Glibc does not export.
-  private static let renameNoReplace: UInt32 = 1
-  private static let renameExchange: UInt32 = 2
-
   /// How many edits in a row one document write folds in before it gives
   /// up and leaves the file as the editor saved it.
   private static let foldLimit = 64
@@ -113,7 +109,7 @@ extension Store {
         return folds
       }
       let staged = try stage(content)
-      let flags = expected == nil ? Store.renameNoReplace : Store.renameExchange
+      let flags = expected == nil ? FileSystem.renameNoReplace : FileSystem.renameExchange
       let renamed: Result<Int32, FileSystem.Errno>
       do {
         renamed = try FileSystem.syscall(
@@ -150,7 +146,7 @@ extension Store {
         }
         return folds
       }
-      if flags == Store.renameNoReplace { return folds }
+      if flags == FileSystem.renameNoReplace { return folds }
       // Exchanged: the file that was in place is now at the staged name.
       let replaced = try read(staged.name, in: staged.folder, path: staged.path)
       if replaced.map({ FNV.hex($0) }) == expected {
