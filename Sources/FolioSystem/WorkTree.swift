@@ -12,7 +12,8 @@ import Glibc
 /// through, as with a walk per entry.
 ///
 /// A file that replaces another is swapped with it (`RENAME_EXCHANGE`),
-/// then the old one, now at the temp name, is unlinked.
+/// then the old one, now at the temp name, is unlinked: there and then,
+/// or later by the ``DeferredUnlinks`` the work tree was given.
 ///
 /// Confinement: one thread uses a `WorkTree`; it is not `Sendable`. The
 /// folder it holds open is closed on deinit.
@@ -21,18 +22,20 @@ package final class WorkTree {
   package let root: String
   /// The open folder, relative to the root ("" for the root itself).
   private var folder: String?
-  private var folderFD: Int32 = -1
+  private var openFolder: OpenFolder?
+  /// Who unlinks the files swapped out, or nil to unlink each at once.
+  private let unlinks: DeferredUnlinks?
   /// Whether the file system swaps two names (`renameat2`'s
   /// `RENAME_EXCHANGE`); false once it has refused.
   private var exchanges = true
 
   /// A working tree rooted at the folder `root`.
-  package init(root: String) {
+  /// - Parameter unlinks: who unlinks the files that written files
+  ///   replace, or nil to unlink each before ``write(_:content:mode:)``
+  ///   returns.
+  package init(root: String, unlinks: DeferredUnlinks? = nil) {
     self.root = root
-  }
-
-  deinit {
-    if folderFD >= 0 { close(folderFD) }
+    self.unlinks = unlinks
   }
 
   /// Where the folder of an entry stands.
@@ -136,7 +139,11 @@ package final class WorkTree {
         ) { FileSystem.renameat2(parent, temp, parent, name, FileSystem.renameExchange) }
         switch swapped {
         case .success:
-          try FileSystem.syscall("unlinkat", path: path) { unlinkat(parent, temp, 0) }
+          if let unlinks, let openFolder {
+            unlinks.unlink(temp, in: openFolder, path: path)
+          } else {
+            try FileSystem.syscall("unlinkat", path: path) { unlinkat(parent, temp, 0) }
+          }
           return
         case .failure(let failure):
           // ENOENT: removed since it was looked at; a rename puts the file in.
@@ -204,7 +211,7 @@ package final class WorkTree {
     let slash = relative.lastIndex(of: "/")
     let name = String(slash.map { relative[relative.index(after: $0)...] } ?? relative[...])
     let path = slash.map { String(relative[..<$0]) } ?? ""
-    if path == folder { return .open(folderFD, name: name) }
+    if path == folder, let openFolder { return .open(openFolder.descriptor, name: name) }
     var fd = try FileSystem.syscall("open", path: root) { open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
     var walked = ""
     let components = path.isEmpty ? [] : path.split(separator: "/", omittingEmptySubsequences: false)
@@ -236,16 +243,9 @@ package final class WorkTree {
       close(fd)
       fd = next
     }
-    forgetFolder()
     folder = path
-    folderFD = fd
+    openFolder = OpenFolder(owning: fd)
     return .open(fd, name: name)
-  }
-
-  private func forgetFolder() {
-    if folderFD >= 0 { close(folderFD) }
-    folder = nil
-    folderFD = -1
   }
 
   /// Removes the folder `name` in `parent` and the empty folders inside

@@ -55,6 +55,41 @@ import Testing
     #expect(try git(["status", "--porcelain"], in: b.rootPath).output.isEmpty)
   }
 
+  /// A merge whose checkout replaces hundreds of documents and writes
+  /// hundreds of conflict records: what two threads write, in two
+  /// folders, with the replaced files unlinked on threads of their own.
+  @Test func aLargeCheckoutLeavesEveryFileWholeAndNoTempFile() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    let pks = (0..<300).map { "d\($0)" }
+    try a.write { tx in
+      for pk in pks {
+        _ = try tx.apply(table: "todos", pk: pk, op: .insert, columns: ["title": "t", "views": 1])
+      }
+    }
+    try a.sync()
+    let b = try fixture.clone("b")
+    for (store, side, by) in [(a, "a", 2), (b, "b", 40)] {
+      try store.write { tx in
+        for pk in pks {
+          _ = try tx.apply(
+            table: "todos", pk: pk, op: .update, columns: ["title": .string("from \(side)")],
+            transforms: ["views": ["op": "increment", "by": .integer(by)]])
+        }
+      }
+    }
+    try a.sync()
+    #expect(try b.sync().action == .merged)
+    try a.sync()
+    for pk in pks { #expect(try doc(b, pk)?["views"] == 43, "\(pk)") }
+    #expect(try tableFiles(a) == tableFiles(b))
+    #expect(try b.conflicts(table: "todos").count == pks.count)
+    let names = (FileManager.default.enumerator(atPath: b.rootPath)?.allObjects as? [String]) ?? []
+    #expect(names.filter { $0.hasSuffix(".folio-tmp") } == [])
+    #expect(try git(["status", "--porcelain"], in: b.rootPath).output.isEmpty)
+  }
+
   /// The newest stamp in a store's own op log.
   func newestOwnStamp(_ store: Store) throws -> HLC {
     let bytes = try #require(try FileSystem.read(store.opLogPath))

@@ -82,7 +82,7 @@ import Testing
     for entry in entries {
       bytes += Array("\(entry.mode) \(entry.name)".utf8) + [0] + raw.bytes
     }
-    FileManager.default.createFile(atPath: scratch.path + "/tree.raw", contents: Data(bytes))
+    _ = FileManager.default.createFile(atPath: scratch.path + "/tree.raw", contents: Data(bytes))
     let written = try shellGit("hash-object -t tree --literally -w tree.raw", in: scratch.path)
     #expect(written.status == 0, "\(written.output)")
     let repository = try #require(try GitRepository.open(workTree: scratch.path))

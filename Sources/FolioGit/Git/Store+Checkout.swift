@@ -135,16 +135,24 @@ extension Store {
   /// ``checkoutThreadsFrom``), each part with its own ``WorkTree`` and so
   /// mostly in one folder: what a checkout does per file is mostly the
   /// kernel's work.
+  /// - Parameters:
+  ///   - split: where the second part starts; nil for the middle.
+  ///   - unlinks: who unlinks the files the work trees swap out (see
+  ///     ``WorkTree/init(root:unlinks:)``).
   /// - Returns: the indices `body` returned true for, in order.
   /// - Throws: the error of the lowest index that had one; each thread
   ///   stops at its first.
-  private func inTwoParts(_ count: Int, _ body: @Sendable (Int, WorkTree) throws -> Bool) throws -> [Int] {
-    let threads = count < Self.checkoutThreadsFrom ? 1 : 2
+  private func inTwoParts(
+    _ count: Int, split: Int? = nil, unlinks: DeferredUnlinks? = nil,
+    _ body: @Sendable (Int, WorkTree) throws -> Bool
+  ) throws -> [Int] {
+    let middle = split ?? (count < Self.checkoutThreadsFrom ? count : count / 2)
+    let parts = [0..<middle, middle..<count].filter { !$0.isEmpty }
     let outcome = Mutex<(flagged: [Int], error: (at: Int, error: any Error)?)>(([], nil))
     let root = rootPath
-    DispatchQueue.concurrentPerform(iterations: threads) { part in
-      let workTree = WorkTree(root: root)
-      for i in (count * part / threads)..<(count * (part + 1) / threads) {
+    DispatchQueue.concurrentPerform(iterations: parts.count) { part in
+      let workTree = WorkTree(root: root, unlinks: unlinks)
+      for i in parts[part] {
         do {
           if try body(i, workTree) { outcome.withLock { $0.flagged.append(i) } }
         } catch {
@@ -227,10 +235,14 @@ extension Store {
         leftAlone.insert(change.path)
       }
     }
+    let written = writes.filter { !evicted.contains($0.path) }
+    // The files the writes replace are unlinked on threads of their own
+    // (DeferredUnlinks), until the journal goes: a crash before leaves
+    // them for the next checkout's `removeLeftover`.
+    let unlinks = written.count >= Self.checkoutThreadsFrom ? DeferredUnlinks() : nil
     leftAlone.formUnion(
       try writeFiles(
-        writes.filter { !evicted.contains($0.path) }, index: index, repository: repository,
-        knownBlob: knownBlob,
+        written, index: index, repository: repository, knownBlob: knownBlob, unlinks: unlinks,
         progress: progress))
     try FileSystem.syncFileSystem(containing: rootPath)
     var edits: [GitIndex.Edit] = []
@@ -251,6 +263,7 @@ extension Store {
     edits.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
     try index.writeApplying(edits, matching: try repository.commit(target).tree(), repository: repository)
     try repository.setReference(branch, to: target, message: "folio sync")
+    try unlinks?.finish()
     _ = try FileSystem.remove(checkoutJournalPath)
   }
 
@@ -290,15 +303,24 @@ extension Store {
   static let checkoutBatch = 4096
 
   /// Writes the entries of `writes` (in path order), each batch's blobs
-  /// read first, then written by two threads (``inTwoParts(_:_:)``): two
-  /// threads write 15,000 documents into one folder in about 60% of the
-  /// time one takes.
+  /// read first, then written by two threads (``inTwoParts(_:split:unlinks:_:)``):
+  /// two threads write 15,000 documents into one folder in about 60% of
+  /// the time one takes.
+  ///
+  /// One thread writes the first half of `writes` and the other the
+  /// second, a batch from each half at a time, so that, with files in two
+  /// folders (a merge's conflict records and a table's documents), each
+  /// thread stays in a folder of its own for longer: in one folder, a
+  /// thread creating a file holds the folder's lock while ext4 looks for
+  /// a free inode, and the other spins on it.
   /// - Returns: the paths left alone (changed since the commit).
   private func writeFiles(
     _ writes: [CheckoutChange], index: GitIndex, repository: GitRepository,
-    knownBlob: (GitOID) -> [UInt8]?, progress: CheckoutProgress
+    knownBlob: (GitOID) -> [UInt8]?, unlinks: DeferredUnlinks?, progress: CheckoutProgress
   ) throws -> Set<String> {
     var leftAlone = Set<String>()
+    let half = writes.count < Self.checkoutThreadsFrom ? writes.count : (writes.count + 1) / 2
+    let chunk = half == writes.count ? Self.checkoutBatch : Self.checkoutBatch / 2
     var start = 0
     // Each batch written is flushed on another thread while the next is
     // written, so that the sync after the last batch finds little left;
@@ -306,23 +328,25 @@ extension Store {
     let flushes = DispatchGroup()
     defer { flushes.wait() }
     let root = rootPath
-    while start < writes.count {
+    while start < half {
       if start > 0 {
         flushes.wait()
         DispatchQueue.global().async(group: flushes) { try? FileSystem.syncFileSystem(containing: root) }
       }
-      let end = min(start + Self.checkoutBatch, writes.count)
+      let front = start..<min(start + chunk, half)
+      let back = min(half + start, writes.count)..<min(half + start + chunk, writes.count)
       // libgit2's handles stay on this thread: the entries and blobs are
       // read here, before the threads start.
       var jobs = CheckoutWriteJobs(store: self, progress: progress)
-      for change in writes[start..<end] {
+      for change in writes[front] + writes[back] {
         let new = change.new!
         jobs.changes.append(change)
         jobs.entries.append(index.entry(at: change.path))
         jobs.contents.append(
           new.mode == TreePathValidator.gitlinkMode ? [] : try knownBlob(new.id) ?? repository.blob(new.id))
       }
-      let left = try inTwoParts(jobs.changes.count) { [jobs] i, workTree in
+      let left = try inTwoParts(jobs.changes.count, split: front.count, unlinks: unlinks) {
+        [jobs] i, workTree in
         guard
           try jobs.store.apply(
             jobs.changes[i], entry: jobs.entries[i], content: jobs.contents[i], workTree: workTree)
@@ -331,7 +355,7 @@ extension Store {
         return false
       }
       for i in left { leftAlone.insert(jobs.changes[i].path) }
-      start = end
+      start = front.upperBound
     }
     return leftAlone
   }
