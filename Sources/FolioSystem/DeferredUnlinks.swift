@@ -48,6 +48,18 @@ package final class DeferredUnlinks: Sendable {
     }
   }
 
+  /// Whether unlinks under the folder `root` are worth handing over:
+  /// not on a file system held in memory (tmpfs, ramfs), where an unlink
+  /// never waits on a device and the threads would only take turns with
+  /// the caller's for the CPU.
+  package static func payOff(under root: String) -> Bool {
+    let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return true }
+    defer { close(fd) }
+    let inMemory: Set<UInt64> = [0x0102_1994, 0x8584_58F6]  // TMPFS_MAGIC, RAMFS_MAGIC
+    return FileSystem.fileSystemType(fd).map { !inMemory.contains($0) } ?? true
+  }
+
   deinit {
     // A caller that threw before finishing still has its threads stopped.
     try? finish()

@@ -239,7 +239,9 @@ extension Store {
     // The files the writes replace are unlinked on threads of their own
     // (DeferredUnlinks), until the journal goes: a crash before leaves
     // them for the next checkout's `removeLeftover`.
-    let unlinks = written.count >= Self.checkoutThreadsFrom ? DeferredUnlinks() : nil
+    let unlinks =
+      written.count >= Self.checkoutThreadsFrom && DeferredUnlinks.payOff(under: rootPath)
+      ? DeferredUnlinks() : nil
     leftAlone.formUnion(
       try writeFiles(
         written, index: index, repository: repository, knownBlob: knownBlob, unlinks: unlinks,

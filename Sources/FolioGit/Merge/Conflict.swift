@@ -77,15 +77,19 @@ public struct Conflict: Sendable, Hashable {
 
   /// The record file's path in a commit: named by the SHA-1 of its bytes,
   /// so equal records are one file and different ones never collide.
-  var recordPath: String {
+  var recordPath: String { Self.recordPath(for: recordBytes) }
+
+  /// The path of the record whose bytes are `bytes` (``recordBytes``).
+  static func recordPath(for bytes: [UInt8]) -> String {
     var hash = SHA1()
-    let bytes = recordBytes
     bytes.withUnsafeBytes { hash.update($0) }
-    let digest = hash.finish()
-    let hex = digest.map { byte -> String in
-      let text = String(byte, radix: 16)
-      return text.count == 1 ? "0" + text : text
-    }.joined()
-    return Conflict.folder + "/" + hex + ".json"
+    let digits = Array("0123456789abcdef".utf8)
+    var hex: [UInt8] = []
+    hex.reserveCapacity(40)
+    for byte in hash.finish() {
+      hex.append(digits[Int(byte >> 4)])
+      hex.append(digits[Int(byte & 15)])
+    }
+    return Conflict.folder + "/" + String(decoding: hex, as: UTF8.self) + ".json"
   }
 }

@@ -1,6 +1,8 @@
 internal import Clibgit2
+import Dispatch
 import FolioCore
 import FolioJSON
+import Synchronization
 
 /// The op histories of one merge, and the replay of one document.
 ///
@@ -98,6 +100,75 @@ final class MergeContext {
         pk: key.pk, base: try merge.document(ids.0, path: path),
         ours: .init(document: ourDocument, ops: ourOps[key] ?? [], syntheticStamp: ours.stamp),
         theirs: .init(document: theirDocument, ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp)))
+  }
+
+  /// One document to resolve: its address and its base, ours and theirs
+  /// blob ids.
+  struct Job {
+    var key: OpHistory.DocumentKey
+    var path: String
+    var table: TableConfig
+    var ids: (GitOID?, GitOID?, GitOID?)
+  }
+
+  /// From how many documents ``resolveAll(_:)`` replays on two threads.
+  static let parallelFrom = 256
+
+  /// ``resolve(_:path:table:ids:)`` for each job, in order: each outcome
+  /// is the merged document or what resolving it threw. The conflicts are
+  /// recorded in the jobs' order either way.
+  ///
+  /// When no document needs rewinding (``newOpsFollowTheBase``), a large
+  /// set is replayed on two threads: the blobs are read here first
+  /// (libgit2's handles stay on this thread), and each thread parses and
+  /// replays its half, which reads only what this context already holds.
+  func resolveAll(_ jobs: [Job]) -> [Result<JSONObject?, any Error>] {
+    guard jobs.count >= Self.parallelFrom, newOpsFollowTheBase else {
+      return jobs.map { job in
+        Result { try resolve(job.key, path: job.path, table: job.table, ids: job.ids) }
+      }
+    }
+    let repository = merge.repository
+    func read(_ id: GitOID?) -> Result<[UInt8]?, any Error> {
+      Result { try id.map { try repository.blob($0) } }
+    }
+    let inputs = ReplayInputs(
+      jobs: jobs, blobs: jobs.map { (read($0.ids.0), read($0.ids.1), read($0.ids.2)) }, ourOps: ourOps,
+      theirOps: theirOps, stamps: (ours.stamp, theirs.stamp))
+    let halves = Mutex<[Int: [Result<Resolution, any Error>]]>([:])
+    DispatchQueue.concurrentPerform(iterations: 2) { half in
+      let range = half == 0 ? 0..<(jobs.count / 2) : (jobs.count / 2)..<jobs.count
+      let results = range.map { i in Result { try inputs.replay(i) } }
+      halves.withLock { $0[half] = results }
+    }
+    let resolutions = halves.withLock { ($0[0] ?? []) + ($0[1] ?? []) }
+    return zip(jobs, resolutions).map { job, resolution in resolution.map { record(job.key, $0) } }
+  }
+
+  /// A replay's document and the assignments it overwrote.
+  typealias Resolution = (document: JSONObject?, overwrites: [DocumentResolver.Overwrite])
+
+  /// What the threads of ``resolveAll(_:)`` read. `@unchecked Sendable`:
+  /// they only read it.
+  private struct ReplayInputs: @unchecked Sendable {
+    let jobs: [Job]
+    let blobs: [(Result<[UInt8]?, any Error>, Result<[UInt8]?, any Error>, Result<[UInt8]?, any Error>)]
+    let ourOps: [OpHistory.DocumentKey: [Op]]
+    let theirOps: [OpHistory.DocumentKey: [Op]]
+    let stamps: (ours: HLC, theirs: HLC)
+
+    /// Job `i` replayed with no base ops, as ``MergeContext/resolve(_:path:table:ids:)``
+    /// replays it when the new ops follow the base.
+    func replay(_ i: Int) throws -> Resolution {
+      let job = jobs[i]
+      let (base, ours, theirs) = blobs[i]
+      let ourDocument = try TreeMerge.document(bytes: try ours.get(), path: job.path)
+      let theirDocument = try TreeMerge.document(bytes: try theirs.get(), path: job.path)
+      return DocumentResolver(table: job.table).resolveRecording(
+        pk: job.key.pk, base: try TreeMerge.document(bytes: try base.get(), path: job.path),
+        ours: .init(document: ourDocument, ops: ourOps[job.key] ?? [], syntheticStamp: stamps.ours),
+        theirs: .init(document: theirDocument, ops: theirOps[job.key] ?? [], syntheticStamp: stamps.theirs))
+    }
   }
 
   /// Keeps a resolution's overwrites as conflicts; returns its document.

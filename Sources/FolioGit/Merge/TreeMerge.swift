@@ -132,22 +132,13 @@ struct TreeMerge {
       return listings[key]![name]
     }
 
+    // Documents to resolve by replay, in the order met; resolved together
+    // (on two threads when there are many) once both sides are read.
+    var documents: [MergeContext.Job] = []
     func resolveDocument(
       _ key: OpHistory.DocumentKey, path: String, table: TableConfig, ids: (GitOID?, GitOID?, GitOID?)
-    ) throws {
-      let merged: JSONObject?
-      do {
-        merged = try context.resolve(key, path: path, table: table, ids: ids)
-      } catch let error as FolioError where error.code == .tooLarge {
-        // A document past the limit (an older build wrote it) is not read:
-        // it stays as this side has it, and the merge goes on for the rest.
-        // `folio rm` of it clears it everywhere.
-        oversized.append(path)
-        return
-      }
-      let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
-      if id != ids.1 { updates[path] = (id, 0) } else { updates[path] = nil }
-      resolved.append(key)
+    ) {
+      documents.append(.init(key: key, path: path, table: table, ids: ids))
     }
 
     for change in theirChanges {
@@ -166,7 +157,7 @@ struct TreeMerge {
           theirs: try theirID.map { try repository.blob($0) } ?? [])
         updates[path] = (try repository.writeBlob(merged), 0)
       } else if let (table, pk) = documentAddress(path) {
-        try resolveDocument(
+        resolveDocument(
           .init(table: table.name, pk: pk), path: path, table: table, ids: (baseID, ourID, theirID))
       } else if let ourID, let theirID {
         let merged = try repository.mergeFile(path: path, base: baseID, ours: ourID, theirs: theirID)
@@ -187,9 +178,28 @@ struct TreeMerge {
       else { continue }
       let path = table.path + "/" + name
       if handled.contains(path) { continue }
-      try resolveDocument(
+      resolveDocument(
         key, path: path, table: table,
         ids: (try blobID(base, path), try blobID(ours.tree, path), try blobID(theirs.tree, path)))
+    }
+    // In batches, so that the blobs read ahead stay bounded.
+    for start in stride(from: 0, to: documents.count, by: Self.resolveBatch) {
+      let batch = Array(documents[start..<min(start + Self.resolveBatch, documents.count)])
+      for (job, outcome) in zip(batch, context.resolveAll(batch)) {
+        let merged: JSONObject?
+        do {
+          merged = try outcome.get()
+        } catch let error as FolioError where error.code == .tooLarge {
+          // A document past the limit (an older build wrote it) is not
+          // read: it stays as this side has it, and the merge goes on for
+          // the rest. `folio rm` of it clears it everywhere.
+          oversized.append(job.path)
+          continue
+        }
+        let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
+        if id != job.ids.1 { updates[job.path] = (id, 0) } else { updates[job.path] = nil }
+        resolved.append(job.key)
+      }
     }
     if !conflicts.isEmpty {
       throw FolioError(
@@ -200,7 +210,8 @@ struct TreeMerge {
     // Conflict records are immutable files named by their content: equal
     // on every replica that meets the same pair (see Conflict).
     for conflict in context.conflicts {
-      updates[conflict.recordPath] = (try repository.writeBlob(conflict.recordBytes), 0)
+      let bytes = conflict.recordBytes
+      updates[Conflict.recordPath(for: bytes)] = (try repository.writeBlob(bytes), 0)
     }
     let latest = [context.ourHistory.latestStamp(), context.theirHistory.latestStamp()].compactMap { $0 }
       .max()
@@ -213,8 +224,14 @@ struct TreeMerge {
   }
 
   func document(_ id: GitOID?, path: String) throws -> JSONObject? {
-    guard let id else { return nil }
-    let bytes = try repository.blob(id)
+    try Self.document(bytes: try id.map { try repository.blob($0) }, path: path)
+  }
+
+  /// The document a blob's `bytes` hold (nil for no blob).
+  /// - Throws: `TOO_LARGE` past the document size limit,
+  ///   `INVALID_DOCUMENT` for anything but a JSON object.
+  static func document(bytes: [UInt8]?, path: String) throws -> JSONObject? {
+    guard let bytes else { return nil }
     try Limits.check(bytes.count, limit: Limits.maximumDocumentBytes, what: "the document", path: path)
     let value = try JSONValue(parsing: bytes, file: path)
     guard case .object(let object) = value else {
@@ -223,6 +240,10 @@ struct TreeMerge {
     }
     return object
   }
+
+  /// How many documents a merge resolves at a time: a bound on the blobs
+  /// it reads ahead (see ``MergeContext/resolveAll(_:)``).
+  static let resolveBatch = 4096
 
   /// The table and pk of a document path, or nil if `path` is not one.
   func documentAddress(_ path: String) -> (TableConfig, String)? {
