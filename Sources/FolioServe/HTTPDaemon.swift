@@ -17,11 +17,14 @@ import Glibc
 /// are bounded per client address and in all, and one that sends nothing
 /// for ``Limits/timeoutSeconds`` is closed, so that half-sent requests from
 /// one address cannot lock out everyone else.
-// @unchecked: `daemon` is written in init and by `stop()`, which the owner
-// calls under its own lock; libmicrohttpd guards its state across threads,
-// and the other members are immutable and Sendable.
+// @unchecked: `daemon` and `quiescedSocket` are written in init and by
+// `quiesce()` and `stop()`, which one owner thread calls once it has taken
+// the daemon out from under its own lock; libmicrohttpd guards its state
+// across threads, and the other members are immutable and Sendable.
 final class HTTPDaemon: @unchecked Sendable {
   private var daemon: OpaquePointer?
+  /// The listening socket ``quiesce()`` took back, or -1.
+  private var quiescedSocket: Int32 = -1
   private let admit: @Sendable (HTTPRequest) -> HTTPReply?
   private let handler: @Sendable (HTTPRequest) -> HTTPReply
   private let maxBodyBytes: Int
@@ -124,13 +127,18 @@ final class HTTPDaemon: @unchecked Sendable {
 
   /// Stops accepting connections; those open go on.
   func quiesce() {
-    if let daemon { _ = MHD_quiesce_daemon(daemon) }
+    guard let daemon, quiescedSocket < 0 else { return }
+    quiescedSocket = MHD_quiesce_daemon(daemon)
   }
 
   /// Stops the daemon, waiting for every connection's thread to finish.
   func stop() {
     if let daemon { MHD_stop_daemon(daemon) }
     daemon = nil
+    // libmicrohttpd hands the listening socket back on quiesce, for the
+    // caller to close after the stop.
+    if quiescedSocket >= 0 { close(quiescedSocket) }
+    quiescedSocket = -1
   }
 
   deinit { stop() }

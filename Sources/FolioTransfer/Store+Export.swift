@@ -162,18 +162,24 @@ extension Store {
         }
       }
       let sink = ByteSink(fd: fd, name: options.outputPath ?? "<stdout>")
-      switch options.format {
-      case .ndjson: writer = NDJSONExportWriter(sink: sink)
-      case .json: writer = JSONArrayExportWriter(sink: sink)
-      case .csv: writer = try CSVExportWriter(sink: sink, columns: columns!, separator: UInt8(ascii: ","))
-      case .tsv: writer = try CSVExportWriter(sink: sink, columns: columns!, separator: 0x09)
-      case .sqlite: fatalError("handled above")
+      do {
+        switch options.format {
+        case .ndjson: writer = NDJSONExportWriter(sink: sink)
+        case .json: writer = JSONArrayExportWriter(sink: sink)
+        case .csv: writer = try CSVExportWriter(sink: sink, columns: columns!, separator: UInt8(ascii: ","))
+        case .tsv: writer = try CSVExportWriter(sink: sink, columns: columns!, separator: 0x09)
+        case .sqlite: fatalError("handled above")
+        }
+      } catch {
+        if fd != STDOUT_FILENO { close(fd) }
+        if let temporary { unlink(temporary) }
+        throw error
       }
     }
-    // Known without reading a document only on an index and without a filter.
-    let total = snapshot == nil && query.isIndexed(table) && query.filter == nil ? try query.count() : nil
     var summary = ExportSummary()
     do {
+      // Known without reading a document only on an index and without a filter.
+      let total = snapshot == nil && query.isIndexed(table) && query.filter == nil ? try query.count() : nil
       let projection = (options.format == .ndjson || options.format == .json) ? options.columns : nil
       try documents { document in
         if let projection {

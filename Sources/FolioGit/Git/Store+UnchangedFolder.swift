@@ -126,7 +126,12 @@ extension Store {
   /// How many document-like names the folder open at `dirfd` holds; -1 when
   /// it cannot be read.
   private static func countDocumentLikeNames(_ dirfd: Int32) -> Int {
-    guard let dir = fdopendir(dup(dirfd)) else { return -1 }
+    let copy = dup(dirfd)
+    guard copy >= 0 else { return -1 }
+    guard let dir = fdopendir(copy) else {
+      close(copy)
+      return -1
+    }
     defer { closedir(dir) }
     var names = 0
     while let item = readdir(dir) {
