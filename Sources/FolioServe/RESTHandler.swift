@@ -258,10 +258,7 @@ final class RESTHandler: Sendable {
   static func etag(_ value: JSONValue) -> String {
     var sha = SHA1()
     sha.update(value.canonicalBytes())
-    return sha.finish().map { byte in
-      let digits = Array("0123456789abcdef".utf8)
-      return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
-    }.joined()
+    return SHA1.hex(sha.finish())
   }
 
   // MARK: Streaming

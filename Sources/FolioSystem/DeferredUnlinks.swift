@@ -108,7 +108,7 @@ package final class DeferredUnlinks: Sendable {
       var jobs: [Job] = []
       var next = 0
       var finishing = false
-      var error: FolioError?
+      var error: (any Error)?
     }
     let state = Mutex(State())
 
@@ -133,10 +133,8 @@ package final class DeferredUnlinks: Sendable {
         _ = try FileSystem.syscall("unlinkat", path: job.path, expecting: [ENOENT]) {
           Glibc.unlinkat(job.folder.descriptor, job.name, 0)
         }
-      } catch let error as FolioError {
-        state.withLock { if $0.error == nil { $0.error = error } }
       } catch {
-        preconditionFailure("FileSystem.syscall throws FolioError only")
+        state.withLock { if $0.error == nil { $0.error = error } }
       }
     }
   }

@@ -32,6 +32,18 @@ package struct SHA1 {
   /// Adds bytes to the message.
   package mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
 
+  /// `bytes` (a digest) as lowercase hex digits, two a byte.
+  package static func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(bytes.count * 2)
+    for byte in bytes {
+      text.append(digits[Int(byte >> 4)])
+      text.append(digits[Int(byte & 15)])
+    }
+    return String(decoding: text, as: UTF8.self)
+  }
+
   /// The 20-byte digest.
   package mutating func finish() -> [UInt8] {
     let bitLength = length &* 8

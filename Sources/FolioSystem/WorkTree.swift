@@ -16,7 +16,8 @@ import Glibc
 /// or later by the ``DeferredUnlinks`` the work tree was given.
 ///
 /// Confinement: one thread uses a `WorkTree`; it is not `Sendable`. The
-/// folder it holds open is closed on deinit.
+/// folder it holds open (an ``OpenFolder``) is closed once neither the work
+/// tree nor an unlink still pending in it holds it.
 package final class WorkTree {
   /// The working tree's root folder.
   package let root: String

@@ -1,4 +1,5 @@
 internal import Clibgit2
+import FolioSystem
 
 /// A git object id (SHA-1), copied out of libgit2 so it can travel freely.
 package struct GitOID: Hashable, Sendable, CustomStringConvertible {
@@ -29,14 +30,5 @@ package struct GitOID: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// Forty hex digits.
-  package var description: String {
-    let digits = Array("0123456789abcdef".utf8)
-    var text = [UInt8]()
-    text.reserveCapacity(40)
-    for byte in bytes {
-      text.append(digits[Int(byte >> 4)])
-      text.append(digits[Int(byte & 15)])
-    }
-    return String(decoding: text, as: UTF8.self)
-  }
+  package var description: String { SHA1.hex(bytes) }
 }

@@ -82,14 +82,7 @@ public struct Conflict: Sendable, Hashable {
   /// The path of the record whose bytes are `bytes` (``recordBytes``).
   static func recordPath(for bytes: [UInt8]) -> String {
     var hash = SHA1()
-    bytes.withUnsafeBytes { hash.update($0) }
-    let digits = Array("0123456789abcdef".utf8)
-    var hex: [UInt8] = []
-    hex.reserveCapacity(40)
-    for byte in hash.finish() {
-      hex.append(digits[Int(byte >> 4)])
-      hex.append(digits[Int(byte & 15)])
-    }
-    return Conflict.folder + "/" + String(decoding: hex, as: UTF8.self) + ".json"
+    hash.update(bytes)
+    return Conflict.folder + "/" + SHA1.hex(hash.finish()) + ".json"
   }
 }

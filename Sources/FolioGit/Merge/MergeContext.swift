@@ -96,10 +96,23 @@ final class MergeContext {
     }
     return record(
       key,
-      resolver.resolveRecording(
-        pk: key.pk, base: try merge.document(ids.0, path: path),
-        ours: .init(document: ourDocument, ops: ourOps[key] ?? [], syntheticStamp: ours.stamp),
-        theirs: .init(document: theirDocument, ops: theirOps[key] ?? [], syntheticStamp: theirs.stamp)))
+      Self.replay(
+        key, table: table, base: try merge.document(ids.0, path: path), ours: ourDocument,
+        theirs: theirDocument, ops: (ourOps, theirOps), stamps: (ours.stamp, theirs.stamp)))
+  }
+
+  /// One document replayed from its base with both sides' new ops: the
+  /// whole resolution when no document needs rewinding. It reads only its
+  /// arguments, so the threads of ``resolveAll(_:)`` call it as well.
+  static func replay(
+    _ key: OpHistory.DocumentKey, table: TableConfig, base: JSONObject?, ours: JSONObject?,
+    theirs: JSONObject?, ops: (ours: [OpHistory.DocumentKey: [Op]], theirs: [OpHistory.DocumentKey: [Op]]),
+    stamps: (ours: HLC, theirs: HLC)
+  ) -> Resolution {
+    DocumentResolver(table: table).resolveRecording(
+      pk: key.pk, base: base,
+      ours: .init(document: ours, ops: ops.ours[key] ?? [], syntheticStamp: stamps.ours),
+      theirs: .init(document: theirs, ops: ops.theirs[key] ?? [], syntheticStamp: stamps.theirs))
   }
 
   /// One document to resolve: its address and its base, ours and theirs
@@ -133,8 +146,9 @@ final class MergeContext {
       Result { try id.map { try repository.blob($0) } }
     }
     let inputs = ReplayInputs(
-      jobs: jobs, blobs: jobs.map { (read($0.ids.0), read($0.ids.1), read($0.ids.2)) }, ourOps: ourOps,
-      theirOps: theirOps, stamps: (ours.stamp, theirs.stamp))
+      jobs: jobs, blobs: jobs.map { (read($0.ids.0), read($0.ids.1), read($0.ids.2)) },
+      ops: (ourOps, theirOps),
+      stamps: (ours.stamp, theirs.stamp))
     let halves = Mutex<[Int: [Result<Resolution, any Error>]]>([:])
     DispatchQueue.concurrentPerform(iterations: 2) { half in
       let range = half == 0 ? 0..<(jobs.count / 2) : (jobs.count / 2)..<jobs.count
@@ -153,21 +167,19 @@ final class MergeContext {
   private struct ReplayInputs: @unchecked Sendable {
     let jobs: [Job]
     let blobs: [(Result<[UInt8]?, any Error>, Result<[UInt8]?, any Error>, Result<[UInt8]?, any Error>)]
-    let ourOps: [OpHistory.DocumentKey: [Op]]
-    let theirOps: [OpHistory.DocumentKey: [Op]]
+    let ops: (ours: [OpHistory.DocumentKey: [Op]], theirs: [OpHistory.DocumentKey: [Op]])
     let stamps: (ours: HLC, theirs: HLC)
 
-    /// Job `i` replayed with no base ops, as ``MergeContext/resolve(_:path:table:ids:)``
-    /// replays it when the new ops follow the base.
+    /// Job `i`, parsed (in the order ``MergeContext/resolve(_:path:table:ids:)``
+    /// parses it) and replayed.
     func replay(_ i: Int) throws -> Resolution {
       let job = jobs[i]
       let (base, ours, theirs) = blobs[i]
       let ourDocument = try TreeMerge.document(bytes: try ours.get(), path: job.path)
       let theirDocument = try TreeMerge.document(bytes: try theirs.get(), path: job.path)
-      return DocumentResolver(table: job.table).resolveRecording(
-        pk: job.key.pk, base: try TreeMerge.document(bytes: try base.get(), path: job.path),
-        ours: .init(document: ourDocument, ops: ourOps[job.key] ?? [], syntheticStamp: stamps.ours),
-        theirs: .init(document: theirDocument, ops: theirOps[job.key] ?? [], syntheticStamp: stamps.theirs))
+      return MergeContext.replay(
+        job.key, table: job.table, base: try TreeMerge.document(bytes: try base.get(), path: job.path),
+        ours: ourDocument, theirs: theirDocument, ops: ops, stamps: stamps)
     }
   }
 

@@ -135,11 +135,6 @@ struct TreeMerge {
     // Documents to resolve by replay, in the order met; resolved together
     // (on two threads when there are many) once both sides are read.
     var documents: [MergeContext.Job] = []
-    func resolveDocument(
-      _ key: OpHistory.DocumentKey, path: String, table: TableConfig, ids: (GitOID?, GitOID?, GitOID?)
-    ) {
-      documents.append(.init(key: key, path: path, table: table, ids: ids))
-    }
 
     for change in theirChanges {
       let path = change.path
@@ -157,8 +152,9 @@ struct TreeMerge {
           theirs: try theirID.map { try repository.blob($0) } ?? [])
         updates[path] = (try repository.writeBlob(merged), 0)
       } else if let (table, pk) = documentAddress(path) {
-        resolveDocument(
-          .init(table: table.name, pk: pk), path: path, table: table, ids: (baseID, ourID, theirID))
+        documents.append(
+          .init(
+            key: .init(table: table.name, pk: pk), path: path, table: table, ids: (baseID, ourID, theirID)))
       } else if let ourID, let theirID {
         let merged = try repository.mergeFile(path: path, base: baseID, ours: ourID, theirs: theirID)
         if merged.clean {
@@ -178,9 +174,10 @@ struct TreeMerge {
       else { continue }
       let path = table.path + "/" + name
       if handled.contains(path) { continue }
-      resolveDocument(
-        key, path: path, table: table,
-        ids: (try blobID(base, path), try blobID(ours.tree, path), try blobID(theirs.tree, path)))
+      documents.append(
+        .init(
+          key: key, path: path, table: table,
+          ids: (try blobID(base, path), try blobID(ours.tree, path), try blobID(theirs.tree, path))))
     }
     // In batches, so that the blobs read ahead stay bounded.
     for start in stride(from: 0, to: documents.count, by: Self.resolveBatch) {
