@@ -20,10 +20,12 @@ if ((${#missing[@]})); then
 fi
 # From PyPI, in their own virtual environment: Playwright for the page
 # test (not `playwright install`: the test runs Debian's /usr/bin/chromium)
-# and Google's firebase-admin SDK for the Firebase parity test.
+# and Google's firebase-admin SDK for the Firebase parity test; and public
+# data packages (palmerpenguins, vega_datasets) whose files, with their
+# nulls, NA and mixed types, the reference tests check answers on.
 FOLIO_VENV="${FOLIO_VENV:-/opt/folio-venv}"
-if ! "$FOLIO_VENV/bin/python" -c 'import playwright, firebase_admin' >/dev/null 2>&1; then
-  echo "installing: playwright and firebase-admin (PyPI) in $FOLIO_VENV" >&2
+if ! "$FOLIO_VENV/bin/python" -c 'import playwright, firebase_admin, palmerpenguins, vega_datasets' >/dev/null 2>&1; then
+  echo "installing: playwright, firebase-admin and data packages (PyPI) in $FOLIO_VENV" >&2
   if ! "$FOLIO_VENV/bin/python" -c '' >/dev/null 2>&1 && ! python3 -m venv "$FOLIO_VENV" >/dev/null 2>&1; then
     dpkg -s python3-venv >/dev/null 2>&1 || {
       apt-get update
@@ -31,7 +33,7 @@ if ! "$FOLIO_VENV/bin/python" -c 'import playwright, firebase_admin' >/dev/null 
     }
     python3 -m venv "$FOLIO_VENV"
   fi
-  "$FOLIO_VENV/bin/pip" install -q playwright firebase-admin==7.7.0
+  "$FOLIO_VENV/bin/pip" install -q playwright firebase-admin==7.7.0 palmerpenguins==0.1.6 vega_datasets==0.9.0
 fi
 if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
   export PATH="/opt/swift/usr/bin:$PATH"
