@@ -72,6 +72,9 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     /// A document that breaks its table's JSON Schema (`schema:` in
     /// `folio.yaml`); nothing was written.
     public static let schemaViolation = Code(rawValue: "SCHEMA_VIOLATION")
+    /// A query that cannot run: an invalid combination of calls, a bad range
+    /// value, a field path or a filter expression that does not parse.
+    public static let invalidQuery = Code(rawValue: "INVALID_QUERY")
   }
 
   /// A 1-based position in a named file.

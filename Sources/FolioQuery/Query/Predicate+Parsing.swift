@@ -373,9 +373,3 @@ extension String {
     return copy
   }
 }
-
-extension FolioError.Code {
-  /// A query that cannot run: an invalid combination of calls, a bad range
-  /// value, or a filter expression that does not parse.
-  public static let invalidQuery = FolioError.Code(rawValue: "INVALID_QUERY")
-}

@@ -1,0 +1,103 @@
+import FolioSystem
+
+extension FieldPath {
+  /// A path as a person writes it on the command line: segments joined by
+  /// `.`, where a segment in backticks is taken whole, dots and spaces
+  /// included (`` `dep time` ``, `` meta.`a.b` ``). Outside backticks a
+  /// segment is read as ``init(_:)`` reads it (`~1` for a `.`, `~0` for a
+  /// `~`).
+  ///
+  /// ```swift
+  /// try FieldPath(parsing: "`dep time`").segments     // ["dep time"]
+  /// try FieldPath(parsing: "meta.`a.b`").segments     // ["meta", "a.b"]
+  /// ```
+  /// - Parameter source: what errors name as the file, such as `--select`.
+  /// - Throws: `INVALID_QUERY` with the column of an empty segment or an
+  ///   unterminated backtick.
+  public init(parsing text: String, source: String = "<path>") throws {
+    var reader = FieldPathReader(scalars: Array(text.unicodeScalars), source: source)
+    let path = try reader.path(stoppingAt: nil)
+    self = path
+  }
+
+  /// A comma-separated list of paths, as `--select` and `--columns` take
+  /// it: `` a,b.c,`dep time` ``. A comma inside backticks belongs to the
+  /// segment.
+  /// - Throws: `INVALID_QUERY` for an empty list or entry, or a path that
+  ///   does not parse.
+  public static func list(parsing text: String, source: String = "<paths>") throws -> [FieldPath] {
+    var reader = FieldPathReader(scalars: Array(text.unicodeScalars), source: source)
+    var paths: [FieldPath] = []
+    repeat {
+      paths.append(try reader.path(stoppingAt: ","))
+    } while reader.consume(",")
+    return paths
+  }
+}
+
+/// Reads backtick-aware paths; positions count Unicode scalars, as the
+/// other parsers' do.
+private struct FieldPathReader {
+  let scalars: [Unicode.Scalar]
+  let source: String
+  var i = 0
+
+  mutating func consume(_ c: Unicode.Scalar) -> Bool {
+    guard i < scalars.count, scalars[i] == c else { return false }
+    i += 1
+    return true
+  }
+
+  mutating func path(stoppingAt stop: Unicode.Scalar?) throws -> FieldPath {
+    var segments: [String] = []
+    repeat {
+      segments.append(try segment(stoppingAt: stop))
+    } while consume(".")
+    if i < scalars.count && scalars[i] != stop {
+      throw error("expected '.'\(stop.map { " or '\($0)'" } ?? "") after the backticked segment")
+    }
+    return FieldPath(segments)
+  }
+
+  private mutating func segment(stoppingAt stop: Unicode.Scalar?) throws -> String {
+    if i < scalars.count && scalars[i] == "`" {
+      let start = i
+      i += 1
+      var text = String.UnicodeScalarView()
+      while i < scalars.count && scalars[i] != "`" {
+        text.append(scalars[i])
+        i += 1
+      }
+      guard i < scalars.count else {
+        i = start
+        throw error("unterminated `quoted` segment; close it with '`'")
+      }
+      i += 1
+      guard !text.isEmpty else {
+        i = start
+        throw error("empty segment: a path names a field in each part between dots")
+      }
+      return String(text)
+    }
+    let start = i
+    var text = String.UnicodeScalarView()
+    while i < scalars.count && scalars[i] != "." && scalars[i] != stop {
+      if scalars[i] == "`" {
+        throw error("a backtick starts a segment; write `name` in backticks for a whole segment")
+      }
+      text.append(scalars[i])
+      i += 1
+    }
+    guard !text.isEmpty else {
+      i = start
+      throw error(
+        "empty segment: a path names a field in each part between dots; a name with a dot or a space goes in backticks, such as `dep time`"
+      )
+    }
+    return FieldPath(String(text)).segments[0]
+  }
+
+  private func error(_ message: String) -> FolioError {
+    FolioError(.invalidQuery, message, location: .init(file: source, line: 1, column: i + 1))
+  }
+}
