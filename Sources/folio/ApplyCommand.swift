@@ -4,7 +4,7 @@ struct ApplyCommand: Command {
   static let name = "apply"
   static let abstract = "Apply one mutation, with transforms, exactly as the API's apply does."
   static let usage =
-    "folio apply TABLE (PK | --where EXPR [--dry-run]) --op insert|update|upsert|remove [--columns JSON] [--transforms JSON]"
+    "folio apply TABLE (PK | --where EXPR [--dry-run] [--strict]) --op insert|update|upsert|remove [--columns JSON] [--transforms JSON]"
   static let details = """
     ARGUMENTS:
       TABLE               The table.
@@ -15,6 +15,8 @@ struct ApplyCommand: Command {
                           language of 'folio query --where'), in one transaction,
                           one recorded op per document. Not with insert.
       --dry-run           With --where: print the pks that would change, change nothing.
+      --strict            With --where: a field no document has is an error (exit 64), not a
+                          warning; nothing is written.
       --op OP             insert, update, upsert or remove.
       --columns JSON      A JSON object of columns to assign (applied first).
       --transforms JSON   A JSON object mapping columns to transforms (applied on top):
@@ -42,7 +44,8 @@ struct ApplyCommand: Command {
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: ["--op", "--columns", "--transforms", "--where"], flags: ["--dry-run"])
+      arguments, options: WriteTarget.options.union(["--op", "--columns", "--transforms"]),
+      flags: WriteTarget.flags)
     (table, target) = try WriteTarget.parse(parsed)
     guard let name = parsed.value("--op") else { throw UsageError("missing '--op'") }
     guard let op = Mutation.Kind(rawValue: name) else {
@@ -62,7 +65,8 @@ struct ApplyCommand: Command {
       let results = try store.apply(
         table: table, pk: pk, op: op, columns: columns, transforms: transforms)
       for result in results { Output.print(result.json.compactString) }
-    case .filter(let expression, let dryRun):
+    case .filter(let expression, let dryRun, _):
+      try target.checkFields(store, table: table)
       let outcome = try store.apply(
         table: table, where: expression, op: op, columns: columns, transforms: transforms, dryRun: dryRun)
       target.report(outcome, table: table)

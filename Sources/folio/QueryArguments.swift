@@ -11,20 +11,21 @@ struct QueryArguments {
     "--start-key", "--end-key", "--limit-to-first", "--limit-to-last", "--where", "--as-of",
   ]
   /// Options that take none.
-  static let flags: Set<String> = ["--order-by-key", "--order-by-value"]
+  static let flags: Set<String> = ["--order-by-key", "--order-by-value", "--strict"]
 
   /// The usage line's query part.
   static let usage = """
     [--order-by-child PATH | --order-by-key | --order-by-value]
     [--start-at V] [--start-after V] [--end-at V] [--end-before V] [--equal-to V]
     [--start-key K] [--end-key K] [--limit-to-first N | --limit-to-last N] [--where EXPR]
-    [--as-of REV]
+    [--strict] [--as-of REV]
     """
 
   /// The help text for these options.
   static let details = """
     ORDERING (one; default: the table's first 'order' key in folio.yaml, else the key):
-      --order-by-child PATH   By the value at PATH (meta.updated, or meta/updated as Firebase).
+      --order-by-child PATH   By the value at PATH (meta.updated, or meta/updated as Firebase;
+                              a name with a space or a dot in backticks: '`dep time`').
       --order-by-key          By pk.
       --order-by-value        By the whole document.
 
@@ -40,7 +41,14 @@ struct QueryArguments {
       --limit-to-last N       The last N, still in ascending order.
       --where EXPR            A filter: == != < <= > >=, in [..], contains, exists(path),
                               && || ! and parentheses, dotted paths and JSON literals,
-                              e.g. 'AIRLINE == "AA" && DEPARTURE_DELAY > 60'.
+                              e.g. 'AIRLINE == "AA" && DEPARTURE_DELAY > 60'. Text is quoted
+                              ("male"); a field name with a space or a dot goes in backticks
+                              ('`dep time` > 600'). < <= > >= hold only between two numbers,
+                              two strings or two booleans: never for null, a missing field or
+                              "NA". '== null' matches null and missing; exists(a) tells them
+                              apart; != is the negation of ==.
+      --strict                A field that no document of the table has is an error (exit 64),
+                              not a warning.
 
     HISTORY:
       --as-of REV             The table as commit REV held it, read from git without a checkout:
@@ -55,6 +63,9 @@ struct QueryArguments {
   private var endKey: String?
   private var limit: (option: String, n: Int)?
   private(set) var filter: String?
+  /// Whether a field no document holds is an error rather than a warning.
+  private(set) var strict = false
+  private var childPath: String?
 
   private enum Ordering {
     case child(String)
@@ -68,6 +79,7 @@ struct QueryArguments {
     var orderings = 0
     if let path = parsed.value("--order-by-child") {
       ordering = .child(path)
+      childPath = path
       orderings += 1
     }
     if parsed.flag("--order-by-key") {
@@ -117,6 +129,42 @@ struct QueryArguments {
     limit = limits.first
     filter = parsed.value("--where")
     asOf = parsed.value("--as-of")
+    strict = parsed.flag("--strict")
+  }
+
+  /// Says on stderr which fields the query names (in `--where`,
+  /// `--order-by-child` and `selected`) no document of `table` holds, each
+  /// with the nearest field that documents do hold: a typo would otherwise
+  /// give an empty answer in silence. A past commit (`--as-of`) is not
+  /// checked.
+  /// - Throws: ``UsageError`` with every such field under `--strict`.
+  func checkFields(
+    _ store: Store, table: String, selected: [(option: String, paths: [FieldPath])] = []
+  ) throws {
+    guard asOf == nil else { return }
+    var named: [(option: String, paths: [FieldPath])] = []
+    if let filter { named.append(("--where", try Predicate(parsing: filter, source: "--where").paths)) }
+    if let childPath { named.append(("--order-by-child", [try Query.childPath(childPath)])) }
+    named += selected
+    try Self.reportUnknownFields(store, table: table, named: named, strict: strict)
+  }
+
+  /// Warns on stderr of each path of `named` that no document of `table`
+  /// holds, naming the option it came from and the nearest field.
+  /// - Throws: ``UsageError`` with every such field when `strict`.
+  static func reportUnknownFields(
+    _ store: Store, table: String, named: [(option: String, paths: [FieldPath])], strict: Bool
+  ) throws {
+    let unknown = try store.collection(table).unknownFields(named.flatMap(\.paths))
+    guard !unknown.isEmpty else { return }
+    let lines = unknown.map { field in
+      let option = named.first { $0.paths.contains(field.path) }?.option ?? "--where"
+      return "\(option): \(field)"
+    }
+    if strict { throw UsageError(lines.joined(separator: "\nerror: ")) }
+    for line in lines {
+      Output.error("warning: \(line) (--strict makes this an error)")
+    }
   }
 
   /// The revision of `--as-of`, if given.

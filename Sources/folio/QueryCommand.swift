@@ -9,7 +9,8 @@ struct QueryCommand: Command {
     folio query TABLE [--order-by-child PATH | --order-by-key | --order-by-value]
                       [--start-at V] [--start-after V] [--end-at V] [--end-before V] [--equal-to V]
                       [--start-key K] [--end-key K] [--limit-to-first N | --limit-to-last N]
-                      [--where EXPR] [--format ndjson|json|csv|table] [--count] [--follow] [--explain]
+                      [--where EXPR] [--strict] [--select PATHS] [--format ndjson|json|csv|table]
+                      [--width N] [--count] [--follow] [--explain]
     """
   static let details = """
     ARGUMENTS:
@@ -20,9 +21,13 @@ struct QueryCommand: Command {
         folio query flights --start-after 12 --start-key f77 --limit-to-first 20
 
     OUTPUT:
+      --select PATHS          Only these fields: a,b.c,`dep time`. In ndjson and json nested
+                              fields stay nested; in csv and table each is a column, in order.
       --format F              ndjson (default, one document per line), json (an array),
                               csv (header row, then one row per document),
-                              table (aligned columns fitted to the terminal width).
+                              table (aligned columns; fitted to the terminal's width on a
+                              terminal, never cut when piped).
+      --width N               With --format table: fit the columns to N characters.
       --count                 Print only the number of documents.
       --follow                Then print each change as NDJSON until interrupted (see 'folio observe').
       --explain               Print how the query will run (the index, whether the filter
@@ -30,6 +35,12 @@ struct QueryCommand: Command {
 
     Values sort null < false < true < numbers < strings (UTF-16) < arrays/objects; ties by pk.
     A bad expression or an invalid combination exits 64 with the position of the mistake.
+    A field in --where, --order-by-child or --select that no document has is named on stderr
+    with the nearest field that documents have (an error, exit 64, with --strict).
+
+    EXAMPLES:
+      folio query penguins --where 'bill_length_mm > 50 && sex == "male"' --select species,island
+      folio query flights --where '`dep time` >= 2300' --format table
     """
 
   var table: String
@@ -38,10 +49,14 @@ struct QueryCommand: Command {
   var count: Bool
   var follow: Bool
   var explain: Bool
+  /// `--select`: the fields to print, in order; nil prints whole documents.
+  var select: [FieldPath]?
+  /// `--width`: the table's width; nil fits a terminal and never cuts a pipe.
+  var width: Int?
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: QueryArguments.options.union(["--format"]),
+      arguments, options: QueryArguments.options.union(["--format", "--select", "--width"]),
       flags: QueryArguments.flags.union(["--count", "--follow", "--explain"]))
     try parsed.expectPositionals(1...1)
     table = parsed.positionals[0]
@@ -50,6 +65,20 @@ struct QueryCommand: Command {
     count = parsed.flag("--count")
     follow = parsed.flag("--follow")
     explain = parsed.flag("--explain")
+    if let text = parsed.value("--select") {
+      do {
+        select = try FieldPath.list(parsing: text, source: "--select")
+      } catch let error as FolioError {
+        throw UsageError("\(error.location.map { "\($0): " } ?? "")\(error.message)")
+      }
+    }
+    if let text = parsed.value("--width") {
+      guard let n = Int(text), n > 0 else {
+        throw UsageError("--width needs a positive whole number, not '\(text)'")
+      }
+      guard format == "table" else { throw UsageError("--width goes with --format table") }
+      width = n
+    }
     if follow && (count || format != "ndjson") {
       throw UsageError("--follow prints NDJSON: drop --count and --format")
     }
@@ -69,6 +98,7 @@ struct QueryCommand: Command {
     // A full stat check of a large table starts a daemon for the next query.
     if snapshot == nil { store.startIndexDaemonOnDemand(executable: Executable.path) }
     let query = try makeQuery(store)
+    try self.query.checkFields(store, table: table, selected: select.map { [("--select", $0)] } ?? [])
     func forEach(_ body: (Document) throws -> Void) throws {
       guard let snapshot else { return try query.forEach(body) }
       var cursor = try snapshot.documents(query)
@@ -88,7 +118,8 @@ struct QueryCommand: Command {
     let config = try store.table(named: table)
     // A table that keeps its pk in the file name gets it back in each row.
     func row(_ document: Document) throws -> JSONValue {
-      .object(try config.row(document.value, pk: document.pk))
+      let whole = try config.row(document.value, pk: document.pk)
+      return .object(select.map { whole.selecting($0) } ?? whole)
     }
     switch format {
     case "ndjson":
@@ -120,9 +151,13 @@ struct QueryCommand: Command {
         return 0
       }
       let rows = try documents.map { try config.row($0.value, pk: $0.pk) }
-      let columns = Self.columns(rows, key: config.rowKey())
-      let cells = [columns] + rows.map { row in columns.map { Self.cell(row[$0]) } }
-      for line in TableLayout(rows: cells, width: TableLayout.terminalWidth()).lines() { Output.print(line) }
+      let paths = select ?? Self.columns(rows, key: config.rowKey()).map(FieldPath.column)
+      let cells =
+        [paths.map { $0.segments.joined(separator: ".") }]
+        + rows.map { row in paths.map { Self.cell(row.childValue(at: $0)) } }
+      for line in TableLayout(rows: cells, width: width ?? TableLayout.terminalWidth()).lines() {
+        Output.print(line)
+      }
     }
     return 0
   }
@@ -157,13 +192,14 @@ struct TableLayout {
   var rows: [[String]]
   var width: Int
 
+  /// The terminal's width on a terminal; unbounded when the output goes to
+  /// a pipe or a file, where a cut cell would lose data a reader asked for.
   static func terminalWidth() -> Int {
+    guard isatty(STDOUT_FILENO) != 0 else { return Int.max / 4 }
     var size = winsize()
-    if isatty(STDOUT_FILENO) != 0, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
-      return Int(size.ws_col)
-    }
+    if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
     if let text = getenv("COLUMNS"), let columns = Int(String(cString: text)), columns > 0 { return columns }
-    return 120
+    return 80
   }
 
   func lines() -> [String] {

@@ -3,7 +3,7 @@ import Folio
 struct RemoveCommand: Command {
   static let name = "rm"
   static let abstract = "Remove a document; the removal is recorded and syncs as a delete."
-  static let usage = "folio rm TABLE (PK | --where EXPR [--dry-run])"
+  static let usage = "folio rm TABLE (PK | --where EXPR [--dry-run] [--strict])"
   static let details = """
     ARGUMENTS:
       TABLE          The table.
@@ -15,6 +15,8 @@ struct RemoveCommand: Command {
                      NDJSON line per removed document. A filter that matches
                      nothing prints a note to stderr and exits 0.
       --dry-run      With --where: print the pks that would go, remove nothing.
+      --strict       With --where: a field no document has is an error (exit 64), not a
+                     warning; nothing is removed.
 
     With a PK, exits 1 with 'error: NOT_FOUND: …' when there is no such document.
     See also 'folio evict', which removes only the local copy.
@@ -24,7 +26,7 @@ struct RemoveCommand: Command {
   var target: WriteTarget
 
   init(arguments: [String]) throws {
-    let parsed = try CommandLineArguments(arguments, options: ["--where"], flags: ["--dry-run"])
+    let parsed = try CommandLineArguments(arguments, options: WriteTarget.options, flags: WriteTarget.flags)
     (table, target) = try WriteTarget.parse(parsed)
   }
 
@@ -35,7 +37,8 @@ struct RemoveCommand: Command {
       guard try store.collection(table).findByID(pk).remove() else {
         throw FolioError(.notFound, "no document '\(pk)' in table '\(table)'", table: table, pk: pk)
       }
-    case .filter(let expression, let dryRun):
+    case .filter(let expression, let dryRun, _):
+      try target.checkFields(store, table: table)
       let outcome = try store.apply(table: table, where: expression, op: .remove, dryRun: dryRun)
       target.report(outcome, table: table)
     }

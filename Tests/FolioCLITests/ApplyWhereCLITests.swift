@@ -75,9 +75,40 @@ struct ApplyWhereCLITests {
         .map { scratch.read(".folio/ops/" + $0) } == log)
   }
 
+  /// A filter that does not parse is a usage error, as in `folio query`;
+  /// a field no document has is named before anything is written, and
+  /// `--strict` refuses it.
+  @Test func filterMistakesAreCaughtBeforeAnyWrite() throws {
+    let scratch = try Self.seeded()
+    defer { scratch.remove() }
+    let before = ["a", "b", "c"].map { scratch.read("data/todos/\($0).json") }
+    let bad = try scratch.folio("rm", "todos", "--where", "done = true")
+    #expect(bad.status == 64)
+    #expect(
+      bad.stderr.hasPrefix("error: --where:1:6: '=' is not a comparison; write '==' to test equality\n"))
+    let bare = try scratch.folio(
+      "apply", "todos", "--where", "owner == ana", "--op", "update", "--columns", #"{"x":1}"#)
+    #expect(bare.status == 64)
+    #expect(bare.stderr.contains("'ana' after '==' is a bare word"))
+    let typo = try scratch.folio("rm", "todos", "--where", "dne == true", "--strict")
+    #expect(typo.status == 64)
+    #expect(
+      typo.stderr.hasPrefix(
+        "error: --where: no document of table 'todos' has a field 'dne'; did you mean 'done'?\n"),
+      "\(typo.stderr)")
+    let warned = try scratch.folio(
+      "apply", "todos", "--where", "dne == true", "--op", "update", "--columns", #"{"x":1}"#)
+    #expect(warned.status == 0)
+    #expect(
+      warned.stderr.hasPrefix(
+        "warning: --where: no document of table 'todos' has a field 'dne'; did you mean 'done'? (--strict makes this an error)\n"
+      ), "\(warned.stderr)")
+    #expect(["a", "b", "c"].map { scratch.read("data/todos/\($0).json") } == before)
+  }
+
   @Test(arguments: [
     ["rm", "todos", "--dry-run"], ["rm", "todos", "a", "--where", "x == 1"],
-    ["apply", "todos", "--where", "done == true"],
+    ["apply", "todos", "--where", "done == true"], ["rm", "todos", "a", "--strict"],
   ])
   func misuseIsAUsageError(_ arguments: [String]) throws {
     let scratch = try CLIScratch()

@@ -66,13 +66,23 @@ struct QueryCLITests {
     let csv = try scratch.folio("query", "todos", "--limit-to-first", "1", "--format", "csv")
     // RFC 4180, as `folio export` writes it: CRLF line ends.
     #expect(csv.stdout == "id,rank,tags,title\r\ne,0,\"[\"\"x\"\"]\",\"Task e, long\"\r\n")
-    let table = try FolioRunner.run(
-      ["query", "todos", "--format", "table"], in: scratch.path, environment: ["COLUMNS": "24"])
+    let table = try scratch.folio("query", "todos", "--format", "table", "--width", "24")
     let lines = table.stdout.split(separator: "\n")
     #expect(lines.count == 6)
     #expect(lines.allSatisfy { $0.count <= 24 }, "\(table.stdout)")
     #expect(lines[0].hasPrefix("id  rank"))
     #expect(table.stdout.contains("…"))
+    // Piped, a table is never cut, whatever COLUMNS says: a cut cell
+    // would lose what the reader asked for.
+    let piped = try FolioRunner.run(
+      ["query", "todos", "--format", "table"], in: scratch.path, environment: ["COLUMNS": "24"])
+    #expect(piped.status == 0 && !piped.stdout.contains("…"), "\(piped.stdout)")
+    #expect(piped.stdout.contains("Task a, long"), "\(piped.stdout)")
+    let select = try scratch.folio("query", "todos", "--format", "table", "--select", "title,rank")
+    let header = try #require(select.stdout.split(separator: "\n").first)
+    #expect(header.hasPrefix("title ") && header.hasSuffix(" rank"), "\(select.stdout)")
+    let widthAlone = try scratch.folio("query", "todos", "--width", "24")
+    #expect(widthAlone.status == 64 && widthAlone.stderr.contains("--width goes with --format table"))
   }
 
   @Test(arguments: [
@@ -139,8 +149,7 @@ struct QueryCLITests {
       #expect(result.status == 0, "\(result.stderr)")
     }
     // Wide enough for every cell: the columns line up, measured on screen.
-    let wide = try FolioRunner.run(
-      ["query", "todos", "--format", "table"], in: scratch.path, environment: ["COLUMNS": "80"])
+    let wide = try scratch.folio("query", "todos", "--format", "table", "--width", "80")
     let lines = wide.stdout.split(separator: "\n")
     #expect(lines.count == 8, "\(wide.stdout)")
     #expect(!wide.stdout.contains("…"))
@@ -152,8 +161,7 @@ struct QueryCLITests {
     }
     // Narrow: every line fits the terminal, on screen.
     for width in [12, 15, 17, 20] {
-      let narrow = try FolioRunner.run(
-        ["query", "todos", "--format", "table"], in: scratch.path, environment: ["COLUMNS": "\(width)"])
+      let narrow = try scratch.folio("query", "todos", "--format", "table", "--width", "\(width)")
       let narrowLines = narrow.stdout.split(separator: "\n")
       #expect(narrowLines.count == 8)
       for line in narrowLines { #expect(Self.columns(line) <= width, "\(width): \(line)") }

@@ -86,3 +86,22 @@ extension JSONObject {
     self[head] = .object(child)
   }
 }
+
+extension JSONObject {
+  /// The members at `paths` alone, in the order the paths name them, nested
+  /// as in the document (`b.c` keeps `{"b": {"c": …}}`); a path the
+  /// document lacks is left out. What `--select` prints.
+  ///
+  /// ```swift
+  /// let doc: JSONObject = ["a": 1, "b": ["c": 2, "d": 3], "e": 4]
+  /// doc.selecting(["b.c", "a"])   // {"b": {"c": 2}, "a": 1}
+  /// ```
+  public func selecting(_ paths: [FieldPath]) -> JSONObject {
+    var result = JSONObject()
+    for path in paths {
+      guard let value = childValue(at: path) else { continue }
+      result.setValue(value, at: path)
+    }
+    return result
+  }
+}

@@ -105,7 +105,7 @@ struct PredicateParser {
       }
       i = save
     }
-    let left = try parseOperand(after: nil)
+    let left = try parseOperand(after: nil, left: nil)
     skipSpace()
     guard let comparator = parseComparator() else {
       if peek("=") { throw error("'=' is not a comparison; write '==' to test equality") }
@@ -115,7 +115,7 @@ struct PredicateParser {
       }
       return .isTrue(left)
     }
-    let right = try parseOperand(after: comparator.rawValue)
+    let right = try parseOperand(after: comparator.rawValue, left: left)
     return .compare(left, comparator, right)
   }
 
@@ -131,7 +131,11 @@ struct PredicateParser {
     return nil
   }
 
-  private mutating func parseOperand(after comparator: String?) throws -> Predicate.Operand {
+  /// - Parameter left: the comparison's left operand, when this is the
+  ///   right one.
+  private mutating func parseOperand(after comparator: String?, left: Predicate.Operand?) throws
+    -> Predicate.Operand
+  {
     skipSpace()
     guard i < scalars.count else {
       throw error(
@@ -142,7 +146,23 @@ struct PredicateParser {
       throw error("'=' is not a comparison; write '==' to test equality")
     }
     if let literal = try parseLiteral() { return .literal(literal) }
-    if let path = try parsePath() { return .path(path) }
+    if scalars[i] == "'" { throw singleQuoted() }
+    let start = i
+    if let path = try parsePath() {
+      // A bare word after a field and a comparator is almost always text
+      // the writer meant to quote (`sex == male`); read as a field it
+      // would compare against a field nobody has and match nothing, in
+      // silence. A field on the right of a field is written in backticks;
+      // after a literal (`5 < n`) a bare word is the field.
+      if let comparator, case .path? = left, scalars[start] != "`" {
+        let word = path.description
+        i = start
+        throw error(
+          "'\(word)' after '\(comparator)' is a bare word: quote text as \"\(word)\", or write a field on the right in backticks, `\(word)`"
+        )
+      }
+      return .path(path)
+    }
     throw error(
       "unexpected '\(tokenText())'; expected "
         + (comparator.map { "a value after '\($0)'" } ?? "a path or a JSON literal"))
@@ -263,6 +283,11 @@ struct PredicateParser {
     repeat {
       skipSpace()
       guard let element = try parseLiteral() else {
+        if i < scalars.count && scalars[i] == "'" { throw singleQuoted() }
+        if i < scalars.count && Self.isIdentifierStart(scalars[i]) {
+          let word = tokenText()
+          throw error("'\(word)' in the array is a bare word: quote text as \"\(word)\"")
+        }
         throw error("expected a JSON value in the array")
       }
       elements.append(element)
@@ -292,6 +317,17 @@ struct PredicateParser {
     } while consume(",")
     guard consume("}") else { throw error("expected ',' or '}' in the object", expectedHere: true) }
     return .object(object)
+  }
+
+  /// The error for text in single quotes, which JSON does not take.
+  private func singleQuoted() -> FolioError {
+    var j = i + 1
+    var text = String.UnicodeScalarView()
+    while j < scalars.count && scalars[j] != "'" && j - i < 40 {
+      text.append(scalars[j])
+      j += 1
+    }
+    return error("strings take double quotes, as in JSON: write \"\(String(text))\"")
   }
 
   // MARK: Scanning

@@ -13,11 +13,17 @@ import FolioJSON
 /// - `exists(a.b)`: the path is present (even if its value is `null`);
 /// - `&&`, `||`, `!` and parentheses; a bare path means `path == true`.
 ///
-/// `<`, `<=`, `>` and `>=` follow ``ValueOrdering``, so values of
-/// different types compare by type rank instead of failing: `delay < 5` holds
-/// for a missing or `null` delay, and `"a" > 5`. `==` and `!=` compare
-/// exactly (see ``ValueOrdering/equal(_:_:)``). A missing path reads as
-/// `null`. Path segments that are not identifiers go in backticks:
+/// **Like with like.** `<`, `<=`, `>` and `>=` hold only between two
+/// numbers, two strings or two booleans (`false < true`), compared as
+/// ``ValueOrdering`` compares them; a missing value, `null`, an array, an
+/// object or a pair of two kinds satisfies none of them, so `delay < 5`
+/// holds for no document without a numeric delay, and `"NA" > 5` never
+/// holds. `==` compares exactly (see ``ValueOrdering/equal(_:_:)``), where
+/// a missing path equals `null`: `a == null` matches both, and
+/// `exists(a)` tells them apart. `!=` is the negation of `==`, so
+/// `a != 5` matches a document without `a`, as in MongoDB. The Firebase
+/// order (``ValueOrdering``) stays the order of `orderBy`, ranges and
+/// cursors. Path segments that are not identifiers go in backticks:
 ///
 /// ```
 /// `first name` == "Ada"
@@ -80,10 +86,10 @@ public indirect enum Predicate: Sendable, Hashable {
     switch comparator {
     case .equal: return ValueOrdering.equal(a, b)
     case .notEqual: return !ValueOrdering.equal(a, b)
-    case .less: return ValueOrdering.compare(a, b) < 0
-    case .lessOrEqual: return ValueOrdering.compare(a, b) <= 0
-    case .greater: return ValueOrdering.compare(a, b) > 0
-    case .greaterOrEqual: return ValueOrdering.compare(a, b) >= 0
+    case .less: return orderOfLikes(a, b).map { $0 < 0 } ?? false
+    case .lessOrEqual: return orderOfLikes(a, b).map { $0 <= 0 } ?? false
+    case .greater: return orderOfLikes(a, b).map { $0 > 0 } ?? false
+    case .greaterOrEqual: return orderOfLikes(a, b).map { $0 >= 0 } ?? false
     case .isIn:
       guard case .array(let elements)? = b else { return false }
       return elements.contains { ValueOrdering.equal(a, $0) }
@@ -94,6 +100,23 @@ public indirect enum Predicate: Sendable, Hashable {
         return part.isEmpty || text.utf8.firstRange(of: part.utf8) != nil
       default: return false
       }
+    }
+  }
+}
+
+extension Predicate {
+  /// How `a` and `b` compare when they are of one kind that has an order
+  /// (two numbers, two strings or two booleans); nil for anything else, so
+  /// that `<`, `<=`, `>` and `>=` hold for neither a missing value, `null`,
+  /// an array, an object, nor a pair of two kinds. A filter is not a sort:
+  /// `arr_delay < -60` must not hold for a flight with no `arr_delay`, as it
+  /// holds in none of SQL, MongoDB or Python.
+  static func orderOfLikes(_ a: JSONValue?, _ b: JSONValue?) -> Int? {
+    switch (a, b) {
+    case (.number?, .number?), (.string?, .string?), (.bool?, .bool?):
+      return ValueOrdering.compare(a, b)
+    default:
+      return nil
     }
   }
 }

@@ -6,14 +6,15 @@ extension Query {
   ///
   /// Segments are separated by `.` (Folio's spelling) or `/` (Firebase's),
   /// so `meta/score` and `meta.score` are one path; `~1` and `~0` still
-  /// stand for a `.` and a `~` inside a segment (``FieldPath``). Refused,
+  /// stand for a `.` and a `~` inside a segment (``FieldPath``), and a
+  /// segment in backticks is taken whole (`` `dep time` ``). Refused,
   /// with a message that names the mistake: an empty path or segment,
   /// `$key`, `$value` and `$priority` (which name orderings, not children),
   /// and segments holding `[`, `]`, `#`, `$` or a control character, which
   /// Firebase forbids in keys. Before this a misspelt path silently ordered
   /// by a missing column (issue 13).
   /// - Throws: `INVALID_QUERY`.
-  static func childPath(_ text: String) throws -> FieldPath {
+  package static func childPath(_ text: String) throws -> FieldPath {
     switch text {
     case "":
       throw mistake("orderBy(child: \"\"): the path is empty; name a column, such as \"meta.score\"")
@@ -27,7 +28,12 @@ extension Query {
     default: break
     }
     var segments: [String] = []
-    for piece in text.split(separator: "/", omittingEmptySubsequences: false) {
+    if text.utf8.contains(UInt8(ascii: "`")) {
+      // A segment in backticks is taken whole (`` `dep time` ``, `` `a.b` ``),
+      // as in a filter; such a path joins its segments with dots.
+      segments = try FieldPath(parsing: text, source: "orderBy(child:)").segments
+    }
+    for piece in segments.isEmpty ? text.split(separator: "/", omittingEmptySubsequences: false) : [] {
       guard !piece.isEmpty else {
         throw mistake("orderBy(child: \"\(text)\"): the path has an empty segment")
       }

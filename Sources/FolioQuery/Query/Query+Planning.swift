@@ -6,8 +6,11 @@ extension Query {
   /// `path` taken from the comparisons the filter's top-level `&&` joins
   /// (`==`, `<`, `<=`, `>`, `>=`, `in` against a literal). The range is a
   /// superset of what matches (the filter still runs on every document
-  /// read), because these comparisons use the same order the index keeps
-  /// (``ValueOrdering/compare(_:_:)``).
+  /// read): `<`, `<=`, `>` and `>=` hold only between values of one kind
+  /// (``Predicate``), compared in the order the index keeps
+  /// (``ValueOrdering/compare(_:_:)``), so each also bounds the range to
+  /// its literal's kind: `delay < 5` reads the numbers below 5, not the
+  /// nulls and booleans that sort before them.
   static func filterBounds(_ filter: Predicate?, path: FieldPath) -> (lower: OrderPoint?, upper: OrderPoint?)
   {
     guard let filter else { return (nil, nil) }
@@ -40,10 +43,17 @@ extension Query {
       case .equal:
         raise(OrderPoint(value: value, key: .min))
         lowerTo(OrderPoint(value: value, key: .max))
-      case .greater: raise(OrderPoint(value: value, key: .max))
-      case .greaterOrEqual: raise(OrderPoint(value: value, key: .min))
-      case .less: lowerTo(OrderPoint(value: value, key: .min))
-      case .lessOrEqual: lowerTo(OrderPoint(value: value, key: .max))
+      case .greater, .greaterOrEqual, .less, .lessOrEqual:
+        if let kind = OrderPoint.kindBounds(of: value) {
+          raise(kind.lower)
+          lowerTo(kind.upper)
+        }
+        switch comparator {
+        case .greater: raise(OrderPoint(value: value, key: .max))
+        case .greaterOrEqual: raise(OrderPoint(value: value, key: .min))
+        case .less: lowerTo(OrderPoint(value: value, key: .min))
+        default: lowerTo(OrderPoint(value: value, key: .max))
+        }
       case .isIn:
         guard case .array(let elements) = literal, !elements.isEmpty else { continue }
         let values = elements.map(OrderValue.init)
@@ -93,10 +103,12 @@ extension Query {
 extension Query {
   /// Whether every document in the range ``filterBounds(_:path:)`` gives
   /// matches `filter`: it is only `<`, `<=`, `>` and `>=` terms on `path`
-  /// against scalars, joined by `&&`. These compare by the index's own
-  /// order (``ValueOrdering/compare(_:_:)``), so the range is exact and a
-  /// count needs no document. (`==` and `in` are not: they test equality,
-  /// which tells apart values the order ties, such as two arrays.)
+  /// against numbers, strings or booleans, joined by `&&`. These compare by
+  /// the index's own order (``ValueOrdering/compare(_:_:)``) within the
+  /// literal's kind, and the range stays inside that kind, so the range is
+  /// exact and a count needs no document. (`==` and `in` are not: they
+  /// test equality, which tells apart values the order ties, such as two
+  /// arrays; nor is a comparison with `null`, which holds for nothing.)
   static func isImpliedByRange(_ filter: Predicate, path: FieldPath) -> Bool {
     var terms = [filter]
     while let term = terms.popLast() {
@@ -108,8 +120,8 @@ extension Query {
           return false
         }
         switch value {
-        case .array, .object: return false
-        default: continue
+        case .number, .string, .bool: continue
+        case .null, .array, .object: return false
         }
       default: return false
       }
@@ -132,6 +144,22 @@ extension Predicate.Comparator {
 }
 
 extension OrderPoint {
+  /// The points just before and just after every value of `value`'s kind,
+  /// for a kind that `<`, `<=`, `>` and `>=` can hold within (numbers,
+  /// strings, booleans); nil for null and composites.
+  static func kindBounds(of value: OrderValue) -> (lower: OrderPoint, upper: OrderPoint)? {
+    switch value {
+    case .bool:
+      (OrderPoint(value: .bool(false), key: .min), OrderPoint(value: .bool(true), key: .max))
+    case .number:
+      (OrderPoint(value: .bool(true), key: .max), OrderPoint(value: .string(""), key: .min))
+    case .string:
+      (OrderPoint(value: .string(""), key: .min), OrderPoint(value: .composite, key: .min))
+    case .null, .composite:
+      nil
+    }
+  }
+
   /// Whether this point lies after `other` in the index's order.
   func isAfter(_ other: OrderPoint) -> Bool {
     let c = value.compare(other.value)

@@ -83,7 +83,8 @@ struct OrderIndexTests {
       #expect(try q.limitToLast(2).get().map(\.pk) == ["d0", "d4"])
       #expect(try q.equalTo(10).get().map(\.pk) == ["d1", "d5"])
       #expect(try q.endAt(nil).get().map(\.pk) == ["d2", "d3", "d6"])
-      #expect(try q.where("a.b >= 10").get().map(\.pk) == ["d1", "d5", "d0", "d4"])
+      // Like with like: d4's "x" is no number, so not >= 10.
+      #expect(try q.where("a.b >= 10").get().map(\.pk) == ["d1", "d5", "d0"])
       // A nested edit behind Folio's back moves the document.
       try scratch.write("t/d4.json", #"{"id": "d4", "a": {"b": -1}}"#)
       #expect(try q.startAt(false).limitToFirst(2).get().map(\.pk) == ["d7", "d4"])

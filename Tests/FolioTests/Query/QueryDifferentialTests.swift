@@ -53,6 +53,16 @@ struct QueryDifferentialTests {
       switch op {
       case "==": return equal(value, literal)
       case "!=": return !equal(value, literal)
+      default: break
+      }
+      // An ordering comparison holds only within one kind (numbers,
+      // strings, booleans): never for null, a missing value, a composite,
+      // or two kinds.
+      switch (value, literal) {
+      case (.number?, .number), (.string?, .string), (.bool?, .bool): break
+      default: return false
+      }
+      switch op {
       case "<": return Reference.compare(value, literal) < 0
       case "<=": return Reference.compare(value, literal) <= 0
       case ">": return Reference.compare(value, literal) > 0

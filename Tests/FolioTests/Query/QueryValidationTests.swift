@@ -93,6 +93,13 @@ struct QueryValidationTests {
     ("a in [1, ]", 10, "expected a JSON value"),
     ("exists(1)", 8, "expected a path"),
     ("a.", 3, "path segment"),
+    (
+      "sex == male", 8,
+      #"'male' after '==' is a bare word: quote text as "male", or write a field on the right in backticks, `male`"#
+    ),
+    ("sex in [\"f\", male]", 14, #"'male' in the array is a bare word: quote text as "male""#),
+    ("sex == 'male'", 8, #"strings take double quotes, as in JSON: write "male""#),
+    ("n > x.y", 5, "'x.y' after '>' is a bare word"),
   ])
   func predicateErrorsCarryTheColumn(_ text: String, _ column: Int, _ words: String) {
     let error = #expect(throws: FolioError.self) { try Predicate(parsing: text, source: "--where") }
@@ -110,13 +117,19 @@ struct QueryValidationTests {
     ]
     let cases: [(String, Bool)] = [
       ("a == 5", true), ("a == 5.0", true), ("a != 5", false), ("a < 6 && a >= 5", true),
-      ("missing < 1", true), ("missing == null", true), ("n == null", true), ("s > 5", true),
+      ("missing < 1", false), ("missing == null", true), ("n == null", true), ("s > 5", false),
+      ("n < 1", false), ("n <= null", false), ("missing >= null", false), ("!(missing < 1)", true),
+      ("missing != 5", true), ("n != null", false), ("a != null", true), ("s >= \"hello\"", true),
+      ("done > false", true), ("done < 1", false), ("tags <= `tags`", false), ("5 > a", false),
+      ("6 > a", true), ("\"hello\" == s", true), ("a > \"4\"", false),
       ("s contains \"ell\"", true), ("tags contains \"y\"", true), ("tags contains \"z\"", false),
       ("a in [1, 5]", true), ("a in [1, 2]", false), ("meta.color == \"red\"", true),
       ("meta.size == 2.5", true), ("exists(n)", true), ("exists(missing)", false),
       ("!exists(missing) && !(a > 5)", true), ("a > 10 || s == \"hello\"", true),
       ("`first name` == \"Ada\"", true), ("done", true), ("!done", false), ("tags == [\"x\", \"y\"]", true),
-      ("meta == {\"size\": 2.5, \"color\": \"red\"}", true), ("tags < s", false), ("s < tags", true),
+      ("meta == {\"size\": 2.5, \"color\": \"red\"}", true), ("tags < `s`", false), ("s < `tags`", false),
+      ("a == `a`", true), ("a < `meta`.size", false),
+      ("meta.size < `a`", true),
       ("a == \"5\"", false),
     ]
     for (text, expected) in cases {

@@ -43,8 +43,11 @@ struct SecondaryIndexTests {
   }
 
   @Test(arguments: [
-    ("c == 1", 7), ("c == \"a\"", 7), ("c >= true && c < 1", 21), ("c in [false, \"b\"]", 14),
-    ("c > \"a\"", 28), ("o.d == 3", 17), ("c == null", 15),
+    ("c == 1", 7), ("c == \"a\"", 7), ("c >= -3 && c < 1", 14), ("c in [false, \"b\"]", 14),
+    // Like with like: the range holds only the literal's kind, so neither
+    // null, booleans nor strings are read for `c < 2`, nor arrays for `c > "a"`.
+    ("c > \"a\"", 14), ("c < 2", 28), ("c >= true && c < 1", 0), ("c >= false", 14),
+    ("o.d == 3", 17), ("c == null", 15),
   ])
   func filtersReadOnlyTheSecondaryRange(_ text: String, reads: Int) throws {
     let (store, scratch) = try store()
