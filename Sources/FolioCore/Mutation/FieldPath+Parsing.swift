@@ -2,10 +2,9 @@ import FolioSystem
 
 extension FieldPath {
   /// A path as a person writes it on the command line: segments joined by
-  /// `.`, where a segment in backticks is taken whole, dots and spaces
-  /// included (`` `dep time` ``, `` meta.`a.b` ``). Outside backticks a
-  /// segment is read as ``init(_:)`` reads it (`~1` for a `.`, `~0` for a
-  /// `~`).
+  /// `.`, where a segment between two backticks is taken whole, dots and
+  /// spaces included (see the example). Outside backticks a segment is read
+  /// as ``init(_:)-(String)`` reads it (`~1` for a `.`, `~0` for a `~`).
   ///
   /// ```swift
   /// try FieldPath(parsing: "`dep time`").segments     // ["dep time"]
@@ -21,8 +20,11 @@ extension FieldPath {
   }
 
   /// A comma-separated list of paths, as `--select` and `--columns` take
-  /// it: `` a,b.c,`dep time` ``. A comma inside backticks belongs to the
-  /// segment.
+  /// it. A comma between backticks belongs to the segment.
+  ///
+  /// ```swift
+  /// try FieldPath.list(parsing: "a,b.c,`dep time`").count   // 3
+  /// ```
   /// - Throws: `INVALID_QUERY` for an empty list or entry, or a path that
   ///   does not parse.
   public static func list(parsing text: String, source: String = "<paths>") throws -> [FieldPath] {

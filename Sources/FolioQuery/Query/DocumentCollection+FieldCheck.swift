@@ -6,8 +6,8 @@ import FolioSystem
 /// typo, which would otherwise give an empty answer in silence.
 ///
 /// ```swift
-/// for unknown in try penguins.unknownFields(["bill_lenght_mm"]) {
-///   print(unknown)  // no document of table 'penguins' has a field 'bill_lenght_mm'; did you mean 'bill_length_mm'?
+/// for unknown in try flights.unknownFields(["dep_dealy"]) {
+///   print(unknown)  // no document of table 'flights' has a field 'dep_dealy'; did you mean 'dep_delay'?
 /// }
 /// ```
 public struct UnknownField: Sendable, Hashable, CustomStringConvertible {

@@ -7,7 +7,7 @@ extension Query {
   /// Segments are separated by `.` (Folio's spelling) or `/` (Firebase's),
   /// so `meta/score` and `meta.score` are one path; `~1` and `~0` still
   /// stand for a `.` and a `~` inside a segment (``FieldPath``), and a
-  /// segment in backticks is taken whole (`` `dep time` ``). Refused,
+  /// segment between two backticks is taken whole. Refused,
   /// with a message that names the mistake: an empty path or segment,
   /// `$key`, `$value` and `$priority` (which name orderings, not children),
   /// and segments holding `[`, `]`, `#`, `$` or a control character, which
