@@ -14,11 +14,13 @@ import FolioCore
 ///   in both directions, and the count of matching documents comes from
 ///   `/.info/count`.
 /// - **A filter** in the CLI's `where` language; a mistake is shown under
-///   the box at its column.
+///   the box at its column. **Columns** picks the grid's columns and their
+///   order as `query --select` does (`title, meta.size`, a name with a
+///   space or a dot between backticks).
 /// - **Live**: the page's window is an `EventSource` query, so rows another
 ///   writer changed flash, and rows deleted or moved out of the window
 ///   leave it.
-/// - **The URL** holds the table, ordering, direction, filter, cursor, open
+/// - **The URL** holds the table, ordering, direction, filter, columns, cursor, open
 ///   document and tab, so reload, back, forward and a pasted link give the
 ///   same view.
 /// - **A document** opens in a JSON editor saved by `PATCH` with
@@ -64,6 +66,7 @@ enum WebPage {
     @keyframes flash { from { background: var(--flash); } to { background: transparent; } }
     .pager, .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
     #where { font: 13px ui-monospace, monospace; min-width: 16rem; flex: 1; }
+    #select { font: 13px ui-monospace, monospace; min-width: 8rem; flex: 0.5; }
     #where[aria-invalid="true"] { outline: 2px solid var(--bad); }
     #where-error { font: 13px ui-monospace, monospace; color: var(--bad); white-space: pre; margin: 0; }
     textarea { width: 100%; min-height: 18rem; font: 13px/1.4 ui-monospace, monospace; box-sizing: border-box; }
@@ -99,6 +102,8 @@ enum WebPage {
         <form id="filter" class="row" role="search">
           <label for="where">Where</label>
           <input id="where" placeholder="views > 3 &amp;&amp; done == false" spellcheck="false" aria-describedby="where-error" autocomplete="off">
+          <label for="select">Columns</label>
+          <input id="select" placeholder="title, meta.size" spellcheck="false" aria-describedby="where-error" autocomplete="off">
           <button type="submit">Filter</button>
           <button type="button" id="clear-filter">Clear</button>
         </form>
@@ -145,7 +150,7 @@ enum WebPage {
     const $ = (id) => document.getElementById(id);
     let token = new URLSearchParams(location.search).get("auth") || sessionStorage.getItem("folio-token") || "";
     // The view: what the URL holds. rows: the window's documents by key.
-    const view = { table: null, order: "$key", desc: false, where: "", cursor: null, doc: null, tab: "edit" };
+    const view = { table: null, order: "$key", desc: false, where: "", select: "", cursor: null, doc: null, tab: "edit" };
     const state = { tables: {}, rows: new Map(), stream: null, doc: null, flash: new Set(), more: false, countTimer: null };
 
     function say(text, isError) {
@@ -228,7 +233,7 @@ enum WebPage {
       return compareValues(orderValue(a), orderValue(b)) || compareKeys(a, b);
     }
 
-    // The URL: t (table), o (order path), d=desc, w (where), c (cursor, as
+    // The URL: t (table), o (order path), d=desc, w (where), s (columns), c (cursor, as
     // JSON [direction, value, key]), k (open document), v (its tab).
     function writeURL(push) {
       const q = new URLSearchParams();
@@ -237,6 +242,7 @@ enum WebPage {
       if (view.order !== "$key") q.set("o", view.order);
       if (view.desc) q.set("d", "desc");
       if (view.where) q.set("w", view.where);
+      if (view.select) q.set("s", view.select);
       if (view.cursor) q.set("c", JSON.stringify(view.cursor));
       if (view.doc !== null) q.set("k", view.doc);
       if (view.doc !== null && view.tab !== "edit") q.set("v", view.tab);
@@ -250,6 +256,7 @@ enum WebPage {
       view.order = q.get("o") || "$key";
       view.desc = q.get("d") === "desc";
       view.where = q.get("w") || "";
+      view.select = q.get("s") || "";
       try { view.cursor = q.get("c") ? JSON.parse(q.get("c")) : null; } catch (e) { view.cursor = null; }
       view.doc = q.get("k");
       view.tab = q.get("v") || "edit";
@@ -274,7 +281,7 @@ enum WebPage {
         count.textContent = String(info.count);
         count.setAttribute("aria-label", info.count + " documents");
         button.append(label, count);
-        button.addEventListener("click", () => go({ table: name, order: "$key", desc: false, where: "", cursor: null, doc: null, tab: "edit" }));
+        button.addEventListener("click", () => go({ table: name, order: "$key", desc: false, where: "", select: "", cursor: null, doc: null, tab: "edit" }));
         item.append(button);
         list.append(item);
       }
@@ -325,8 +332,10 @@ enum WebPage {
       $("table-view").hidden = false;
       $("table-title").textContent = view.table;
       $("where").value = view.where;
+      $("select").value = view.select;
       $("where-error").hidden = true;
       $("where").removeAttribute("aria-invalid");
+      $("select").removeAttribute("aria-invalid");
       const params = queryParams();
       // One more than a page: whether there is more in that direction.
       const c = view.cursor;
@@ -435,12 +444,52 @@ enum WebPage {
       if (live && state.doc && state.doc.table === view.table && state.doc.key === key) documentChanged();
     }
 
+    // Columns as `query --select` takes them: paths split on commas and
+    // dots outside backticks; a segment between backticks is taken whole.
+    // Throws {message, column} (1-based) for a list that does not parse.
+    function parseColumns(text) {
+      const paths = [];
+      let segments = [], part = "", i = 0, quoted = false;
+      const fail = (message, at) => { throw { message, column: at + 1 }; };
+      const endSegment = (at) => {
+        if (!part && !quoted) fail("empty segment: name a field between the dots and commas", at);
+        segments.push(quoted ? part : part.trim()); part = ""; quoted = false;
+      };
+      for (; i < text.length; i++) {
+        const c = text[i];
+        if (c === "`") {
+          if (part) fail("a backtick starts a segment", i);
+          const end = text.indexOf("`", i + 1);
+          if (end < 0) fail("unterminated `quoted` segment; close it with '`'", i);
+          if (end === i + 1) fail("empty segment", i);
+          part = text.slice(i + 1, end); quoted = true; i = end;
+          if (i + 1 < text.length && !".,".includes(text[i + 1]) && text[i + 1].trim()) fail("expected '.' or ',' after the backticked segment", i + 1);
+        } else if (c === ".") { endSegment(i); }
+        else if (c === ",") { endSegment(i); paths.push(segments); segments = []; }
+        else if (c.trim() || part) { part += c; }
+      }
+      endSegment(i);
+      paths.push(segments);
+      return paths.map((segments) => ({ label: segments.join("."), segments, path: segments.join("/") }));
+    }
     function columnsFor(keys) {
       const info = state.tables[view.table] || {};
-      if (info.columns && info.columns.length) return info.columns.filter((c) => c !== info.key);
+      if (view.select) {
+        try { return parseColumns(view.select); } catch (e) { return []; }
+      }
+      const named = (c) => ({ label: c, segments: [c], path: c });
+      if (info.columns && info.columns.length) return info.columns.filter((c) => c !== info.key).map(named);
       const seen = new Set();
       for (const key of keys) for (const c of Object.keys(state.rows.get(key) || {})) if (c !== info.key) seen.add(c);
-      return [...seen].sort();
+      return [...seen].sort().map(named);
+    }
+    function valueAt(doc, segments) {
+      let at = doc;
+      for (const part of segments) {
+        if (at === null || typeof at !== "object" || !(part in at)) return undefined;
+        at = at[part];
+      }
+      return at;
     }
     function cellText(value) {
       if (value === undefined) return "";
@@ -459,7 +508,7 @@ enum WebPage {
       const head = $("columns");
       head.replaceChildren();
       const keyName = info.key || "key";
-      for (const [label, path] of [[keyName, "$key"]].concat(columns.map((c) => [c, c]))) {
+      for (const [label, path] of [[keyName, "$key"]].concat(columns.map((c) => [c.label, c.path]))) {
         const th = document.createElement("th");
         th.scope = "col";
         th.dataset.path = path;
@@ -493,8 +542,8 @@ enum WebPage {
         for (const column of columns) {
           const cell = document.createElement("td");
           cell.className = "cell";
-          cell.dataset.column = column;
-          const value = doc[column];
+          cell.dataset.column = column.label;
+          const value = valueAt(doc, column.segments);
           cell.textContent = cellText(value);
           if (value !== undefined && typeof value === "object") cell.title = JSON.stringify(value, null, 2);
           else if (value !== undefined) cell.title = cellText(value);
@@ -813,8 +862,21 @@ enum WebPage {
     $("new").addEventListener("click", newDocument);
     $("next").addEventListener("click", () => page("after"));
     $("prev").addEventListener("click", () => page("before"));
-    $("filter").addEventListener("submit", (e) => { e.preventDefault(); go({ where: $("where").value.trim(), cursor: null }); });
-    $("clear-filter").addEventListener("click", () => go({ where: "", cursor: null }));
+    $("filter").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const select = $("select").value.trim();
+      try {
+        if (select) parseColumns(select);
+      } catch (error) {
+        const box = $("where-error");
+        box.textContent = select + "\n" + " ".repeat(Math.max(0, error.column - 1)) + "^ " + error.message;
+        box.hidden = false;
+        $("select").setAttribute("aria-invalid", "true");
+        return;
+      }
+      go({ where: $("where").value.trim(), select, cursor: null });
+    });
+    $("clear-filter").addEventListener("click", () => go({ where: "", select: "", cursor: null }));
     $("where").addEventListener("input", () => { $("where-error").hidden = true; $("where").removeAttribute("aria-invalid"); });
     for (const t of document.querySelectorAll('[role="tab"]')) {
       t.addEventListener("click", () => { if (state.doc && !state.doc.isNew) go({ tab: t.dataset.tab }); });

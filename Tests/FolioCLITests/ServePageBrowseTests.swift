@@ -145,6 +145,27 @@ struct ServePageBrowseTests {
         expect(fresh.locator("#count")).to_have_text("10 documents match")
         fresh.close()
 
+        step("Columns picks the grid's columns, in order, as query --select does, and stays in the URL")
+        page.fill("#select", "title , `n`")
+        page.click('#filter button[type="submit"]')
+        expect(page.locator("#columns th")).to_have_count(3)
+        headers = page.locator("#columns th").evaluate_all("hs => hs.map(h => h.textContent)")
+        assert headers == ["id", "title", "n"], headers
+        expect(page.locator("#rows tr")).to_have_count(10)
+        first = shown(page)[0]
+        expect(page.locator(f'#rows tr[data-key="{first}"] td[data-column="n"]')).to_have_text(str(items[first]["n"]))
+        assert "s=title" in page.url, page.url
+        page.reload()
+        expect(page.locator("#select")).to_have_value("title , `n`")
+        expect(page.locator("#columns th")).to_have_count(3)
+        page.fill("#select", "title, `n")
+        page.click('#filter button[type="submit"]')
+        expect(page.locator("#where-error")).to_contain_text("unterminated")
+        expect(page.locator("#select")).to_have_attribute("aria-invalid", "true")
+        page.click("#clear-filter")
+        expect(page.locator("#columns th")).to_have_count(4)
+        expect(page.locator("#select")).to_have_value("")
+
         step("a change from the command line lights up its row; a deleted row leaves")
         page.goto(base + "/?t=items")
         expect(page.locator("#rows tr")).to_have_count(50)
