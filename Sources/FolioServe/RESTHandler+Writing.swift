@@ -117,7 +117,8 @@ extension RESTHandler {
       }
       return .json(200, .object(echo))
     case "POST":
-      return .json(200, ["name": .string(written[0].path.pk!)])
+      // The new child's own key, at whatever depth it was pushed.
+      return .json(200, ["name": .string(written[0].path.segments.last!)])
     case "DELETE":
       return .json(200, .null)
     default:
@@ -310,6 +311,12 @@ extension RESTHandler {
           // An object the patches emptied is absent, as in Firebase.
           let result = patched(child, nested)
           if !result.isEmpty || child.isEmpty { members.append((key, .object(result))) }
+        } else if case .array(let elements) = value {
+          // A write below an array addresses its elements by index, as
+          // Firebase's object of index keys; the others stay.
+          if let result = FirebaseArrays.normalized(keyed: patched(FirebaseArrays.keyed(elements), nested)) {
+            members.append((key, result))
+          }
         } else if nested.contains(where: { $0.value != nil }) {
           members.append((key, .object(patched(JSONObject(), nested))))
         } else {
@@ -348,7 +355,7 @@ extension RESTHandler {
       for (increment, counter) in zip(increments, onCounter) {
         let path = FieldPath(increment.path)
         let current = document?[path].value
-        if case .integer(let by) = increment.by, counter || Self.isIntegerOrAbsent(current) {
+        if case .integer(let by) = increment.by, counter || Self.isIntegerOrAbsent(current, counter: false) {
           document?[path].increment(by: by)
         } else {
           // Firebase's rule off counter columns: a number gets the sum, and
@@ -360,12 +367,16 @@ extension RESTHandler {
     }
   }
 
-  /// Whether Folio's `increment` transform adds to `value`: missing, null,
-  /// or an integer (past 32 bits, kept as its decimal text).
-  private static func isIntegerOrAbsent(_ value: JSONValue?) -> Bool {
+  /// Whether Folio's `increment` transform adds to `value` off a counter
+  /// column: missing, null, or an integer number. A string is not a
+  /// number to Firebase, so `"5"` is replaced by the amount, as Firebase
+  /// replaces it; only a counter column also takes a decimal string, where
+  /// Folio keeps integers past 32 bits.
+  private static func isIntegerOrAbsent(_ value: JSONValue?, counter: Bool) -> Bool {
     switch value {
     case nil, .null?: true
-    case .number(let text)?, .string(let text)?: DecimalInteger(text) != nil
+    case .number(let text)?: DecimalInteger(text) != nil
+    case .string(let text)?: counter && DecimalInteger(text) != nil
     default: false
     }
   }

@@ -4,8 +4,9 @@ import FolioJSON
 /// Firebase's server values in a written value: `{".sv": "timestamp"}`
 /// becomes the server's clock in milliseconds, and
 /// `{".sv": {"increment": n}}` becomes Folio's `increment` transform, so that
-/// increments made over HTTP on two replicas sum after sync (the Kizuna transform rules).
-/// Nulls are taken out too: in Firebase a null child is an absent one.
+/// increments made over HTTP on two replicas sum after sync (Folio's increment transform).
+/// Nulls are taken out too: in Firebase a null child is an absent one, and
+/// an array holds no null (see ``FirebaseArrays``).
 struct ServerValues {
   /// An increment's amount.
   enum Amount {
@@ -35,6 +36,20 @@ struct ServerValues {
   private static func resolve(
     _ value: JSONValue, path: [String], now: Int64, increments: inout [Increment]
   ) throws(RESTError) -> JSONValue? {
+    if case .array(let elements) = value {
+      // Firebase holds no array: an array written is an object keyed by
+      // index without its nulls, read back as an array when dense enough.
+      var members: [(String, JSONValue)] = []
+      for (index, element) in elements.enumerated() {
+        let key = String(index)
+        if let resolved = try resolve(element, path: path + [key], now: now, increments: &increments),
+          !resolved.isNull
+        {
+          members.append((key, resolved))
+        }
+      }
+      return FirebaseArrays.normalized(keyed: JSONObject(members)) ?? .null
+    }
     guard case .object(let object) = value else { return value }
     if let sentinel = object[".sv"] {
       guard object.count == 1 else {
