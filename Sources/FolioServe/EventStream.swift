@@ -224,14 +224,15 @@ final class EventStream: Sendable {
   /// The server's token changed and this stream's credential no longer
   /// lets it in: `auth_revoked`, then the end (Firebase: the client must
   /// authenticate again and reopen).
-  func revoke() { end(with: "auth_revoked", data: "credential is no longer valid") }
+  func revoke() { end(with: "auth_revoked", text: "credential is no longer valid") }
 
   /// Replaces whatever waits with one last `event` and ends the stream.
-  /// Firebase: `cancel` carries null, `auth_revoked` a string saying why.
-  private func end(with event: String, data: JSONValue = .null) {
+  /// Firebase: `cancel` carries null (JSON), `auth_revoked` a line of
+  /// plain text saying why, which the SDKs read as it is.
+  private func end(with event: String, text: String = "null") {
     let live = state.withLock { state -> [LiveQuery] in
       if state.closed { return [] }
-      state.buffer = Array("event: \(event)\ndata: ".utf8) + data.compactBytes() + Array("\n\n".utf8)
+      state.buffer = Array("event: \(event)\ndata: \(text)\n\n".utf8)
       state.closed = true
       defer { state.liveQueries = [:] }
       return Array(state.liveQueries.values)

@@ -42,12 +42,14 @@ extension RESTHandler {
     return constantTimeEqual(credential, token)
   }
 
-  /// The token a request carries: `Authorization: Bearer T`, else `?auth=T`.
+  /// The token a request carries: `Authorization: Bearer T`, else
+  /// `?auth=T`, else `?access_token=T` (Firebase's parameter for an OAuth
+  /// token, which some clients send instead).
   static func credential(of request: HTTPRequest) -> String? {
     if let header = request.header("authorization"), header.hasPrefix("Bearer ") {
       return String(header.dropFirst(7))
     }
-    return request.query["auth"]
+    return request.query["auth"] ?? request.query["access_token"]
   }
 
   /// Equality whose time depends only on the lengths, so a client cannot

@@ -21,7 +21,7 @@ extension RESTHandler {
       body = .null
     } else {
       do {
-        body = try JSONValue(parsing: request.body, file: "request body")
+        body = try RESTKeys.withoutPriorities(JSONValue(parsing: request.body, file: "request body"))
       } catch let error as FolioError {
         throw RESTError(400, "Invalid data; couldn't parse JSON object, array, or value. \(error)")
       }

@@ -201,8 +201,14 @@ final class RESTHandler: Sendable {
     // `.value` beside it for a primitive). Folio keeps no priorities, so
     // the export form of every value is the value itself.
     var value = try read(path, query: query.isEmpty ? nil : query)
+    // Shallow: each child of an object or an array (Firebase's arrays are
+    // objects keyed by index) is `true`; a primitive is itself.
     if shallow, case .object(let object) = value {
       value = .object(JSONObject(object.keys.map { ($0, JSONValue.bool(true)) }))
+    } else if shallow, case .array(let elements) = value {
+      value = .object(
+        JSONObject(
+          elements.indices.filter { !elements[$0].isNull }.map { (String($0), JSONValue.bool(true)) }))
     }
     var headers: [(String, String)] = []
     // `if-none-match` asks for the value only when it changed, as the

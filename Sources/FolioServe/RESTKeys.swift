@@ -72,6 +72,39 @@ enum RESTKeys {
     return segments
   }
 
+  /// `value` without Firebase's priorities, which Folio does not keep: a
+  /// `.priority` member is dropped at any depth, and `{".value": v}` (with
+  /// or without `.priority` beside it, the form the SDKs send a primitive
+  /// with a priority in) is `v`.
+  /// - Throws: 400 for `.value` beside any other member, as Firebase.
+  static func withoutPriorities(_ value: JSONValue) throws(RESTError) -> JSONValue {
+    switch value {
+    case .object(let object):
+      guard
+        object[".priority"] != nil || object[".value"] != nil
+          || object.contains(where: { $0.value.isComposite })
+      else { return value }
+      if let wrapped = object[".value"] {
+        guard object.allSatisfy({ $0.key == ".value" || $0.key == ".priority" }) else {
+          throw RESTError(400, "Invalid data; .value must be the only child besides .priority")
+        }
+        return try withoutPriorities(wrapped)
+      }
+      var members: [(String, JSONValue)] = []
+      for (key, member) in object where key != ".priority" {
+        members.append((key, try withoutPriorities(member)))
+      }
+      return .object(JSONObject(members))
+    case .array(let elements):
+      var out: [JSONValue] = []
+      out.reserveCapacity(elements.count)
+      for element in elements { out.append(try withoutPriorities(element)) }
+      return .array(out)
+    default:
+      return value
+    }
+  }
+
   private static func walk(_ value: JSONValue, path: inout [String]) throws(RESTError) {
     switch value {
     case .object(let object):
@@ -122,5 +155,15 @@ enum RESTKeys {
   /// The key as JSON text, so that control characters show as escapes.
   private static func quoted(_ key: String) -> String {
     JSONValue.string(key).compactString
+  }
+}
+
+extension JSONValue {
+  /// Whether this is an object or an array.
+  fileprivate var isComposite: Bool {
+    switch self {
+    case .object, .array: true
+    default: false
+    }
   }
 }

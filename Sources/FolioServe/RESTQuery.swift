@@ -58,6 +58,11 @@ struct RESTQuery: Sendable {
       guard case .string(let key)? = try? JSONValue(parsing: text) else {
         throw RESTError(400, "\(name) must be a JSON string, a pk such as \"k1\" (got \(text))")
       }
+      // A key names one child: Firebase refuses a key holding a path
+      // separator, and no pk holds one.
+      if key.isEmpty || key.contains("/") {
+        throw RESTError(400, "\(name) must be a key, not a path or an empty string (got \(text))")
+      }
       if name == "startKey" { startKey = key } else { endKey = key }
     }
     if startKey != nil && !bounds.contains(where: { ["startAt", "startAfter", "equalTo"].contains($0.name) })

@@ -148,7 +148,7 @@ struct FirebaseArrayTests {
     let deleted = try send("DELETE", "/t/a/tags/2.json")
     #expect(deleted.status == 200 && deleted.body == "null")
     #expect(try send("GET", "/t/a/tags.json").body == #"["Q","Y",null,"W"]"#)
-    #expect(try server.stop() == 0)
+    #expect(server.stop() == 0)
     #expect(try FolioRunner.run(["sync"], in: scratch.path + "/a").status == 0)
     let clone = try FolioRunner.run(["clone", "file://" + remote, "b"], in: scratch.path)
     #expect(clone.status == 0, "\(clone.stderr)")

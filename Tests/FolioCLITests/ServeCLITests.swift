@@ -136,6 +136,7 @@ struct ServeCLITests {
     let process = Process()
     private let condition = NSCondition()
     private var events: [(String, JSONValue?)] = []
+    private var texts: [String] = []
 
     init(_ url: String) throws {
       process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
@@ -155,12 +156,17 @@ struct ServeCLITests {
             buffer = String(buffer[end.upperBound...])
             var event = ""
             var data: JSONValue?
+            var text = ""
             for line in block.split(separator: "\n") {
               if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
-              if line.hasPrefix("data: ") { data = try? JSONValue(parsing: String(line.dropFirst(6))) }
+              if line.hasPrefix("data: ") {
+                text = String(line.dropFirst(6))
+                data = try? JSONValue(parsing: text)
+              }
             }
             condition.lock()
             events.append((event, data))
+            texts.append(text)
             condition.broadcast()
             condition.unlock()
           }
@@ -177,6 +183,14 @@ struct ServeCLITests {
         if !condition.wait(until: deadline) { return nil }
       }
       return events[n - 1]
+    }
+
+    /// The `n`th event's data line as it was sent, once it has come.
+    func text(_ n: Int) -> String? {
+      guard event(n) != nil else { return nil }
+      condition.lock()
+      defer { condition.unlock() }
+      return texts[n - 1]
     }
 
     var count: Int {
