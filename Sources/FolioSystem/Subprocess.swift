@@ -1,3 +1,4 @@
+internal import CProcess
 internal import CSystem
 import Glibc
 
@@ -77,31 +78,24 @@ package enum Subprocess {
 
   private static func closeIfOpen(_ fd: Int32) { if fd >= 0 { close(fd) } }
 
+  /// Starts the child with `folio_spawn_tied` (CProcess): it gets SIGTERM
+  /// when this process ends, by kill -9 too, so that a `git fetch` or `git
+  /// clone` never outlives the command that ran it (and takes its ref
+  /// locks from under the next run). The calling thread waits for the
+  /// child, and the death signal follows that thread.
   private static func spawn(
     _ executable: String, _ arguments: [String], environment: [String: String], directory: String?,
     out: Int32, err: Int32
   ) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    var attributes = posix_spawnattr_t()
-    guard posix_spawn_file_actions_init(&actions) == 0, posix_spawnattr_init(&attributes) == 0 else {
-      throw FolioError(.io, "cannot start \(executable): out of memory", function: "posix_spawn")
-    }
-    defer {
-      posix_spawn_file_actions_destroy(&actions)
-      posix_spawnattr_destroy(&attributes)
-    }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_adddup2(&actions, out, 1)
-    posix_spawn_file_actions_adddup2(&actions, err, 2)
-    Subprocess.restoreSignals(&attributes, flags: 0)
-    if let directory { posix_spawn_file_actions_addchdir_np(&actions, directory) }
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { envp.forEach { free($0) } }
     var pid = pid_t()
-    let rc = posix_spawnp(&pid, executable, &actions, &attributes, argv, envp)
-    guard rc == 0 else { throw FileSystem.error(rc, "posix_spawn", path: executable) }
+    let rc = directory.withOptionalCString { dir in
+      folio_spawn_tied(executable, argv, envp, dir, out, err, &pid)
+    }
+    guard rc == 0 else { throw FileSystem.error(rc, "fork", path: executable) }
     return pid
   }
 
@@ -147,5 +141,13 @@ package enum Subprocess {
     }
     let signal = status & 0x7f
     return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+  }
+}
+
+extension Optional where Wrapped == String {
+  /// Calls `body` with the string's C form, or with nil.
+  fileprivate func withOptionalCString<T>(_ body: (UnsafePointer<CChar>?) -> T) -> T {
+    guard let self else { return body(nil) }
+    return self.withCString { body($0) }
   }
 }

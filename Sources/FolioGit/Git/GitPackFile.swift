@@ -46,9 +46,11 @@ package final class GitPackFile {
   /// The pack file has been moved into `objects/pack`.
   private var installed = false
 
-  /// Starts an empty pack at `path` (replacing any file there).
+  /// Starts an empty pack at `path` (replacing any file there), after
+  /// removing what a killed writer left beside it (``removeLeftovers(in:)``).
   package init(path: String) throws {
     self.path = path
+    Self.removeLeftovers(in: FileSystem.split(path).directory)
     fd = try FileSystem.syscall("open", path: path) {
       open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     }
@@ -417,6 +419,25 @@ package final class GitPackFile {
     try FileSystem.writeAtomically(temporary, idx, sync: true)
     temporaryIndex = temporary
     self.packID = packID
+  }
+
+  /// The names of the files a pack writer makes beside a pack under way,
+  /// each followed by the writing process's id: the pack
+  /// (`tmp_folio_PID.pack`, `tmp_folio_import_PID.pack`), its index
+  /// (`tmp_idx_PID_…`) and that index's own temp file (`.tmp_idx_PID_…`).
+  static let leftoverPrefixes = ["tmp_folio_import_", "tmp_folio_", "tmp_idx_", ".tmp_idx_"]
+
+  /// Removes from `folder` the files of packs whose writer is gone: a
+  /// `kill -9` during a sync or an import leaves them, and nothing else
+  /// would ever remove them. A writer still running keeps its files.
+  static func removeLeftovers(in folder: String) {
+    guard let names = try? FileSystem.list(folder) else { return }
+    for name in names {
+      guard let prefix = leftoverPrefixes.first(where: { name.hasPrefix($0) }) else { continue }
+      let digits = name.dropFirst(prefix.count).prefix { $0.isNumber }
+      guard let pid = Int32(digits), GitIndexLock.processIsGone(pid) else { continue }
+      unlink(folder + "/" + name)
+    }
   }
 
   /// The pack index, version 2: a fan-out table by first byte, the sorted

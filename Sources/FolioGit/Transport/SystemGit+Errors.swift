@@ -12,7 +12,12 @@ extension SystemGit {
   /// - ssh's host key check is `HOST_KEY`;
   /// - a login refused, or a password that could not be asked for, is
   ///   `CREDENTIALS`;
-  /// - anything else is `REMOTE`.
+  /// - a ref another git holds locked (or a lock a killed git left) is
+  ///   `LOCKED`, naming the ref;
+  /// - a branch name the remote holds twice, a server setting that refuses
+  ///   (a checked-out branch, no filtering, a disabled service) and a URL
+  ///   with no repository are `REMOTE`, each with its own fix;
+  /// - anything else is `REMOTE`: the network.
   ///
   /// Each quotes git's own lines, which name the cause.
   func error(_ result: Subprocess.Result, remote: String, url: String?) -> FolioError {
@@ -59,9 +64,73 @@ extension SystemGit {
           + "when there is no terminal"
       return FolioError(.credentials, "\(shown) refused the login: \(said); \(fix)", function: "git")
     }
+    if let lock = Self.refLock(in: lines) {
+      return FolioError(
+        .locked,
+        "another git process is updating \(lock) in this repository (\(said)); wait for it to end and run "
+          + "the command again. If no git is running, a git killed by kill -9 left its lock file: remove "
+          + "the '\(lock).lock' file git names",
+        function: "git")
+    }
+    if text.contains("matches more than one") || text.contains("is ambiguous") {
+      return FolioError(
+        .remote,
+        "\(shown) has more than one ref the branch's name could mean (\(said)); on the remote, rename or "
+          + "delete the extra one (such as a branch literally named 'refs/heads/main', made by a push to "
+          + "'refs/heads/refs/heads/main')",
+        function: "git")
+    }
+    if let setting = Self.serverSetting(in: text) {
+      return FolioError(.remote, "\(shown) refused by its own settings: \(said); \(setting)", function: "git")
+    }
+    let missing = [
+      "does not appear to be a git repository", "Repository not found", "repository not found",
+      "returned error: 404", "not found", "No such file or directory",
+    ]
+    if missing.contains(where: text.contains) {
+      return FolioError(
+        .remote, "no git repository at \(shown): \(said); check the URL (git remote -v)", function: "git")
+    }
     return FolioError(
       .remote, "cannot reach \(shown): \(said); check the URL and your network, then try again",
       function: "git")
+  }
+
+  /// The ref a failure to lock names (`cannot lock ref 'R'`, or a
+  /// `.lock` file that exists): another git, or one killed, holds it.
+  static func refLock(in lines: [String]) -> String? {
+    for line in lines {
+      if let start = line.range(of: "cannot lock ref '"),
+        let end = line[start.upperBound...].firstIndex(of: "'")
+      {
+        return String(line[start.upperBound..<end])
+      }
+      if line.contains("Unable to create '"), line.contains(".lock': File exists"),
+        let start = line.range(of: "Unable to create '"),
+        let end = line.range(of: ".lock'", range: start.upperBound..<line.endIndex)
+      {
+        return String(line[start.upperBound..<end.lowerBound])
+      }
+    }
+    return nil
+  }
+
+  /// What to change on the server, for a refusal a server setting makes.
+  static func serverSetting(in text: String) -> String? {
+    if text.contains("refusing to update checked out branch") || text.contains("receive.denyCurrentBranch") {
+      return "the remote is a repository with a work tree and this branch checked out: push to a bare "
+        + "repository (git init --bare), or set receive.denyCurrentBranch=updateInstead on the remote"
+    }
+    if text.contains("filter") && (text.contains("not recognized") || text.contains("not support")) {
+      return "the server does not filter what it sends: set uploadpack.allowFilter=true on it"
+    }
+    if text.contains("not allow request for unadvertised object") {
+      return "set uploadpack.allowReachableSHA1InWant=true (or allowAnySHA1InWant) on the server"
+    }
+    if text.contains("service not enabled") || text.contains("Service not enabled") {
+      return "enable the service on the server (git daemon --enable=receive-pack, or http.receivepack)"
+    }
+    return nil
   }
 
   /// The fsck check a line of git's reports: `hasDotgit: contains '.git'`.

@@ -1,4 +1,5 @@
 import FolioSystem
+import Glibc
 
 extension SystemGit {
   /// Fetches `branch` of remote `remote` into its ref under
@@ -10,9 +11,23 @@ extension SystemGit {
     let incoming = Self.incomingNamespace + remote + "/" + branch
     // An empty --refmap: git would otherwise also move the configured
     // remote-tracking ref at once, before Folio has validated the tip.
-    let result = try transfer(
+    var result = try transfer(
       "fetch", ["--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap="],
       operands: [remote, "+refs/heads/\(branch):\(incoming)"])
+    // A git that an interrupted Folio started ends at once (it was tied to
+    // that Folio), but may still hold the incoming ref's lock for a moment:
+    // a few tries, further apart each time, outlast it. A lock that stays
+    // is reported (a git killed by kill -9 leaves its lock file).
+    var tries = 1
+    while result.status != 0, tries < 6,
+      Self.refLock(in: result.errorText.split(separator: "\n").map(String.init)) != nil
+    {
+      usleep(UInt32(50_000 * tries * tries))
+      tries += 1
+      result = try transfer(
+        "fetch", ["--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap="],
+        operands: [remote, "+refs/heads/\(branch):\(incoming)"])
+    }
     if result.status == 0 { return incoming }
     // A branch the remote does not have is not a failure of the fetch;
     // `ls-remote --exit-code` tells it apart by its exit code alone.
