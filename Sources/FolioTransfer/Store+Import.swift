@@ -113,6 +113,16 @@ extension Store {
         return try land(staged, into: table, workspace: workspace, options: options, onProgress: onProgress)
       }
     }
+    .rememberingFields(in: self, table: table, options: options)
+  }
+
+  /// The table's column order with `columns` (a file's header) merged in:
+  /// the list as it is, then the columns it lacks, in the file's order; nil
+  /// when that adds nothing.
+  static func mergedFields(_ fields: [String], with columns: [String]) -> [String]? {
+    var known = Set(fields.map { ExactKey($0) })
+    let added = columns.filter { known.insert(ExactKey($0)).inserted }
+    return added.isEmpty ? nil : fields + added
   }
 
   /// What staging produced: the documents and op lines in the workspace.
@@ -219,8 +229,17 @@ extension Store {
     case .ndjson: return (NDJSONReader(stream: stream), .ndjson)
     case .json: return (JSONArrayReader(stream: stream), .json)
     case .csv:
-      return (CSVReader(stream: stream, separator: UInt8(ascii: ","), detectTypes: options.detectTypes), .csv)
-    case .tsv: return (CSVReader(stream: stream, separator: 0x09, detectTypes: options.detectTypes), .tsv)
+      return (
+        CSVReader(
+          stream: stream, separator: UInt8(ascii: ","), detectTypes: options.detectTypes,
+          nullValues: options.nullValues), .csv
+      )
+    case .tsv:
+      return (
+        CSVReader(
+          stream: stream, separator: 0x09, detectTypes: options.detectTypes, nullValues: options.nullValues),
+        .tsv
+      )
     case .sqlite:
       throw FolioError(.usage, "SQLite input must be a file, not stdin", path: options.path)
     }
@@ -297,20 +316,41 @@ extension Store {
         try FileSystem.writeAll(ops, opBytes, path: opsPath)
         opBytes.removeAll(keepingCapacity: true)
       }
-      guard case .row(let value, let line) = event else {
-        if case .bad(let error) = event { try bad(error) }
+      let value: JSONValue
+      let line: Int
+      var memberKey: String?
+      switch event {
+      case .row(let row, let at): (value, line) = (row, at)
+      case .keyedRow(let key, let row, let at): (value, line, memberKey) = (row, at, key)
+      case .bad(let error):
+        try bad(error)
         continue
       }
       guard case .object(var row) = value else {
         try bad(rowError(.invalidDocument, "a row must be a JSON object, not \(value.kindName)", line: line))
         continue
       }
+      if let memberKey {
+        // A member of an object keyed by pk: its key is the pk, and a key
+        // column the value holds must agree with it.
+        if let own = row[keyColumn], table.key != nil, !Store.keyMatches(own, pk: memberKey) {
+          try bad(
+            rowError(
+              .localConstraint,
+              "member '\(memberKey)' holds '\(keyColumn)' \(own.compactString); the key is the pk, so they must agree",
+              line: line))
+          continue
+        }
+        row[keyColumn] = .string(memberKey)
+      }
       let pk: String
       switch row[keyColumn] {
       case .string(let text)?: pk = text
       case .number(let text)?: pk = text
       case nil, .null?:
-        pk = PrimaryKey.generate()
+        // From the import's own clock, so generated pks sort in file order.
+        last = HLC.next(after: last, now: SystemClock.nowMilliseconds(), replica: replicaID)
+        pk = PrimaryKey.generate(at: last!)
         if table.key != nil { row[keyColumn] = .string(pk) }
       case let other?:
         try bad(
@@ -436,6 +476,7 @@ extension Store {
     recorder?.settle()
     let (done, total) = reader.progress
     onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: .reading))
+    summary.columns = reader.headerColumns
     staged = true
     return StagedImport(
       manifest: manifest, summary: summary, clock: clock, inputName: reader.name, recorder: recorder)
@@ -471,5 +512,20 @@ extension Store {
     if remaining.count == pks.count { return }
     evictions[table.name] = remaining.isEmpty ? nil : remaining
     try saveEvictions(evictions)
+  }
+}
+
+extension ImportSummary {
+  /// The summary after the file's columns are merged into the table's
+  /// ``TableConfig/fields`` in `folio.yaml`, when the options ask for it.
+  fileprivate func rememberingFields(in store: Store, table: TableConfig, options: ImportOptions) throws
+    -> ImportSummary
+  {
+    guard options.rememberFields, let columns, let fields = Store.mergedFields(table.fields, with: columns)
+    else { return self }
+    _ = try store.setFields(fields, ofTable: table.name)
+    var summary = self
+    summary.fields = fields
+    return summary
   }
 }

@@ -20,6 +20,9 @@ private func drain(_ reader: any RowReader) throws -> (rows: [String], lines: [I
     case .row(let value, let line):
       rows.append(value.compactString)
       lines.append(line)
+    case .keyedRow(let key, let value, let line):
+      rows.append(key + "=" + value.compactString)
+      lines.append(line)
     case .bad(let error): bad.append(error.description)
     }
   }
@@ -100,6 +103,52 @@ struct CSVReaderTests {
     #expect(result.rows == [#"{"a":"x,y","b":2}"#])
   }
 
+  @Test func nullValuesReadAsNullOnlyUnquoted() throws {
+    let text = "a,b,c,d\nNA,\"NA\",\\N,\n-,x,,\"\"\n"
+    let detected = try drain(
+      CSVReader(
+        stream: stream(text), separator: UInt8(ascii: ","), detectTypes: true, nullValues: ["NA", "\\N", "-"])
+    )
+    #expect(
+      detected.rows == [#"{"a":null,"b":"NA","c":null,"d":null}"#, #"{"a":null,"b":"x","c":null,"d":""}"#])
+    // Without type detection an empty field is a string, unless "" is listed.
+    let plain = try drain(
+      CSVReader(stream: stream(text), separator: UInt8(ascii: ","), detectTypes: false, nullValues: ["NA"]))
+    #expect(plain.rows == [#"{"a":null,"b":"NA","c":"\\N","d":""}"#, #"{"a":"-","b":"x","c":"","d":""}"#])
+    let empty = try drain(
+      CSVReader(stream: stream(text), separator: UInt8(ascii: ","), detectTypes: false, nullValues: [""]))
+    #expect(empty.rows[1] == #"{"a":"-","b":"x","c":null,"d":""}"#)
+  }
+
+  /// Texts whose JSON reading would export differently stay strings: a
+  /// number keeps its exact text, and what is not a JSON number is a string.
+  @Test(arguments: ["007", "+1", ".5", "1.", "0x1F", "1,5", "NaN", "Infinity", "TRUE", "1_000"])
+  func textThatIsNotAJSONNumberStaysAString(text: String) {
+    #expect(CSVReader.inferredValue(text) == .string(text))
+  }
+
+  @Test(arguments: ["0", "-0", "1.50", "1e5", "1E+05", "-0.0", "123456789012345678901234567890"])
+  func numbersKeepTheirText(text: String) {
+    #expect(CSVReader.inferredValue(text) == .number(text))
+    #expect(
+      String(decoding: CSVExportWriter.field(.number(text), separator: 0x2C, header: false), as: UTF8.self)
+        == text)
+  }
+
+  @Test func writerWritesNullAsTheFirstNullValueAndQuotesTheOthers() {
+    let nulls = Set(["NA", "-"].map { Array($0.utf8) })
+    func field(_ value: JSONValue?) -> String {
+      String(
+        decoding: CSVExportWriter.field(
+          value, separator: 0x2C, header: false, null: Array("NA".utf8), nullValues: nulls), as: UTF8.self)
+    }
+    #expect(field(.null) == "NA")
+    #expect(field(nil) == "NA")
+    #expect(field(.string("NA")) == "\"NA\"")
+    #expect(field(.string("-")) == "\"-\"")
+    #expect(field(.string("NAB")) == "NAB")
+  }
+
   @Test func writerQuotesWhatWouldReadBackAsAnotherType() throws {
     let cases: [(JSONValue?, String)] = [
       (.string("42"), "\"42\""), (.string(""), "\"\""), (.string("true"), "\"true\""),
@@ -139,12 +188,51 @@ struct JSONStreamReaderTests {
   }
 
   @Test func brokenArrayStructureThrows() throws {
-    for text in ["[{\"a\":1},", "{\"a\":1}", "[1] x", "[1 2", ""] {
+    for text in ["[{\"a\":1},", "{\"a\":1", "[1] x", "[1 2", "", "{\"a\" {}}", "{a: {}}", "{\"a\": {}} x"] {
       #expect(throws: FolioError.self, "\(text)") { _ = try drain(JSONArrayReader(stream: stream(text))) }
     }
     #expect(try drain(JSONArrayReader(stream: stream(" [ ] "))).rows.isEmpty)
     // Two values with no comma between them read as one malformed element.
     #expect(try drain(JSONArrayReader(stream: stream("[{\"a\":1} {\"b\":2}]"))).bad.count == 1)
+  }
+
+  static let keyed = """
+    {
+      "a\\u00e9": {"s": "has } and , and \\" inside"},
+      "b": {"nested": {"list": [1, [2, {"x": "}"}]]}},
+      "c": 3,
+      "d": {"bad": tru},
+      "é,\\"e": {}
+    }
+    """
+
+  /// A JSON object keyed by pk reads member by member however the buffer
+  /// is cut, with each key as it decodes and each bad member at its place.
+  @Test(arguments: [1, 2, 5, 16, 1 << 20])
+  func keyedObjectMemberByMember(chunk: Int) throws {
+    let scratch = Scratch()
+    defer { scratch.remove() }
+    let reader = JSONArrayReader(
+      stream: try chunked(Self.keyed, chunk: chunk, scratch: scratch, name: "k.json"))
+    let result = try drain(reader)
+    #expect(
+      result.rows == [
+        #"aé={"s":"has } and , and \" inside"}"#, #"b={"nested":{"list":[1,[2,{"x":"}"}]]}}"#, #"é,"e={}"#,
+      ])
+    #expect(result.lines == [2, 3, 6])
+    #expect(result.bad.count == 2)
+    #expect(
+      result.bad.first
+        == "k.json:4:8: error: the value of member 'c' must be an object (one document), not a number")
+    #expect(result.bad.last?.hasPrefix("k.json:5:") == true)
+  }
+
+  @Test(arguments: [
+    ("{\n}\n", TransferFormat.json), ("  {  \r\n\"a\": {}}", .json), ("{\"a\": {}}\n", .ndjson),
+    ("[\n", .json), ("a,b\n", .csv),
+  ])
+  func sniffTellsAKeyedObjectFromNDJSON(head: String, format: TransferFormat) {
+    #expect(TransferFormat.sniff(Array(head.utf8)) == format)
   }
 
   @Test(arguments: [1, 3, 1 << 20])

@@ -80,6 +80,23 @@ extension Store {
     return reopened
   }
 
+  /// Sets table `name`'s column order (``TableConfig/fields``) in
+  /// `folio.yaml`, keeping the file's comments and layout (see
+  /// ``ConfigEditor/setting(fields:of:)``).
+  ///
+  /// ```swift
+  /// let store = try store.setFields(["species", "island"], ofTable: "penguins")
+  /// ```
+  /// - Returns: the store opened again on the new config.
+  /// - Throws: `UNKNOWN_TABLE` when there is no such table.
+  public func setFields(_ fields: [String], ofTable name: String) throws -> Store {
+    try lock.withLock {
+      let text = try ConfigEditor(text: try configText()).setting(fields: fields, of: name)
+      try FileSystem.writeAtomically(rootPath + "/" + Config.fileName, Array(text.utf8), sync: true)
+    }
+    return try Store(rootPath: rootPath, wiring: wiring)
+  }
+
   /// The text of `folio.yaml` as it is on disk now.
   private func configText() throws -> String {
     let bytes = try FileSystem.read(rootPath + "/" + Config.fileName) ?? []

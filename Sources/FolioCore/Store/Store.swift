@@ -65,6 +65,7 @@ import Synchronization
 /// - ``addTable(_:)``
 /// - ``removeTable(named:)``
 /// - ``withTableAdded(_:_:)``
+/// - ``setFields(_:ofTable:)``
 /// - ``schemaText(table:)``
 /// - ``inferSchema(table:)``
 ///
