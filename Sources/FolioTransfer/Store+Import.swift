@@ -81,6 +81,12 @@ extension Store {
       return try lock.withLock {
         do {
           try recoverBeforeWrite()
+          // The file's column order goes into folio.yaml before the commit
+          // below, which takes it with anything else pending, so that a
+          // committed import leaves nothing to commit.
+          if options.rememberFields, let columns = staged.summary.columns {
+            staged.summary.fields = try mergeFieldsLocked(columns, ofTable: table.name)
+          }
           if options.commit {
             // Anything pending goes in first, on its own, so the import's
             // commit holds the import and nothing else.
@@ -113,16 +119,6 @@ extension Store {
         return try land(staged, into: table, workspace: workspace, options: options, onProgress: onProgress)
       }
     }
-    .rememberingFields(in: self, table: table, options: options)
-  }
-
-  /// The table's column order with `columns` (a file's header) merged in:
-  /// the list as it is, then the columns it lacks, in the file's order; nil
-  /// when that adds nothing.
-  static func mergedFields(_ fields: [String], with columns: [String]) -> [String]? {
-    var known = Set(fields.map { ExactKey($0) })
-    let added = columns.filter { known.insert(ExactKey($0)).inserted }
-    return added.isEmpty ? nil : fields + added
   }
 
   /// What staging produced: the documents and op lines in the workspace.
@@ -512,20 +508,5 @@ extension Store {
     if remaining.count == pks.count { return }
     evictions[table.name] = remaining.isEmpty ? nil : remaining
     try saveEvictions(evictions)
-  }
-}
-
-extension ImportSummary {
-  /// The summary after the file's columns are merged into the table's
-  /// ``TableConfig/fields`` in `folio.yaml`, when the options ask for it.
-  fileprivate func rememberingFields(in store: Store, table: TableConfig, options: ImportOptions) throws
-    -> ImportSummary
-  {
-    guard options.rememberFields, let columns, let fields = Store.mergedFields(table.fields, with: columns)
-    else { return self }
-    _ = try store.setFields(fields, ofTable: table.name)
-    var summary = self
-    summary.fields = fields
-    return summary
   }
 }

@@ -67,6 +67,10 @@ struct TransferFidelityCLITests {
     try scratch.write("in.csv", "zeta,alpha,mid\n1,2,3\n4,5,6\n")
     #expect(try run(scratch, ["import", "t", "in.csv", "--create"]).status == 0)
     #expect(scratch.read("folio.yaml")?.contains("    fields: [zeta, alpha, mid]\n") == true)
+    // Committed with the import: nothing is left to commit.
+    #expect(
+      try FolioRunner.shellOutput("git status --porcelain -- folio.yaml data", in: scratch.path).output
+        .isEmpty)
     let withKey = try run(scratch, ["export", "t", "--format", "csv", "--with-key"])
     let lines = withKey.stdout.split(separator: "\n")
     #expect(lines.first == "id,zeta,alpha,mid")
@@ -76,6 +80,9 @@ struct TransferFidelityCLITests {
     try scratch.write("more.csv", "mid,extra\n7,8\n")
     #expect(try run(scratch, ["import", "t", "more.csv"]).status == 0)
     #expect(scratch.read("folio.yaml")?.contains("    fields: [zeta, alpha, mid, extra]\n") == true)
+    #expect(
+      try FolioRunner.shellOutput("git status --porcelain -- folio.yaml data", in: scratch.path).output
+        .isEmpty)
     try scratch.write("nd.ndjson", #"{"b":1,"a":2}"# + "\n")
     #expect(try run(scratch, ["import", "t", "nd.ndjson"]).status == 0)
     let all = try run(scratch, ["export", "t", "--format", "csv"])
