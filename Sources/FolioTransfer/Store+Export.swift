@@ -25,8 +25,8 @@ public struct ExportOptions: Sendable {
   /// `FieldPath.list(parsing:)` (`` `dep time`,a.b ``).
   ///
   /// Every column given here or in ``columns`` must be in some document of
-  /// the table: one that none has is an error naming the nearest that
-  /// exists.
+  /// the table (unless it has none): one that none has is a `USAGE` error
+  /// naming the nearest that exists.
   public var columnPaths: [FieldPath]?
   /// CSV/TSV: the text of a null (and of a missing value); default empty.
   /// A string equal to any of them is quoted, so an import with the same
@@ -259,8 +259,8 @@ extension Store {
   }
 
   /// Throws, naming the nearest field that exists, when a path in `columns`
-  /// is in no document of the table. Reading stops once every path is
-  /// found, which is mostly the first document.
+  /// is in no document of the table (an empty table passes). Reading stops
+  /// once every path is found, which is mostly the first document.
   private func checkColumnsExist(
     _ columns: [FieldPath], table: TableConfig, snapshot: StoreSnapshot?, pkColumn: String?
   ) throws {
@@ -273,7 +273,8 @@ extension Store {
       missing = missing.filter { row.value(at: $0) == nil }
       if !missing.isEmpty { Store.collectPaths(of: row, under: [], into: &known) }
     }
-    guard let first = columns.first(where: missing.contains) else { return }
+    // An empty table has no fields to check against: its export is a header.
+    guard let first = columns.first(where: missing.contains), !known.isEmpty else { return }
     let typed = first.segments.joined(separator: ".")
     let nearest = known.map { ($0.segments.joined(separator: "."), $0) }
       .min { a, b in

@@ -227,6 +227,42 @@ struct JSONStreamReaderTests {
     #expect(result.bad.last?.hasPrefix("k.json:5:") == true)
   }
 
+  /// An object keyed by pk is streamed as an array is: the read buffer
+  /// stays within two chunks however big the object.
+  @Test func keyedObjectKeepsTheBufferSmall() throws {
+    let scratch = Scratch()
+    defer { scratch.remove() }
+    let path = scratch.path + "/big.json"
+    _ = FileManager.default.createFile(atPath: path, contents: Data("{\n".utf8))
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    handle.seekToEndOfFile()
+    let payload = String(repeating: "x", count: 200)
+    let members = 16_000  // about 3.5 MB, several chunks
+    var block = ""
+    for i in 0..<members {
+      block += (i == 0 ? "" : ",\n") + #""k\#(i)": {"n": \#(i), "payload": "\#(payload)"}"#
+      if block.utf8.count > 1 << 20 {
+        handle.write(Data(block.utf8))
+        block = ""
+      }
+    }
+    handle.write(Data((block + "\n}\n").utf8))
+    try handle.close()
+    let stream = try ByteStream(path: path)
+    let reader = JSONArrayReader(stream: stream)
+    var rows = 0
+    while let event = try reader.next() {
+      guard case .keyedRow(let key, _, _) = event else {
+        Issue.record("not a keyed row: \(event)")
+        break
+      }
+      #expect(key == "k\(rows)")
+      rows += 1
+      #expect(stream.buffer.count <= 2 * ByteStream.chunkSize)
+    }
+    #expect(rows == members)
+  }
+
   @Test(arguments: [
     ("{\n}\n", TransferFormat.json), ("  {  \r\n\"a\": {}}", .json), ("{\"a\": {}}\n", .ndjson),
     ("[\n", .json), ("a,b\n", .csv),
