@@ -102,6 +102,18 @@ struct TransferFidelityCLITests {
     #expect(crlf.stdout == "code,n\r\n007,1.50\r\n0x1F,-0\r\nB2,1e5\r\n")
   }
 
+  /// Twin column names (the same text, composed and decomposed) are two
+  /// fields, and come back as the file had them.
+  @Test func twinColumnNamesRoundTrip() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    let text = "caf\u{E9},cafe\u{301},\u{65E5}\u{672C}\n1,2,\u{1F680}\n"
+    try scratch.write("in.csv", text)
+    let imported = try run(scratch, ["import", "t", "in.csv", "--create"])
+    #expect(imported.status == 0, "\(imported.stderr)")
+    #expect(try run(scratch, ["export", "t", "--format", "csv"]).stdout.utf8.elementsEqual(text.utf8))
+  }
+
   /// Thousands of rows in one import, most within one millisecond, come
   /// back in file order.
   @Test func generatedPKsKeepFileOrder() throws {

@@ -467,7 +467,8 @@ struct ConfigDecoder {
         "'fields' of table '\(table)' must be a list of strings; found \(node.typeDescription)", at: node)
     }
     var fields: [String] = []
-    var seen: Set<String> = []
+    // By bytes: "caf\u{E9}" and "cafe\u{301}" are two columns (issue 13).
+    var seen: Set<[UInt8]> = []
     for item in items {
       guard case .scalar = item.content, let name = item.text else {
         throw error(
@@ -475,7 +476,7 @@ struct ConfigDecoder {
           at: item)
       }
       guard !name.isEmpty else { throw error("field of table '\(table)' must not be empty", at: item) }
-      guard seen.insert(name).inserted else {
+      guard seen.insert(Array(name.utf8)).inserted else {
         throw error("field '\(name)' of table '\(table)' is listed twice", at: item)
       }
       fields.append(name)
