@@ -78,7 +78,7 @@ public struct ImportOptions: Sendable {
   public var pkColumn: String?
   /// Infer CSV/TSV types (numbers, booleans, null); off leaves strings.
   public var detectTypes = true
-  /// CSV/TSV field texts that mean null (`NA`, `\\N`, `-`), matched exactly
+  /// CSV/TSV field texts that mean null (`NA`, `\N`, `-`), matched exactly
   /// on unquoted fields, whether or not types are detected. An empty field
   /// is null already when types are detected; list `""` to make it null
   /// when they are not.

@@ -18,9 +18,14 @@ extension Store {
   ///
   /// Rows are streamed: memory stays flat however big the input. Each row
   /// becomes a document whose pk is its `pkColumn` value (the table's `key`
-  /// by default); a row without one gets a generated pk
-  /// (``PrimaryKey/generate()``: 26 characters, sortable by creation time,
-  /// unique across replicas), which is also written into the key column.
+  /// by default), or, for a JSON object keyed by pk (`{"id1": {...}}`, the
+  /// Firebase export shape), the member's key; a row without one gets a
+  /// generated pk (26 characters like ``PrimaryKey/generate()``'s, unique
+  /// across replicas, made from the store's clock so that they sort in
+  /// file order, also across imports), which is also written into the key
+  /// column. A CSV/TSV file's columns are merged into the table's
+  /// ``TableConfig/fields`` in `folio.yaml` (``ImportOptions/rememberFields``)
+  /// and committed with the import.
   /// A table that keeps its pk in the file name only (`key: null`) reads
   /// the pk from `pkColumn`, else ``TableConfig/nameKeyColumn``,
   /// and leaves that column out of the document, so what `folio export`
@@ -337,7 +342,7 @@ extension Store {
               line: line))
           continue
         }
-        row[keyColumn] = .string(memberKey)
+        if row[keyColumn] == nil { row[keyColumn] = .string(memberKey) }
       }
       let pk: String
       switch row[keyColumn] {

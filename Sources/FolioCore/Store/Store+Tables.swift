@@ -81,26 +81,11 @@ extension Store {
     return reopened
   }
 
-  /// Sets table `name`'s column order (``TableConfig/fields``) in
-  /// `folio.yaml`, keeping the file's comments and layout (see
-  /// ``ConfigEditor/setting(fields:of:)``).
-  ///
-  /// ```swift
-  /// let store = try store.setFields(["species", "island"], ofTable: "penguins")
-  /// ```
-  /// - Returns: the store opened again on the new config.
-  /// - Throws: `UNKNOWN_TABLE` when there is no such table.
-  public func setFields(_ fields: [String], ofTable name: String) throws -> Store {
-    try lock.withLock {
-      let text = try ConfigEditor(text: try configText()).setting(fields: fields, of: name)
-      try FileSystem.writeAtomically(rootPath + "/" + Config.fileName, Array(text.utf8), sync: true)
-    }
-    return try Store(rootPath: rootPath, wiring: wiring)
-  }
-
   /// Merges a file's `columns` into table `name`'s ``TableConfig/fields``
   /// as `folio.yaml` has them now: the list as it is, then the columns it
-  /// lacks, in the file's order. Call with the lock held.
+  /// lacks, in the file's order. The file is edited in place by
+  /// ``ConfigEditor/setting(fields:of:)``, keeping its comments and layout.
+  /// Call with the lock held.
   /// - Returns: the new list, or nil when it was complete already (and the
   ///   file was left alone).
   package func mergeFieldsLocked(_ columns: [String], ofTable name: String) throws -> [String]? {

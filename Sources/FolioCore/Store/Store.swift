@@ -65,7 +65,6 @@ import Synchronization
 /// - ``addTable(_:)``
 /// - ``removeTable(named:)``
 /// - ``withTableAdded(_:_:)``
-/// - ``setFields(_:ofTable:)``
 /// - ``schemaText(table:)``
 /// - ``inferSchema(table:)``
 ///
