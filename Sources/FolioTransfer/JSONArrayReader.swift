@@ -216,7 +216,10 @@ final class JSONArrayReader: RowReader {
         i += 1
       }
       guard let shift = try stream.fill() else {
-        throw error("unexpected end of file inside an array element; the array is not closed")
+        throw error(
+          keyed
+            ? "unexpected end of file inside an object member; the object is not closed"
+            : "unexpected end of file inside an array element; the array is not closed")
       }
       i -= shift
     }

@@ -102,6 +102,16 @@ struct ConfigFieldsTests {
     #expect(try Config(yaml: edited).table(named: "p")?.path == "p")
   }
 
+  @Test func settingFieldsOfAFlowStyleEntryIsAnErrorAtIt() throws {
+    let error = try #require(throws: FolioError.self) {
+      try ConfigEditor(text: "version: 1\ntables:\n  p: {path: data/p}\n").setting(fields: ["a"], of: "p")
+    }
+    #expect(error.code == .invalidConfig)
+    #expect(error.location?.line == 3 && error.location?.column == 6)
+    #expect(
+      error.message.hasPrefix("table 'p' is written in flow style ({…}); write its settings as a block"))
+  }
+
   @Test func settingFieldsOfAnUnknownTableNamesTheTables() throws {
     let error = try #require(throws: FolioError.self) {
       try ConfigEditor(text: Self.commented).setting(fields: ["a"], of: "r")

@@ -227,6 +227,30 @@ struct JSONStreamReaderTests {
     #expect(result.bad.last?.hasPrefix("k.json:5:") == true)
   }
 
+  @Test(arguments: [
+    ("{\"a\" {}}", "k.json:1:6: error: expected ':' after the key 'a'"),
+    ("{\n  7: {}}", "k.json:2:3: error: expected a string key (a document's pk) in the JSON object"),
+    (
+      "{\"a\": {}, \"b\": {}",
+      "k.json:1:16: error: unexpected end of file inside an object member; the object is not closed"
+    ),
+    (
+      "{\"a\": {}",
+      "k.json:1:7: error: unexpected end of file inside an object member; the object is not closed"
+    ),
+    ("{\"a\": {}}}", "k.json:1:10: error: unexpected data after the JSON object"),
+    ("{\"a", "k.json:1:2: error: unexpected end of file inside a member's key; the string is not closed"),
+  ])
+  func brokenKeyedObjectStructureIsAnErrorAtItsPlace(text: String, message: String) throws {
+    let error = try #require(throws: FolioError.self) {
+      _ = try drain(JSONArrayReader(stream: stream(text, name: "k.json")))
+    }
+    #expect(error.description == message)
+    // Two members with no comma between them read as one malformed value,
+    // a bad row, as two array elements do.
+    #expect(try drain(JSONArrayReader(stream: stream("{\"a\": {} \"b\": {}}"))).bad.count == 1)
+  }
+
   /// An object keyed by pk is streamed as an array is: the read buffer
   /// stays within two chunks however big the object.
   @Test func keyedObjectKeepsTheBufferSmall() throws {
