@@ -47,11 +47,13 @@ struct ExportCommand: Command {
     'fields:' in folio.yaml (written by a CSV/TSV import: the file's columns in its order),
     then the other columns seen, by name; a table without 'fields:' gets its key column,
     then the rest by name. So a plain CSV file (RFC 4180, LF, a header row) imported with
-    --create comes back byte for byte from 'folio export TABLE --format csv'. Nested values are written as JSON text, null as an empty field, and strings
-    that would read back as another type are quoted, so 'folio import' gives the same values
-    back (nested values come back as strings). SQLite output creates or replaces the table,
-    types columns from the data, makes the key the primary key and indexes the order keys;
-    there booleans become 0/1 and nested values JSON text.
+    --create comes back byte for byte from 'folio export TABLE --format csv' (give both the
+    same --null). Nested values are written as JSON text, null as an empty field (or the
+    first --null), and strings that would read back as another type are quoted, so
+    'folio import' gives the same values back (nested values come back as strings).
+    SQLite output creates or replaces the table, types columns from the data, makes the key
+    the primary key and indexes the order keys; there booleans become 0/1 and nested values
+    JSON text.
     A progress bar is shown on a terminal; a one-line summary goes to stderr.
     """
 

@@ -6,8 +6,8 @@ struct ImportCommand: Command {
   static let abstract = "Import rows from NDJSON, a JSON array, CSV/TSV or SQLite into a table."
   static let usage = """
     folio import TABLE FILE|- [--format ndjson|json|csv|tsv|sqlite] [--sqlite-table NAME]
-                 [--mode insert|upsert|merge|replace] [--pk COLUMN] [--no-detect-types] [--null VALUE]…
-                 [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
+                 [--mode insert|upsert|merge|replace] [--pk COLUMN] [--no-detect-types]
+                 [--null VALUE]… [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
                  [--create [--order A[,B…]] [--key-in-name]]
     """
   static let details = """
@@ -35,7 +35,7 @@ struct ImportCommand: Command {
                             field that is an integer or decimal becomes a number (its text
                             kept exactly), true/false a boolean, and an empty one null;
                             quoted fields always stay strings. Numbers keep their text
-                            (1.50 stays 1.50); 007 or +1 are not JSON numbers and stay strings.
+                            (1.50 stays 1.50); 007 or +1 are not JSON numbers: strings.
       --null VALUE          CSV/TSV: an unquoted field equal to VALUE is null (repeatable:
                             --null NA --null '\\N'). An empty field is null already when types
                             are detected; --null '' makes it null with --no-detect-types.
