@@ -99,6 +99,14 @@ struct ExportCommand: Command {
     options.nullValues = parsed.allValues("--null")
     options.crlf = parsed.flag("--crlf")
     options.includeKey = parsed.flag("--with-key")
+    if options.format != .csv && options.format != .tsv {
+      // Options that would change nothing are a mistake in the command line.
+      if let csvOnly = [
+        ("--null", !options.nullValues.isEmpty), ("--crlf", options.crlf), ("--with-key", options.includeKey),
+      ].first(where: \.1) {
+        throw UsageError("\(csvOnly.0) applies to --format csv or tsv, not \(options.format.rawValue)")
+      }
+    }
   }
 
   func run(in context: CommandContext) throws -> Int32 {

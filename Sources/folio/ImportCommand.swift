@@ -202,6 +202,11 @@ struct ImportCommand: Command {
       throw error
     }
     bar.finish()
+    if !options.nullValues.isEmpty && summary.format != .csv && summary.format != .tsv {
+      Output.error(
+        "warning: --null applies to CSV/TSV input; \(self.options.path) was read as \(summary.format.rawValue)"
+      )
+    }
     if interrupted.isSet {
       Output.error("warning: the interrupt came after the import's durability point, so it was finished")
     }

@@ -183,6 +183,9 @@ struct TransferFidelityCLITests {
     (["--columns", "a,`b"], "error: --columns:1:3: "),
     (["--columns", "a,,b"], "error: --columns:1:3: "),
     (["--columns", "a", "--select", "b"], "error: give --columns or --select, not both"),
+    (["--null", "NA"], "error: --null applies to --format csv or tsv, not ndjson"),
+    (["--format", "json", "--crlf"], "error: --crlf applies to --format csv or tsv, not json"),
+    (["-o", "t.db", "--with-key"], "error: --with-key applies to --format csv or tsv, not sqlite"),
   ])
   func badColumnListsAreUsageErrors(arguments: [String], prefix: String) throws {
     let scratch = try store()
@@ -253,6 +256,17 @@ struct TransferFidelityCLITests {
       clash.stderr.contains(
         #"clash.json:1:1: error: member 'a' holds 'id' "b"; the key is the pk, so they must agree"#),
       "\(clash.stderr)")
+  }
+
+  @Test func nullOnJSONInputIsAWarning() throws {
+    let scratch = try store()
+    defer { scratch.remove() }
+    try scratch.write("in.ndjson", #"{"a":"NA"}"# + "\n")
+    let result = try run(scratch, ["import", "t", "in.ndjson", "--create", "--null", "NA"])
+    #expect(result.status == 0)
+    #expect(
+      result.stderr.hasSuffix("warning: --null applies to CSV/TSV input; in.ndjson was read as ndjson\n"))
+    #expect(try run(scratch, ["export", "t", "--columns", "a"]).stdout == #"{"a":"NA"}"# + "\n")
   }
 
   @Test func importHelpSaysAKeyedObjectImports() throws {
