@@ -11,10 +11,17 @@ import FolioSystem
 /// becomes null. A quoted field is always a string, so `"007"` and `""` stay
 /// strings; the CSV writer quotes such strings for the round trip. With
 /// detection off, every field is a string.
+///
+/// An unquoted field spelled as one of `nullValues` (`NA`, `\N`, `-`) is
+/// null whether or not types are detected; a quoted one stays a string, as
+/// every quoted field does, so the writer can quote a string `"NA"` to keep
+/// it apart from a null.
 final class CSVReader: RowReader {
   private let stream: ByteStream
   private let separator: UInt8
   private let detectTypes: Bool
+  /// Unquoted field texts that read as null, by their bytes.
+  private let nullValues: Set<[UInt8]>
   private var header: [String]?
   /// The physical line the next record starts on.
   private var line = 1
@@ -26,13 +33,16 @@ final class CSVReader: RowReader {
     var quoted: Bool
   }
 
-  init(stream: ByteStream, separator: UInt8, detectTypes: Bool) {
+  init(stream: ByteStream, separator: UInt8, detectTypes: Bool, nullValues: [String] = []) {
     self.stream = stream
     self.separator = separator
     self.detectTypes = detectTypes
+    self.nullValues = Set(nullValues.map { Array($0.utf8) })
   }
 
   var name: String { stream.name }
+  /// The header row's names, in the file's order, once the first row is read.
+  var headerColumns: [String]? { header }
   var progress: (done: Int, total: Int?) { (stream.position, stream.totalSize) }
 
   private func error(_ message: String, line: Int, column: Int = 1) -> FolioError {
@@ -76,6 +86,10 @@ final class CSVReader: RowReader {
       }
       var object = JSONObject()
       for (index, field) in fields.enumerated() {
+        if !field.quoted && !nullValues.isEmpty && nullValues.contains(field.bytes) {
+          object[columns[index]] = .null
+          continue
+        }
         guard let text = String(validating: field.bytes, as: UTF8.self) else {
           return .bad(error("field '\(columns[index])' is not valid UTF-8", line: recordLine))
         }

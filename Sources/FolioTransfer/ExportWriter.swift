@@ -62,22 +62,35 @@ final class JSONArrayExportWriter: ExportWriter {
   }
 }
 
-/// CSV or TSV with a header row. Null is an empty field; a string is quoted
-/// whenever it needs it or would otherwise read back as another type (a
-/// number, `true`, `false`, or empty), so an import with type detection
-/// gives the same values back; nested arrays and objects are written as
-/// JSON text (and come back as strings).
+/// CSV or TSV with a header row, records ended by LF (CRLF when asked).
+/// Null (and a missing value) is the first of `nullValues`, else an empty
+/// field; a string is quoted whenever it needs it or would otherwise read
+/// back as another type (a number, `true`, `false`, empty, or one of
+/// `nullValues`), so an import with type detection and the same null
+/// values gives the same values back; nested arrays and objects are
+/// written as JSON text (and come back as strings).
 final class CSVExportWriter: ExportWriter {
   private let sink: ByteSink
   private let columns: [String]
   private let separator: UInt8
+  private let null: [UInt8]
+  private let nullValues: Set<[UInt8]>
+  private let newline: [UInt8]
 
-  init(sink: ByteSink, columns: [String], separator: UInt8) throws {
+  init(sink: ByteSink, columns: [String], separator: UInt8, nullValues: [String] = [], crlf: Bool = false)
+    throws
+  {
     self.sink = sink
     self.columns = columns
     self.separator = separator
-    try sink.write(
-      record(columns.map { CSVExportWriter.field(.string($0), separator: separator, header: true) }))
+    null = nullValues.first.map { Array($0.utf8) } ?? []
+    self.nullValues = Set(nullValues.map { Array($0.utf8) })
+    newline = crlf ? [0x0D, 0x0A] : [0x0A]
+    try sink.write(record(columns.map { field(.string($0), header: true) }))
+  }
+
+  private func field(_ value: JSONValue?, header: Bool) -> [UInt8] {
+    Self.field(value, separator: separator, header: header, null: null, nullValues: nullValues)
   }
 
   private func record(_ fields: [[UInt8]]) -> [UInt8] {
@@ -86,28 +99,35 @@ final class CSVExportWriter: ExportWriter {
       if i > 0 { out.append(separator) }
       out += field
     }
-    out += [0x0D, 0x0A]
+    out += newline
     return out
   }
 
   func write(_ document: JSONObject) throws {
-    try sink.write(
-      record(columns.map { CSVExportWriter.field(document[$0], separator: separator, header: false) }))
+    try sink.write(record(columns.map { field(document[$0], header: false) }))
   }
 
   func finish() throws { try sink.flush() }
 
-  static func field(_ value: JSONValue?, separator: UInt8, header: Bool) -> [UInt8] {
+  /// One field's bytes, quoted as needed.
+  static func field(
+    _ value: JSONValue?, separator: UInt8, header: Bool, null: [UInt8] = [], nullValues: Set<[UInt8]> = []
+  ) -> [UInt8] {
     switch value {
-    case nil, .null?: return []
+    case nil, .null?: return null
     case .bool(let flag)?: return Array((flag ? "true" : "false").utf8)
     case .number(let text)?: return Array(text.utf8)
     case .string(let text)?:
       let bytes = Array(text.utf8)
       let special = bytes.contains { $0 == separator || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }
-      let ambiguous = !header && { if case .string = CSVReader.inferredValue(text) { false } else { true } }()
-      return special || ambiguous || (header && bytes.isEmpty) ? quoted(bytes) : bytes
-    case let nested?: return quoted(nested.compactBytes())
+      // A header names a column and is never read as a value, but an empty
+      // one would be refused.
+      if header { return special || bytes.isEmpty ? Self.quoted(bytes) : bytes }
+      let ambiguous =
+        nullValues.contains(bytes)
+        || { if case .string = CSVReader.inferredValue(text) { false } else { true } }()
+      return special || ambiguous ? Self.quoted(bytes) : bytes
+    case let nested?: return Self.quoted(nested.compactBytes())
     }
   }
 

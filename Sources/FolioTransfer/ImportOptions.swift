@@ -27,15 +27,23 @@ public enum TransferFormat: String, Sendable, CaseIterable {
   }
 
   /// The format the first bytes of a file suggest: the SQLite header, a
-  /// `[` (JSON array) or `{` (NDJSON), else CSV (TSV if the first line has
-  /// tabs and no commas).
+  /// `[` (JSON array), a `{` alone on its line (a pretty-printed JSON
+  /// object keyed by pk, read as ``json``) or another `{` (NDJSON), else
+  /// CSV (TSV if the first line has tabs and no commas).
   public static func sniff(_ head: [UInt8]) -> TransferFormat {
     if head.starts(with: Array("SQLite format 3\0".utf8)) { return .sqlite }
     var bytes = head[...]
     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-    let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+    let blank: [UInt8] = [0x20, 0x09, 0x0A, 0x0D]
+    guard let start = bytes.firstIndex(where: { !blank.contains($0) }) else { return .csv }
+    let first = bytes[start]
     if first == UInt8(ascii: "[") { return .json }
-    if first == UInt8(ascii: "{") { return .ndjson }
+    if first == UInt8(ascii: "{") {
+      // An NDJSON line holds a whole object; a `{` with nothing after it on
+      // its line opens one object spread over many lines.
+      let rest = bytes[(start + 1)...].prefix { $0 != 0x0A }
+      return rest.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D } ? .json : .ndjson
+    }
     let line = bytes.prefix { $0 != 0x0A }
     if line.contains(0x09) && !line.contains(UInt8(ascii: ",")) { return .tsv }
     return .csv
@@ -70,6 +78,17 @@ public struct ImportOptions: Sendable {
   public var pkColumn: String?
   /// Infer CSV/TSV types (numbers, booleans, null); off leaves strings.
   public var detectTypes = true
+  /// CSV/TSV field texts that mean null (`NA`, `\N`, `-`), matched exactly
+  /// on unquoted fields, whether or not types are detected. An empty field
+  /// is null already when types are detected; list `""` to make it null
+  /// when they are not.
+  public var nullValues: [String] = []
+  /// Remember a CSV/TSV file's column order as the table's
+  /// ``TableConfig/fields`` in `folio.yaml` (new columns are appended), so
+  /// that a CSV/TSV export writes the columns as the file had them. The
+  /// store that imported keeps the config it was opened with: open the
+  /// store again to see the new list.
+  public var rememberFields = true
   /// How many rows may be in flight at once: at most this many parsed
   /// documents wait for the staging writer thread (so memory is bounded by
   /// about `batchSize` × the row size), and the staged op log is flushed to
@@ -132,4 +151,9 @@ public struct ImportSummary: Sendable {
   public var commit: String?
   /// The format read.
   public var format: TransferFormat = .ndjson
+  /// The columns of the file's header row, in its order (CSV/TSV only).
+  public var columns: [String]?
+  /// The table's ``TableConfig/fields`` as written to `folio.yaml`, when
+  /// the import changed them.
+  public var fields: [String]?
 }

@@ -5,6 +5,9 @@ import FolioSystem
 /// bad row that the importer reports and, with `--continue`, skips.
 enum RowEvent {
   case row(JSONValue, line: Int)
+  /// A member of a JSON object keyed by pk (`{"id1": {...}}`): its key is
+  /// the row's pk.
+  case keyedRow(key: String, JSONValue, line: Int)
   case bad(FolioError)
 }
 
@@ -17,4 +20,11 @@ protocol RowReader: AnyObject {
   func next() throws -> RowEvent?
   /// Bytes read so far and the total, for progress (nil when unknown).
   var progress: (done: Int, total: Int?) { get }
+  /// The columns a header row names, in the file's order (CSV/TSV), for
+  /// ``TableConfig/fields``; nil for formats without a header.
+  var headerColumns: [String]? { get }
+}
+
+extension RowReader {
+  var headerColumns: [String]? { nil }
 }

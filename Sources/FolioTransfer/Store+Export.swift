@@ -14,10 +14,30 @@ public struct ExportOptions: Sendable {
   public var outputPath: String?
   /// For SQLite: the table to create or replace (default: the Folio table's name).
   public var sqliteTable: String?
-  /// The columns, in order (CSV/TSV/SQLite; for NDJSON/JSON, a projection).
-  /// SQLite output always has the table's key column as its primary key: if
-  /// `columns` leaves it out, it is added first.
+  /// The columns, in order (CSV/TSV/SQLite; for NDJSON/JSON, a projection),
+  /// each a top-level column name taken whole. SQLite output always has the
+  /// table's key column as its primary key: if `columns` leaves it out, it
+  /// is added first. See ``columnPaths`` for nested values.
   public var columns: [String]?
+  /// The columns as paths, which take precedence over ``columns``: a path
+  /// of several segments names a nested value, whose column is headed by
+  /// the segments joined with `.`. Parse what a person typed with
+  /// `FieldPath.list(parsing:)` (`` `dep time`,a.b ``).
+  ///
+  /// Every column given here or in ``columns`` must be in some document of
+  /// the table (unless it has none): one that none has is a `USAGE` error
+  /// naming the nearest that exists.
+  public var columnPaths: [FieldPath]?
+  /// CSV/TSV: the text of a null (and of a missing value); default empty.
+  /// A string equal to any of them is quoted, so an import with the same
+  /// ``ImportOptions/nullValues`` reads it back as a string.
+  public var nullValues: [String] = []
+  /// CSV/TSV: end records with CRLF instead of LF.
+  public var crlf = false
+  /// CSV/TSV with the table's ``TableConfig/fields`` known: also write the
+  /// key column, first, when the fields leave it out (its pks were
+  /// generated on import). A key column the fields list stays in its place.
+  public var includeKey = false
   /// For a table that keeps its pk in the file name only (`key: null`): the
   /// column that carries the pk in each row; nil for
   /// ``TableConfig/nameKeyColumn``. A table with a key column
@@ -110,7 +130,11 @@ extension Store {
       }
     }
 
-    var columns = options.columns
+    let given = options.columnPaths ?? options.columns?.map { FieldPath.column($0) }
+    if let given {
+      try checkColumnsExist(given, table: table, snapshot: snapshot, pkColumn: options.pkColumn)
+    }
+    var columns = given?.map { $0.segments.joined(separator: ".") }
     // Column names by their bytes: twin keys are two columns (issue 13).
     var types: [ExactKey: SQLiteExportWriter.ColumnType?] = [:]
     if options.format == .sqlite || (columns == nil && (options.format == .csv || options.format == .tsv)) {
@@ -123,13 +147,18 @@ extension Store {
         }
       }
       if columns == nil {
-        columns = [key] + seen.subtracting([ExactKey(key)]).sorted().map(\.string)
+        columns = Store.defaultColumns(
+          seen: seen, fields: table.fields, key: key, includeKey: options.includeKey)
       }
     }
     // A table without its pk could not be imported back or keyed in SQL.
+    var paths = given ?? (columns ?? []).map { FieldPath.column($0) }
     if options.format == .sqlite, let given = columns, !given.contains(key) {
       columns = [key] + given
+      paths = [.column(key)] + paths
     }
+    // Nested paths are read into a flat row headed by the column names.
+    let flatten = paths.contains { $0.segments.count > 1 }
 
     let writer: any ExportWriter
     var fd: Int32 = STDOUT_FILENO
@@ -166,8 +195,10 @@ extension Store {
         switch options.format {
         case .ndjson: writer = NDJSONExportWriter(sink: sink)
         case .json: writer = JSONArrayExportWriter(sink: sink)
-        case .csv: writer = try CSVExportWriter(sink: sink, columns: columns!, separator: UInt8(ascii: ","))
-        case .tsv: writer = try CSVExportWriter(sink: sink, columns: columns!, separator: 0x09)
+        case .csv, .tsv:
+          writer = try CSVExportWriter(
+            sink: sink, columns: columns!, separator: options.format == .csv ? UInt8(ascii: ",") : 0x09,
+            nullValues: options.nullValues, crlf: options.crlf)
         case .sqlite: fatalError("handled above")
         }
       } catch {
@@ -180,11 +211,13 @@ extension Store {
     do {
       // Known without reading a document only on an index and without a filter.
       let total = snapshot == nil && query.isIndexed(table) && query.filter == nil ? try query.count() : nil
-      let projection = (options.format == .ndjson || options.format == .json) ? options.columns : nil
+      let project = (options.format == .ndjson || options.format == .json) && given != nil
       try documents { document in
-        if let projection {
+        if project || flatten {
           var projected = JSONObject()
-          for column in projection { if let value = document[column] { projected[column] = value } }
+          for (column, path) in zip(columns!, paths) {
+            if let value = document.value(at: path) { projected[column] = value }
+          }
           try writer.write(projected)
         } else {
           try writer.write(document)
@@ -209,5 +242,70 @@ extension Store {
     }
     onProgress(summary.rows, summary.rows)
     return summary
+  }
+
+  /// The CSV/TSV columns when none are given. With the table's `fields`
+  /// (the order of the file it was imported from): those, then the other
+  /// columns seen, by name; the key column goes first only when asked and
+  /// the fields leave it out (its pks were generated). Without `fields`:
+  /// the key column, then the rest by name.
+  static func defaultColumns(seen: Set<ExactKey>, fields: [String], key: String, includeKey: Bool) -> [String]
+  {
+    guard !fields.isEmpty else { return [key] + seen.subtracting([ExactKey(key)]).sorted().map(\.string) }
+    let listed = Set(fields.map { ExactKey($0) })
+    let rest = seen.subtracting(listed).subtracting([ExactKey(key)]).sorted().map(\.string)
+    let keyFirst = includeKey && !listed.contains(ExactKey(key)) ? [key] : []
+    return keyFirst + fields + rest
+  }
+
+  /// Throws, naming the nearest field that exists, when a path in `columns`
+  /// is in no document of the table (an empty table passes). Reading stops
+  /// once every path is found, which is mostly the first document.
+  private func checkColumnsExist(
+    _ columns: [FieldPath], table: TableConfig, snapshot: StoreSnapshot?, pkColumn: String?
+  ) throws {
+    var missing = Set(columns)
+    var known = Set<FieldPath>()
+    let whole = try collection(table.name).query()
+    var cursor = try snapshot?.documents(whole) ?? whole.documents()
+    while !missing.isEmpty, let document = try cursor.next() {
+      let row = try table.row(document.value, pk: document.pk, column: pkColumn)
+      missing = missing.filter { row.value(at: $0) == nil }
+      if !missing.isEmpty { Store.collectPaths(of: row, under: [], into: &known) }
+    }
+    // An empty table has no fields to check against: its export is a header.
+    guard let first = columns.first(where: missing.contains), !known.isEmpty else { return }
+    let typed = first.segments.joined(separator: ".")
+    let nearest = known.map { ($0.segments.joined(separator: "."), $0) }
+      .min { a, b in
+        let (da, db) = (Config.editDistance(typed, a.0), Config.editDistance(typed, b.0))
+        return da < db || (da == db && a.0 < b.0)
+      }
+    var message = "no document of table '\(table.name)' has the field '\(typed)' named in the columns"
+    if let nearest {
+      message += "; did you mean \(Store.typedForm(nearest.1))?"
+    }
+    throw FolioError(.usage, message, table: table.name)
+  }
+
+  /// Every path in `object`, objects followed down a few levels.
+  private static func collectPaths(
+    of object: JSONObject, under prefix: [String], into paths: inout Set<FieldPath>
+  ) {
+    for (key, value) in object {
+      let segments = prefix + [key]
+      paths.insert(FieldPath(segments))
+      if case .object(let inner) = value, segments.count < 4 {
+        collectPaths(of: inner, under: segments, into: &paths)
+      }
+    }
+  }
+
+  /// A path as it would be typed in `--columns`: segments with a `.`,
+  /// space, comma or backtick in backticks.
+  static func typedForm(_ path: FieldPath) -> String {
+    path.segments.map { segment in
+      segment.contains(where: { ".` ,".contains($0) }) ? "`" + segment + "`" : segment
+    }.joined(separator: ".")
   }
 }

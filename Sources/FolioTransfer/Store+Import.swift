@@ -18,9 +18,14 @@ extension Store {
   ///
   /// Rows are streamed: memory stays flat however big the input. Each row
   /// becomes a document whose pk is its `pkColumn` value (the table's `key`
-  /// by default); a row without one gets a generated pk
-  /// (``PrimaryKey/generate()``: 26 characters, sortable by creation time,
-  /// unique across replicas), which is also written into the key column.
+  /// by default), or, for a JSON object keyed by pk (`{"id1": {...}}`, the
+  /// Firebase export shape), the member's key; a row without one gets a
+  /// generated pk (26 characters like ``PrimaryKey/generate()``'s, unique
+  /// across replicas, made from the store's clock so that they sort in
+  /// file order, also across imports), which is also written into the key
+  /// column. A CSV/TSV file's columns are merged into the table's
+  /// ``TableConfig/fields`` in `folio.yaml` (``ImportOptions/rememberFields``)
+  /// and committed with the import.
   /// A table that keeps its pk in the file name only (`key: null`) reads
   /// the pk from `pkColumn`, else ``TableConfig/nameKeyColumn``,
   /// and leaves that column out of the document, so what `folio export`
@@ -81,6 +86,12 @@ extension Store {
       return try lock.withLock {
         do {
           try recoverBeforeWrite()
+          // The file's column order goes into folio.yaml before the commit
+          // below, which takes it with anything else pending, so that a
+          // committed import leaves nothing to commit.
+          if options.rememberFields, let columns = staged.summary.columns {
+            staged.summary.fields = try mergeFieldsLocked(columns, ofTable: table.name)
+          }
           if options.commit {
             // Anything pending goes in first, on its own, so the import's
             // commit holds the import and nothing else.
@@ -219,8 +230,17 @@ extension Store {
     case .ndjson: return (NDJSONReader(stream: stream), .ndjson)
     case .json: return (JSONArrayReader(stream: stream), .json)
     case .csv:
-      return (CSVReader(stream: stream, separator: UInt8(ascii: ","), detectTypes: options.detectTypes), .csv)
-    case .tsv: return (CSVReader(stream: stream, separator: 0x09, detectTypes: options.detectTypes), .tsv)
+      return (
+        CSVReader(
+          stream: stream, separator: UInt8(ascii: ","), detectTypes: options.detectTypes,
+          nullValues: options.nullValues), .csv
+      )
+    case .tsv:
+      return (
+        CSVReader(
+          stream: stream, separator: 0x09, detectTypes: options.detectTypes, nullValues: options.nullValues),
+        .tsv
+      )
     case .sqlite:
       throw FolioError(.usage, "SQLite input must be a file, not stdin", path: options.path)
     }
@@ -297,20 +317,41 @@ extension Store {
         try FileSystem.writeAll(ops, opBytes, path: opsPath)
         opBytes.removeAll(keepingCapacity: true)
       }
-      guard case .row(let value, let line) = event else {
-        if case .bad(let error) = event { try bad(error) }
+      let value: JSONValue
+      let line: Int
+      var memberKey: String?
+      switch event {
+      case .row(let row, let at): (value, line) = (row, at)
+      case .keyedRow(let key, let row, let at): (value, line, memberKey) = (row, at, key)
+      case .bad(let error):
+        try bad(error)
         continue
       }
       guard case .object(var row) = value else {
         try bad(rowError(.invalidDocument, "a row must be a JSON object, not \(value.kindName)", line: line))
         continue
       }
+      if let memberKey {
+        // A member of an object keyed by pk: its key is the pk, and a key
+        // column the value holds must agree with it.
+        if let own = row[keyColumn], table.key != nil, !Store.keyMatches(own, pk: memberKey) {
+          try bad(
+            rowError(
+              .localConstraint,
+              "member '\(memberKey)' holds '\(keyColumn)' \(own.compactString); the key is the pk, so they must agree",
+              line: line))
+          continue
+        }
+        if row[keyColumn] == nil { row[keyColumn] = .string(memberKey) }
+      }
       let pk: String
       switch row[keyColumn] {
       case .string(let text)?: pk = text
       case .number(let text)?: pk = text
       case nil, .null?:
-        pk = PrimaryKey.generate()
+        // From the import's own clock, so generated pks sort in file order.
+        last = HLC.next(after: last, now: SystemClock.nowMilliseconds(), replica: replicaID)
+        pk = PrimaryKey.generate(at: last!)
         if table.key != nil { row[keyColumn] = .string(pk) }
       case let other?:
         try bad(
@@ -436,6 +477,7 @@ extension Store {
     recorder?.settle()
     let (done, total) = reader.progress
     onProgress(ImportProgress(rows: summary.rows, done: done, total: total ?? done, phase: .reading))
+    summary.columns = reader.headerColumns
     staged = true
     return StagedImport(
       manifest: manifest, summary: summary, clock: clock, inputName: reader.name, recorder: recorder)

@@ -7,7 +7,7 @@ struct ImportCommand: Command {
   static let usage = """
     folio import TABLE FILE|- [--format ndjson|json|csv|tsv|sqlite] [--sqlite-table NAME]
                  [--mode insert|upsert|merge|replace] [--pk COLUMN] [--no-detect-types]
-                 [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
+                 [--null VALUE]… [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
                  [--create [--order A[,B…]] [--key-in-name]]
     """
   static let details = """
@@ -16,8 +16,9 @@ struct ImportCommand: Command {
       FILE                  The input file, or - for stdin.
 
     OPTIONS:
-      --format FORMAT       ndjson, json (one array), csv, tsv or sqlite. Default: from the
-                            file's extension, else from its first bytes.
+      --format FORMAT       ndjson, json (one array, or one object keyed by pk), csv, tsv or
+                            sqlite. Default: from the file's extension, else from its first
+                            bytes (a '{' alone on the first line is a keyed object).
       --sqlite-table NAME   The SQLite table to read (needed when there are several).
       --mode MODE           What an existing pk means (default: insert):
                               insert   the pk must be new; an existing one is a bad row
@@ -33,7 +34,11 @@ struct ImportCommand: Command {
       --no-detect-types     CSV/TSV: keep every field a string. By default an unquoted
                             field that is an integer or decimal becomes a number (its text
                             kept exactly), true/false a boolean, and an empty one null;
-                            quoted fields always stay strings.
+                            quoted fields always stay strings. Numbers keep their text
+                            (1.50 stays 1.50); 007 or +1 are not JSON numbers: strings.
+      --null VALUE          CSV/TSV: an unquoted field equal to VALUE is null (repeatable:
+                            --null NA --null '\\N'). An empty field is null already when types
+                            are detected; --null '' makes it null with --no-detect-types.
       --batch-size N        Rows in flight (default: 2048): at most N parsed rows wait for
                             the thread that writes the staged files, so memory stays
                             under about N times the row size, and the staged op log is
@@ -46,6 +51,16 @@ struct ImportCommand: Command {
                             data/TABLE, key --pk or id), and print what was added.
       --order A[,B…]        With --create: the new table's order keys.
       --key-in-name         With --create: keep the pk in the file name only (key: null).
+
+    A JSON file that is one object whose values are all objects, the shape of a Firebase
+    export ({"id1": {...}, "id2": {...}}), imports one document per member, the member's key
+    as its pk (in the key column, or the file name with key: null); a member whose value is
+    not an object is a bad row. It is streamed like an array.
+
+    A CSV/TSV import remembers the file's columns, in order, as the table's 'fields:' in
+    folio.yaml (new columns are appended), so that 'folio export --format csv' writes them
+    back as they were. Generated pks sort in file order (also across imports from one
+    replica), so an export by pk keeps the file's row order.
 
     Input is streamed: memory stays flat however big the file. A bad row (malformed JSON,
     a ragged CSV row, a non-object, an unsafe pk, an existing or repeated pk in insert mode)
@@ -70,8 +85,10 @@ struct ImportCommand: Command {
       arguments,
       options: [
         "--format", "--sqlite-table", "--mode", "--pk", "--batch-size", "-m", "--message", "--order",
+        "--null",
       ],
-      flags: ["--no-detect-types", "--continue", "--no-commit", "--json", "--create", "--key-in-name"])
+      flags: ["--no-detect-types", "--continue", "--no-commit", "--json", "--create", "--key-in-name"],
+      repeatable: ["--null"])
     try parsed.expectPositionals(2...2)
     table = parsed.positionals[0]
     options = ImportOptions(path: parsed.positionals[1])
@@ -96,6 +113,7 @@ struct ImportCommand: Command {
     options.sqliteTable = parsed.value("--sqlite-table")
     options.pkColumn = parsed.value("--pk")
     options.detectTypes = !parsed.flag("--no-detect-types")
+    options.nullValues = parsed.allValues("--null")
     options.continueOnError = parsed.flag("--continue")
     options.commit = !parsed.flag("--no-commit")
     options.message = parsed.value("-m") ?? parsed.value("--message")
@@ -184,6 +202,11 @@ struct ImportCommand: Command {
       throw error
     }
     bar.finish()
+    if !options.nullValues.isEmpty && summary.format != .csv && summary.format != .tsv {
+      Output.error(
+        "warning: --null applies to CSV/TSV input; \(self.options.path) was read as \(summary.format.rawValue)"
+      )
+    }
     if interrupted.isSet {
       Output.error("warning: the interrupt came after the import's durability point, so it was finished")
     }

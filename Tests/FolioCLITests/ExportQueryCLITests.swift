@@ -85,7 +85,7 @@ struct ExportQueryCLITests {
     let csv = try scratch.folio(
       "export", "flights", "--where", #"carrier == "DL""#, "--format", "csv", "--columns", "id,delay")
     #expect(csv.status == 0, "\(csv.stderr)")
-    #expect(csv.stdout == "id,delay\r\nf9,-3\r\nf6,0\r\nf3,5\r\n")
+    #expect(csv.stdout == "id,delay\nf9,-3\nf6,0\nf3,5\n")
     let sqlite = try scratch.folio(
       "export", "flights", "--order-by-key", "--start-at", "f5", "--limit-to-first", "3", "-o", "out.db")
     #expect(sqlite.status == 0, "\(sqlite.stderr)")

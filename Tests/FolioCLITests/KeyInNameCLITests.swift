@@ -89,7 +89,7 @@ import Testing
         $0.split(separator: " ", omittingEmptySubsequences: true)
       } == ["_key", "age", "id"])
     let csv = try scratch.folio("query", "users", "--format", "csv")
-    #expect(csv.stdout == "_key,age,id\r\na,30,2\r\nb,20,1\r\n", "\(csv.stderr)")
+    #expect(csv.stdout == "_key,age,id\na,30,2\nb,20,1\n", "\(csv.stderr)")
   }
 
   @Test func exportImportRoundTripsAndANameClashIsAClearError() throws {
@@ -115,7 +115,7 @@ import Testing
     #expect(
       try scratch.folio("export", "users", "--pk", "who", "--format", "csv", "-o", "out.csv").status == 0)
     #expect(
-      scratch.read("out.csv")?.hasPrefix("who,n,name\r\n-Nx3,") == true, "\(scratch.read("out.csv") ?? "")")
+      scratch.read("out.csv")?.hasPrefix("who,n,name\n-Nx3,") == true, "\(scratch.read("out.csv") ?? "")")
     let sqlite = try scratch.folio("export", "users", "--pk", "who", "-o", "out.db")
     #expect(sqlite.status == 0, "\(sqlite.stderr)")
     #expect(

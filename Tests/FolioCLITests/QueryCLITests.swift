@@ -64,8 +64,8 @@ struct QueryCLITests {
     let empty = try scratch.folio("query", "todos", "--equal-to", "7", "--format", "json")
     #expect(empty.stdout == "[]\n")
     let csv = try scratch.folio("query", "todos", "--limit-to-first", "1", "--format", "csv")
-    // RFC 4180, as `folio export` writes it: CRLF line ends.
-    #expect(csv.stdout == "id,rank,tags,title\r\ne,0,\"[\"\"x\"\"]\",\"Task e, long\"\r\n")
+    // RFC 4180, as `folio export` writes it: LF line ends.
+    #expect(csv.stdout == "id,rank,tags,title\ne,0,\"[\"\"x\"\"]\",\"Task e, long\"\n")
     let table = try scratch.folio("query", "todos", "--format", "table", "--width", "24")
     let lines = table.stdout.split(separator: "\n")
     #expect(lines.count == 6)

@@ -73,7 +73,7 @@ struct TransferCLITests {
     // CSV: nested values come back as their JSON text, everything else exactly.
     #expect(try scratch.folio("export", "items", "-o", "out.csv").status == 0)
     let csv = scratch.read("out.csv") ?? ""
-    #expect(csv.hasPrefix("id,big,n,name,nested,note\r\n"))
+    #expect(csv.hasPrefix("id,big,n,name,nested,note\n"))
     let fromCSV = try scratch.folio("import", "copy", "out.csv")
     #expect(fromCSV.status == 0, "\(fromCSV.stderr)")
     let copy = try exported("copy", in: scratch)
@@ -230,7 +230,7 @@ struct TransferCLITests {
     let byRank = try scratch.folio(
       "export", "items", "--order-by-child", "rank", "--limit-to-first", "2", "--format", "tsv", "--columns",
       "id,rank")
-    #expect(byRank.stdout == "id\trank\r\na\t1\r\nb\t2\r\n")
+    #expect(byRank.stdout == "id\trank\na\t1\nb\t2\n")
   }
 
   /// `kill -9` at random moments of an import: the table is either as

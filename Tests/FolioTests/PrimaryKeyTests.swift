@@ -75,6 +75,24 @@ struct PrimaryKeyTests {
     try PrimaryKey.validate(a)
   }
 
+  /// An import's pks sort in the order its clock made them, within one
+  /// millisecond too; two replicas at the same stamp still differ.
+  @Test func pksFromStampsSortInStampOrder() throws {
+    var last: HLC? = HLC(wall: 1_765_000_000_000, counter: 9990, replica: "r1")
+    var pks: [String] = []
+    for _ in 0..<40 {
+      last = HLC.next(after: last, now: 1_765_000_000_000, replica: "r1")
+      pks.append(PrimaryKey.generate(at: last!))
+    }
+    #expect(pks.allSatisfy { $0.count == 26 })
+    #expect(pks == pks.sorted(), "\(pks)")
+    #expect(Set(pks).count == pks.count)
+    let stamp = HLC(wall: 5, counter: 1, replica: "r")
+    #expect(PrimaryKey.generate(at: stamp) != PrimaryKey.generate(at: stamp))
+    #expect(PrimaryKey.generate(at: stamp).hasPrefix("0000000005001"))
+    try PrimaryKey.validate(pks[0])
+  }
+
   @Test func noDocumentLandsOutsideItsTable() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }

@@ -20,6 +20,9 @@ private func drain(_ reader: any RowReader) throws -> (rows: [String], lines: [I
     case .row(let value, let line):
       rows.append(value.compactString)
       lines.append(line)
+    case .keyedRow(let key, let value, let line):
+      rows.append(key + "=" + value.compactString)
+      lines.append(line)
     case .bad(let error): bad.append(error.description)
     }
   }
@@ -100,6 +103,52 @@ struct CSVReaderTests {
     #expect(result.rows == [#"{"a":"x,y","b":2}"#])
   }
 
+  @Test func nullValuesReadAsNullOnlyUnquoted() throws {
+    let text = "a,b,c,d\nNA,\"NA\",\\N,\n-,x,,\"\"\n"
+    let detected = try drain(
+      CSVReader(
+        stream: stream(text), separator: UInt8(ascii: ","), detectTypes: true, nullValues: ["NA", "\\N", "-"])
+    )
+    #expect(
+      detected.rows == [#"{"a":null,"b":"NA","c":null,"d":null}"#, #"{"a":null,"b":"x","c":null,"d":""}"#])
+    // Without type detection an empty field is a string, unless "" is listed.
+    let plain = try drain(
+      CSVReader(stream: stream(text), separator: UInt8(ascii: ","), detectTypes: false, nullValues: ["NA"]))
+    #expect(plain.rows == [#"{"a":null,"b":"NA","c":"\\N","d":""}"#, #"{"a":"-","b":"x","c":"","d":""}"#])
+    let empty = try drain(
+      CSVReader(stream: stream(text), separator: UInt8(ascii: ","), detectTypes: false, nullValues: [""]))
+    #expect(empty.rows[1] == #"{"a":"-","b":"x","c":null,"d":""}"#)
+  }
+
+  /// Texts whose JSON reading would export differently stay strings: a
+  /// number keeps its exact text, and what is not a JSON number is a string.
+  @Test(arguments: ["007", "+1", ".5", "1.", "0x1F", "1,5", "NaN", "Infinity", "TRUE", "1_000"])
+  func textThatIsNotAJSONNumberStaysAString(text: String) {
+    #expect(CSVReader.inferredValue(text) == .string(text))
+  }
+
+  @Test(arguments: ["0", "-0", "1.50", "1e5", "1E+05", "-0.0", "123456789012345678901234567890"])
+  func numbersKeepTheirText(text: String) {
+    #expect(CSVReader.inferredValue(text) == .number(text))
+    #expect(
+      String(decoding: CSVExportWriter.field(.number(text), separator: 0x2C, header: false), as: UTF8.self)
+        == text)
+  }
+
+  @Test func writerWritesNullAsTheFirstNullValueAndQuotesTheOthers() {
+    let nulls = Set(["NA", "-"].map { Array($0.utf8) })
+    func field(_ value: JSONValue?) -> String {
+      String(
+        decoding: CSVExportWriter.field(
+          value, separator: 0x2C, header: false, null: Array("NA".utf8), nullValues: nulls), as: UTF8.self)
+    }
+    #expect(field(.null) == "NA")
+    #expect(field(nil) == "NA")
+    #expect(field(.string("NA")) == "\"NA\"")
+    #expect(field(.string("-")) == "\"-\"")
+    #expect(field(.string("NAB")) == "NAB")
+  }
+
   @Test func writerQuotesWhatWouldReadBackAsAnotherType() throws {
     let cases: [(JSONValue?, String)] = [
       (.string("42"), "\"42\""), (.string(""), "\"\""), (.string("true"), "\"true\""),
@@ -139,12 +188,111 @@ struct JSONStreamReaderTests {
   }
 
   @Test func brokenArrayStructureThrows() throws {
-    for text in ["[{\"a\":1},", "{\"a\":1}", "[1] x", "[1 2", ""] {
+    for text in ["[{\"a\":1},", "{\"a\":1", "[1] x", "[1 2", "", "{\"a\" {}}", "{a: {}}", "{\"a\": {}} x"] {
       #expect(throws: FolioError.self, "\(text)") { _ = try drain(JSONArrayReader(stream: stream(text))) }
     }
     #expect(try drain(JSONArrayReader(stream: stream(" [ ] "))).rows.isEmpty)
     // Two values with no comma between them read as one malformed element.
     #expect(try drain(JSONArrayReader(stream: stream("[{\"a\":1} {\"b\":2}]"))).bad.count == 1)
+  }
+
+  static let keyed = """
+    {
+      "a\\u00e9": {"s": "has } and , and \\" inside"},
+      "b": {"nested": {"list": [1, [2, {"x": "}"}]]}},
+      "c": 3,
+      "d": {"bad": tru},
+      "é,\\"e": {}
+    }
+    """
+
+  /// A JSON object keyed by pk reads member by member however the buffer
+  /// is cut, with each key as it decodes and each bad member at its place.
+  @Test(arguments: [1, 2, 5, 16, 1 << 20])
+  func keyedObjectMemberByMember(chunk: Int) throws {
+    let scratch = Scratch()
+    defer { scratch.remove() }
+    let reader = JSONArrayReader(
+      stream: try chunked(Self.keyed, chunk: chunk, scratch: scratch, name: "k.json"))
+    let result = try drain(reader)
+    #expect(
+      result.rows == [
+        #"aé={"s":"has } and , and \" inside"}"#, #"b={"nested":{"list":[1,[2,{"x":"}"}]]}}"#, #"é,"e={}"#,
+      ])
+    #expect(result.lines == [2, 3, 6])
+    #expect(result.bad.count == 2)
+    #expect(
+      result.bad.first
+        == "k.json:4:8: error: the value of member 'c' must be an object (one document), not a number")
+    #expect(result.bad.last?.hasPrefix("k.json:5:") == true)
+  }
+
+  @Test(arguments: [
+    ("{\"a\" {}}", "k.json:1:6: error: expected ':' after the key 'a'"),
+    ("{\n  7: {}}", "k.json:2:3: error: expected a string key (a document's pk) in the JSON object"),
+    (
+      "{\"a\": {}, \"b\": {}",
+      "k.json:1:16: error: unexpected end of file inside an object member; the object is not closed"
+    ),
+    (
+      "{\"a\": {}",
+      "k.json:1:7: error: unexpected end of file inside an object member; the object is not closed"
+    ),
+    ("{\"a\": {}}}", "k.json:1:10: error: unexpected data after the JSON object"),
+    ("{\"a", "k.json:1:2: error: unexpected end of file inside a member's key; the string is not closed"),
+  ])
+  func brokenKeyedObjectStructureIsAnErrorAtItsPlace(text: String, message: String) throws {
+    let error = try #require(throws: FolioError.self) {
+      _ = try drain(JSONArrayReader(stream: stream(text, name: "k.json")))
+    }
+    #expect(error.description == message)
+    // Two members with no comma between them read as one malformed value,
+    // a bad row, as two array elements do.
+    #expect(try drain(JSONArrayReader(stream: stream("{\"a\": {} \"b\": {}}"))).bad.count == 1)
+  }
+
+  /// An object keyed by pk is streamed as an array is: the read buffer
+  /// stays within two chunks however big the object.
+  @Test func keyedObjectKeepsTheBufferSmall() throws {
+    let scratch = Scratch()
+    defer { scratch.remove() }
+    let path = scratch.path + "/big.json"
+    _ = FileManager.default.createFile(atPath: path, contents: Data("{\n".utf8))
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    handle.seekToEndOfFile()
+    let payload = String(repeating: "x", count: 200)
+    let members = 16_000  // about 3.5 MB, several chunks
+    var block = ""
+    for i in 0..<members {
+      block += (i == 0 ? "" : ",\n") + #""k\#(i)": {"n": \#(i), "payload": "\#(payload)"}"#
+      if block.utf8.count > 1 << 20 {
+        handle.write(Data(block.utf8))
+        block = ""
+      }
+    }
+    handle.write(Data((block + "\n}\n").utf8))
+    try handle.close()
+    let stream = try ByteStream(path: path)
+    let reader = JSONArrayReader(stream: stream)
+    var rows = 0
+    while let event = try reader.next() {
+      guard case .keyedRow(let key, _, _) = event else {
+        Issue.record("not a keyed row: \(event)")
+        break
+      }
+      #expect(key == "k\(rows)")
+      rows += 1
+      #expect(stream.buffer.count <= 2 * ByteStream.chunkSize)
+    }
+    #expect(rows == members)
+  }
+
+  @Test(arguments: [
+    ("{\n}\n", TransferFormat.json), ("  {  \r\n\"a\": {}}", .json), ("{\"a\": {}}\n", .ndjson),
+    ("[\n", .json), ("a,b\n", .csv),
+  ])
+  func sniffTellsAKeyedObjectFromNDJSON(head: String, format: TransferFormat) {
+    #expect(TransferFormat.sniff(Array(head.utf8)) == format)
   }
 
   @Test(arguments: [1, 3, 1 << 20])

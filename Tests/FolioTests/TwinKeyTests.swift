@@ -164,7 +164,7 @@ struct TwinKeyTests {
     export.format = .csv
     export.outputPath = scratch.path + "/out.csv"
     try store.exportRows(from: "notes", options: export)
-    let header = try #require(scratch.read("out.csv")?.components(separatedBy: "\r\n").first)
+    let header = try #require(scratch.read("out.csv")?.components(separatedBy: "\n").first)
     let names = header.split(separator: ",").map { Array($0.utf8) }
     #expect(names.count == 3, "\(header)")
     #expect(Set(names) == Set([Array("id".utf8), Array(Self.composed.utf8), Array(Self.decomposed.utf8)]))

@@ -28,7 +28,7 @@ extension Config {
   }
 
   /// Levenshtein distance over Unicode scalars.
-  static func editDistance(_ a: String, _ b: String) -> Int {
+  package static func editDistance(_ a: String, _ b: String) -> Int {
     let a = Array(a.unicodeScalars)
     let b = Array(b.unicodeScalars)
     if a.isEmpty { return b.count }

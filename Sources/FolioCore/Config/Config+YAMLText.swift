@@ -43,6 +43,9 @@ extension Config {
     if !table.indexes.isEmpty {
       text += "\(inner)indexes: [\(table.indexes.map(yamlString).joined(separator: ", "))]\n"
     }
+    if !table.fields.isEmpty {
+      text += fieldsLine(table.fields, indent: inner.count) + "\n"
+    }
     if !table.columns.isEmpty {
       text += "\(inner)columns:\n"
       for (column, kind) in table.columns.sorted(by: { $0.key < $1.key }) {
@@ -50,6 +53,11 @@ extension Config {
       }
     }
     return text
+  }
+
+  /// A table's `fields:` setting on one line, indented by `indent` spaces.
+  static func fieldsLine(_ fields: [String], indent: Int) -> String {
+    String(repeating: " ", count: indent) + "fields: [\(fields.map(yamlString).joined(separator: ", "))]"
   }
 
   /// The `index:` section, written only when it differs from the defaults.

@@ -17,7 +17,7 @@ struct ConfigDecoder {
   static let serveKeys = ["cors", "allow-host"]
   static let syncKeys = ["remote", "pull-every", "ssh-key", "max-clock-skew"]
   static let indexKeys = ["daemon", "idle"]
-  static let tableKeys = ["path", "key", "order", "indexes", "columns", "schema"]
+  static let tableKeys = ["path", "key", "order", "indexes", "columns", "schema", "fields"]
   static let supportedVersion = 1
 
   /// Decodes the document's root (`nil` for a file without a document).
@@ -314,6 +314,7 @@ struct ConfigDecoder {
     var columns: [String: ColumnKind] = [:]
     var columnNodes: [String: YAMLNode] = [:]
     var schemaNode: YAMLNode?
+    var fields: [String] = []
 
     // `todos:` with nothing under it is a table with every default.
     if !body.isNull {
@@ -359,6 +360,8 @@ struct ConfigDecoder {
           (columns, columnNodes) = try decodeColumns(value, table: name)
         case "schema":
           if !value.isNull { schemaNode = value }
+        case "fields":
+          fields = try decodeFields(value, table: name)
         default:
           throw unknownKey(pair.key, expected: Self.tableKeys, table: name)
         }
@@ -384,6 +387,7 @@ struct ConfigDecoder {
     let normalized = try checkPath(path, at: pathNode, table: name)
     var table = TableConfig(
       name: name, path: normalized, key: key, order: order, indexes: indexes.map(\.path), columns: columns)
+    table.fields = fields
     if let schemaNode {
       table.schemaFile = try checkSchemaPath(schemaNode, table: name)
       if let root {
@@ -452,6 +456,32 @@ struct ConfigDecoder {
       paths.append((entry, item))
     }
     return paths
+  }
+
+  /// Decodes `fields:`, a list of column names in file order. Unlike
+  /// `order:`, an entry is a whole column name, dots included.
+  private func decodeFields(_ node: YAMLNode, table: String) throws -> [String] {
+    if node.isNull { return [] }
+    guard case .sequence(let items) = node.content else {
+      throw error(
+        "'fields' of table '\(table)' must be a list of strings; found \(node.typeDescription)", at: node)
+    }
+    var fields: [String] = []
+    // By bytes: "caf\u{E9}" and "cafe\u{301}" are two columns (issue 13).
+    var seen: Set<[UInt8]> = []
+    for item in items {
+      guard case .scalar = item.content, let name = item.text else {
+        throw error(
+          "'fields' of table '\(table)' must be a list of strings; found \(item.typeDescription) in it",
+          at: item)
+      }
+      guard !name.isEmpty else { throw error("field of table '\(table)' must not be empty", at: item) }
+      guard seen.insert(Array(name.utf8)).inserted else {
+        throw error("field '\(name)' of table '\(table)' is listed twice", at: item)
+      }
+      fields.append(name)
+    }
+    return fields
   }
 
   private func decodeColumns(_ node: YAMLNode, table: String) throws

@@ -116,6 +116,49 @@ public struct ConfigEditor: Sendable {
     return newText
   }
 
+  /// The text with table `name`'s `fields:` set to `fields`: its line
+  /// replaced where it is, or added as the entry's last setting. The rest
+  /// of the file keeps its bytes.
+  /// - Throws: `UNKNOWN_TABLE` when there is no such table; `INVALID_CONFIG`
+  ///   for an entry written in flow style.
+  public func setting(fields: [String], of name: String) throws -> String {
+    guard let tablesPair = topLevelPair("tables"), case .mapping(let tables) = tablesPair.value.content,
+      let index = tables.firstIndex(where: { $0.key.keyText == name })
+    else { throw config.unknownTableError(name) }
+    guard !isFlow(tablesPair.value) else { throw flowStyle() }
+    let entry = tables[index]
+    // The entry's last line (0-based, exclusive): comments and blank lines
+    // before the next table belong to it.
+    let entryEnd =
+      index + 1 < tables.count
+      ? trimmedEnd(tables[index + 1].key.line - 1, from: entry.key.line)
+      : blockEnd(after: tablesPair.key.line, before: nextTopLevelLine(after: tablesPair))
+    var result = lines
+    var insertAt = max(entryEnd, entry.key.line)
+    var indent = entry.key.column - 1 + 2
+    if case .mapping(let settings) = entry.value.content, let first = settings.first {
+      guard !isFlow(entry.value) else {
+        throw FolioError(
+          .invalidConfig,
+          "table '\(name)' is written in flow style ({…}); write its settings as a block, one per line, "
+            + "so that 'fields' can be set in place", location: location(of: entry.value))
+      }
+      indent = first.key.column - 1
+      if let at = settings.firstIndex(where: { $0.key.keyText == "fields" }) {
+        let start = settings[at].key.line - 1
+        let end =
+          at + 1 < settings.count ? trimmedEnd(settings[at + 1].key.line - 1, from: start + 1) : insertAt
+        result.removeSubrange(start..<max(end, start + 1))
+        insertAt = start
+      }
+    }
+    result.insert(Config.fieldsLine(fields, indent: indent), at: insertAt)
+    var newText = result.joined(separator: "\n")
+    if !newText.hasSuffix("\n") { newText += "\n" }
+    _ = try Config(yaml: newText, file: file)
+    return newText
+  }
+
   // MARK: Finding things
 
   private func topLevelPair(_ key: String) -> YAMLNode.Pair? {

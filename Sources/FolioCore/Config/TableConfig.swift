@@ -33,6 +33,11 @@ public struct TableConfig: Sendable, Hashable {
   public var indexes: [String]
   /// The kinds of the columns that are not registers.
   public var columns: [String: ColumnKind]
+  /// The table's columns in the order its files had them (`fields:` in
+  /// `folio.yaml`), which `folio import` writes from a CSV/TSV header and
+  /// `folio export` uses for CSV/TSV columns. Columns not listed follow,
+  /// sorted. Empty when no order is known.
+  public var fields: [String] = []
   /// The table's JSON Schema file, relative to the store root, normalised
   /// like ``path``; nil when documents are not checked.
   public var schemaFile: String?

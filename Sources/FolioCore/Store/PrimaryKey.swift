@@ -119,31 +119,44 @@ public enum PrimaryKey {
     }
   }
 
+  /// Crockford's base 32, whose digits sort in ASCII order as their values do.
+  private static let base32 = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
+
   /// A new pk for a document that has none: 26 characters, sortable by
   /// creation time, unique across replicas (48 bits of milliseconds, then
   /// 80 random bits, in Crockford base 32).
   public static func generate() -> String {
-    let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
-    var millis = UInt64(SystemClock.nowMilliseconds())
     var out = [UInt8](repeating: 0, count: 26)
-    for i in stride(from: 9, through: 0, by: -1) {
-      out[i] = alphabet[Int(millis & 31)]
-      millis >>= 5
-    }
+    appendBase32(UInt64(SystemClock.nowMilliseconds()), digits: 10, into: &out, at: 0)
     var generator = SystemRandomNumberGenerator()
-    var random = generator.next() as UInt64
-    var random2 = generator.next() as UInt64
-    for i in 10..<26 {
-      let source: UInt64
-      if i < 22 {
-        source = random & 31
-        random >>= 5
-      } else {
-        source = random2 & 31
-        random2 >>= 5
-      }
-      out[i] = alphabet[Int(source)]
-    }
+    appendBase32(generator.next() as UInt64, digits: 12, into: &out, at: 10)
+    appendBase32(generator.next() as UInt64, digits: 4, into: &out, at: 22)
     return String(decoding: out, as: UTF8.self)
+  }
+
+  /// A new pk made from `stamp`, for the rows of one import: 26 characters
+  /// like ``generate()``'s, holding the stamp's milliseconds (10 digits)
+  /// and counter (3 digits), then 65 random bits. Stamps from
+  /// ``HLC/next(after:now:replica:)`` strictly increase, so the pks of one
+  /// replica sort in the order they were made, within one millisecond and
+  /// across imports; the random bits keep two replicas' pks apart.
+  package static func generate(at stamp: HLC) -> String {
+    var out = [UInt8](repeating: 0, count: 26)
+    appendBase32(UInt64(max(stamp.wall, 0)), digits: 10, into: &out, at: 0)
+    appendBase32(UInt64(max(stamp.counter, 0)), digits: 3, into: &out, at: 10)
+    var generator = SystemRandomNumberGenerator()
+    appendBase32(generator.next() as UInt64, digits: 12, into: &out, at: 13)
+    appendBase32(generator.next() as UInt64, digits: 1, into: &out, at: 25)
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// Writes the low `digits` × 5 bits of `value` into `out[at...]`, most
+  /// significant digit first, so the text sorts as the number does.
+  private static func appendBase32(_ value: UInt64, digits: Int, into out: inout [UInt8], at start: Int) {
+    var value = value
+    for i in stride(from: start + digits - 1, through: start, by: -1) {
+      out[i] = base32[Int(value & 31)]
+      value >>= 5
+    }
   }
 }

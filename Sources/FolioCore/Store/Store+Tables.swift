@@ -1,3 +1,4 @@
+import FolioJSON
 import FolioSystem
 import Glibc
 
@@ -78,6 +79,25 @@ extension Store {
     let reopened = try Store(rootPath: rootPath, wiring: wiring)
     try reopened.lock.withLock { try reopened.writeGitAttributes() }
     return reopened
+  }
+
+  /// Merges a file's `columns` into table `name`'s ``TableConfig/fields``
+  /// as `folio.yaml` has them now: the list as it is, then the columns it
+  /// lacks, in the file's order. The file is edited in place by
+  /// ``ConfigEditor/setting(fields:of:)``, keeping its comments and layout.
+  /// Call with the lock held.
+  /// - Returns: the new list, or nil when it was complete already (and the
+  ///   file was left alone).
+  package func mergeFieldsLocked(_ columns: [String], ofTable name: String) throws -> [String]? {
+    let editor = try ConfigEditor(text: try configText())
+    guard let table = try Config(yaml: editor.text).table(named: name) else { return nil }
+    var known = Set(table.fields.map { ExactKey($0) })
+    let added = columns.filter { known.insert(ExactKey($0)).inserted }
+    guard !added.isEmpty else { return nil }
+    let fields = table.fields + added
+    let text = try editor.setting(fields: fields, of: name)
+    try FileSystem.writeAtomically(rootPath + "/" + Config.fileName, Array(text.utf8), sync: true)
+    return fields
   }
 
   /// The text of `folio.yaml` as it is on disk now.
