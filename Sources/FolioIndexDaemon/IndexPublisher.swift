@@ -150,7 +150,7 @@ public final class IndexPublisher: Sendable {
     let directory = store.privateDirectory + "/index"
     try FileSystem.makeDirectories(directory)
     let lockPath = directory + "/" + Self.lockName
-    let lock = try FileSystem.openFile(lockPath, O_RDWR | O_CREAT | O_CLOEXEC)
+    let lock = try FileSystem.openFile(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW)
     var descriptors: [Int32] = [lock]
     var started = false
     defer { if !started { for fd in descriptors { close(fd) } } }

@@ -604,6 +604,8 @@ enum WebPage {
     // The document view.
     async function openDocument(key) {
       if (!state.doc || state.doc.table !== view.table || state.doc.key !== key) {
+        // Another document: the last message was about something else.
+        say("");
         state.doc = { table: view.table, key, etag: null, original: null, dirty: false };
         $("editor-title").textContent = view.table + " / " + key;
         $("key-row").hidden = true;

@@ -1,3 +1,4 @@
+import FolioCore
 import FolioSystem
 import Glibc
 
@@ -26,23 +27,39 @@ final class ByteStream {
   /// only once (stdin, a pipe) can be read again (an import staged twice).
   var copy: (fd: Int32, path: String)?
 
+  /// The longest record a reader may hold in the window, in bytes: past it
+  /// ``fill()`` refuses the input (`TOO_LARGE`) rather than grow the
+  /// window, so `/dev/zero` or a gigabyte field costs this much memory,
+  /// not the file's size. Nil: no bound (tests).
+  var recordLimit: Int?
+
+  /// Asked when a wait for input (a FIFO's open, a read of a pipe) is
+  /// interrupted by a signal: true ends the wait with `INTERRUPTED`.
+  private let shouldStop: (@Sendable () -> Bool)?
+
   /// Opens `path`, or stdin for `-`; reads `chunkSize` bytes at a time.
-  init(path: String, displayName: String? = nil, chunkSize: Int = ByteStream.chunkSize) throws {
+  /// - Parameter shouldStop: see ``shouldStop``.
+  init(
+    path: String, displayName: String? = nil, chunkSize: Int = ByteStream.chunkSize,
+    shouldStop: (@Sendable () -> Bool)? = nil
+  ) throws {
+    self.shouldStop = shouldStop
+    let shown = displayName ?? (path == "-" ? "<stdin>" : path)
     if path == "-" {
       fd = STDIN_FILENO
       ownsDescriptor = false
-      name = displayName ?? "<stdin>"
     } else {
-      fd = try FileSystem.syscall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+      fd = try Self.waiting(for: "open", path: shown, shouldStop) { open(path, O_RDONLY | O_CLOEXEC) }
       ownsDescriptor = true
-      name = displayName ?? path
     }
+    name = shown
     totalSize = FileSystem.regularFileSize(descriptor: fd)
     buffer = [UInt8](repeating: 0, count: chunkSize)
   }
 
   /// A stream over bytes in memory (tests).
   init(bytes: [UInt8], name: String) {
+    shouldStop = nil
     fd = -1
     ownsDescriptor = false
     self.name = name
@@ -93,15 +110,47 @@ final class ByteStream {
       end = count
     }
     if end == buffer.count {
+      if let recordLimit, end > recordLimit {
+        throw FolioError(
+          .tooLarge,
+          "a record (a line, a CSV field or a JSON element) runs past \(ByteSize.format(recordLimit)) at byte "
+            + "\(consumedBefore + end) without ending; nothing past it was read. The store's documents are at "
+            + "most `limits: document:` in folio.yaml",
+          path: name)
+      }
       buffer.append(contentsOf: repeatElement(0, count: buffer.count))
     }
     let readEnd = end
     let n = try buffer.withUnsafeMutableBytes { raw in
-      try FileSystem.syscall("read", path: name) { read(fd, raw.baseAddress! + readEnd, raw.count - readEnd) }
+      try Self.waiting(for: "read", path: name, shouldStop) {
+        read(fd, raw.baseAddress! + readEnd, raw.count - readEnd)
+      }
     }
     if n == 0 { atEOF = true }
     if let copy { try FileSystem.writeAll(copy.fd, buffer[readEnd..<(readEnd + n)], path: copy.path) }
     end += n
     return shift
+  }
+
+  /// Runs a call that may wait for a writer (`open` of a FIFO, `read` of a
+  /// pipe) again after a signal interrupts it, unless `shouldStop` says the
+  /// work was stopped: then it throws `INTERRUPTED`, so that Ctrl-C or
+  /// SIGTERM ends an import still waiting for input.
+  private static func waiting<T: FixedWidthInteger>(
+    for function: StaticString, path: String, _ shouldStop: (@Sendable () -> Bool)?, _ call: () -> T
+  ) throws -> T {
+    while true {
+      let result = call()
+      if result >= 0 { return result }
+      let code = errno
+      if code == EINTR {
+        if shouldStop?() == true {
+          throw FolioError(
+            .interrupted, "interrupted while waiting for input; nothing was imported", path: path)
+        }
+        continue
+      }
+      throw FileSystem.error(code, function, path: path)
+    }
   }
 }

@@ -1,3 +1,4 @@
+import FolioCore
 import FolioJSON
 import FolioSystem
 
@@ -158,6 +159,17 @@ final class CSVReader: RowReader {
       if i == stream.end {
         let consumed = i
         stream.consume(upTo: consumed)
+        // The record is copied out of the window as it is read, so the
+        // window stays small: its own size is what must be bounded.
+        if let limit = stream.recordLimit,
+          current.count + fields.reduce(0, { $0 + $1.bytes.count }) > limit
+        {
+          throw FolioError(
+            .tooLarge,
+            "the record of line \(recordLine) runs past \(ByteSize.format(limit)) without ending; nothing "
+              + "past it was read. The store's documents are at most `limits: document:` in folio.yaml",
+            path: stream.name)
+        }
         guard try stream.fill() != nil else {
           // End of file ends the last record.
           if inQuotes {

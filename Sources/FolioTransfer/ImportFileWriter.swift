@@ -122,7 +122,7 @@ final class ImportFileWriter: @unchecked Sendable {
   private func writeFile(_ name: String, pk: String, _ bytes: [UInt8]) throws {
     // The path is only spelled out for an error.
     let fd = try FileSystem.openAt(
-      folder, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, path: directory + "/" + name)
+      folder, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, path: directory + "/" + name)
     defer { close(fd) }
     let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     if written != bytes.count {

@@ -87,7 +87,7 @@ struct ImportWorkspace {
     if path != "-", FileSystem.isRegularFile(path) { return nil }
     let copyPath = inputCopyPath
     let fd = try FileSystem.syscall("open", path: copyPath) {
-      open(copyPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+      open(copyPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
     }
     return (fd, copyPath)
   }
@@ -115,7 +115,7 @@ struct ImportWorkspace {
     bytes.append(contentsOf: FNV.hex(bytes).utf8)
     bytes.append(UInt8(ascii: "\n"))
     let fd = try FileSystem.syscall("open", path: journalPath) {
-      open(journalPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      open(journalPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(fd) }
     try FileSystem.writeAll(fd, bytes, path: journalPath)
@@ -181,7 +181,7 @@ struct ImportWorkspace {
     defer { close(source) }
     let path = record.logPath
     let target = try FileSystem.syscall("open", path: path) {
-      open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+      open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(target) }
     try FileSystem.syscall("ftruncate", path: path) { ftruncate(target, off_t(record.logOffset)) }

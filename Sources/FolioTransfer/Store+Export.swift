@@ -185,7 +185,7 @@ extension Store {
           let target = FileSystem.realPath(path) ?? path
           let temp = FileSystem.temporaryPath(for: target)
           fd = try FileSystem.syscall("open", path: temp) {
-            open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
           }
           temporary = temp
         }

@@ -61,6 +61,9 @@ extension Store {
     }
     let table = try self.table(named: tableName)
     if let missing = table.missingSchemaError { throw missing }
+    // A record's text is at most about its document's size: twice the
+    // limit leaves room for whitespace, and bounds what one record costs.
+    let recordLimit = 2 * config.limits.documentBytes
     return try importLock.withLock {
       // An import a crash left past its durability point lands before the
       // staging folder is used again.
@@ -75,7 +78,7 @@ extension Store {
       let format: TransferFormat
       do {
         let reader: any RowReader
-        (reader, format) = try Store.makeReader(options, copy: copy)
+        (reader, format) = try Store.makeReader(options, copy: copy, recordLimit: recordLimit)
         staged = try stage(
           reader, into: table, workspace: workspace, options: options, onBadRow: onBadRow,
           onProgress: onProgress)
@@ -106,7 +109,7 @@ extension Store {
             again.path = copy?.path ?? options.path
             again.displayName = staged.inputName
             again.format = format
-            let (reader, _) = try Store.makeReader(again, copy: nil)
+            let (reader, _) = try Store.makeReader(again, copy: nil, recordLimit: recordLimit)
             staged = try stage(
               reader, into: table, workspace: workspace, options: again, onBadRow: { _ in },
               onProgress: onProgress)
@@ -189,7 +192,7 @@ extension Store {
     let reader = NDJSONReader(stream: try ByteStream(path: opsPath))
     let newPath = opsPath + ".new"
     let out = try FileSystem.syscall("open", path: newPath) {
-      open(newPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      open(newPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(out) }
     var last = try lastHLC()
@@ -213,15 +216,19 @@ extension Store {
 
   /// The reader for `options`' input, and its format. With `copy`, every
   /// byte read is also written there (input that can be read only once).
-  static func makeReader(_ options: ImportOptions, copy: (fd: Int32, path: String)? = nil) throws -> (
+  static func makeReader(
+    _ options: ImportOptions, copy: (fd: Int32, path: String)? = nil, recordLimit: Int? = nil
+  ) throws -> (
     any RowReader, TransferFormat
   ) {
     var format = options.format ?? TransferFormat.fromExtension(options.path)
     if format == .sqlite || (format == nil && options.path != "-" && Store.hasSQLiteHeader(options.path)) {
       return (try SQLiteReader(path: options.path, table: options.sqliteTable), .sqlite)
     }
-    let stream = try ByteStream(path: options.path, displayName: options.displayName)
+    let stream = try ByteStream(
+      path: options.path, displayName: options.displayName, shouldStop: options.shouldStop)
     stream.copy = copy
+    stream.recordLimit = recordLimit
     if format == nil {
       try stream.fill()
       format = TransferFormat.sniff(Array(stream.buffer[stream.start..<min(stream.end, 4096)]))
@@ -275,7 +282,7 @@ extension Store {
     defer { if !staged { manifest.pack?.discard() } }
     let opsPath = workspace.opsPath
     let ops = try FileSystem.syscall("open", path: opsPath) {
-      open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(ops) }
     var opBytes: [UInt8] = []

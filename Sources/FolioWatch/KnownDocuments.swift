@@ -49,6 +49,7 @@ final class KnownDocuments {
 
   /// Catches up with HEAD and the op log.
   func refresh() throws {
+    try OpLog.checkFolder(root: store.rootPath)
     let commit = try repository.headCommit()
     let size = try OpLog.size(of: store.opLogPath)
     if !loaded || commit?.id != head || size < logOffset {

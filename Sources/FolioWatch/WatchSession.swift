@@ -40,6 +40,13 @@ final class WatchSession {
   /// truncates first, and a writer descheduled under load leaves the file
   /// empty for as long as it likes).
   private var writers: [FileKey: Double] = [:]
+  /// Files made by a writer that has not closed them yet (`IN_CREATE`
+  /// without `IN_CLOSE_WRITE` since): while such a file is empty it is not
+  /// a save but a file about to be written, however long the writer takes,
+  /// so it is not read (nor reported as empty) until it holds something
+  /// or is closed. A file linked into place also shows up as `IN_CREATE`
+  /// alone, but whole, so it is read as usual.
+  private var created: Set<FileKey> = []
   /// When to scan every table again, if a scan is wanted.
   private var rescanAt: Double?
   /// Whether that scan is for lost events, to be announced as
@@ -213,6 +220,11 @@ final class WatchSession {
         EditorFiles.documentPK(fileName: event.name) != nil
       else { return }
       let key = FileKey(table: table, name: event.name)
+      if event.has(IN_CREATE) && !event.has(IN_CLOSE_WRITE) {
+        created.insert(key)
+      } else if event.has(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) {
+        created.remove(key)
+      }
       if event.has(IN_MODIFY) {
         writers[key] = now
       } else {
@@ -266,6 +278,10 @@ final class WatchSession {
         // Quiet is not done: wait for the writer to close the file.
         if let lastWrite = writers[key], now < lastWrite + Self.writerPatience {
           debouncer.postpone(key, until: lastWrite + Self.writerPatience)
+        } else if created.contains(key), isEmptyFile(key) {
+          // Made and not yet written: its next write or its close brings
+          // it back.
+          continue
         } else {
           due.append(key)
         }
@@ -288,6 +304,14 @@ final class WatchSession {
       }
       nextSync = clock() + every.seconds
     }
+  }
+
+  /// Whether the file `key` names exists and holds nothing.
+  private func isEmptyFile(_ key: FileKey) -> Bool {
+    guard let table = store.config.table(named: key.table) else { return false }
+    var st = stat()
+    let path = store.directory(of: table) + "/" + key.name
+    return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0
   }
 
   /// Handles whatever events are queued, without waiting.

@@ -1,3 +1,5 @@
+import Folio
+
 /// A command line split into options, flags and positional arguments, by a
 /// command's declared option names. Accepts `--name value`, `--name=value`,
 /// `-x value`, and `--` to end options.
@@ -54,11 +56,14 @@ struct CommandLineArguments {
         }
       } else if Double(argument) != nil {
         positionals.append(argument)  // a negative number, not an option
-      } else if !argument.hasPrefix("--") && argument.count > 2 {
-        // A Firebase push id (`-Nx3…`) and other pks start with `-`.
+      } else if !argument.hasPrefix("--") {
+        // A Firebase push id (`-Nx3…`), other pks, and flags of other
+        // tools (`-a`) start with `-`.
         throw UsageError(
           "unknown option '\(name)'; if it is a pk or another value, put -- before it: folio … -- \(argument)"
         )
+      } else if let near = NearestName.nearest(to: name, among: options.union(flags)) {
+        throw UsageError("unknown option '\(name)'; did you mean '\(near)'?")
       } else {
         throw UsageError("unknown option '\(name)'")
       }

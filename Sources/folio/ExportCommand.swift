@@ -115,6 +115,9 @@ struct ExportCommand: Command {
     // A full stat check of a large table starts a daemon for the next query.
     if snapshot == nil { store.startIndexDaemonOnDemand(executable: Executable.path) }
     let query = try self.query.makeQuery(store, table: table)
+    // The filter's and the ordering's fields; the columns' own check is the
+    // export's (an unknown column is an error there).
+    try self.query.checkFields(store, table: table)
     let bar = ProgressBar(unit: "rows")
     let summary: ExportSummary
     do {

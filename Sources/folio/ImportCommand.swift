@@ -172,13 +172,15 @@ struct ImportCommand: Command {
     // process at once, which is as safe as kill -9: the next open finishes
     // or discards what was under way.
     let interrupted = InterruptFlag()
-    _ = try InterruptSignals {
+    // Not restarting calls: an import waiting for input (a FIFO no writer
+    // opens, a pipe that sends nothing) must see the signal, and stop.
+    _ = try InterruptSignals(restartingCalls: false) {
       interrupted.set()
       signal(SIGINT, SIG_DFL)
       signal(SIGTERM, SIG_DFL)
       Output.error("interrupted: stopping the import (Ctrl-C again to stop at once)")
     }
-    options.shouldStop = { interrupted.isSet }
+    options.shouldStop = { interrupted.isSet || InterruptSignals.hasArrived }
     let bar = ProgressBar(unit: "rows")
     let summary: ImportSummary
     do {

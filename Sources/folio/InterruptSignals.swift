@@ -18,13 +18,24 @@ final class InterruptSignals {
   /// The pipe's write end, for the handler (which can reach only globals);
   /// set once, before the handlers are installed.
   nonisolated(unsafe) private static var writeEnd: Int32 = -1
+  /// Set by the handler itself, before any queue runs `action`: a call the
+  /// signal interrupted (`EINTR`) can tell at once that it should stop.
+  /// A word written once from a handler and only read elsewhere.
+  nonisolated(unsafe) private static var arrivedFlag: Int32 = 0
+
+  /// Whether SIGINT or SIGTERM has arrived, as the handler saw it.
+  static var hasArrived: Bool { arrivedFlag != 0 }
 
   private let done = DispatchSemaphore(value: 0)
   private let source: any DispatchSourceRead
 
   /// Takes SIGINT and SIGTERM from now on.
-  /// - Parameter action: runs once, on a Dispatch queue, at the first signal.
-  init(onInterrupt action: @escaping @Sendable () -> Void = {}) throws {
+  /// - Parameters:
+  ///   - restartingCalls: false lets the signal interrupt a call that waits
+  ///     (`EINTR`), for work that waits for input it may never get (an
+  ///     import reading a FIFO no writer opens) and must then stop.
+  ///   - action: runs once, on a Dispatch queue, at the first signal.
+  init(restartingCalls: Bool = true, onInterrupt action: @escaping @Sendable () -> Void = {}) throws {
     precondition(Self.writeEnd == -1, "one InterruptSignals per process")
     var fds: [Int32] = [-1, -1]
     guard pipe(&fds) == 0 else {
@@ -57,12 +68,13 @@ final class InterruptSignals {
       handler.__sigaction_handler.sa_handler = { _ in
         // The interrupted code may be about to read errno.
         let saved = errno
+        InterruptSignals.arrivedFlag = 1
         var byte: UInt8 = 1
         _ = write(InterruptSignals.writeEnd, &byte, 1)
         errno = saved
       }
       sigemptyset(&handler.sa_mask)
-      handler.sa_flags = SA_RESTART
+      handler.sa_flags = restartingCalls ? SA_RESTART : 0
       sigaction(number, &handler, nil)
     }
   }

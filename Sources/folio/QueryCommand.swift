@@ -139,6 +139,7 @@ struct QueryCommand: Command {
       // The export's CSV writer (RFC 4180), so query and export agree.
       var options = ExportOptions()
       options.format = .csv
+      options.columnPaths = select
       if let snapshot {
         _ = try store.exportRows(query, asOf: snapshot, options: options)
       } else {

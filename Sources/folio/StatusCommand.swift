@@ -47,6 +47,9 @@ struct StatusCommand: Command {
       for violation in status.schemaViolations {
         Output.print(JSONValue.object(["schemaViolation": .string(violation.description)]).compactString)
       }
+      if let merge = store.stoppedGitMerge {
+        Output.print(JSONValue.object(["stoppedGitMerge": .string(merge)]).compactString)
+      }
       if let pending = store.pendingRecoveryError {
         let object: JSONObject = [
           "pendingWrite": .string(pending.message), "code": .string(pending.code.rawValue),
@@ -87,6 +90,11 @@ struct StatusCommand: Command {
     for violation in status.schemaViolations {
       clean = false
       Output.print("schema: \(violation.headline)")
+    }
+    if let merge = store.stoppedGitMerge {
+      clean = false
+      Output.print(
+        "a git merge of \(merge.prefix(12)) stopped before its commit; 'folio commit' concludes it by replay")
     }
     if let problem = store.pendingCheckoutProblem() {
       clean = false

@@ -284,9 +284,14 @@ import Testing
       #expect(try box.git("rev-parse -q --verify MERGE_HEAD", in: "r1") == 0)
       try box.root.write("r1/todos/u.json", merged)
     }
+    let status = try FolioRunner.run(["status"], in: box.root.path + "/r1")
+    #expect(
+      status.stdout.contains("stopped before its commit; 'folio commit' concludes it"), "\(status.stdout)")
+    #expect(!status.stdout.contains("nothing to commit"), "\(status.stdout)")
     let concluded = try FolioRunner.run(["commit"], in: box.root.path + "/r1")
     #expect(concluded.status == 0, "\(concluded.stderr)")
     #expect(concluded.stdout.contains("concluded the stopped git merge"), "\(concluded.stdout)")
+    #expect(!(try FolioRunner.run(["status"], in: box.root.path + "/r1")).stdout.contains("stopped before"))
     try box.folio(["sync", "--no-push"], in: "twin")
 
     // A remove beats the concurrent update; the other document still sums.

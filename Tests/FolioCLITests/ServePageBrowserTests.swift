@@ -105,11 +105,14 @@ struct ServePageBrowserTests {
         assert pathlib.Path(store, "data/todos/k9.json").exists()
         page.click("#delete")
         expect(page.locator('#rows tr[data-key="k9"]')).to_have_count(0)
+        expect(page.locator("#status")).to_have_text("Deleted k9.")
         assert not pathlib.Path(store, "data/todos/k9.json").exists()
 
         step("a column whose name holds a slash is saved as that column")
         page.locator('#rows tr[data-key="k3"] a').click()
         expect(text).to_have_value(re.compile(r'"size/cm": 3'))
+        # Opening another document clears the last message, as the docs say.
+        expect(page.locator("#status")).to_have_text("")
         value = json.loads(text.input_value())
         value["size/cm"] = 4
         value["title"] = "measured"

@@ -116,6 +116,30 @@ struct WatchCLITests {
     #expect(try scratch.folio("get", "todos", "a").stdout.contains(#""title": "fixed""#))
   }
 
+  /// A file a program makes and writes later is not a save until it holds
+  /// something or is closed: nothing is reported while it is empty,
+  /// however long the writer takes.
+  @Test func aFileMadeAndWrittenLaterIsNotReportedWhileEmpty() throws {
+    let scratch = try Self.store()
+    defer { scratch.remove() }
+    let watch = try WatchProcess(in: scratch.path)
+    let path = scratch.path + "/data/todos/later.json"
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    try #require(fd >= 0)
+    // Every event of the empty file is ahead of the fence's, and its quiet
+    // period ends first: any report of it would come before the fence.
+    #expect(watch.fence(in: scratch.path + "/data/todos"))
+    #expect(watch.fence(in: scratch.path + "/data/todos"))
+    #expect(watch.problems.isEmpty, "\(watch.problems)")
+    let text = #"{"id": "later", "title": "written at last", "views": 0, "tags": []}"#
+    _ = text.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+    let op = watch.waitForLine { $0["event"] as? String == "op" && $0["pk"] as? String == "later" }
+    #expect(op != nil, "\(watch.outputText)")
+    #expect(watch.problems.isEmpty, "\(watch.problems)")
+    #expect(watch.stop() == 0)
+  }
+
   @Test func textOutputPutsProblemsOnStderr() throws {
     let scratch = try Self.store()
     defer { scratch.remove() }

@@ -132,6 +132,16 @@ struct SubscriptionPullTests {
     subscription.cancel()
   }
 
+  /// A `folio.yaml` from a remote cannot make subscribers pull without a
+  /// pause: `pull-every` has a floor.
+  @Test func pullEveryHasAFloor() throws {
+    let config = try Config(yaml: Self.yaml(sync: "  pull-every: 1ms"))
+    #expect(config.sync.pullEvery == .milliseconds(1))
+    #expect(config.sync.effectivePullInterval == .seconds(1))
+    #expect(try Config(yaml: Self.yaml(sync: "  pull-every: 5m")).sync.effectivePullInterval == .seconds(300))
+    #expect(try Config(yaml: Self.yaml(sync: "  pull-every: off")).sync.effectivePullInterval == nil)
+  }
+
   @Test func withTheDefaultsAStoreWithoutARemoteDoesNotPull() throws {
     let scratch = Scratch()
     defer { scratch.remove() }

@@ -27,20 +27,6 @@ extension Config {
     return best.0
   }
 
-  /// Levenshtein distance over Unicode scalars.
-  package static func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a.unicodeScalars)
-    let b = Array(b.unicodeScalars)
-    if a.isEmpty { return b.count }
-    var previous = Array(0...b.count)
-    for i in 1...a.count {
-      var current = [i] + Array(repeating: 0, count: b.count)
-      for j in stride(from: 1, through: b.count, by: 1) {
-        current[j] = Swift.min(
-          previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-      }
-      previous = current
-    }
-    return previous[b.count]
-  }
+  /// Levenshtein distance over Unicode scalars (``NearestName``).
+  package static func editDistance(_ a: String, _ b: String) -> Int { NearestName.distance(a, b) }
 }

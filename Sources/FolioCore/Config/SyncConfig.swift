@@ -29,7 +29,19 @@ public struct SyncConfig: Sendable, Hashable {
   /// The git remote to pull from.
   public var remote: String
   /// How often to pull while a subscription is alive; nil never pulls.
+  /// What is written in `folio.yaml`; the pulls keep to
+  /// ``effectivePullInterval``.
   public var pullEvery: Duration?
+
+  /// The shortest time between two automatic pulls, whatever `pull-every`
+  /// says: a `folio.yaml` may arrive from a remote, and `pull-every: 1ms`
+  /// would make every subscriber fetch a thousand times a second.
+  public static let minimumPullInterval: Duration = .seconds(1)
+
+  /// ``pullEvery``, at least ``minimumPullInterval``; nil never pulls.
+  public var effectivePullInterval: Duration? {
+    pullEvery.map { Swift.max($0, Self.minimumPullInterval) }
+  }
   /// Whether the file named the section, or the defaults apply. With the
   /// defaults, a store whose repository has no such remote simply does not
   /// pull; a remote named in the file must exist.

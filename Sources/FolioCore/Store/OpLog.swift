@@ -7,6 +7,15 @@ import Synchronization
 /// Reading and appending the op logs in `.folio/ops/`: one NDJSON file per
 /// replica, append-only, one writer per file, so they never conflict in git.
 package enum OpLog {
+  /// Checks that `.folio` and `.folio/ops` under `root` are folders, not
+  /// links: the logs' own opens refuse a link at the file, and this
+  /// refuses one on the way, so that no reader of the logs (the watcher,
+  /// blame, fsck) reads, or quotes in an error, a file outside the store.
+  /// - Throws: `UNSAFE_PATH` naming the link.
+  package static func checkFolder(root: String) throws {
+    if let fd = try FileSystem.openDirectory(Store.opsFolder, under: root, create: false) { close(fd) }
+  }
+
   /// Where the next line goes: just past the last newline. Anything after it
   /// is a torn line that no commit ever finished, and the next append
   /// overwrites it.
@@ -211,6 +220,7 @@ package enum OpLog {
   package static func allEntriesAndLogs(root: String, pks: Set<String>? = nil) throws -> (
     entries: [Entry], logs: [String: [UInt8]]
   ) {
+    try checkFolder(root: root)
     let directory = root + "/" + Store.opsFolder
     var all: [Entry] = []
     var logs: [String: [UInt8]] = [:]

@@ -42,7 +42,7 @@ package final class StoreLock: Sendable {
 
   private func withFileLock<T>(_ body: () throws -> T) throws -> T {
     let fd = try FileSystem.syscall("open", path: path) {
-      open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+      open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(fd) }
     let deadline = SystemClock.monotonicSeconds() + timeout

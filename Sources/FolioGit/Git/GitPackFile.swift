@@ -52,7 +52,7 @@ package final class GitPackFile {
     self.path = path
     Self.removeLeftovers(in: FileSystem.split(path).directory)
     fd = try FileSystem.syscall("open", path: path) {
-      open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     // Level 1: a pack of JSON documents deflates almost as well, and much
     // faster, than at git's default level.

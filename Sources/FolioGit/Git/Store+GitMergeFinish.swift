@@ -12,6 +12,13 @@ extension Store {
     return GitOID(hex: String(line))
   }
 
+  /// The commit a stopped `git merge` or `git pull` was merging, as hex,
+  /// when one waits for ``commit(message:)`` (`folio commit`) to conclude
+  /// it by replay; nil when no merge is under way.
+  public var stoppedGitMerge: String? {
+    (try? pendingGitMerge())?.map { $0.description }
+  }
+
   /// Concludes a plain `git merge` or `git pull` that stopped with
   /// conflicts (or ran with `--no-commit`), writing the merge commit
   /// `folio sync` would have written.

@@ -90,7 +90,7 @@ extension Store {
 
   /// Starts or stops the automatic pull as subscriptions come and go.
   func subscriptionsChanged(active: Bool) {
-    guard active, let interval = config.sync.pullEvery else {
+    guard active, let interval = config.sync.effectivePullInterval else {
       puller.stop()
       return
     }

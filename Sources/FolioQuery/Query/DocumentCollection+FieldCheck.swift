@@ -88,7 +88,7 @@ extension DocumentCollection {
   /// The field of `sample` nearest to `path`: among the names found where
   /// `path`'s last segment would be (the top level, or inside the objects
   /// at its parent), the one fewest edits away, if close enough to be a
-  /// likely typo.
+  /// likely typo (``NearestName``).
   static func nearest(to path: FieldPath, in sample: [Document], key: String) -> FieldPath? {
     let parent = path.segments.dropLast()
     var names = Set<String>()
@@ -105,40 +105,7 @@ extension DocumentCollection {
       for member in container ?? [:] { names.insert(member.key) }
       if names.count > 10_000 { break }
     }
-    let wanted = Array(path.segments.last!.lowercased().unicodeScalars)
-    // Within a third of the name's length (at least 2 edits): close enough
-    // to be a slip of the keys, not a different name.
-    let limit = Swift.max(2, wanted.count / 3)
-    var best: (name: String, distance: Int)?
-    for name in names.sorted() {
-      let candidate = Array(name.lowercased().unicodeScalars)
-      guard abs(candidate.count - wanted.count) <= limit else { continue }
-      let distance = editDistance(wanted, candidate, limit: limit)
-      if distance <= limit && distance < (best?.distance ?? .max) { best = (name, distance) }
-    }
-    return best.map { FieldPath(Array(parent) + [$0.name]) }
-  }
-
-  /// The Levenshtein distance between `a` and `b`, or a number above
-  /// `limit` as soon as it must exceed it. Names are capped at 256
-  /// scalars, so the cost stays bounded whatever a document holds.
-  static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], limit: Int) -> Int {
-    let a = a.prefix(256)
-    let b = b.prefix(256)
-    if a.isEmpty || b.isEmpty { return Swift.max(a.count, b.count) }
-    var previous = Array(0...b.count)
-    var current = [Int](repeating: 0, count: b.count + 1)
-    for (i, x) in a.enumerated() {
-      current[0] = i + 1
-      var rowMinimum = current[0]
-      for (j, y) in b.enumerated() {
-        current[j + 1] = Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
-        rowMinimum = Swift.min(rowMinimum, current[j + 1])
-      }
-      if rowMinimum > limit { return limit + 1 }
-      swap(&previous, &current)
-    }
-    return previous[b.count]
+    return NearestName.nearest(to: path.segments.last!, among: names).map { FieldPath(Array(parent) + [$0]) }
   }
 }
 

@@ -41,7 +41,7 @@ enum IndexNames {
   /// repair is not saved and will be found again.
   static func withLock(_ path: String, blocking: Bool, _ body: () -> Void) {
     try? FileSystem.makeDirectories(FileSystem.split(path).directory)
-    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
     guard fd >= 0 else { return }
     defer { close(fd) }
     guard (try? FileSystem.lockFile(fd, LOCK_EX | (blocking ? 0 : LOCK_NB), path: path)) == true else {
@@ -54,7 +54,7 @@ enum IndexNames {
   /// Appends `bytes` to the file at `path`, creating it.
   static func append(_ bytes: [UInt8], to path: String) throws {
     let fd = try FileSystem.syscall("open", path: path) {
-      open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+      open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(fd) }
     try FileSystem.writeAll(fd, bytes, path: path)
