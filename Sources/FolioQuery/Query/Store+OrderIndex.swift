@@ -11,6 +11,21 @@ extension Store {
     OrderIndexCache.documentsChanged(store: self, table: table, changes: pks.map { ($0, nil) })
   }
 
+  /// Brings table `name`'s index files in `.git/folio/index/` in line with
+  /// its order keys and `indexes:` now, rather than at the next query:
+  /// files built for other paths (an index added or removed since) are
+  /// built again from the documents.
+  ///
+  /// ```swift
+  /// let store = try store.addIndex("owner", to: "todos")
+  /// try store.buildIndexes(table: "todos")
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE`, or what reading the folder throws.
+  public func buildIndexes(table name: String) throws {
+    let table = try self.table(named: name)
+    _ = try OrderIndexCache.snapshot(store: self, table: table, contents: true)
+  }
+
   /// The hook `commit` calls with the files a transaction wrote.
   func indexDocumentsWritten(_ writes: [Journal.Write]) {
     var byTable: [String: [(pk: String, bytes: [UInt8]?)]] = [:]
