@@ -97,7 +97,8 @@ struct ExportCommand: Command {
     let target = options.outputPath.map { " to \($0)" } ?? ""
     Output.error(
       "exported \(summary.rows) row(s) from \(table) as \(options.format.rawValue)\(target)"
-        + String(format: " (%.1f s)", seconds))
-    return 0
+        + String(format: " (%.1f s)", seconds)
+        + (summary.skipped.isEmpty ? "" : "; left out \(summary.skipped.count) file(s) that do not parse"))
+    return LeftOutFiles.report(summary.skipped)
   }
 }

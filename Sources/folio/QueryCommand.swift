@@ -69,10 +69,12 @@ struct QueryCommand: Command {
     // A full stat check of a large table starts a daemon for the next query.
     if snapshot == nil { store.startIndexDaemonOnDemand(executable: Executable.path) }
     let query = try makeQuery(store)
+    // Document files that do not parse: left out, named, exit 3.
+    var skipped: [FolioError] = []
     func forEach(_ body: (Document) throws -> Void) throws {
-      guard let snapshot else { return try query.forEach(body) }
-      var cursor = try snapshot.documents(query)
+      var cursor = try snapshot?.documents(query) ?? query.documents()
       while let document = try cursor.next() { try body(document) }
+      skipped += cursor.skipped
     }
     if explain {
       Output.print(try query.explain().description)
@@ -81,9 +83,9 @@ struct QueryCommand: Command {
     if follow { return try ObserveCommand.follow(query) }
     if count {
       var n = 0
-      if snapshot == nil { n = try query.count() } else { try forEach { _ in n += 1 } }
+      if snapshot == nil { n = try query.count(skipped: &skipped) } else { try forEach { _ in n += 1 } }
       Output.print(String(n))
-      return 0
+      return LeftOutFiles.report(skipped)
     }
     let config = try store.table(named: table)
     // A table that keeps its pk in the file name gets it back in each row.
@@ -109,22 +111,23 @@ struct QueryCommand: Command {
       var options = ExportOptions()
       options.format = .csv
       if let snapshot {
-        _ = try store.exportRows(query, asOf: snapshot, options: options)
+        skipped = try store.exportRows(query, asOf: snapshot, options: options).skipped
       } else {
-        _ = try store.exportRows(query, options: options)
+        skipped = try store.exportRows(query, options: options).skipped
       }
     default:
-      let documents = try snapshot?.get(query) ?? query.get()
+      var documents: [Document] = []
+      try forEach { documents.append($0) }
       if documents.isEmpty {
         Output.error("no documents")
-        return 0
+        return LeftOutFiles.report(skipped)
       }
       let rows = try documents.map { try config.row($0.value, pk: $0.pk) }
       let columns = Self.columns(rows, key: config.rowKey())
       let cells = [columns] + rows.map { row in columns.map { Self.cell(row[$0]) } }
       for line in TableLayout(rows: cells, width: TableLayout.terminalWidth()).lines() { Output.print(line) }
     }
-    return 0
+    return LeftOutFiles.report(skipped)
   }
 
   /// The key column, then every other top-level column, sorted.
