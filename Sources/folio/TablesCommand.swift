@@ -32,6 +32,11 @@ struct TablesCommand: Command {
     'add' appends the table to folio.yaml, keeping the file's comments and layout, creates
     its folder and updates .gitattributes. It refuses a name or folder another table has.
     'rm' removes the table's entry from folio.yaml only: its folder and documents stay.
+    'rename' commits what is pending, then makes one commit that renames the table in
+    folio.yaml (its old name goes to 'renamed-from:'), moves its folder when it is at the
+    default place (data/OLD becomes data/NEW) and updates .gitattributes; its indexes are
+    rebuilt under the new name. Other replicas take the rename with 'folio sync'; what they
+    write under the old name meanwhile is merged into the renamed table.
 
     INDEXES:
       index add TABLE PATH  Adds PATH to the table's 'indexes:' in folio.yaml (comments and
@@ -53,6 +58,7 @@ struct TablesCommand: Command {
     case addIndex(table: String, path: FieldPath)
     case removeIndex(table: String, path: FieldPath)
     case listIndexes(table: String, json: Bool)
+    case rename(from: String, to: String)
   }
 
   var action: Action
@@ -94,9 +100,12 @@ struct TablesCommand: Command {
       action = .remove(parsed.positionals[1])
     case "index":
       action = try Self.indexAction(parsed)
+    case "rename":
+      try parsed.expectPositionals(3...3)
+      action = .rename(from: parsed.positionals[1], to: parsed.positionals[2])
     case let word?:
       throw UsageError(
-        "unknown action '\(word)'; use 'add', 'rm' or 'index', or no word to list the tables")
+        "unknown action '\(word)'; use 'add', 'rm', 'rename' or 'index', or no word to list the tables")
     }
   }
 
@@ -123,6 +132,16 @@ struct TablesCommand: Command {
       Output.print(
         "removed index \(Self.commandLineText(path)) from table '\(name)' in \(Config.fileName); "
           + "the table's index files no longer hold it")
+      return 0
+    case .rename(let old, let new):
+      let before = try store.table(named: old).path
+      let (renamed, commit) = try store.renameTable(old, to: new)
+      try renamed.removeIndexFiles(ofFormerTable: old)
+      try renamed.buildIndexes(table: new)
+      let path = try renamed.table(named: new).path
+      Output.print(
+        "renamed table '\(old)' to '\(new)' in \(Config.fileName)"
+          + (path == before ? "" : ", moved \(before)/ to \(path)/") + "; committed \(commit.prefix(12))")
       return 0
     case .listIndexes(let name, let json):
       return try listIndexes(try store.table(named: name), json: json)

@@ -97,7 +97,7 @@ extension ConfigEditor {
   // MARK: Finding things
 
   /// Table `name`'s pair under `tables:` and its decoded settings.
-  private func tableEntry(_ name: String) throws -> (YAMLNode.Pair, TableConfig) {
+  func tableEntry(_ name: String) throws -> (YAMLNode.Pair, TableConfig) {
     guard let tablesPair = topLevelPair("tables"), case .mapping(let pairs) = tablesPair.value.content,
       let pair = pairs.first(where: { $0.key.keyText == name }), let table = config.table(named: name)
     else { throw config.unknownTableError(name) }
@@ -111,7 +111,7 @@ extension ConfigEditor {
     return (pair, table)
   }
 
-  private func settingPairs(_ pair: YAMLNode.Pair) -> [YAMLNode.Pair] {
+  func settingPairs(_ pair: YAMLNode.Pair) -> [YAMLNode.Pair] {
     guard case .mapping(let settings) = pair.value.content else { return [] }
     return settings
   }
@@ -123,7 +123,7 @@ extension ConfigEditor {
   }
 
   /// Whether a list is written in brackets (`[a, b]`), not as `- a` lines.
-  private func isFlowList(_ node: YAMLNode) -> Bool {
+  func isFlowList(_ node: YAMLNode) -> Bool {
     guard node.line >= 1, node.line <= lines.count else { return false }
     let scalars = Array(lines[node.line - 1].unicodeScalars)
     return node.column - 1 < scalars.count && scalars[node.column - 1] == "["
@@ -131,7 +131,7 @@ extension ConfigEditor {
 
   /// The 1-based line of a block list item, when that line holds the item
   /// alone after its `-`, so that it can be removed or followed by another.
-  private func dashLine(of item: YAMLNode) -> Int? {
+  func dashLine(of item: YAMLNode) -> Int? {
     guard case .scalar = item.content, item.line >= 1, item.line <= lines.count else { return nil }
     let trimmed = lines[item.line - 1].drop { $0 == " " }
     return trimmed.hasPrefix("-") ? item.line : nil
@@ -139,7 +139,7 @@ extension ConfigEditor {
 
   /// Where a new setting of table `pair` goes: its indentation, and the
   /// 0-based line index to insert at (after the table's last setting).
-  private func settingsInsertion(_ pair: YAMLNode.Pair, _ settings: [YAMLNode.Pair]) -> (Int, Int) {
+  func settingsInsertion(_ pair: YAMLNode.Pair, _ settings: [YAMLNode.Pair]) -> (Int, Int) {
     let indent = settings.first.map { $0.key.column - 1 } ?? pair.key.column + 1
     guard let tablesPair = topLevelPair("tables"), case .mapping(let tables) = tablesPair.value.content,
       let index = tables.firstIndex(where: { $0.key.keyText == pair.key.keyText })
@@ -155,7 +155,7 @@ extension ConfigEditor {
 
   /// Replaces a one-line `[…]` list with `paths`, keeping what follows it
   /// on the line (a comment).
-  private func replaceFlowList(_ node: YAMLNode, with paths: [String], in result: inout [String]) throws {
+  func replaceFlowList(_ node: YAMLNode, with paths: [String], in result: inout [String]) throws {
     var scalars = Array(result[node.line - 1].unicodeScalars)
     guard let close = Self.closingBracket(in: scalars, from: node.column - 1) else { throw notEditable(node) }
     scalars.replaceSubrange((node.column - 1)...close, with: Self.flowList(paths).unicodeScalars)
@@ -164,7 +164,7 @@ extension ConfigEditor {
 
   /// Writes `paths` after a key whose value is null on its own line
   /// (`indexes:` or `indexes: ~`), keeping a trailing comment.
-  private func replaceNull(_ pair: YAMLNode.Pair, with paths: [String], in result: inout [String]) throws {
+  func replaceNull(_ pair: YAMLNode.Pair, with paths: [String], in result: inout [String]) throws {
     guard pair.value.isNull else { throw notEditable(pair.value) }
     let line = Array(result[pair.key.line - 1].unicodeScalars)
     let keyEnd = pair.key.column - 1 + pair.key.keyText.unicodeScalars.count

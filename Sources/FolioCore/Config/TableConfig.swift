@@ -33,6 +33,11 @@ public struct TableConfig: Sendable, Hashable {
   public var indexes: [String]
   /// The kinds of the columns that are not registers.
   public var columns: [String: ColumnKind]
+  /// The names the table had before, oldest first (`renamed-from:` in
+  /// `folio.yaml`, written by `folio tables rename`): ops recorded under
+  /// them, and another replica's files in the folder they named, belong
+  /// to this table (see ``Config/renames``).
+  public var renamedFrom: [String] = []
   /// The table's JSON Schema file, relative to the store root, normalised
   /// like ``path``; nil when documents are not checked.
   public var schemaFile: String?

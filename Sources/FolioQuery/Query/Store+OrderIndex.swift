@@ -1,5 +1,6 @@
 import FolioCore
 import FolioSystem
+import Glibc
 
 extension Store {
   /// Tells the order indexes that the documents `pks` of `table` were
@@ -24,6 +25,20 @@ extension Store {
   public func buildIndexes(table name: String) throws {
     let table = try self.table(named: name)
     _ = try OrderIndexCache.snapshot(store: self, table: table, contents: true)
+  }
+
+  /// Removes the index files in `.git/folio/index/` kept under table name
+  /// `name`, which no table has any more (after `folio tables rename`).
+  ///
+  /// ```swift
+  /// let (store, _) = try store.renameTable("todos", to: "tasks")
+  /// try store.removeIndexFiles(ofFormerTable: "todos")
+  /// ```
+  public func removeIndexFiles(ofFormerTable name: String) throws {
+    let stem = privateDirectory + "/index/" + IndexNames.fileStem(name)
+    for suffix in [".base", ".log", ".docs"] where unlink(stem + suffix) != 0 && errno != ENOENT {
+      throw FileSystem.error(errno, "unlink", path: stem + suffix)
+    }
   }
 
   /// The hook `commit` calls with the files a transaction wrote.

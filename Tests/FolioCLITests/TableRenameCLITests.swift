@@ -1,0 +1,133 @@
+import FolioCore
+import FolioTestSupport
+import Foundation
+import Testing
+
+/// `folio tables rename`: one commit that renames the table and moves its
+/// folder, which other replicas take by sync, also while they still write
+/// under the old name.
+@Suite struct TableRenameCLITests {
+  typealias Sandbox = GitPullTests.Sandbox
+
+  @Test func renameIsOneCommitThatMovesTheFolder() throws {
+    let scratch = try CLIScratch(
+      yaml:
+        "# store\nversion: 1\ntables:\n  todos:\n    path: data/todos   # here\n    order: [due]\n  notes:\n    path: data/notes\n"
+    )
+    defer { scratch.remove() }
+    #expect(try scratch.folio("init").status == 0)
+    for i in 1...3 {
+      #expect(try scratch.folio("put", "todos", "p\(i)", input: #"{"due": \#(i)}"#).status == 0)
+    }
+    #expect(try scratch.folio("commit").status == 0)
+    // Pending when renamed: committed first.
+    #expect(try scratch.folio("put", "todos", "p4", input: #"{"due": 4}"#).status == 0)
+    let result = try scratch.folio("tables", "rename", "todos", "tasks")
+    #expect(result.status == 0, "\(result.stderr)")
+    let commit = try scratch.git("rev-parse --short=12 HEAD").trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(
+      result.stdout
+        == "renamed table 'todos' to 'tasks' in folio.yaml, moved data/todos/ to data/tasks/; committed \(commit)\n"
+    )
+    #expect(
+      scratch.read("folio.yaml")
+        == "# store\nversion: 1\ntables:\n  tasks:\n    path: data/tasks   # here\n    order: [due]\n    renamed-from: [todos]\n  notes:\n    path: data/notes\n"
+    )
+    #expect(scratch.read(".gitattributes")?.contains("data/tasks/*.json merge=folio diff=folio") == true)
+    #expect(!FileManager.default.fileExists(atPath: scratch.path + "/data/todos"))
+    #expect(try scratch.git("status --porcelain").isEmpty)
+    let moved = try scratch.git("show --stat --format=%s HEAD")
+    #expect(moved.hasPrefix("folio: rename table 'todos' to 'tasks'"), "\(moved)")
+    #expect(moved.contains("data/{todos => tasks}/p4.json"), "\(moved)")
+    #expect(try scratch.git("show HEAD~1:data/todos/p4.json").contains("\"due\": 4"), "p4 committed first")
+    let rows = try scratch.folio("query", "tasks", "--where", "due > 2")
+    #expect(rows.status == 0)
+    #expect(rows.stdout == "{\"due\":3,\"id\":\"p3\"}\n{\"due\":4,\"id\":\"p4\"}\n")
+    let index = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/.git/folio/index")
+    #expect(index.contains("t-tasks.base") && !index.contains("t-todos.base"), "\(index)")
+  }
+
+  @Test(arguments: [
+    (["notes", "x"], "error: UNKNOWN_TABLE: no table 'notes' in folio.yaml"),
+    (["todos", "done"], "folio.yaml:5:3: error: table 'done' already exists; pick another name\n"),
+    (["todos", "a/b"], "error: INVALID_CONFIG: invalid table name 'a/b'"),
+  ])
+  func refusalsChangeNothing(arguments: [String], message: String) throws {
+    let scratch = try CLIScratch(
+      yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n  done:\n    path: data/done\n")
+    defer { scratch.remove() }
+    #expect(try scratch.folio("init").status == 0)
+    #expect(try scratch.folio("put", "todos", "a", input: "{}").status == 0)
+    #expect(try scratch.folio("commit").status == 0)
+    let head = try scratch.git("rev-parse HEAD")
+    let result = try FolioRunner.run(["tables", "rename"] + arguments, in: scratch.path)
+    #expect(result.status == 1)
+    #expect(result.stderr.hasPrefix(message), "\(result.stderr)")
+    #expect(try scratch.git("rev-parse HEAD") == head)
+    #expect(try scratch.git("status --porcelain").isEmpty)
+  }
+
+  @Test func aRenamedNameIsNotTakenAgain() throws {
+    let scratch = try CLIScratch(yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n")
+    defer { scratch.remove() }
+    #expect(try scratch.folio("init").status == 0)
+    #expect(try scratch.folio("commit").status == 0 || true)
+    #expect(try scratch.folio("put", "todos", "a", input: "{}").status == 0)
+    #expect(try scratch.folio("tables", "rename", "todos", "tasks").status == 0)
+    let again = try scratch.folio("tables", "rename", "tasks", "todos")
+    #expect(again.status == 1)
+    #expect(
+      again.stderr
+        == "folio.yaml:3:3: error: 'todos' is a former name of table 'tasks' (its 'renamed-from'), and ops recorded under it belong to that table; pick another name\n"
+    )
+    let add = try scratch.folio("tables", "add", "todos")
+    #expect(add.status == 1, "\(add.stdout)")
+  }
+
+  /// r0 renames `todos` to `tasks` and pushes; r1, which had not seen it,
+  /// edits a document under the old name meanwhile. Both sync, in `order`,
+  /// and end with the same tables: r1's edit lands in the renamed table.
+  @Test(arguments: ["rename first", "edit first"])
+  func aReplicaThatWritesUnderTheOldNameConverges(order: String) throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try box.seedAndClone(["t": #"{"views": 1, "tags": ["a"], "title": "x"}"#, "u": #"{"title": "u"}"#])
+    let edit = [
+      "apply", "todos", "t", "--op", "update", "--columns", #"{"title": "y"}"#, "--transforms",
+      #"{"views": {"op": "increment", "by": 5}, "tags": {"op": "arrayUnion", "values": ["b"]}}"#,
+    ]
+    if order == "rename first" {
+      try box.folio(["tables", "rename", "todos", "tasks"], in: "r0")
+      try box.folio(["sync"], in: "r0")
+      try box.folio(edit, in: "r1")
+      try box.folio(["commit"], in: "r1")
+      try box.folio(["sync"], in: "r1")
+      try box.folio(["sync"], in: "r0")
+    } else {
+      try box.folio(edit, in: "r1")
+      try box.folio(["sync"], in: "r1")
+      try box.folio(["tables", "rename", "todos", "tasks"], in: "r0")
+      try box.folio(["put", "tasks", "v", "-"], in: "r0", input: #"{"title": "v"}"#)
+      try box.folio(["sync"], in: "r0")
+      try box.folio(["sync"], in: "r1")
+    }
+    for replica in ["r0", "r1"] {
+      let t = try #require(box.file(replica + "/tasks/t.json"), "\(order): \(replica)")
+      #expect(t.contains("\"views\": 6") && t.contains("\"title\": \"y\""), "\(order): \(replica): \(t)")
+      #expect(t.contains("\"b\""), "\(order): \(replica): \(t)")
+      #expect(
+        !FileManager.default.fileExists(atPath: box.root.path + "/\(replica)/todos"), "\(order): \(replica)")
+      let rows = try box.folio(["query", "tasks"], in: replica).stdout
+      #expect(
+        rows.split(separator: "\n").count == (order == "rename first" ? 2 : 3),
+        "\(order): \(replica): \(rows)")
+      #expect(try box.git("diff --quiet HEAD", in: replica) == 0, "\(order): \(replica)")
+    }
+    #expect(box.file("r0/tasks/t.json") == box.file("r1/tasks/t.json"))
+    let trees = try ["r0", "r1"].map {
+      try FolioRunner.shellOutput("git rev-parse HEAD:tasks", in: box.root.path + "/" + $0).output
+    }
+    #expect(trees[0] == trees[1], "\(order): the same table, byte for byte")
+    #expect(box.file("r0/folio.yaml") == box.file("r1/folio.yaml"))
+  }
+}
