@@ -122,6 +122,10 @@ import Testing
         rows.split(separator: "\n").count == (order == "rename first" ? 2 : 3),
         "\(order): \(replica): \(rows)")
       #expect(try box.git("diff --quiet HEAD", in: replica) == 0, "\(order): \(replica)")
+      // r1's op names the table as it was; the log finds it under the new name.
+      let log = try box.folio(["log", "tasks", "t"], in: replica).stdout
+      #expect(
+        log.contains(#""title":"y""#) && log.contains(#""table":"todos""#), "\(order): \(replica): \(log)")
     }
     #expect(box.file("r0/tasks/t.json") == box.file("r1/tasks/t.json"))
     let trees = try ["r0", "r1"].map {

@@ -520,7 +520,7 @@ struct ConfigParsingTests {
     #expect(
       String(describing: error)
         == "stores/app/folio.yaml:2:14: error: unknown key 'pth' in table 'a'; "
-        + "expected one of: path, key, order, indexes, columns, schema")
+        + "expected one of: path, key, order, indexes, columns, schema, renamed-from")
   }
 
   @Test func invalidUTF8IsReportedWithItsPosition() throws {

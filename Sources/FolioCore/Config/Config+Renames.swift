@@ -14,6 +14,13 @@ public struct TableRename: Sendable, Hashable {
   /// Its folder now; the same as ``oldPath`` when the rename left the
   /// folder where it was.
   public var newPath: String
+  /// Creates a rename.
+  public init(oldName: String, newName: String, oldPath: String, newPath: String) {
+    self.oldName = oldName
+    self.newName = newName
+    self.oldPath = oldPath
+    self.newPath = newPath
+  }
 }
 
 extension Config {

@@ -128,8 +128,9 @@ extension Store {
   /// The op log of every replica, oldest first, optionally for one table or
   /// one document.
   public func ops(table: String? = nil, pk: String? = nil) throws -> [Op] {
+    // An op recorded under a table's former name is the table's.
     try OpLog.allEntries(root: rootPath).map(\.op).filter {
-      (table == nil || $0.table == table) && (pk.map($0.pk.utf8Equals) ?? true)
+      (table == nil || config.currentTableName($0.table) == table) && (pk.map($0.pk.utf8Equals) ?? true)
     }
   }
 

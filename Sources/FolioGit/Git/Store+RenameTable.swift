@@ -36,6 +36,14 @@ extension Store {
           "table '\(old)' has a file that cannot be committed (\(first.headline)); fix or remove it, then rename",
           table: old)
       }
+      // Conflict records name the table; settled first, none is orphaned.
+      let open = try conflicts(table: old).count
+      if open > 0 {
+        throw FolioError(
+          .conflict,
+          "table '\(old)' has \(open) open conflict(s); settle them first (see 'folio conflicts \(old)'), then rename",
+          table: old)
+      }
       let repository = try openRepository()
       guard let head = try repository.headCommit() else {
         throw FolioError(.git, "the store has no commit yet; commit before renaming a table")
