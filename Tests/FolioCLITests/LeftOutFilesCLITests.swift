@@ -105,6 +105,28 @@ import Testing
     #expect(result.stdout.split(separator: "\n").count == 3)
   }
 
+  /// A table with no order key counts by pk without reading a document;
+  /// a file that stopped parsing since the last query is still left out.
+  @Test func aCountByPKLeavesTheFileOutToo() throws {
+    let scratch = try CLIScratch(yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n")
+    defer { scratch.remove() }
+    #expect(try scratch.folio("init").status == 0)
+    for i in 1...3 {
+      #expect(try scratch.folio("put", "todos", "p\(i)", input: #"{"due": \#(i)}"#).status == 0)
+    }
+    #expect(try scratch.folio("query", "todos", "--count").stdout == "3\n")
+    try scratch.write("data/todos/p2.json", "{\"due\": 2,")
+    for _ in 0..<2 {
+      let count = try scratch.folio("query", "todos", "--count")
+      #expect(count.status == 3)
+      #expect(count.stdout == "2\n")
+      #expect(
+        count.stderr
+          == "data/todos/p2.json:1:11: warning: left out: expected an object key after ',', found end of input\n{\"due\": 2,\n          ^\n"
+      )
+    }
+  }
+
   @Test func aFileThatHoldsNoObjectIsLeftOutToo() throws {
     let scratch = try store()
     defer { scratch.remove() }

@@ -40,7 +40,15 @@ extension Query {
     let plan = try accessPlan(store: store, table: table)
     var cursor = try cursor(plan, store: store, table: table, limit: limit)
     defer { skipped += cursor.skipped }
-    if filter == nil || plan.filterImplied { return cursor.countWithoutReading() }
+    if filter == nil || plan.filterImplied {
+      // Counted without reading a document: a file edited into one that
+      // does not parse is found only by a check of the contents, which a
+      // plan that needs the set of documents alone did not make.
+      if !plan.contentsChecked {
+        cursor.leaveOut(try OrderIndexCache.snapshot(store: store, table: table, contents: true).unreadable)
+      }
+      return cursor.countWithoutReading()
+    }
     if limit == nil && plan.lower == nil && plan.upper == nil, let n = try cursor.countInPackOrder() {
       return n
     }
@@ -195,7 +203,7 @@ public struct QueryCursor {
   /// commit's tree, ``Query/cursor(table:pks:load:)``).
   private let source: ((String) throws -> JSONObject?)?
   /// The files the index knows not to parse, by pk: left out unread.
-  private let unreadable: [String: FolioError]
+  private var unreadable: [String: FolioError]
   /// The files found not to parse while reading.
   private var found: [FolioError]
 
@@ -323,6 +331,11 @@ public struct QueryCursor {
     guard let snapshot = packSnapshot else { return }
     packSnapshot = nil
     packed = PackedDocuments(store: store, table: table, snapshot: snapshot)
+  }
+
+  /// Leaves out the files `more` names as not parsing, unread.
+  mutating func leaveOut(_ more: [String: FolioError]) {
+    unreadable.merge(more) { a, _ in a }
   }
 
   /// Counts what is left without reading documents (only without a filter).
