@@ -134,4 +134,52 @@ import Testing
     #expect(trees[0] == trees[1], "\(order): the same table, byte for byte")
     #expect(box.file("r0/folio.yaml") == box.file("r1/folio.yaml"))
   }
+
+  /// The same through plain `git pull`, which calls `folio merge-driver`:
+  /// counters edited on both sides, one side before its rename, add up.
+  /// Pulled by the replica that renamed, the driver merges; pulled by the
+  /// other, git stops on the file, and `folio sync` concludes it.
+  @Test(arguments: ["renamer pulls", "other pulls"])
+  func plainGitPullAcrossARenameMergesByOps(order: String) throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try box.seedAndClone(["t": #"{"views": 1, "tags": ["a"], "title": "x"}"#])
+    let pull = "-c user.name=t -c user.email=t@t pull -q --no-rebase --no-edit origin main"
+    let increment = { (by: Int) in
+      [
+        "apply", "todos", "t", "--op", "update", "--transforms",
+        #"{"views": {"op": "increment", "by": \#(by)}}"#,
+      ]
+    }
+    if order == "renamer pulls" {
+      try box.folio(increment(5), in: "r1")
+      try box.folio(["commit"], in: "r1")
+      #expect(try box.git("push -q origin main", in: "r1") == 0)
+      try box.folio(increment(100), in: "r0")
+      try box.folio(["tables", "rename", "todos", "tasks"], in: "r0")
+      #expect(try box.git(pull, in: "r0") == 0)
+      try box.folio(["sync"], in: "r0")
+      try box.folio(["sync"], in: "r1")
+    } else {
+      try box.folio(increment(100), in: "r0")
+      try box.folio(["tables", "rename", "todos", "tasks"], in: "r0")
+      try box.folio(["sync"], in: "r0")
+      try box.folio(increment(5), in: "r1")
+      try box.folio(["commit"], in: "r1")
+      // git takes the merge driver from r1's .gitattributes, which routes
+      // the old folder only: git's line merge stops on tasks/t.json, and
+      // folio sync concludes the stopped merge by replay.
+      #expect(try box.git(pull, in: "r1") != 0)
+      try box.folio(["sync"], in: "r1")
+      try box.folio(["sync"], in: "r0")
+    }
+    for replica in ["r0", "r1"] {
+      let t = try #require(box.file(replica + "/tasks/t.json"), "\(order): \(replica)")
+      #expect(t.contains("\"views\": 106"), "\(order): \(replica): \(t)")
+      #expect(
+        !FileManager.default.fileExists(atPath: box.root.path + "/\(replica)/todos"), "\(order): \(replica)")
+      #expect(try box.git("diff --quiet HEAD", in: replica) == 0, "\(order): \(replica)")
+    }
+    #expect(box.file("r0/tasks/t.json") == box.file("r1/tasks/t.json"))
+  }
 }
