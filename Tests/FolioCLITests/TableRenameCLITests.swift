@@ -67,11 +67,24 @@ import Testing
     #expect(try scratch.git("status --porcelain").isEmpty)
   }
 
+  @Test func aMissingNameIsAUsageError() throws {
+    let scratch = try CLIScratch(yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n")
+    defer { scratch.remove() }
+    #expect(try scratch.folio("init").status == 0)
+    let result = try scratch.folio("tables", "rename", "todos")
+    #expect(result.status == 64)
+    #expect(
+      result.stderr.hasPrefix("error: missing argument\nUsage: folio tables [--json]"), "\(result.stderr)")
+    #expect(result.stderr.contains("folio tables rename OLD NEW"))
+    let help = try scratch.folio("tables", "rename", "--help")
+    #expect(help.status == 0)
+    #expect(help.stdout.contains("'rename' commits what is pending"))
+  }
+
   @Test func aRenamedNameIsNotTakenAgain() throws {
     let scratch = try CLIScratch(yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n")
     defer { scratch.remove() }
     #expect(try scratch.folio("init").status == 0)
-    #expect(try scratch.folio("commit").status == 0 || true)
     #expect(try scratch.folio("put", "todos", "a", input: "{}").status == 0)
     #expect(try scratch.folio("tables", "rename", "todos", "tasks").status == 0)
     let again = try scratch.folio("tables", "rename", "tasks", "todos")
