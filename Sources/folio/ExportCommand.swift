@@ -38,6 +38,9 @@ struct ExportCommand: Command {
     types columns from the data, makes the key the primary key and indexes the order keys;
     there booleans become 0/1 and nested values JSON text.
     A progress bar is shown on a terminal; a one-line summary goes to stderr.
+    A document file that does not parse is left out and named on stderr as
+    'path:line:col: warning: left out: …'; the exit status is then 3 (as for query, status
+    and commit).
     """
 
   var table: String
