@@ -67,6 +67,58 @@ import Testing
     #expect(try scratch.git("status --porcelain").isEmpty)
   }
 
+  /// A broken file of the table, or files where the folder goes: refused,
+  /// with the reason, and nothing is renamed.
+  @Test func whatStandsInTheWayIsNamed() throws {
+    let scratch = try CLIScratch(yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n")
+    defer { scratch.remove() }
+    #expect(try scratch.folio("init").status == 0)
+    #expect(try scratch.folio("put", "todos", "a", input: "{}").status == 0)
+    #expect(try scratch.folio("commit").status == 0)
+    let head = try scratch.git("rev-parse HEAD")
+    try scratch.write("data/todos/bad.json", #"{"x": 1,,}"#)
+    let broken = try scratch.folio("tables", "rename", "todos", "tasks")
+    #expect(broken.status == 1)
+    #expect(
+      broken.stderr
+        == "error: WOULD_OVERWRITE: table 'todos' has a file that cannot be committed (data/todos/bad.json:1:9: error: expected an object key after ',', found ','); fix or remove it, then rename\n"
+    )
+    try FileManager.default.removeItem(atPath: scratch.path + "/data/todos/bad.json")
+    try scratch.write("data/tasks/notes.txt", "mine\n")
+    let occupied = try scratch.folio("tables", "rename", "todos", "tasks")
+    #expect(occupied.status == 1)
+    #expect(
+      occupied.stderr
+        == "error: WOULD_OVERWRITE: data/tasks: the folder 'data/tasks' is not empty; move what is there aside, then rename\n"
+    )
+    #expect(try scratch.git("rev-parse HEAD") == head)
+    #expect(try Config(yaml: try #require(scratch.read("folio.yaml"))).table(named: "todos") != nil)
+    #expect(scratch.read("data/tasks/notes.txt") == "mine\n")
+  }
+
+  /// Conflict records name the table: open ones are settled first.
+  @Test func openConflictsAreSettledFirst() throws {
+    let box = try Sandbox()
+    defer { box.root.remove() }
+    try box.seedAndClone(["t": #"{"title": "start"}"#])
+    let title = { (text: String) in
+      ["apply", "todos", "t", "--op", "update", "--columns", #"{"title": "\#(text)"}"#]
+    }
+    try box.folio(title("from r0"), in: "r0")
+    try box.folio(["sync"], in: "r0")
+    waitForNextMillisecond()
+    try box.folio(title("from r1"), in: "r1")
+    try box.folio(["sync"], in: "r1")
+    let refused = try FolioRunner.run(["tables", "rename", "todos", "tasks"], in: box.root.path + "/r1")
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderr
+        == "error: CONFLICT: table 'todos' has 1 open conflict(s); settle them first (see 'folio conflicts todos'), then rename\n"
+    )
+    try box.folio(["conflicts", "resolve", "todos", "t", "title", "--keep"], in: "r1")
+    try box.folio(["tables", "rename", "todos", "tasks"], in: "r1")
+  }
+
   @Test func aMissingNameIsAUsageError() throws {
     let scratch = try CLIScratch(yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n")
     defer { scratch.remove() }
