@@ -35,7 +35,31 @@ import Testing
       name: "a key indented less than its siblings",
       yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n   order: [due]\n",
       error:
-        "folio.yaml:5:4: error: invalid YAML: did not find expected key (while parsing a block mapping at line 3, column 3)"
+        "folio.yaml:5:4: error: invalid YAML: line 5 is indented to column 4, which lines up with no key above it; indent it as the keys beside it"
+    ),
+    Mistake(
+      name: "a key dedented below its section",
+      yaml: "version: 1\nsync:\n  pull-every: 5m\n remote: origin\ntables: {}\n",
+      error:
+        "folio.yaml:4:2: error: invalid YAML: line 4 is indented to column 2, which lines up with no key above it; indent it as the keys beside it"
+    ),
+    Mistake(
+      name: "a list item among a mapping's keys",
+      yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n  - notes\n",
+      error:
+        "folio.yaml:5:3: error: invalid YAML: a list item ('- notes') among the keys of a mapping; write it as 'key: value', or indent it under a key"
+    ),
+    Mistake(
+      name: "a key and its value without the ':'",
+      yaml: "version: 1\ntables:\n  todos:\n    path data/todos\n    order: [due]\n",
+      error:
+        "folio.yaml:4:9: error: expected ':' after 'path' (write 'path: data/todos'); without it, line 5 reads as more of the same text"
+    ),
+    Mistake(
+      name: "a stray closing bracket",
+      yaml: "version: 1\ntables:\n  todos:\n    order: [due]]\n",
+      error:
+        "folio.yaml:4:17: error: invalid YAML: did not find expected key (while parsing a block mapping at line 4, column 5)"
     ),
     Mistake(
       name: "a key indented deeper than its siblings",

@@ -176,7 +176,7 @@ struct ConfigParsingTests {
     InvalidCase(
       name: "bad indentation", yaml: "version: 1\ntables:\n  todos:\n    path: a\n   key: b\n",
       location: "folio.yaml:5:4",
-      fragment: "did not find expected key (while parsing a block mapping at line 3, column 3)"),
+      fragment: "line 5 is indented to column 4, which lines up with no key above it"),
     InvalidCase(
       name: "mapping value in a scalar", yaml: "version: 1\n  tables: x\n",
       location: "folio.yaml:2:3", fragment: "line 2 is indented deeper than line 1"),

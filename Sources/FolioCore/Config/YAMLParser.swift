@@ -340,6 +340,23 @@ final class YAMLParser {
     if problem == "found character that cannot start any token", scalar(line, column) == "\t" {
       return error("invalid YAML: a tab; YAML indents with spaces only", line, column)
     }
+    if problem == "did not find expected key", context == "while parsing a block mapping",
+      let text = lineScalars(line)
+    {
+      let content = String(String.UnicodeScalarView(text.drop { $0 == " " }))
+      if column == contextColumn, content.hasPrefix("-") {
+        return error(
+          "invalid YAML: a list item ('\(content)') among the keys of a mapping; "
+            + "write it as 'key: value', or indent it under a key", line, column)
+      }
+      if column != contextColumn, column == text.count - content.unicodeScalars.count + 1 {
+        // libyaml closed the mappings the line is too shallow for, and
+        // then found it deeper than the one left: it lines up with no key.
+        return error(
+          "invalid YAML: line \(line) is indented to column \(column), which lines up with no key above it; "
+            + "indent it as the keys beside it", line, column)
+      }
+    }
     return nil
   }
 
@@ -365,7 +382,15 @@ final class YAMLParser {
           + "put a ',' between them", next, nextIndent + 1)
     }
     if first.prefix(while: { $0 == " " }).count == column - 1 {
-      // The value is all its line holds: a key whose ':' is missing.
+      // The value is all its line holds: a key whose ':' is missing,
+      // before its value (`path data/todos`) or at the end of the line.
+      if let space = firstLine.firstIndex(of: " ") {
+        let key = firstLine[..<space]
+        return error(
+          "expected ':' after '\(key)' (write '\(key): \(firstLine[space...].drop { $0 == " " })'); "
+            + "without it, line \(next) reads as more of the same text", line,
+          column + key.unicodeScalars.count)
+      }
       return error(
         "expected ':' after '\(firstLine)'; without it, line \(next) reads as more of the same text",
         line, first.count + 1)
