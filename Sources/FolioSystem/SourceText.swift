@@ -55,6 +55,15 @@ package enum SourceText {
   /// The excerpt for a 1-based `line` and `column` (in scalars), or nil when
   /// the text has no such line.
   package static func excerpt(line: Int, column: Int, in buffer: UnsafeRawBufferPointer) -> String? {
+    guard let range = lineRange(line, in: buffer) else { return nil }
+    let text = scalars(buffer, range.lowerBound, range.upperBound)
+    let split = Swift.max(0, Swift.min(column - 1, text.count))
+    return render(before: Array(text[..<split]), after: Array(text[split...]))
+  }
+
+  /// The bytes of 1-based line `line`, without its line break, or nil
+  /// when the text has no such line.
+  package static func lineRange(_ line: Int, in buffer: UnsafeRawBufferPointer) -> Range<Int>? {
     guard line >= 1 else { return nil }
     var start = 0
     var current = 1
@@ -69,9 +78,7 @@ package enum SourceText {
     guard start <= buffer.count else { return nil }
     var end = start
     while end < buffer.count && buffer[end] != 0x0A && buffer[end] != 0x0D { end += 1 }
-    let text = scalars(buffer, start, end)
-    let split = Swift.max(0, Swift.min(column - 1, text.count))
-    return render(before: Array(text[..<split]), after: Array(text[split...]))
+    return start..<end
   }
 
   private static func scalars(_ buffer: UnsafeRawBufferPointer, _ from: Int, _ to: Int) -> [Unicode.Scalar] {

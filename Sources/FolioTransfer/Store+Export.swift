@@ -52,6 +52,10 @@ public struct ExportOptions: Sendable {
 public struct ExportSummary: Sendable {
   /// Rows written.
   public var rows = 0
+  /// The document files left out because they do not parse, each an error
+  /// at its `file:line:col` (see ``QueryCursor/skipped``); the other rows
+  /// are written as if they were not there.
+  public var skipped: [FolioError] = []
 }
 
 extension Store {
@@ -123,10 +127,15 @@ extension Store {
     // A table that keeps its pk in the file name gets it back in each row,
     // so the rows can be imported again.
     let key = table.rowKey(options.pkColumn)
+    var skipped: [FolioError] = []
     func documents(_ body: (JSONObject) throws -> Void) throws {
       var cursor = try snapshot?.documents(query) ?? query.documents()
       while let document = try cursor.next() {
         try body(try table.row(document.value, pk: document.pk, column: options.pkColumn))
+      }
+      // A first pass for the columns meets the same files again.
+      for error in cursor.skipped where !skipped.contains(where: { $0.location == error.location }) {
+        skipped.append(error)
       }
     }
 
@@ -241,6 +250,7 @@ extension Store {
       throw error
     }
     onProgress(summary.rows, summary.rows)
+    summary.skipped = skipped
     return summary
   }
 

@@ -12,7 +12,8 @@ struct CommitCommand: Command {
     Only files that changed are read: stat data in git's index tells which. A document
     edited outside Folio (no 'folio watch' running) is recorded as an op from its diff,
     read through the column kinds, so it merges like any other change. Evicted documents
-    stay in git. Invalid documents are left out and reported as file:line:col.
+    stay in git. Invalid documents are left out and reported as file:line:col; the exit
+    status is then 3.
 
     A 'git pull' or 'git merge' that stopped with conflicts git gives no driver (a
     document removed on one side and changed on the other) is concluded first: the
@@ -32,7 +33,7 @@ struct CommitCommand: Command {
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
     let summary = try store.commit(message: message)
-    for problem in summary.problems { Output.error("warning: left out: \(problem.commandLineText)") }
+    let status = LeftOutFiles.report(summary.problems)
     if let merge = summary.concludedMerge, !json {
       Output.print("concluded the stopped git merge by replay: \(merge.prefix(12))")
     }
@@ -54,6 +55,6 @@ struct CommitCommand: Command {
     } else {
       Output.print("nothing to commit")
     }
-    return 0
+    return status
   }
 }

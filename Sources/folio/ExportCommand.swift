@@ -55,6 +55,9 @@ struct ExportCommand: Command {
     the primary key and indexes the order keys; there booleans become 0/1 and nested values
     JSON text.
     A progress bar is shown on a terminal; a one-line summary goes to stderr.
+    A document file that does not parse is left out and named on stderr as
+    'path:line:col: warning: left out: …'; the exit status is then 3 (as for query, status
+    and commit).
     """
 
   var table: String
@@ -142,7 +145,8 @@ struct ExportCommand: Command {
     let target = options.outputPath.map { " to \($0)" } ?? ""
     Output.error(
       "exported \(summary.rows) row(s) from \(table) as \(options.format.rawValue)\(target)"
-        + String(format: " (%.1f s)", seconds))
-    return 0
+        + String(format: " (%.1f s)", seconds)
+        + (summary.skipped.isEmpty ? "" : "; left out \(summary.skipped.count) file(s) that do not parse"))
+    return LeftOutFiles.report(summary.skipped)
   }
 }

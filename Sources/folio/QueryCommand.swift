@@ -37,6 +37,8 @@ struct QueryCommand: Command {
     A bad expression or an invalid combination exits 64 with the position of the mistake.
     A field in --where, --order-by-child or --select that no document has is named on stderr
     with the nearest field that documents have (an error, exit 64, with --strict).
+    A document file that does not parse is left out of the answer and named on stderr as
+    'path:line:col: warning: left out: …'; the exit status is then 3.
 
     EXAMPLES:
       folio query penguins --where 'bill_length_mm > 50 && sex == "male"' --select species,island
@@ -99,10 +101,12 @@ struct QueryCommand: Command {
     if snapshot == nil { store.startIndexDaemonOnDemand(executable: Executable.path) }
     let query = try makeQuery(store)
     try self.query.checkFields(store, table: table, selected: select.map { [("--select", $0)] } ?? [])
+    // Document files that do not parse: left out, named, exit 3.
+    var skipped: [FolioError] = []
     func forEach(_ body: (Document) throws -> Void) throws {
-      guard let snapshot else { return try query.forEach(body) }
-      var cursor = try snapshot.documents(query)
+      var cursor = try snapshot?.documents(query) ?? query.documents()
       while let document = try cursor.next() { try body(document) }
+      skipped += cursor.skipped
     }
     if explain {
       Output.print(try query.explain().description)
@@ -111,9 +115,9 @@ struct QueryCommand: Command {
     if follow { return try ObserveCommand.follow(query) }
     if count {
       var n = 0
-      if snapshot == nil { n = try query.count() } else { try forEach { _ in n += 1 } }
+      if snapshot == nil { n = try query.count(skipped: &skipped) } else { try forEach { _ in n += 1 } }
       Output.print(String(n))
-      return 0
+      return LeftOutFiles.report(skipped)
     }
     let config = try store.table(named: table)
     // A table that keeps its pk in the file name gets it back in each row.
@@ -141,15 +145,16 @@ struct QueryCommand: Command {
       options.format = .csv
       options.columnPaths = select
       if let snapshot {
-        _ = try store.exportRows(query, asOf: snapshot, options: options)
+        skipped = try store.exportRows(query, asOf: snapshot, options: options).skipped
       } else {
-        _ = try store.exportRows(query, options: options)
+        skipped = try store.exportRows(query, options: options).skipped
       }
     default:
-      let documents = try snapshot?.get(query) ?? query.get()
+      var documents: [Document] = []
+      try forEach { documents.append($0) }
       if documents.isEmpty {
         Output.error("no documents")
-        return 0
+        return LeftOutFiles.report(skipped)
       }
       let rows = try documents.map { try config.row($0.value, pk: $0.pk) }
       let paths = select ?? Self.columns(rows, key: config.rowKey()).map(FieldPath.column)
@@ -160,7 +165,7 @@ struct QueryCommand: Command {
         Output.print(line)
       }
     }
-    return 0
+    return LeftOutFiles.report(skipped)
   }
 
   /// The key column, then every other top-level column, sorted.

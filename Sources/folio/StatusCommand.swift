@@ -16,6 +16,9 @@ struct StatusCommand: Command {
     edits outside Folio are not blocked by it (with --json: {"schemaViolation": …}).
     A write that an interrupted process left and that could not be completed is
     shown as 'pending write' (with --json: {"pendingWrite": reason, "code", "path"}).
+    A document file that does not parse is named on stderr as 'path:line:col: warning:
+    left out: …' (with --json: {"problem": …}), and the exit status is then 3, as for
+    'query', 'export' and 'commit'.
     """
 
   var json: Bool
@@ -57,7 +60,7 @@ struct StatusCommand: Command {
         ]
         Output.print(JSONValue.object(object).compactString)
       }
-      return 0
+      return status.problems.isEmpty ? 0 : LeftOutFiles.exitStatus
     }
     let branch = status.branch.hasPrefix("refs/heads/") ? String(status.branch.dropFirst(11)) : status.branch
     if status.branch == "HEAD", let head = status.head {
@@ -83,10 +86,9 @@ struct StatusCommand: Command {
       Output.print(
         "\(table.name): \(conflicts[table.name]!) open conflict(s); see 'folio conflicts \(table.name)'")
     }
-    for problem in status.problems {
-      clean = false
-      Output.print("invalid: \(problem.headline)")
-    }
+    // Named as query, export and commit name them (on stderr, exit 3).
+    let leftOut = LeftOutFiles.report(status.problems)
+    if leftOut != 0 { clean = false }
     for violation in status.schemaViolations {
       clean = false
       Output.print("schema: \(violation.headline)")
@@ -104,6 +106,6 @@ struct StatusCommand: Command {
       Output.print("pending write: \(pending.message)")
     }
     if clean { Output.print("nothing to commit") }
-    return 0
+    return leftOut
   }
 }

@@ -9,6 +9,9 @@ struct TablesCommand: Command {
            folio tables add NAME [--path PATH] [--key COLUMN | --key-in-name] [--order A[,B…]]
                             [--counter C]… [--set S]…
            folio tables rm NAME
+           folio tables rename OLD NEW
+           folio tables index add|rm TABLE PATH
+           folio tables index list TABLE [--json]
     """
   static let details = """
     ARGUMENTS:
@@ -29,12 +32,33 @@ struct TablesCommand: Command {
     'add' appends the table to folio.yaml, keeping the file's comments and layout, creates
     its folder and updates .gitattributes. It refuses a name or folder another table has.
     'rm' removes the table's entry from folio.yaml only: its folder and documents stay.
+    'rename' commits what is pending, then makes one commit that renames the table in
+    folio.yaml (its old name goes to 'renamed-from:'), moves its folder when it is at the
+    default place (data/OLD becomes data/NEW) and updates .gitattributes; its indexes are
+    rebuilt under the new name. Other replicas take the rename with 'folio sync'; what they
+    write under the old name meanwhile is merged into the renamed table.
+
+    INDEXES:
+      index add TABLE PATH  Adds PATH to the table's 'indexes:' in folio.yaml (comments and
+                            layout kept) and builds the index, so that filters on PATH read a
+                            range of it instead of every document.
+      index rm TABLE PATH   Removes PATH from 'indexes:' and rebuilds the table's index files
+                            in .git/folio without it. Order keys stay indexed while they are
+                            listed under 'order'.
+      index list TABLE      The table's order keys and indexes (--json: one JSON object per
+                            path, NDJSON).
+    PATH is a field path: segments joined by '.', a segment in backticks taken whole
+    (`dep time`, meta.`a.b`).
     """
 
   enum Action {
     case list(json: Bool)
     case add(TableConfig)
     case remove(String)
+    case addIndex(table: String, path: FieldPath)
+    case removeIndex(table: String, path: FieldPath)
+    case listIndexes(table: String, json: Bool)
+    case rename(from: String, to: String)
   }
 
   var action: Action
@@ -74,8 +98,14 @@ struct TablesCommand: Command {
     case "rm":
       try parsed.expectPositionals(2...2)
       action = .remove(parsed.positionals[1])
+    case "index":
+      action = try Self.indexAction(parsed)
+    case "rename":
+      try parsed.expectPositionals(3...3)
+      action = .rename(from: parsed.positionals[1], to: parsed.positionals[2])
     case let word?:
-      throw UsageError("unknown action '\(word)'; use 'add' or 'rm', or no word to list the tables")
+      throw UsageError(
+        "unknown action '\(word)'; use 'add', 'rm', 'rename' or 'index', or no word to list the tables")
     }
   }
 
@@ -88,6 +118,33 @@ struct TablesCommand: Command {
       let (_, entry) = try store.addTable(table)
       Output.print("added table '\(table.name)' to \(Config.fileName):\n" + entry, terminator: "")
       return 0
+    case .addIndex(let name, let path):
+      let reopened = try store.addIndex(path, to: name)
+      try reopened.buildIndexes(table: name)
+      let count = try reopened.collection(name).count()
+      Output.print(
+        "added index \(Self.commandLineText(path)) to table '\(name)' in \(Config.fileName) and built it "
+          + "over \(count) document(s)")
+      return 0
+    case .removeIndex(let name, let path):
+      let reopened = try store.removeIndex(path, from: name)
+      try reopened.buildIndexes(table: name)
+      Output.print(
+        "removed index \(Self.commandLineText(path)) from table '\(name)' in \(Config.fileName); "
+          + "the table's index files no longer hold it")
+      return 0
+    case .rename(let old, let new):
+      let before = try store.table(named: old).path
+      let (renamed, commit) = try store.renameTable(old, to: new)
+      try renamed.removeIndexFiles(ofFormerTable: old)
+      try renamed.buildIndexes(table: new)
+      let path = try renamed.table(named: new).path
+      Output.print(
+        "renamed table '\(old)' to '\(new)' in \(Config.fileName)"
+          + (path == before ? "" : ", moved \(before)/ to \(path)/") + "; committed \(commit.prefix(12))")
+      return 0
+    case .listIndexes(let name, let json):
+      return try listIndexes(try store.table(named: name), json: json)
     case .remove(let name):
       let path = try store.table(named: name).path
       _ = try store.removeTable(named: name)
@@ -96,6 +153,62 @@ struct TablesCommand: Command {
           + "still there (delete them yourself if you no longer want them)")
       return 0
     }
+  }
+
+  /// `index add|rm TABLE PATH` and `index list TABLE`.
+  private static func indexAction(_ parsed: CommandLineArguments) throws -> Action {
+    let verb = parsed.positionals.count > 1 ? parsed.positionals[1] : nil
+    switch verb {
+    case "add", "rm":
+      try parsed.expectPositionals(4...4)
+      let table = parsed.positionals[2]
+      let path: FieldPath
+      do {
+        path = try FieldPath(parsing: parsed.positionals[3], source: "PATH")
+      } catch let error as FolioError {
+        throw UsageError("invalid PATH '\(parsed.positionals[3])': \(error.message)")
+      }
+      return verb == "add" ? .addIndex(table: table, path: path) : .removeIndex(table: table, path: path)
+    case "list":
+      try parsed.expectPositionals(3...3)
+      return .listIndexes(table: parsed.positionals[2], json: parsed.flag("--json"))
+    case nil:
+      throw UsageError("'index' needs an action: add, rm or list")
+    case let word?:
+      throw UsageError("unknown index action '\(word)'; use add, rm or list")
+    }
+  }
+
+  private func listIndexes(_ table: TableConfig, json: Bool) throws -> Int32 {
+    let rows = table.order.map { ($0, "order") } + table.indexes.map { ($0, "index") }
+    if json {
+      for (path, kind) in rows {
+        let row: JSONValue = [
+          "table": .string(table.name), "path": .string(Self.commandLineText(FieldPath(path))),
+          "kind": .string(kind),
+        ]
+        Output.print(row.compactString)
+      }
+      return 0
+    }
+    if rows.isEmpty {
+      Output.error(
+        "table '\(table.name)' has no order keys or indexes; add one with 'folio tables index add \(table.name) PATH'"
+      )
+      return 0
+    }
+    let text = [("PATH", "KIND")] + rows.map { (Self.commandLineText(FieldPath($0.0)), $0.1) }
+    let width = text.map(\.0.count).max()!
+    for (path, kind) in text { Output.print(path.padding(toLength: width) + "  " + kind) }
+    return 0
+  }
+
+  /// A path as it is typed on the command line: a segment that holds a
+  /// `.`, a space, a `,` or a `~` goes in backticks.
+  static func commandLineText(_ path: FieldPath) -> String {
+    path.segments.map { segment in
+      segment.contains(where: { ".~, \t".contains($0) }) && !segment.contains("`") ? "`\(segment)`" : segment
+    }.joined(separator: ".")
   }
 
   private func list(_ store: Store, json: Bool) throws -> Int32 {

@@ -314,7 +314,7 @@ import Testing
       "version: 1\ntables:\n  todos:\n    path: todos\n  evil:\n    path: todos/inner\n", "folio.yaml:6:11",
       "todos"
     ),
-    ("version: 1\ntables: [unclosed\n", "folio.yaml:3:1", "invalid YAML"),
+    ("version: 1\ntables: [unclosed\n", "folio.yaml:2:9", "invalid YAML"),
   ])
   func aRemoteConfigThatDoesNotLoadIsRefusedBeforeItLands(yaml: String, position: String, mention: String)
     throws

@@ -168,17 +168,18 @@ struct ConfigParsingTests {
     // YAML syntax, with libyaml's words.
     InvalidCase(
       name: "unclosed flow mapping", yaml: "version: 1\ntables:\n  todos: {path: a\n",
-      location: "folio.yaml:4:1", fragment: "did not find expected ',' or '}'"),
+      location: "folio.yaml:3:10",
+      fragment: "this '{' is never closed: did not find expected ',' or '}' at line 4, column 1"),
     InvalidCase(
       name: "tab indentation", yaml: "version: 1\ntables:\n\ttodos: {}\n",
-      location: "folio.yaml:3:1", fragment: "found character that cannot start any token"),
+      location: "folio.yaml:3:1", fragment: "a tab; YAML indents with spaces only"),
     InvalidCase(
       name: "bad indentation", yaml: "version: 1\ntables:\n  todos:\n    path: a\n   key: b\n",
       location: "folio.yaml:5:4",
-      fragment: "did not find expected key (while parsing a block mapping at line 3, column 3)"),
+      fragment: "line 5 is indented to column 4, which lines up with no key above it"),
     InvalidCase(
       name: "mapping value in a scalar", yaml: "version: 1\n  tables: x\n",
-      location: "folio.yaml:2:9", fragment: "mapping values are not allowed in this context"),
+      location: "folio.yaml:2:3", fragment: "line 2 is indented deeper than line 1"),
     InvalidCase(
       name: "control character", yaml: "version: 1\ntables:\n  a: {path: x\u{1}y}\n",
       location: "folio.yaml:3:14", fragment: "control characters are not allowed (U+0001)"),
@@ -519,7 +520,7 @@ struct ConfigParsingTests {
     #expect(
       String(describing: error)
         == "stores/app/folio.yaml:2:14: error: unknown key 'pth' in table 'a'; "
-        + "expected one of: path, key, order, indexes, columns, schema, fields")
+        + "expected one of: path, key, order, indexes, columns, schema, fields, renamed-from")
   }
 
   @Test func invalidUTF8IsReportedWithItsPosition() throws {

@@ -46,6 +46,9 @@ extension Config {
     if !table.fields.isEmpty {
       text += fieldsLine(table.fields, indent: inner.count) + "\n"
     }
+    if !table.renamedFrom.isEmpty {
+      text += "\(inner)renamed-from: [\(table.renamedFrom.map(yamlString).joined(separator: ", "))]\n"
+    }
     if !table.columns.isEmpty {
       text += "\(inner)columns:\n"
       for (column, kind) in table.columns.sorted(by: { $0.key < $1.key }) {

@@ -17,7 +17,7 @@ struct ConfigDecoder {
   static let serveKeys = ["cors", "allow-host"]
   static let syncKeys = ["remote", "pull-every", "ssh-key", "max-clock-skew"]
   static let indexKeys = ["daemon", "idle"]
-  static let tableKeys = ["path", "key", "order", "indexes", "columns", "schema", "fields"]
+  static let tableKeys = ["path", "key", "order", "indexes", "columns", "schema", "fields", "renamed-from"]
   static let supportedVersion = 1
 
   /// Decodes the document's root (`nil` for a file without a document).
@@ -292,17 +292,34 @@ struct ConfigDecoder {
     }
     var tables: [TableConfig] = []
     var index = PathIndex()
+    var formers: [(name: String, table: String, node: YAMLNode)] = []
     for pair in pairs {
-      let (table, pathNode) = try decodeTable(nameNode: pair.key, body: pair.value)
+      let (table, pathNode, formerNodes) = try decodeTable(nameNode: pair.key, body: pair.value)
       try checkOverlap(table, at: pathNode, with: tables, &index)
       tables.append(table)
+      formers += zip(table.renamedFrom, formerNodes).map { ($0, table.name, $1) }
+    }
+    // A former name stands for one table: ops recorded under it are
+    // replayed for that table alone.
+    var claimed: [String: String] = [:]
+    for former in formers {
+      if tables.contains(where: { $0.name == former.name }) {
+        throw error(
+          "'\(former.name)' in 'renamed-from' of table '\(former.table)' is the name of a table",
+          at: former.node)
+      }
+      if let other = claimed.updateValue(former.table, forKey: former.name), other != former.table {
+        throw error(
+          "'\(former.name)' is in 'renamed-from' of both table '\(other)' and table '\(former.table)'",
+          at: former.node)
+      }
     }
     return tables
   }
 
   /// Decodes one table. Also returns the node to blame for its path: the
   /// `path` value, or the table's name when the path defaults to it.
-  private func decodeTable(nameNode: YAMLNode, body: YAMLNode) throws -> (TableConfig, YAMLNode) {
+  private func decodeTable(nameNode: YAMLNode, body: YAMLNode) throws -> (TableConfig, YAMLNode, [YAMLNode]) {
     let name = nameNode.keyText
     try checkTableName(name, at: nameNode)
 
@@ -315,6 +332,7 @@ struct ConfigDecoder {
     var columnNodes: [String: YAMLNode] = [:]
     var schemaNode: YAMLNode?
     var fields: [String] = []
+    var renamedFrom: [(path: String, node: YAMLNode)] = []
 
     // `todos:` with nothing under it is a table with every default.
     if !body.isNull {
@@ -362,6 +380,14 @@ struct ConfigDecoder {
           if !value.isNull { schemaNode = value }
         case "fields":
           fields = try decodeFields(value, table: name)
+        case "renamed-from":
+          renamedFrom = try decodePaths(value, table: name, setting: "renamed-from", noun: "former name")
+          for former in renamedFrom {
+            try checkTableName(former.path, at: former.node)
+            if former.path == name {
+              throw error("table '\(name)' lists its own name in 'renamed-from'", at: former.node)
+            }
+          }
         default:
           throw unknownKey(pair.key, expected: Self.tableKeys, table: name)
         }
@@ -388,6 +414,7 @@ struct ConfigDecoder {
     var table = TableConfig(
       name: name, path: normalized, key: key, order: order, indexes: indexes.map(\.path), columns: columns)
     table.fields = fields
+    table.renamedFrom = renamedFrom.map(\.path)
     if let schemaNode {
       table.schemaFile = try checkSchemaPath(schemaNode, table: name)
       if let root {
@@ -396,7 +423,7 @@ struct ConfigDecoder {
         try checkColumnKinds(table, nodes: columnNodes)
       }
     }
-    return (table, pathNode)
+    return (table, pathNode, renamedFrom.map(\.node))
   }
 
   /// Table names double as default folder names and appear on the command

@@ -17,9 +17,9 @@ public struct ConfigEditor: Sendable {
   public let text: String
   /// The name errors give the file.
   public let file: String
-  private let lines: [String]
-  private let root: YAMLNode?
-  private let config: Config
+  let lines: [String]
+  let root: YAMLNode?
+  let config: Config
 
   /// Parses `text`, which must be a valid config.
   /// - Throws: `INVALID_CONFIG` at `file:line:col`, as loading it would.
@@ -161,12 +161,12 @@ public struct ConfigEditor: Sendable {
 
   // MARK: Finding things
 
-  private func topLevelPair(_ key: String) -> YAMLNode.Pair? {
+  func topLevelPair(_ key: String) -> YAMLNode.Pair? {
     guard let root, case .mapping(let pairs) = root.content else { return nil }
     return pairs.first { $0.key.keyText == key }
   }
 
-  private func tableKey(_ name: String, in tables: YAMLNode.Pair?) -> YAMLNode? {
+  func tableKey(_ name: String, in tables: YAMLNode.Pair?) -> YAMLNode? {
     guard case .mapping(let pairs)? = tables?.value.content else { return nil }
     return pairs.first { $0.key.keyText == name }?.key
   }
@@ -185,13 +185,13 @@ public struct ConfigEditor: Sendable {
     return pair.key
   }
 
-  private func location(of node: YAMLNode?) -> FolioError.SourceLocation {
+  func location(of node: YAMLNode?) -> FolioError.SourceLocation {
     .init(file: file, line: node?.line ?? 1, column: node?.column ?? 1)
   }
 
   /// The 1-based line of the top-level key after `pair`, or one past the
   /// last line.
-  private func nextTopLevelLine(after pair: YAMLNode.Pair) -> Int {
+  func nextTopLevelLine(after pair: YAMLNode.Pair) -> Int {
     guard let root, case .mapping(let pairs) = root.content,
       let index = pairs.firstIndex(where: { $0.key.keyText == pair.key.keyText }), index + 1 < pairs.count
     else { return lines.count + 1 }
@@ -202,7 +202,7 @@ public struct ConfigEditor: Sendable {
   /// starts after line `keyLine` and ends before line `next` (both 1-based).
   /// Blank lines and comments at the left margin before `next` belong to
   /// what follows.
-  private func blockEnd(after keyLine: Int, before next: Int) -> Int {
+  func blockEnd(after keyLine: Int, before next: Int) -> Int {
     var end = keyLine
     for index in keyLine..<min(next - 1, lines.count) {
       let line = lines[index]
@@ -217,7 +217,7 @@ public struct ConfigEditor: Sendable {
 
   /// `end` (0-based, exclusive) moved back over blank lines and comments,
   /// which belong to the entry after them; never before `start`.
-  private func trimmedEnd(_ end: Int, from start: Int) -> Int {
+  func trimmedEnd(_ end: Int, from start: Int) -> Int {
     var end = end
     while end > start {
       let trimmed = lines[end - 1].drop { $0 == " " || $0 == "\t" }
@@ -227,13 +227,13 @@ public struct ConfigEditor: Sendable {
     return end
   }
 
-  private func isFlow(_ node: YAMLNode) -> Bool {
+  func isFlow(_ node: YAMLNode) -> Bool {
     guard node.line >= 1, node.line <= lines.count else { return false }
     let scalars = Array(lines[node.line - 1].unicodeScalars)
     return node.column - 1 < scalars.count && scalars[node.column - 1] == "{"
   }
 
-  private func flowStyle() -> FolioError {
+  func flowStyle() -> FolioError {
     FolioError(
       .invalidConfig,
       "'tables' is written in flow style ({…}); write it as a block (one table per line), so that "
@@ -250,7 +250,7 @@ public struct ConfigEditor: Sendable {
     return relation.map { "the folder '\(new)' \($0) '\(other.path)', the folder of table '\(other.name)'" }
   }
 
-  private static func trimmingTrailingSpaces(_ text: String) -> String {
+  static func trimmingTrailingSpaces(_ text: String) -> String {
     var copy = text
     while copy.last == " " { copy.removeLast() }
     return copy

@@ -38,6 +38,12 @@ public struct TableConfig: Sendable, Hashable {
   /// `folio export` uses for CSV/TSV columns. Columns not listed follow,
   /// sorted. Empty when no order is known.
   public var fields: [String] = []
+
+  /// The names the table had before, oldest first (`renamed-from:` in
+  /// `folio.yaml`, written by `folio tables rename`): ops recorded under
+  /// them, and another replica's files in the folder they named, belong
+  /// to this table (see ``Config/renames``).
+  public var renamedFrom: [String] = []
   /// The table's JSON Schema file, relative to the store root, normalised
   /// like ``path``; nil when documents are not checked.
   public var schemaFile: String?

@@ -75,10 +75,12 @@ final class YAMLParser {
     var builder = TreeBuilder()
     var documents = 0
     var nodes = 0
+    var pendingFlowError: FolioError?
     while true {
       var event = yaml_event_t()
       guard yaml_parser_parse(parser, &event) == 1 else { throw syntaxError() }
       defer { yaml_event_delete(&event) }
+      if let pendingFlowError { throw pendingFlowError }
       let line = Int(event.start_mark.line) + 1
       let column = Int(event.start_mark.column) + 1
 
@@ -108,9 +110,17 @@ final class YAMLParser {
           scalar.value.map {
             String(decoding: UnsafeBufferPointer(start: $0, count: scalar.length), as: UTF8.self)
           } ?? ""
-        let resolved = try resolve(
-          text, tag: string(scalar.tag), isPlain: scalar.style == YAML_PLAIN_SCALAR_STYLE,
-          line, column)
+        let isPlain = scalar.style == YAML_PLAIN_SCALAR_STYLE
+        if isPlain && event.end_mark.line > event.start_mark.line {
+          let continued = continuedPlainScalar(
+            text, line: line, column: column, last: Int(event.end_mark.line) + 1,
+            inFlow: builder.stack.last?.isFlow == true)
+          // Inside [ ] or { }, a missing closer is the likelier mistake:
+          // libyaml says so on the next event, at the opener.
+          guard builder.stack.last?.isFlow == true else { throw continued }
+          pendingFlowError = continued
+        }
+        let resolved = try resolve(text, tag: string(scalar.tag), isPlain: isPlain, line, column)
         try add(YAMLNode(content: .scalar(text, resolved), line: line, column: column), &builder)
 
       case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
@@ -122,8 +132,12 @@ final class YAMLParser {
         if builder.stack.count >= Self.maxDepth {
           throw error("nesting is deeper than \(Self.maxDepth) levels", line, column)
         }
+        let isFlow =
+          isMapping
+          ? event.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+          : event.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE
         builder.stack.append(
-          TreeBuilder.Frame(isMapping: isMapping, line: line, column: column))
+          TreeBuilder.Frame(isMapping: isMapping, isFlow: isFlow, line: line, column: column))
 
       case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
         let frame = builder.stack.removeLast()
@@ -146,6 +160,8 @@ final class YAMLParser {
   private struct TreeBuilder {
     struct Frame {
       var isMapping: Bool
+      /// Written in `[ ]` or `{ }`, not as a block.
+      var isFlow: Bool
       var line: Int
       var column: Int
       var items: [YAMLNode] = []
@@ -276,8 +292,15 @@ final class YAMLParser {
 
     default:
       let mark = state.problem_mark
+      let context = state.context.map { String(cString: $0) }
+      if let placed = placedSyntaxError(
+        problem, line: Int(mark.line) + 1, column: Int(mark.column) + 1, context: context,
+        contextLine: Int(state.context_mark.line) + 1, contextColumn: Int(state.context_mark.column) + 1)
+      {
+        return placed
+      }
       var message = "invalid YAML: \(problem)"
-      if let context = state.context.map({ String(cString: $0) }) {
+      if let context {
         let contextMark = state.context_mark
         if contextMark.line == mark.line && contextMark.column == mark.column {
           message += " (\(context))"
@@ -288,6 +311,129 @@ final class YAMLParser {
       }
       return error(message, Int(mark.line) + 1, Int(mark.column) + 1)
     }
+  }
+
+  // MARK: - Errors placed where the mistake is
+
+  /// libyaml reports a mistake where it gave up, which is often a line or
+  /// more after it: an unclosed `[` at the next key, a missing `:` at the
+  /// line after. For those it can tell, this is the error at the mistake
+  /// itself, with where libyaml stopped in the message; nil for the rest.
+  private func placedSyntaxError(
+    _ problem: String, line: Int, column: Int, context: String?, contextLine: Int, contextColumn: Int
+  ) -> FolioError? {
+    let stopped = "line \(line), column \(column)"
+    if let context, contextLine < line || (contextLine == line && contextColumn < column) {
+      // The opener of what never ends: the mistake is on its line, not on
+      // the line where the next key showed that it had not ended.
+      let opener: String? =
+        switch context {
+        case "while parsing a flow sequence": "this '[' is never closed"
+        case "while parsing a flow mapping": "this '{' is never closed"
+        case "while scanning a quoted scalar": "this quoted value is never closed"
+        default: nil
+        }
+      if let opener {
+        return error("invalid YAML: \(opener): \(problem) at \(stopped)", contextLine, contextColumn)
+      }
+    }
+    if problem == "found character that cannot start any token", scalar(line, column) == "\t" {
+      return error("invalid YAML: a tab; YAML indents with spaces only", line, column)
+    }
+    if problem == "did not find expected key", context == "while parsing a block mapping",
+      let text = lineScalars(line)
+    {
+      let content = String(String.UnicodeScalarView(text.drop { $0 == " " }))
+      if column == contextColumn, content.hasPrefix("-") {
+        return error(
+          "invalid YAML: a list item ('\(content)') among the keys of a mapping; "
+            + "write it as 'key: value', or indent it under a key", line, column)
+      }
+      if column != contextColumn, column == text.count - content.unicodeScalars.count + 1 {
+        // libyaml closed the mappings the line is too shallow for, and
+        // then found it deeper than the one left: it lines up with no key.
+        return error(
+          "invalid YAML: line \(line) is indented to column \(column), which lines up with no key above it; "
+            + "indent it as the keys beside it", line, column)
+      }
+    }
+    return nil
+  }
+
+  /// A plain value that runs over several lines: valid YAML, but in a
+  /// config it is almost always a mistake on the line where it starts or
+  /// the next, which would otherwise be read, without a word, as part of
+  /// the value: a key without its ':', a line indented too far, a ','
+  /// missing between two list items.
+  private func continuedPlainScalar(
+    _ text: String, line: Int, column: Int, last: Int, inFlow: Bool
+  ) -> FolioError {
+    var next = line + 1
+    while next < last, let scalars = lineScalars(next), scalars.allSatisfy({ $0 == " " || $0 == "\t" }) {
+      next += 1
+    }
+    let nextIndent = lineScalars(next)?.prefix { $0 == " " || $0 == "\t" }.count ?? 0
+    let flattened = text.replacingNewlines()
+    let first = lineScalars(line) ?? []
+    let firstLine = String(String.UnicodeScalarView(first[min(column - 1, first.count)...]))
+    if inFlow {
+      return error(
+        "'\(flattened)' runs on from line \(line) to line \(next) as one value; if these are two values, "
+          + "put a ',' between them", next, nextIndent + 1)
+    }
+    if first.prefix(while: { $0 == " " }).count == column - 1 {
+      // The value is all its line holds: a key whose ':' is missing,
+      // before its value (`path data/todos`) or at the end of the line.
+      if let space = firstLine.firstIndex(of: " ") {
+        let key = firstLine[..<space]
+        return error(
+          "expected ':' after '\(key)' (write '\(key): \(firstLine[space...].drop { $0 == " " })'); "
+            + "without it, line \(next) reads as more of the same text", line,
+          column + key.unicodeScalars.count)
+      }
+      return error(
+        "expected ':' after '\(firstLine)'; without it, line \(next) reads as more of the same text",
+        line, first.count + 1)
+    }
+    return error(
+      "line \(next) is indented deeper than line \(line), so it reads as more of the value '\(firstLine)' "
+        + "(all of it: '\(flattened)'); indent it as the lines beside it, or, for one long value, quote it",
+      next, nextIndent + 1)
+  }
+
+  /// The nearest line above `line` with something other than spaces or a
+  /// comment on it, and its text.
+  private func previousContentLine(before line: Int) -> (Int, [Unicode.Scalar])? {
+    var above = line - 1
+    while above >= 1 {
+      guard let text = lineScalars(above) else { return nil }
+      let content = text.drop { $0 == " " }
+      if let first = content.first, first != "#" {
+        // A trailing comment is not part of the line's content.
+        var kept = Array(text)
+        if let hash = kept.indices.first(where: { kept[$0] == "#" && $0 > 0 && kept[$0 - 1] == " " }) {
+          kept.removeSubrange(hash...)
+        }
+        while kept.last == " " { kept.removeLast() }
+        return (above, kept)
+      }
+      above -= 1
+    }
+    return nil
+  }
+
+  /// The Unicode scalar at a 1-based position, if there is one.
+  private func scalar(_ line: Int, _ column: Int) -> Unicode.Scalar? {
+    guard let text = lineScalars(line), column >= 1, column <= text.count else { return nil }
+    return text[column - 1]
+  }
+
+  /// The scalars of 1-based line `line`, without its line break.
+  private func lineScalars(_ line: Int) -> [Unicode.Scalar]? {
+    let buffer = UnsafeRawBufferPointer(start: input, count: inputCount)
+    guard let range = SourceText.lineRange(line, in: buffer) else { return nil }
+    return Array(
+      String(decoding: UnsafeRawBufferPointer(rebasing: buffer[range]), as: UTF8.self).unicodeScalars)
   }
 
   /// The 1-based line and column (in Unicode scalars) of a byte offset.
@@ -302,5 +448,13 @@ final class YAMLParser {
 
   private func string(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String? {
     pointer.map { String(cString: $0) }
+  }
+}
+
+extension String {
+  /// The text with each line break shown as a space, for a message on one
+  /// line.
+  fileprivate func replacingNewlines() -> String {
+    String(String.UnicodeScalarView(unicodeScalars.map { $0 == "\n" ? " " : $0 }))
   }
 }

@@ -128,8 +128,9 @@ extension Store {
   /// The op log of every replica, oldest first, optionally for one table or
   /// one document.
   public func ops(table: String? = nil, pk: String? = nil) throws -> [Op] {
+    // An op recorded under a table's former name is the table's.
     try OpLog.allEntries(root: rootPath).map(\.op).filter {
-      (table == nil || $0.table == table) && (pk.map($0.pk.utf8Equals) ?? true)
+      (table == nil || config.currentTableName($0.table) == table) && (pk.map($0.pk.utf8Equals) ?? true)
     }
   }
 
@@ -137,9 +138,18 @@ extension Store {
   /// and diff drivers, kept in step with `folio.yaml`. Lines the user wrote are kept.
   package func writeGitAttributes() throws {
     let path = rootPath + "/.gitattributes"
+    let existing = (try FileSystem.read(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    let joined = Self.gitAttributes(existing: existing, tables: config.tables)
+    if joined != existing {
+      try FileSystem.writeAtomically(path, Array(joined.utf8), sync: true)
+    }
+  }
+
+  /// The text of `.gitattributes` for `tables`: Folio's block made anew,
+  /// the lines the user wrote in `existing` kept.
+  package static func gitAttributes(existing: String, tables: [TableConfig]) -> String {
     let begin = "# BEGIN folio: generated from folio.yaml, edit that instead"
     let end = "# END folio"
-    let existing = (try FileSystem.read(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
     var kept: [String] = []
     var inside = false
     for line in existing.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
@@ -153,12 +163,9 @@ extension Store {
     }
     while kept.last == "" { kept.removeLast() }
     var block = [begin, "\(Store.opsFolder)/*.ndjson merge=folio"]
-    block += config.tables.map { "\($0.path)/*.json merge=folio diff=folio" }
+    block += tables.map { "\($0.path)/*.json merge=folio diff=folio" }
     block.append(end)
     let text = (kept.isEmpty ? [] : kept + [""]) + block
-    let joined = text.joined(separator: "\n") + "\n"
-    if joined != existing {
-      try FileSystem.writeAtomically(path, Array(joined.utf8), sync: true)
-    }
+    return text.joined(separator: "\n") + "\n"
   }
 }

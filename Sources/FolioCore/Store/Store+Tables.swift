@@ -100,6 +100,47 @@ extension Store {
     return fields
   }
 
+  /// Adds `path` to the `indexes:` of table `table` in `folio.yaml`,
+  /// keeping the file's comments and layout (see ``ConfigEditor``).
+  ///
+  /// The index itself is built by the first query that needs it (a
+  /// `FolioQuery` store's `buildIndexes(table:)` builds it now).
+  ///
+  /// ```swift
+  /// let store = try store.addIndex(FieldPath(parsing: "`dep time`"), to: "flights")
+  /// ```
+  /// - Returns: the store opened again on the new config.
+  /// - Throws: `UNKNOWN_TABLE`; `INVALID_CONFIG` at `folio.yaml:L:C` when
+  ///   the path is indexed already (as an index or an order key); nothing
+  ///   is written then.
+  public func addIndex(_ path: FieldPath, to table: String) throws -> Store {
+    try editingConfig { try $0.addingIndex(path.description, to: table) }
+  }
+
+  /// Removes `path` from the `indexes:` of table `table` in `folio.yaml`.
+  /// The index files are rebuilt without it by the next query that reads
+  /// them (a `FolioQuery` store's `buildIndexes(table:)` rebuilds them now).
+  ///
+  /// ```swift
+  /// let store = try store.removeIndex("owner", from: "todos")
+  /// ```
+  /// - Returns: the store opened again on the new config.
+  /// - Throws: `UNKNOWN_TABLE`; `INVALID_CONFIG` when the table has no such
+  ///   index (an order key is not one); nothing is written then.
+  public func removeIndex(_ path: FieldPath, from table: String) throws -> Store {
+    try editingConfig { try $0.removingIndex(path.description, from: table) }
+  }
+
+  /// Writes the text `edit` makes of `folio.yaml`, under the store lock, and
+  /// opens the store again on it.
+  private func editingConfig(_ edit: (ConfigEditor) throws -> String) throws -> Store {
+    try lock.withLock {
+      let text = try edit(try ConfigEditor(text: try configText()))
+      try FileSystem.writeAtomically(rootPath + "/" + Config.fileName, Array(text.utf8), sync: true)
+    }
+    return try Store(rootPath: rootPath, wiring: wiring)
+  }
+
   /// The text of `folio.yaml` as it is on disk now.
   private func configText() throws -> String {
     let bytes = try FileSystem.read(rootPath + "/" + Config.fileName) ?? []

@@ -65,6 +65,11 @@ import Synchronization
 /// - ``addTable(_:)``
 /// - ``removeTable(named:)``
 /// - ``withTableAdded(_:_:)``
+/// - ``renameTable(_:to:)``
+/// - ``addIndex(_:to:)``
+/// - ``removeIndex(_:from:)``
+/// - ``buildIndexes(table:)``
+/// - ``removeIndexFiles(ofFormerTable:)``
 /// - ``schemaText(table:)``
 /// - ``inferSchema(table:)``
 ///

@@ -68,6 +68,15 @@ extension Store {
         changes, target: target, branch: branch, repository: repository, evicted: evicted, workTree: workTree,
         knownBlob: knownBlob)
     }
+    // A table renamed in the target (`folio tables rename`) leaves its old
+    // folder empty, which git would remove; rmdir removes only an empty one.
+    if let id = targetTree.blobID(at: Config.fileName),
+      let target = try? Config(bytes: try repository.blob(id), file: Config.fileName)
+    {
+      for rename in target.renames where rename.oldPath != rename.newPath {
+        rmdir(rootPath + "/" + rename.oldPath)
+      }
+    }
     return []
   }
 

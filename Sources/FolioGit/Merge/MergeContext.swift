@@ -43,8 +43,9 @@ final class MergeContext {
     baseHistory = try OpHistory(tree: base, repository: merge.repository, cache: merge.opLogs)
     ourHistory = try OpHistory(tree: ours.tree, repository: merge.repository, cache: merge.opLogs)
     theirHistory = try OpHistory(tree: theirs.tree, repository: merge.repository, cache: merge.opLogs)
-    ourOps = try ourHistory.ops(since: baseHistory)
-    theirOps = try theirHistory.ops(since: baseHistory)
+    let config = merge.config
+    ourOps = try ourHistory.ops(since: baseHistory, tableName: config.currentTableName)
+    theirOps = try theirHistory.ops(since: baseHistory, tableName: config.currentTableName)
   }
 
   /// Whether every new op on either side comes after every op of the base:
@@ -226,7 +227,8 @@ final class MergeContext {
       for (name, bytes) in try OpHistory(tree: tree, repository: repository).files {
         for line in OpLogMerge.lines(bytes) where line.firstRange(of: marker) != nil {
           let op = try Op(json: JSONValue(parsing: line, file: Store.opsFolder + "/" + name))
-          if OpHistory.DocumentKey(table: op.table, pk: op.pk) == key { ops.insert(op.hlc) }
+          let table = merge.config.currentTableName(op.table)
+          if OpHistory.DocumentKey(table: table, pk: op.pk) == key { ops.insert(op.hlc) }
         }
       }
       let rest = all.subtracting(ops)

@@ -65,10 +65,17 @@ package struct OpHistory {
 
   /// The ops this history has that `base` does not, by document. Each file
   /// usually extends the base's copy, so only the new tail is parsed.
-  package func ops(since base: OpHistory?) throws -> [DocumentKey: [Op]] {
+  /// - Parameter tableName: the name each op's table has now: an op a
+  ///   replica recorded under a table's former name is that table's (see
+  ///   ``Config/currentTableName(_:)``).
+  package func ops(since base: OpHistory?, tableName: (String) -> String = { $0 }) throws -> [DocumentKey:
+    [Op]]
+  {
     var result: [DocumentKey: [Op]] = [:]
     for name in files.keys.sorted() {
-      for (_, op) in try newOps(in: name, since: base) {
+      for (_, found) in try newOps(in: name, since: base) {
+        var op = found
+        op.table = tableName(op.table)
         result[DocumentKey(table: op.table, pk: op.pk), default: []].append(op)
       }
     }

@@ -10,7 +10,7 @@ import FolioSystem
 /// strategy does, so every replica resolves against the same base.
 struct TreeMerge {
   let repository: GitRepository
-  let config: Config
+  var config: Config
   /// The op logs read so far, shared with the clock check before the merge.
   var opLogs = OpLogCache()
 
@@ -46,10 +46,69 @@ struct TreeMerge {
         try theirCommit.tree(), of: theirs, against: try ourCommit.tree())
     }
     let base = try baseCommit(ours: ours, theirs: theirs)
+    let trees = (
+      base: try base.map { try repository.commit($0).tree() }, ours: try ourCommit.tree(),
+      theirs: try theirCommit.tree()
+    )
+    // A table renamed on one side (`folio tables rename`): the side that
+    // has not seen it yet still writes in the old folder, under the old
+    // name. Each tree is read with the folder at its new place, and each
+    // op under the table's name now, so both sides' changes meet.
+    let renames = try renames(in: [trees.ours, trees.theirs])
+    if !renames.isEmpty {
+      var renamed = self
+      renamed.config = Self.config(config, renaming: renames)
+      return try renamed.merge(
+        base: try trees.base.map { try moving(renames, in: $0) }, baseCommit: base,
+        ours: (try moving(renames, in: trees.ours), stamp(for: ourCommit)),
+        theirs: (try moving(renames, in: trees.theirs), stamp(for: theirCommit)))
+    }
     return try merge(
-      base: try base.map { try repository.commit($0).tree() }, baseCommit: base,
-      ours: (try ourCommit.tree(), stamp(for: ourCommit)),
-      theirs: (try theirCommit.tree(), stamp(for: theirCommit)))
+      base: trees.base, baseCommit: base, ours: (trees.ours, stamp(for: ourCommit)),
+      theirs: (trees.theirs, stamp(for: theirCommit)))
+  }
+
+  /// The renames the `folio.yaml` of any of `trees` records; none for a
+  /// tree whose file does not load (the merge reports that elsewhere).
+  private func renames(in trees: [GitTree]) throws -> [TableRename] {
+    var found: [TableRename] = config.renames
+    for tree in trees {
+      guard let id = tree.blobID(at: Config.fileName),
+        let other = try? Config(bytes: try repository.blob(id), file: Config.fileName)
+      else { continue }
+      for rename in other.renames where !found.contains(rename) { found.append(rename) }
+    }
+    return found
+  }
+
+  /// `tree` with the folder of each renamed table moved from its old place
+  /// to its new one, where the tree still has it at the old place only: a
+  /// move of one tree entry, however many documents the folder holds.
+  private func moving(_ renames: [TableRename], in tree: GitTree) throws -> GitTree {
+    var changes: [(path: String, id: GitOID?, mode: UInt32)] = []
+    for rename in renames where rename.oldPath != rename.newPath {
+      guard let folder = try tree.subtree(at: rename.oldPath, repository: repository),
+        try tree.subtree(at: rename.newPath, repository: repository) == nil
+      else { continue }
+      changes += [(rename.newPath, folder.id, 0o040000), (rename.oldPath, nil, 0)]
+    }
+    if changes.isEmpty { return tree }
+    return try repository.tree(try repository.updatedTree(tree, setting: changes))
+  }
+
+  /// `config` with each table that still has a former name of `renames`
+  /// given its new name and folder, as the renaming side's config has it.
+  static func config(_ config: Config, renaming renames: [TableRename]) -> Config {
+    var result = config
+    for rename in renames {
+      guard result.table(named: rename.newName) == nil,
+        let index = result.tables.firstIndex(where: { $0.name == rename.oldName })
+      else { continue }
+      result.tables[index].name = rename.newName
+      result.tables[index].path = rename.newPath
+      result.tables[index].renamedFrom.append(rename.oldName)
+    }
+    return result
   }
 
   /// The tree to merge against: the merge base, or for criss-cross

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioJSON
+import FolioSystem
 import Synchronization
 
 /// How many document files queries have read in this process, per table
@@ -260,6 +261,9 @@ struct IndexSnapshot: Sendable {
   let keys: [FieldPath]
   /// The index lock, which also guards the table's ``DocumentPack``.
   let lockPath: String
+  /// The table's document files that did not parse when last read, by
+  /// pk: a query leaves them out and names them.
+  let unreadable: [String: FolioError]
 
   /// About how many documents the table holds (the base's, plus what the
   /// overlay adds), without walking anything.
@@ -277,6 +281,8 @@ struct IndexSnapshot: Sendable {
     }
     keys = index.keys
     lockPath = index.lockPath
+    unreadable = Dictionary(
+      index.unreadable.map { ($0.key.string, $0.value) }, uniquingKeysWith: { a, _ in a })
   }
 
   /// A function from a live pk to its value of key `key` (``OrderValue/null``

@@ -64,6 +64,10 @@ final class PackedDocuments {
   /// How many live documents there are (some may be gone from their files
   /// since the check).
   var count: Int { order.count + missing.count }
+  /// The files the index knows not to parse, by pk.
+  var unreadable: [String: FolioError] { snapshot.unreadable }
+  /// The document files read so far that did not parse, left out.
+  private(set) var skipped: [FolioError] = []
   /// How many documents the pack lacked (tests).
   var missingCount: Int { missing.count }
 
@@ -174,8 +178,16 @@ final class PackedDocuments {
     let pk = pks.pk(id)
     guard dirfd >= 0, let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     let readAt = FileStat.now()
-    guard let (object, st) = try TableIndex.readDocument(named: name, in: dirfd, folder: folder, table: table)
-    else { return nil }
+    let read: (object: JSONObject, stat: stat)?
+    do {
+      read = try TableIndex.readDocument(named: name, in: dirfd, folder: folder, table: table)
+    } catch let error as FolioError where error.isUnreadableDocument {
+      // Left out and named, as the index leaves it out (see
+      // TableIndex.readEntryAndDocument).
+      if !skipped.contains(where: { $0.location == error.location }) { skipped.append(error) }
+      return nil
+    }
+    guard let (object, st) = read else { return nil }
     let stat = FileStat(st)
     if offsets[id] == PackValidation.notPacked && !stat.isRacy(checkedAt: readAt) {
       offsets[id] = Self.queued

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioJSON
+import FolioSystem
 
 extension Query {
   /// The ordering in force: the one chosen, else the table's first `order`
@@ -13,8 +14,9 @@ extension Query {
   /// ```swift
   /// let page = try todos.query().orderBy(child: "lastUpdate").limitToFirst(20).get()
   /// ```
-  /// - Throws: `UNKNOWN_TABLE`; `INVALID_JSON` for a document file that does
-  ///   not parse (fix it, or see `folio fsck`).
+  /// A document file that does not parse is left out; ``get(skipped:)``
+  /// says which.
+  /// - Throws: `UNKNOWN_TABLE`.
   public func get() throws -> [Document] {
     var cursor = try documents()
     var result: [Document] = []
@@ -26,11 +28,27 @@ extension Query {
   /// the ordering is indexed and there is no filter, or only one that the
   /// index range decides (`dep_delay > 300` ordered by `dep_delay`).
   public func count() throws -> Int {
+    var skipped: [FolioError] = []
+    return try count(skipped: &skipped)
+  }
+
+  /// ``count()``, adding the document files left out because they do not
+  /// parse to `skipped` (see ``QueryCursor/skipped``).
+  public func count(skipped: inout [FolioError]) throws -> Int {
     let store = collection.store
     let table = try store.table(named: collection.name)
     let plan = try accessPlan(store: store, table: table)
     var cursor = try cursor(plan, store: store, table: table, limit: limit)
-    if filter == nil || plan.filterImplied { return cursor.countWithoutReading() }
+    defer { skipped += cursor.skipped }
+    if filter == nil || plan.filterImplied {
+      // Counted without reading a document: a file edited into one that
+      // does not parse is found only by a check of the contents, which a
+      // plan that needs the set of documents alone did not make.
+      if !plan.contentsChecked {
+        cursor.leaveOut(try OrderIndexCache.snapshot(store: store, table: table, contents: true).unreadable)
+      }
+      return cursor.countWithoutReading()
+    }
     if limit == nil && plan.lower == nil && plan.upper == nil, let n = try cursor.countInPackOrder() {
       return n
     }
@@ -69,6 +87,7 @@ extension Query {
       }
       var items: [(value: OrderValue, pk: String)] = []
       var preloaded: [ExactKey: JSONObject] = [:]
+      var skipped: [FolioError] = []
       switch plan.natural {
       case .pk:
         items = pks.map { (constant, $0) }
@@ -80,9 +99,7 @@ extension Query {
         // here, and hand it to the cursor.
         for pk in pks {
           QueryStatistics.countRead(folder: store.directory(of: table))
-          guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
-            continue
-          }
+          guard let read = try QueryCursor.readSkipping(store, table, pk, into: &skipped) else { continue }
           if let filter, !filter.matches(read.object) { continue }
           items.append((OrderValue(read.object.childValue(at: path)), pk))
           preloaded[ExactKey(pk)] = read.object
@@ -91,12 +108,13 @@ extension Query {
       return QueryCursor(
         store: store, table: table,
         range: MergedRange(runs: [ArrayRun(sorting: items)], lower: plan.lower, upper: plan.upper),
-        limit: limit, filter: filter, preloaded: preloaded)
+        limit: limit, filter: filter, preloaded: preloaded, unreadable: snapshot.unreadable, skipped: skipped)
     }
     var runs: [any OrderedRun]
     var filtered = false
     var packed: PackedDocuments?
     var packSnapshot: IndexSnapshot?
+    var unreadable: [String: FolioError] = [:]
     switch plan.natural {
     case .pk, .index:
       var snapshot: IndexSnapshot
@@ -124,16 +142,18 @@ extension Query {
         }
         packSnapshot = snapshot
       }
+      unreadable = snapshot.unreadable
     case .scan(let path):
       let (run, documents) = try scan(store: store, table: table, path: path, snapshot: plan.snapshot)
       runs = [run]
       packed = documents
       filtered = true
+      unreadable = documents.unreadable
     }
     return QueryCursor(
       store: store, table: table, range: MergedRange(runs: runs, lower: plan.lower, upper: plan.upper),
       limit: limit, filter: filtered || plan.filterImplied ? nil : filter, packed: packed,
-      packSnapshot: packSnapshot)
+      packSnapshot: packSnapshot, unreadable: unreadable)
   }
 
   /// Orders by a path that has no index: reads every document once (from
@@ -182,13 +202,38 @@ public struct QueryCursor {
   /// Where documents come from in place of the table's files (a past
   /// commit's tree, ``Query/cursor(table:pks:load:)``).
   private let source: ((String) throws -> JSONObject?)?
+  /// The files the index knows not to parse, by pk: left out unread.
+  private var unreadable: [String: FolioError]
+  /// The files found not to parse while reading.
+  private var found: [FolioError]
+
+  /// The document files left out because they do not parse (a truncated
+  /// save, a stray comma), each an error at its `file:line:col`, in path
+  /// order: every such file of the table the index knows of, and any met
+  /// while reading. The rest of the answer is unaffected; `folio query`
+  /// names them on stderr and exits 3.
+  ///
+  /// ```swift
+  /// var cursor = try todos.query().documents()
+  /// while let todo = try cursor.next() { show(todo) }
+  /// for file in cursor.skipped { print("skipped: \(file)") }
+  /// ```
+  public var skipped: [FolioError] {
+    var seen = Set<FolioError.SourceLocation?>()
+    return (Array(unreadable.values) + found + (packed?.skipped ?? []))
+      .filter { seen.insert($0.location).inserted }
+      .sorted { ($0.location?.file ?? "") < ($1.location?.file ?? "") }
+  }
 
   init(
     store: Store, table: TableConfig, range: MergedRange, limit: Query.Limit?, filter: Predicate?,
     preloaded: [ExactKey: JSONObject] = [:], packed: PackedDocuments? = nil,
-    packSnapshot: IndexSnapshot? = nil, source: ((String) throws -> JSONObject?)? = nil
+    packSnapshot: IndexSnapshot? = nil, source: ((String) throws -> JSONObject?)? = nil,
+    unreadable: [String: FolioError] = [:], skipped: [FolioError] = []
   ) {
     self.source = source
+    self.unreadable = unreadable
+    self.found = skipped
     self.packed = packed
     self.packSnapshot = packSnapshot
     packedFilter = filter.flatMap(PackedFilter.init)
@@ -200,8 +245,8 @@ public struct QueryCursor {
     self.preloaded = preloaded
   }
 
-  /// The next document, or nil at the end.
-  /// - Throws: `INVALID_JSON` for a document file that does not parse.
+  /// The next document, or nil at the end. A document file that does not
+  /// parse is passed over and added to ``skipped``.
   public mutating func next() throws -> Document? {
     switch limit {
     case .last(let n):
@@ -229,6 +274,7 @@ public struct QueryCursor {
 
   /// The document `pk`, if it still exists and passes the filter.
   private mutating func load(_ pk: String) throws -> Document? {
+    if !unreadable.isEmpty && unreadable[pk] != nil { return nil }
     if !preloaded.isEmpty, let object = preloaded.removeValue(forKey: ExactKey(pk)) {
       if let filter, !filter.matches(object) { return nil }
       return Document(pk: pk, table: table.name, value: object)
@@ -250,11 +296,24 @@ public struct QueryCursor {
       return Document(pk: pk, table: table.name, value: object)
     }
     QueryStatistics.countRead(folder: store.directory(of: table))
-    guard let read = try store.readDocument(at: try store.documentPath(table: table, pk: pk)) else {
-      return nil
-    }
+    guard let read = try Self.readSkipping(store, table, pk, into: &found) else { return nil }
     if let filter, !filter.matches(read.object) { return nil }
     return Document(pk: pk, table: table.name, value: read.object)
+  }
+
+  /// Reads document `pk`; nil when it is gone, or when it does not parse,
+  /// which adds its error to `skipped`.
+  static func readSkipping(
+    _ store: Store, _ table: TableConfig, _ pk: String, into skipped: inout [FolioError]
+  )
+    throws -> (bytes: [UInt8], object: JSONObject)?
+  {
+    do {
+      return try store.readDocument(at: try store.documentPath(table: table, pk: pk))
+    } catch let error as FolioError where error.isUnreadableDocument {
+      skipped.append(error)
+      return nil
+    }
   }
 
   /// Counts the documents that pass the filter in the packed cache's
@@ -274,6 +333,11 @@ public struct QueryCursor {
     packed = PackedDocuments(store: store, table: table, snapshot: snapshot)
   }
 
+  /// Leaves out the files `more` names as not parsing, unread.
+  mutating func leaveOut(_ more: [String: FolioError]) {
+    unreadable.merge(more) { a, _ in a }
+  }
+
   /// Counts what is left without reading documents (only without a filter).
   mutating func countWithoutReading() -> Int {
     var n = 0
@@ -282,7 +346,9 @@ public struct QueryCursor {
     case .first(let k), .last(let k): cap = k
     case nil: cap = .max
     }
-    while n < cap, range.next() != nil { n += 1 }
+    while n < cap, let pk = range.next() {
+      if unreadable.isEmpty || unreadable[pk] == nil { n += 1 }
+    }
     return n
   }
 }

@@ -1,5 +1,6 @@
 import FolioCore
 import FolioSystem
+import Glibc
 
 extension Store {
   /// Tells the order indexes that the documents `pks` of `table` were
@@ -9,6 +10,35 @@ extension Store {
   func documentsChanged(table name: String, pks: [String]) {
     guard let table = config.table(named: name), !pks.isEmpty else { return }
     OrderIndexCache.documentsChanged(store: self, table: table, changes: pks.map { ($0, nil) })
+  }
+
+  /// Brings table `name`'s index files in `.git/folio/index/` in line with
+  /// its order keys and `indexes:` now, rather than at the next query:
+  /// files built for other paths (an index added or removed since) are
+  /// built again from the documents.
+  ///
+  /// ```swift
+  /// let store = try store.addIndex("owner", to: "todos")
+  /// try store.buildIndexes(table: "todos")
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE`, or what reading the folder throws.
+  public func buildIndexes(table name: String) throws {
+    let table = try self.table(named: name)
+    _ = try OrderIndexCache.snapshot(store: self, table: table, contents: true)
+  }
+
+  /// Removes the index files in `.git/folio/index/` kept under table name
+  /// `name`, which no table has any more (after `folio tables rename`).
+  ///
+  /// ```swift
+  /// let (store, _) = try store.renameTable("todos", to: "tasks")
+  /// try store.removeIndexFiles(ofFormerTable: "todos")
+  /// ```
+  public func removeIndexFiles(ofFormerTable name: String) throws {
+    let stem = privateDirectory + "/index/" + IndexNames.fileStem(name)
+    for suffix in [".base", ".log", ".docs"] where unlink(stem + suffix) != 0 && errno != ENOENT {
+      throw FileSystem.error(errno, "unlink", path: stem + suffix)
+    }
   }
 
   /// The hook `commit` calls with the files a transaction wrote.

@@ -62,6 +62,10 @@ final class TableIndex {
   var cleanContents = false
   var pending = Set<ExactKey>()
 
+  /// The document files found not to parse when last read, by pk, with
+  /// their errors: queries leave them out and name them.
+  var unreadable: [ExactKey: FolioError] = [:]
+
   init(table: TableConfig, folder: String, indexDirectory: String) {
     self.table = table
     self.folder = folder
@@ -154,6 +158,9 @@ final class TableIndex {
   private func apply(_ record: IndexLog.Record) {
     switch record {
     case .document(let pk, let entry):
+      // Checked at time zero only when it did not parse (see
+      // readEntryAndDocument): anything else says it reads now, or is gone.
+      if entry?.checkedAt != 0 { unreadable.removeValue(forKey: ExactKey(pk)) }
       overlayGeneration += 1
       overlay[ExactKey(pk)] = (pk, entry)
       if let doc = base?.find(pk) { overridden.insert(doc) }
@@ -294,14 +301,29 @@ final class TableIndex {
     try readEntryAndDocument(pk: pk, dirfd: dirfd)?.entry
   }
 
-  /// ``readEntry(pk:dirfd:)``, with the document it read.
-  func readEntryAndDocument(pk: String, dirfd: Int32) throws -> (entry: IndexEntry, document: JSONObject)? {
+  /// ``readEntry(pk:dirfd:)``, with the document it read (nil for a file
+  /// that does not parse).
+  ///
+  /// A file that does not parse (a truncated save, a stray comma) is still
+  /// a document of the table, one whose values are unknown: it gets an
+  /// entry with no values, checked at time zero so that every check of the
+  /// contents reads it again, and its error goes to ``unreadable``, for
+  /// each query to name. Failing here instead would take down every query
+  /// on the table for one file.
+  func readEntryAndDocument(pk: String, dirfd: Int32) throws -> (entry: IndexEntry, document: JSONObject?)? {
     guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
     let checkedAt = FileStat.now()
-    guard let (object, st) = try Self.readDocument(named: name, in: dirfd, folder: folder, table: table)
-    else {
-      return nil
+    let read: (object: JSONObject, stat: stat)?
+    do {
+      read = try Self.readDocument(named: name, in: dirfd, folder: folder, table: table)
+    } catch let error as FolioError where error.isUnreadableDocument {
+      unreadable[ExactKey(pk)] = error
+      var st = stat()
+      guard fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+      return (IndexEntry(stat: FileStat(st), checkedAt: 0, values: keys.map { _ in nil }), nil)
     }
+    unreadable.removeValue(forKey: ExactKey(pk))
+    guard let (object, st) = read else { return nil }
     return (IndexEntry(stat: FileStat(st), checkedAt: checkedAt, values: values(of: object)), object)
   }
 
@@ -418,7 +440,9 @@ final class TableIndex {
             entries.append((pk, entry))
           } else if let (entry, document) = try readEntryAndDocument(pk: pk, dirfd: dirfd) {
             entries.append((pk, entry))
-            filler?.add(pk: pk, document: document, stat: entry.stat, readAt: entry.checkedAt)
+            if let document {
+              filler?.add(pk: pk, document: document, stat: entry.stat, readAt: entry.checkedAt)
+            }
           }
         }
         filler?.finish()

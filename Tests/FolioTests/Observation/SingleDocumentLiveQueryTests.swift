@@ -279,13 +279,13 @@ struct LiveQueryChangesFailureTests {
     }
     let after = try await iterator.next()
     #expect(after == nil)
-    let query = try store.collection("todos").query().orderBy(child: "lastUpdate").limitToFirst(2).changes()
-    var queryIterator = query.makeAsyncIterator()
-    await #expect { _ = try await queryIterator.next() } throws: { error in
-      (error as? FolioError)?.code == .invalidJSON
+    // A query of the table leaves the broken file out and starts (see
+    // LeftOutDocumentTests): one file does not take the table down.
+    do {
+      let query = try store.collection("todos").query().orderBy(child: "lastUpdate").limitToFirst(2).changes()
+      var queryIterator = query.makeAsyncIterator()
+      let first = try await queryIterator.next()
+      #expect(first?.0.map(\.pk) == ["b"])
     }
-    let queryAfter = try await queryIterator.next()
-    #expect(queryAfter == nil)
-    #expect(store.observation.isEmpty)
   }
 }

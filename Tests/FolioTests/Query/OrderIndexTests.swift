@@ -255,8 +255,10 @@ struct OrderIndexTests {
     defer { scratch.remove() }
     _ = try pks(store)
     try scratch.write("t/d1.json", "{\"id\": \"d1\",\n  \"rank\": }\n")
-    let error = #expect(throws: FolioError.self) { try pks(store) }
-    #expect(error?.description.hasPrefix("t/d1.json:2:11: error:") == true, "\(String(describing: error))")
+    // Left out and named, not thrown: one file does not take the table down.
+    var skipped: [FolioError] = []
+    #expect(try store.collection("t").query().get(skipped: &skipped).map(\.pk) == ["d0", "d2"])
+    #expect(skipped.map(\.description) == ["t/d1.json:2:11: error: expected a JSON value, found '}'"])
     try scratch.write("t/d1.json", "{\"id\": \"d1\", \"rank\": 100}\n")
     #expect(try pks(store) == ["d0", "d2", "d1"])
   }
