@@ -84,9 +84,9 @@ final class HTTPAcceptor: @unchecked Sendable {
         throw FolioError(.usage, "--host must be an IPv4 or IPv6 address or localhost, not '\(host)'")
       }
     }
-    let where_ = "\(host):\(port)"
+    let endpoint = "\(host):\(port)"
     let fd = try FileSystem.makeSocket(
-      family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), path: where_)
+      family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), path: endpoint)
     var on: Int32 = 1
     // As libmicrohttpd did: a restarted server binds at once rather than
     // wait out the old connections' TIME_WAIT.
@@ -101,7 +101,7 @@ final class HTTPAcceptor: @unchecked Sendable {
       let code = errno
       Glibc.close(fd)
       throw FolioError(
-        .io, "cannot listen on \(where_) (is the port in use?): \(String(cString: strerror(code)))",
+        .io, "cannot listen on \(endpoint) (is the port in use?): \(String(cString: strerror(code)))",
         function: "bind")
     }
     let wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
