@@ -16,9 +16,9 @@
 /// request and stops then costs its slot only until a real client needs
 /// it, not for the whole timeout. With nothing to evict, the new
 /// connection is refused, with a reply.
-package struct ConnectionTable {
+struct ConnectionTable {
   /// What a connection is doing.
-  package enum Phase: Equatable, Sendable {
+  enum Phase: Equatable, Sendable {
     /// Connected, and no request in progress: its headers are not
     /// complete (or, between keep-alive requests, not begun).
     case awaitingRequest
@@ -28,18 +28,18 @@ package struct ConnectionTable {
     case stream
   }
 
-  package struct Entry {
-    package var address: [UInt8]
-    package var phase: Phase
+  struct Entry {
+    var address: [UInt8]
+    var phase: Phase
     /// When it entered ``phase``: the oldest ``Phase/awaitingRequest`` entry
     /// is evicted first.
-    package var since: Double
+    var since: Double
     /// Told to close; it still holds its socket until libmicrohttpd lets go.
-    package var evicted = false
+    var evicted = false
   }
 
   /// The answer to a new connection.
-  package enum Admission: Equatable {
+  enum Admission: Equatable {
     /// Let it in, after closing `evicting` (a socket) when not nil.
     case admit(evicting: Int32?)
     /// Refuse it, for the reason given (a sentence for the client and the log).
@@ -47,17 +47,17 @@ package struct ConnectionTable {
   }
 
   /// Connections at once, from everyone.
-  package let capacity: Int
+  let capacity: Int
   /// Connections at once from one address, streams not counted.
-  package let perAddress: Int
+  let perAddress: Int
   /// How many evicted connections may still be closing on top of
   /// ``capacity``: each eviction lets the new connection in at once, and
   /// past this many a flood of them is refused until some have closed.
-  package let closingAllowance: Int
+  let closingAllowance: Int
 
-  package private(set) var entries: [Int32: Entry] = [:]
+  private(set) var entries: [Int32: Entry] = [:]
 
-  package init(capacity: Int, perAddress: Int, closingAllowance: Int = 64) {
+  init(capacity: Int, perAddress: Int, closingAllowance: Int = 64) {
     self.capacity = max(1, capacity)
     self.perAddress = max(1, perAddress)
     self.closingAllowance = closingAllowance
@@ -65,7 +65,7 @@ package struct ConnectionTable {
 
   /// Decides on the connection just accepted on `socket` from `address`
   /// (the peer's IP, without the port), and records it unless refused.
-  package mutating func admit(_ socket: Int32, from address: [UInt8], now: Double) -> Admission {
+  mutating func admit(_ socket: Int32, from address: [UInt8], now: Double) -> Admission {
     // A socket number is reused only once its last holder was closed, so an
     // entry still under it is one libmicrohttpd dropped without a word.
     entries[socket] = nil
@@ -108,18 +108,18 @@ package struct ConnectionTable {
 
   /// The entry for `socket` moves to `phase` (a request began, ended, or
   /// became a stream).
-  package mutating func set(_ socket: Int32, to phase: Phase, now: Double) {
+  mutating func set(_ socket: Int32, to phase: Phase, now: Double) {
     guard entries[socket] != nil, entries[socket]?.phase != phase else { return }
     entries[socket]?.phase = phase
     entries[socket]?.since = now
   }
 
   /// The connection on `socket` closed.
-  package mutating func remove(_ socket: Int32) {
+  mutating func remove(_ socket: Int32) {
     entries[socket] = nil
   }
 
   /// The entry's address and how long it has waited, for the log line of
   /// an eviction.
-  package func entry(_ socket: Int32) -> Entry? { entries[socket] }
+  func entry(_ socket: Int32) -> Entry? { entries[socket] }
 }

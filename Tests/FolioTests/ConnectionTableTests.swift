@@ -1,5 +1,6 @@
-import FolioServe
 import Testing
+
+@testable import FolioServe
 
 /// The decisions behind `folio serve`'s connection limits, without sockets:
 /// who is let in, who is evicted to make room, and who is refused.
