@@ -100,9 +100,8 @@ final class HTTPAcceptor: @unchecked Sendable {
     guard bound == 0, listen(fd, SOMAXCONN) == 0 else {
       let code = errno
       Glibc.close(fd)
-      throw FolioError(
-        .io, "cannot listen on \(endpoint) (is the port in use?): \(String(cString: strerror(code)))",
-        function: "bind")
+      let reason = code == EADDRINUSE ? "another process holds the port" : String(cString: strerror(code))
+      throw FolioError(.io, "cannot listen on \(endpoint): \(reason)", function: "bind")
     }
     let wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
     guard wake >= 0 else {
