@@ -132,6 +132,10 @@ public final class RESTServer: Sendable {
   }
 
   /// Starts listening; requests are served on libmicrohttpd's threads.
+  ///
+  /// Raises the process's soft limit on open files to its hard limit (each
+  /// stream holds a socket and an eventfd), and says on stderr when even
+  /// that cannot hold ``ServeOptions/maxStreams`` streams.
   /// - Throws: `IO` if the port cannot be bound.
   public func start() throws {
     let handler = self.handler
