@@ -46,7 +46,7 @@ let package = Package(
     .target(name: "FolioWatch", dependencies: ["FolioGit"]),
     .target(name: "FolioIndexDaemon", dependencies: ["FolioQuery"]),
     .target(name: "FolioTransfer", dependencies: ["FolioGit", "CSQLite", "Clibgit2"]),
-    .target(name: "FolioServe", dependencies: ["FolioGit", "CMicroHTTPD"]),
+    .target(name: "FolioServe", dependencies: ["FolioGit", "CMicroHTTPD", "CSystem"]),
     .target(
       name: "Folio",
       dependencies: [

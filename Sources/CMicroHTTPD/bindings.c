@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 static struct {
+  enum MHD_Result (*MHD_add_connection)(struct MHD_Daemon *daemon, MHD_socket client_socket, const struct sockaddr *addr, socklen_t addrlen);
   enum MHD_Result (*MHD_add_response_header)(struct MHD_Response *response, const char *header, const char *content);
   struct MHD_Response * (*MHD_create_response_from_buffer)(size_t size, void *buffer, enum MHD_ResponseMemoryMode mode);
   struct MHD_Response * (*MHD_create_response_from_callback)(uint64_t size, size_t block_size, MHD_ContentReaderCallback crc, void *crc_cls, MHD_ContentReaderFreeCallback crfc);
@@ -19,7 +20,6 @@ static struct {
   const union MHD_ConnectionInfo * (*MHD_get_connection_info)(struct MHD_Connection *connection, enum MHD_ConnectionInfoType info_type, ...);
   int (*MHD_get_connection_values)(struct MHD_Connection *connection, enum MHD_ValueKind kind, MHD_KeyValueIterator iterator, void *iterator_cls);
   enum MHD_Result (*MHD_queue_response)(struct MHD_Connection *connection, unsigned int status_code, struct MHD_Response *response);
-  MHD_socket (*MHD_quiesce_daemon)(struct MHD_Daemon *daemon);
   struct MHD_Daemon * (*MHD_start_daemon_va)(unsigned int flags, uint16_t port, MHD_AcceptPolicyCallback apc, void *apc_cls, MHD_AccessHandlerCallback dh, void *dh_cls, va_list ap);
   void (*MHD_stop_daemon)(struct MHD_Daemon *daemon);
 } table;
@@ -34,6 +34,7 @@ static void load(void) {
     return;
   }
   const char *missing = NULL;
+  if (!(*(void **)&table.MHD_add_connection = dlsym(library, "MHD_add_connection"))) missing = "MHD_add_connection";
   if (!(*(void **)&table.MHD_add_response_header = dlsym(library, "MHD_add_response_header"))) missing = "MHD_add_response_header";
   if (!(*(void **)&table.MHD_create_response_from_buffer = dlsym(library, "MHD_create_response_from_buffer"))) missing = "MHD_create_response_from_buffer";
   if (!(*(void **)&table.MHD_create_response_from_callback = dlsym(library, "MHD_create_response_from_callback"))) missing = "MHD_create_response_from_callback";
@@ -41,7 +42,6 @@ static void load(void) {
   if (!(*(void **)&table.MHD_get_connection_info = dlsym(library, "MHD_get_connection_info"))) missing = "MHD_get_connection_info";
   if (!(*(void **)&table.MHD_get_connection_values = dlsym(library, "MHD_get_connection_values"))) missing = "MHD_get_connection_values";
   if (!(*(void **)&table.MHD_queue_response = dlsym(library, "MHD_queue_response"))) missing = "MHD_queue_response";
-  if (!(*(void **)&table.MHD_quiesce_daemon = dlsym(library, "MHD_quiesce_daemon"))) missing = "MHD_quiesce_daemon";
   if (!(*(void **)&table.MHD_start_daemon_va = dlsym(library, "MHD_start_daemon_va"))) missing = "MHD_start_daemon_va";
   if (!(*(void **)&table.MHD_stop_daemon = dlsym(library, "MHD_stop_daemon"))) missing = "MHD_stop_daemon";
   if (missing) {
@@ -62,6 +62,11 @@ static void ready(void) {
     fprintf(stderr, "folio: error: %s\n", error);
     abort();
   }
+}
+
+enum MHD_Result MHD_add_connection(struct MHD_Daemon *daemon, MHD_socket client_socket, const struct sockaddr *addr, socklen_t addrlen) {
+  ready();
+  return table.MHD_add_connection(daemon, client_socket, addr, addrlen);
 }
 
 enum MHD_Result MHD_add_response_header(struct MHD_Response *response, const char *header, const char *content) {
@@ -97,11 +102,6 @@ int MHD_get_connection_values(struct MHD_Connection *connection, enum MHD_ValueK
 enum MHD_Result MHD_queue_response(struct MHD_Connection *connection, unsigned int status_code, struct MHD_Response *response) {
   ready();
   return table.MHD_queue_response(connection, status_code, response);
-}
-
-MHD_socket MHD_quiesce_daemon(struct MHD_Daemon *daemon) {
-  ready();
-  return table.MHD_quiesce_daemon(daemon);
 }
 
 struct MHD_Daemon * MHD_start_daemon_va(unsigned int flags, uint16_t port, MHD_AcceptPolicyCallback apc, void *apc_cls, MHD_AccessHandlerCallback dh, void *dh_cls, va_list ap) {

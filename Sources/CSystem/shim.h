@@ -10,3 +10,4 @@ int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, co
 #include <stdio.h>
 /* Swift 6 cannot name the C global `stdout`; this sets it line-buffered. */
 static inline void folio_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+#include <sys/eventfd.h>

@@ -1,3 +1,4 @@
+internal import CSystem
 import Dispatch
 import FolioCore
 import FolioJSON
@@ -43,10 +44,12 @@ final class EventStream: Sendable {
   }
 
   private let state = Mutex(State())
-  /// A pipe whose read end wakes the reading thread: a byte per event
-  /// queued. A pipe rather than a semaphore, so that the same `poll` also
-  /// sees the client's socket hang up.
-  private let wakeFDs: (read: Int32, write: Int32)
+  /// An eventfd that wakes the reading thread when an event is queued. A
+  /// descriptor rather than a semaphore, so that the same `poll` also sees
+  /// the client's socket hang up; an eventfd rather than a pipe, because a
+  /// server holding a thousand streams spends one descriptor on each of
+  /// them, not two.
+  private let wakeFD: Int32
   /// The client's socket, watched for a hang-up while the stream waits;
   /// -1 until the HTTP layer names it.
   private let socketFD = Atomic<Int32>(-1)
@@ -56,7 +59,7 @@ final class EventStream: Sendable {
   /// Live query handlers run here, one at a time, in commit order.
   private let queue = DispatchQueue(label: "folio.serve.stream")
 
-  /// A stream of `path`; nil when no pipe can be made (out of file
+  /// A stream of `path`; nil when no eventfd can be made (out of file
   /// descriptors).
   init?(
     path: RESTPath, credential: String?, limit: Int, keepAlive: Double,
@@ -67,13 +70,13 @@ final class EventStream: Sendable {
     self.limit = limit
     self.keepAlive = keepAlive
     self.onFinish = onFinish
-    guard let fds = try? FileSystem.pipe(flags: O_CLOEXEC | O_NONBLOCK) else { return nil }
-    wakeFDs = fds
+    let fd = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+    guard fd >= 0 else { return nil }
+    wakeFD = fd
   }
 
   deinit {
-    Glibc.close(wakeFDs.read)
-    Glibc.close(wakeFDs.write)
+    Glibc.close(wakeFD)
   }
 
   /// The client's socket (a descriptor the HTTP layer owns and keeps open
@@ -84,9 +87,9 @@ final class EventStream: Sendable {
   }
 
   private func wakeReader() {
-    var byte: UInt8 = 1
-    // A full pipe already holds a wake-up: nothing is lost.
-    _ = Glibc.write(wakeFDs.write, &byte, 1)
+    var one: UInt64 = 1
+    // A counter at its limit already holds a wake-up: nothing is lost.
+    _ = Glibc.write(wakeFD, &one, 8)
   }
 
   // MARK: Producing
@@ -312,7 +315,7 @@ final class EventStream: Sendable {
     // POLLRDHUP (Linux, <poll.h> under _GNU_SOURCE): the peer closed its end.
     let readHangUp: Int16 = 0x2000
     var fds = [
-      pollfd(fd: wakeFDs.read, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
       pollfd(fd: socket, events: readHangUp, revents: 0),
     ]
     let milliseconds = Int32(min(keepAlive * 1000, Double(Int32.max)))
@@ -320,8 +323,9 @@ final class EventStream: Sendable {
     if ready < 0 { return errno == EINTR ? .woken : .idle }
     if ready == 0 { return .idle }
     if fds[1].revents & (readHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0 { return .hungUp }
-    var drain = [UInt8](repeating: 0, count: 64)
-    while Glibc.read(wakeFDs.read, &drain, drain.count) > 0 {}
+    // One read takes every wake-up queued and sets the counter to zero.
+    var count: UInt64 = 0
+    _ = Glibc.read(wakeFD, &count, 8)
     return .woken
   }
 

@@ -1,30 +1,39 @@
 internal import CMicroHTTPD
 import FolioCore
 import FolioSystem
+import Foundation
 import Glibc
+import Synchronization
 
-/// Owns one libmicrohttpd daemon: it listens, parses HTTP, asks `admit`
-/// about each request as soon as its headers are in, and calls `handler`
-/// with each complete request, on that connection's own thread.
+/// Owns one libmicrohttpd daemon: it parses HTTP, asks `admit` about each
+/// request as soon as its headers are in, and calls `handler` with each
+/// complete request, on that connection's own thread.
 ///
 /// Thread per connection, so that an event stream can block its thread
 /// waiting for events (libmicrohttpd's content-reader callback) without
-/// holding up any other client.
+/// holding up any other client. Each thread waits with `poll`, not
+/// `select`, whose descriptor sets end at 1,024: a server holding a
+/// thousand streams has sockets numbered past that.
 ///
 /// A request `admit` refuses is answered before a byte of its body is read
 /// (libmicrohttpd then closes the connection rather than read the rest), so
-/// a client without the token costs no more than its headers. Connections
-/// are bounded per client address and in all, and one that sends nothing
-/// for ``Limits/timeoutSeconds`` is closed, so that half-sent requests from
-/// one address cannot lock out everyone else.
-// @unchecked: `daemon` and `quiescedSocket` are written in init and by
-// `quiesce()` and `stop()`, which one owner thread calls once it has taken
-// the daemon out from under its own lock; libmicrohttpd guards its state
-// across threads, and the other members are immutable and Sendable.
+/// a client without the token costs no more than its headers.
+///
+/// The daemon does not accept connections itself: ``HTTPAcceptor`` does,
+/// and each new one is weighed against the ``ConnectionTable`` (its limits
+/// in all and per address, and the eviction of the connection that has
+/// waited longest for a request) before libmicrohttpd gets it. A connection
+/// refused there is answered 503; one evicted is answered 408. Either way
+/// the client gets a reply and the log a line. A connection that sends
+/// nothing for ``Limits/timeoutSeconds`` is closed.
+// @unchecked: `daemon` is written in init and by `stop()`, which one owner
+// thread calls once it has taken the daemon out from under its own lock;
+// libmicrohttpd guards its state across threads, `connections` is a Mutex,
+// and the other members are immutable and Sendable.
 final class HTTPDaemon: @unchecked Sendable {
   private var daemon: OpaquePointer?
-  /// The listening socket ``quiesce()`` took back, or -1.
-  private var quiescedSocket: Int32 = -1
+  private let acceptor: HTTPAcceptor
+  private let connections: Mutex<ConnectionTable>
   private let admit: @Sendable (HTTPRequest) -> HTTPReply?
   private let handler: @Sendable (HTTPRequest) -> HTTPReply
   private let maxBodyBytes: Int
@@ -34,8 +43,8 @@ final class HTTPDaemon: @unchecked Sendable {
   struct Limits {
     /// Connections at once, from everyone.
     var connections: Int
-    /// Connections at once from one client address; below ``connections``,
-    /// so that one address cannot take every slot.
+    /// Connections at once from one client address that are not event
+    /// streams, so that one address cannot take every slot with requests.
     var connectionsPerAddress: Int
     /// Seconds a connection may send nothing (a slow header or body, an idle
     /// keep-alive) before it is closed.
@@ -59,86 +68,100 @@ final class HTTPDaemon: @unchecked Sendable {
     self.handler = handler
     self.maxBodyBytes = maxBodyBytes
     self.log = log
-    var address = sockaddr_storage()
-    var flags =
-      UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue) | UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
-      | UInt32(MHD_USE_ITC.rawValue)
-    let numeric = host == "localhost" ? "127.0.0.1" : host
-    if numeric.contains(":") {
-      let parsed = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-          v6.pointee.sin6_family = sa_family_t(AF_INET6)
-          v6.pointee.sin6_port = in_port_t(UInt16(port).bigEndian)
-          return inet_pton(AF_INET6, numeric, &v6.pointee.sin6_addr)
-        }
-      }
-      guard parsed == 1 else {
-        throw FolioError(.usage, "--host must be an IPv4 or IPv6 address or localhost, not '\(host)'")
-      }
-      flags |= UInt32(MHD_USE_IPv6.rawValue)
-    } else {
-      let parsed = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-          v4.pointee.sin_family = sa_family_t(AF_INET)
-          v4.pointee.sin_port = in_port_t(UInt16(port).bigEndian)
-          return inet_pton(AF_INET, numeric, &v4.pointee.sin_addr)
-        }
-      }
-      guard parsed == 1 else {
-        throw FolioError(.usage, "--host must be an IPv4 or IPv6 address or localhost, not '\(host)'")
-      }
-    }
+    let table = ConnectionTable(capacity: limits.connections, perAddress: limits.connectionsPerAddress)
+    connections = Mutex(table)
     if let error = folio_mhd_load_error() {
       throw FolioError(.io, "cannot load libmicrohttpd: \(String(cString: error))", function: "dlopen")
     }
+    acceptor = try HTTPAcceptor(host: host, port: port, log: log)
+    let flags =
+      UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue) | UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
+      | UInt32(MHD_USE_ITC.rawValue) | UInt32(MHD_USE_POLL.rawValue)
+      | UInt32(MHD_USE_NO_LISTEN_SOCKET.rawValue)
     let context = Unmanaged.passUnretained(self).toOpaque()
-    daemon = withUnsafeMutablePointer(to: &address) { addressPointer in
-      var items: [MHD_OptionItem] = [
-        MHD_OptionItem(
-          option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(addressPointer)),
-        MHD_OptionItem(
-          option: .NOTIFY_COMPLETED, value: unsafeBitCast(Self.completed, to: Int.self),
-          ptr_value: context),
-        // Paths and parameters come raw, to be decoded segment by segment:
-        // libmicrohttpd's own unescaping would turn a key's %2F into a slash.
-        MHD_OptionItem(
-          option: .UNESCAPE_CALLBACK, value: unsafeBitCast(Self.keepEscaped, to: Int.self),
-          ptr_value: nil),
-        MHD_OptionItem(option: .CONNECTION_LIMIT, value: limits.connections, ptr_value: nil),
-        MHD_OptionItem(
-          option: .PER_IP_CONNECTION_LIMIT, value: limits.connectionsPerAddress, ptr_value: nil),
-        MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: limits.timeoutSeconds, ptr_value: nil),
-        MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
-      ]
-      return items.withUnsafeMutableBufferPointer { buffer in
-        withVaList([
-          Int32(bitPattern: MHD_OPTION.ARRAY.rawValue), buffer.baseAddress!,
-          Int32(bitPattern: MHD_OPTION.END.rawValue),
-        ]) { arguments in
-          MHD_start_daemon_va(flags, UInt16(port), nil, nil, Self.access, context, arguments)
-        }
+    var items: [MHD_OptionItem] = [
+      MHD_OptionItem(
+        option: .NOTIFY_COMPLETED, value: unsafeBitCast(Self.completed, to: Int.self), ptr_value: context),
+      MHD_OptionItem(
+        option: .NOTIFY_CONNECTION, value: unsafeBitCast(Self.connectionEvent, to: Int.self),
+        ptr_value: context),
+      // Paths and parameters come raw, to be decoded segment by segment:
+      // libmicrohttpd's own unescaping would turn a key's %2F into a slash.
+      MHD_OptionItem(
+        option: .UNESCAPE_CALLBACK, value: unsafeBitCast(Self.keepEscaped, to: Int.self), ptr_value: nil),
+      // The table decides; this is only a backstop above it and the
+      // evicted connections still closing, never reached.
+      MHD_OptionItem(
+        option: .CONNECTION_LIMIT, value: table.capacity + table.closingAllowance + 16, ptr_value: nil),
+      MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: limits.timeoutSeconds, ptr_value: nil),
+      MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
+    ]
+    daemon = items.withUnsafeMutableBufferPointer { buffer in
+      withVaList([
+        Int32(bitPattern: MHD_OPTION.ARRAY.rawValue), buffer.baseAddress!,
+        Int32(bitPattern: MHD_OPTION.END.rawValue),
+      ]) { arguments in
+        MHD_start_daemon_va(flags, 0, nil, nil, Self.access, context, arguments)
       }
     }
-    if daemon == nil {
-      throw FolioError(
-        .io, "cannot listen on \(host):\(port) (is the port in use?)", function: "MHD_start_daemon")
+    guard daemon != nil else {
+      acceptor.stop()
+      throw FolioError(.io, "cannot start the HTTP server on \(host):\(port)", function: "MHD_start_daemon")
     }
+    acceptor.start { [unowned self] socket, peer, address, length in
+      self.offer(socket, from: peer, address: address, length: length)
+    }
+  }
+
+  /// Weighs a new connection against the table, evicting the one that has
+  /// waited longest for a request if it must, and hands it to libmicrohttpd.
+  private func offer(
+    _ socket: Int32, from peer: HTTPAcceptor.Peer, address: UnsafePointer<sockaddr>, length: socklen_t
+  ) -> HTTPAcceptor.Refusal? {
+    guard let daemon else { return HTTPAcceptor.Refusal(status: 503, message: "the server is stopping") }
+    let now = SystemClock.monotonicSeconds()
+    let (admission, evicted) = connections.withLock {
+      table -> (ConnectionTable.Admission, ConnectionTable.Entry?) in
+      let admission = table.admit(socket, from: peer.bytes, now: now)
+      guard case .admit(let evicting?) = admission else { return (admission, nil) }
+      // Under the lock: libmicrohttpd reports a connection closed (which
+      // takes the lock) before it closes the socket, so while its entry is
+      // here the descriptor is still that connection's, not a reused number.
+      HTTPAcceptor.reply(
+        to: evicting,
+        HTTPAcceptor.Refusal(
+          status: 408, message: "closed without a complete request, to make room for another connection"))
+      shutdown(evicting, Int32(SHUT_RDWR))
+      return (admission, table.entry(evicting))
+    }
+    if case .refuse(let message) = admission { return HTTPAcceptor.Refusal(status: 503, message: message) }
+    if let evicted, let log {
+      let seconds = String(format: "%.1f", now - evicted.since)
+      log(
+        "evicted \(HTTPAcceptor.text(of: evicted.address)): 408 no request after \(seconds) s, to make room for \(peer.text)"
+      )
+    }
+    if MHD_add_connection(daemon, socket, address, length) != .YES {
+      // libmicrohttpd has closed the socket; there is nothing left to answer on.
+      let code = errno
+      connections.withLock { $0.remove(socket) }
+      log?(
+        "dropped \(peer.text): libmicrohttpd could not take the connection: \(String(cString: strerror(code)))"
+      )
+    }
+    return nil
   }
 
   /// Stops accepting connections; those open go on.
   func quiesce() {
-    guard let daemon, quiescedSocket < 0 else { return }
-    quiescedSocket = MHD_quiesce_daemon(daemon)
+    acceptor.stop()
   }
 
   /// Stops the daemon, waiting for every connection's thread to finish.
   func stop() {
+    acceptor.stop()
     if let daemon { MHD_stop_daemon(daemon) }
     daemon = nil
-    // libmicrohttpd hands the listening socket back on quiesce, for the
-    // caller to close after the stop.
-    if quiescedSocket >= 0 { close(quiescedSocket) }
-    quiescedSocket = -1
   }
 
   deinit { stop() }
@@ -161,10 +184,28 @@ final class HTTPDaemon: @unchecked Sendable {
     return daemon.access(connection!, url!, method!, uploadData, uploadSize!, requestContext!)
   }
 
-  private static let completed: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+  private static let completed: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in
+    if let context, let connection {
+      // Between requests a keep-alive connection waits for the next one's
+      // headers, and may be evicted like one that never sent any.
+      Unmanaged<HTTPDaemon>.fromOpaque(context).takeUnretainedValue().set(connection, to: .awaitingRequest)
+    }
     guard let requestContext, let pending = requestContext.pointee else { return }
     Unmanaged<PendingRequest>.fromOpaque(pending).release()
     requestContext.pointee = nil
+  }
+
+  private static let connectionEvent: MHD_NotifyConnectionCallback = { context, connection, _, event in
+    guard let context, let connection, event == .CONNECTION_NOTIFY_CLOSED else { return }
+    let daemon = Unmanaged<HTTPDaemon>.fromOpaque(context).takeUnretainedValue()
+    let socket = folio_mhd_connection_fd(connection)
+    daemon.connections.withLock { $0.remove(socket) }
+  }
+
+  private func set(_ connection: OpaquePointer, to phase: ConnectionTable.Phase) {
+    let socket = folio_mhd_connection_fd(connection)
+    let now = SystemClock.monotonicSeconds()
+    connections.withLock { $0.set(socket, to: phase, now: now) }
   }
 
   private static let keepEscaped:
@@ -187,6 +228,7 @@ final class HTTPDaemon: @unchecked Sendable {
         headers: Self.values(connection, .HEADER_KIND, decode: false), body: [])
       let pending = PendingRequest(request)
       requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
+      set(connection, to: .busy)
       if let refusal = admit(request) ?? tooLarge(request) {
         return respond(refusal, to: pending, on: connection)
       }
@@ -232,6 +274,7 @@ final class HTTPDaemon: @unchecked Sendable {
       let micros = Int((SystemClock.monotonicSeconds() - pending.started) * 1e6)
       log("\(pending.request.method) \(pending.request.rawPath) \(reply.status) \(micros)µs")
     }
+    if case .stream = reply { set(connection, to: .stream) }
     return Self.queue(reply, on: connection)
   }
 

@@ -18,6 +18,12 @@ enum HTTPReply {
     json(status, ["error": .string(message)])
   }
 
+  /// The bytes of Firebase's error shape, for a reply written outside
+  /// libmicrohttpd (a refused connection).
+  static func errorBody(_ message: String) -> [UInt8] {
+    JSONValue.object(["error": .string(message)]).compactBytes()
+  }
+
   /// The same reply with `extra` headers.
   func adding(headers extra: [(String, String)]) -> HTTPReply {
     switch self {

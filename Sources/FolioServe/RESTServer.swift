@@ -132,11 +132,25 @@ public final class RESTServer: Sendable {
   }
 
   /// Starts listening; requests are served on libmicrohttpd's threads.
+  ///
+  /// Raises the process's soft limit on open files to its hard limit (each
+  /// stream holds a socket and an eventfd), and says on stderr when even
+  /// that cannot hold ``ServeOptions/maxStreams`` streams.
   /// - Throws: `IO` if the port cannot be bound.
   public func start() throws {
     let handler = self.handler
+    let capacity = options.connectionCapacity
+    let descriptors = DescriptorLimit.raise()
+    if descriptors < DescriptorLimit.needed(streams: options.maxStreams, capacity: capacity) {
+      // Said even with `quiet`: past this many, streams get 503 for want of
+      // descriptors, and the operator can fix it.
+      let held = DescriptorLimit.streamsHeld(by: descriptors, streams: options.maxStreams, capacity: capacity)
+      ServeLog.write(
+        "folio serve: warning: the file descriptor limit is \(descriptors) (ulimit -n), which holds about \(held) of the \(options.maxStreams) streams --max-streams allows; raise the hard limit to hold them all"
+      )
+    }
     let limits = HTTPDaemon.Limits(
-      connections: options.maxConnections, connectionsPerAddress: options.maxConnectionsPerAddress,
+      connections: capacity, connectionsPerAddress: options.maxConnectionsPerAddress,
       timeoutSeconds: options.timeoutSeconds)
     let started = try HTTPDaemon(
       host: options.bareHost, port: options.port, maxBodyBytes: options.maxBodyBytes, limits: limits,

@@ -22,7 +22,9 @@ public struct ServeOptions: Sendable {
   public var quiet = false
   /// The largest request body; a larger one gets 413 and nothing is written.
   public var maxBodyBytes = 16 << 20
-  /// How many event streams may be open at once; one more gets 503.
+  /// How many event streams may be open at once; one more gets 503. Each
+  /// stream is a connection, so the connection limit grows with it (see
+  /// ``connectionCapacity``).
   public var maxStreams = 256
   /// How many bytes of events may wait for one slow stream client before it
   /// is sent `cancel` and dropped, so that no client grows memory without bound.
@@ -39,11 +41,24 @@ public struct ServeOptions: Sendable {
   /// proxy forwards, say. A request whose `Host` is none of them gets 421,
   /// which stops DNS rebinding. `serve: allow-host:` adds to it.
   public var allowedHosts: [String] = []
-  /// Connections at once, from every client.
+  /// Connections at once, from every client, at the least: the server
+  /// holds ``connectionCapacity``, which grows with ``maxStreams``.
   public var maxConnections = 1024
-  /// Connections at once from one client address: a quarter of
-  /// ``maxConnections``, so that one address cannot take every slot.
+  /// Connections at once from one client address that are not event
+  /// streams: a quarter of ``maxConnections``, so that one address cannot
+  /// take every slot with requests. Streams are not counted here (each has
+  /// passed the token check, and ``maxStreams`` bounds them): behind a
+  /// reverse proxy on the same machine every client has one address.
   public var maxConnectionsPerAddress = 256
+  /// Connections kept for requests beside ``maxStreams`` streams.
+  static let requestConnections = 64
+
+  /// The connections the server holds at once: ``maxConnections``, or
+  /// ``maxStreams`` and 64 more for requests when that is larger, so that
+  /// every stream allowed has a connection to run on. Past it, the
+  /// connection that has waited longest for a request is closed (408) to
+  /// make room; with none, the new connection gets 503.
+  public var connectionCapacity: Int { max(maxConnections, maxStreams + Self.requestConnections) }
   /// Seconds a connection may send nothing (a header or body sent slowly,
   /// an idle keep-alive) before it is closed. Streams send `keep-alive`
   /// events more often than this.

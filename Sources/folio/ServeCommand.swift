@@ -37,8 +37,9 @@ struct ServeCommand: Command {
       --max-body SIZE      The largest request body, in bytes or with K, M or G (default 16M);
                            a larger one gets 413 and nothing is written.
       --max-streams N      How many event streams may be open at once (default 256); one more
-                           gets 503.
-      --quiet              No line per request on stderr.
+                           gets 503. The connection limit grows with it (N + 64, at least
+                           1024), and the open-files limit is raised to its hard limit.
+      --quiet              No line per request, refusal or eviction on stderr.
 
     The JSON tree is tables, documents and fields: /.json is the whole store, /todos.json a
     table (an object keyed by pk), /todos/k1.json a document, /todos/k1/tags.json a value in it.
@@ -51,7 +52,10 @@ struct ServeCommand: Command {
     GET / in a browser is a small page: the tables, their documents live, and an editor.
     A change to folio.yaml takes effect at once: a stream of a table removed gets 'cancel'.
     The token, Host and Origin are checked as soon as the headers are in, before any body is
-    read; one address may hold 256 connections, and everyone together 1024.
+    read. One address may hold 256 connections that are not streams, and everyone together
+    --max-streams + 64 (at least 1024). Past either limit, the connection that has waited
+    longest for a request gets 408 and is closed to make room; with none, the new connection
+    gets 503. Every refusal gets a JSON error and a log line; none is dropped in silence.
     Runs until SIGINT or SIGTERM, then ends the streams, finishes the requests in flight and
     exits 0.
     """

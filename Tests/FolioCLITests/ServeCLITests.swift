@@ -19,7 +19,13 @@ struct ServeCLITests {
     /// range (as `GitDaemon` in FolioTests does: the suite's own outgoing
     /// connections take ports in that range), trying another port if the
     /// one picked is taken.
-    init(in directory: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+    /// - Parameter launcher: a command that runs the binary, given as its
+    ///   first argument, with the rest after it (`sh -c 'ulimit -n 700 &&
+    ///   exec "$0" "$@"'`); none by default.
+    init(
+      in directory: String, arguments: [String] = [], environment: [String: String] = [:],
+      launcher: [String] = []
+    ) throws {
       let host = arguments.firstIndex(of: "--host").map { arguments[$0 + 1] } ?? "127.0.0.1"
       urlHost = host.contains(":") ? "[\(host)]" : host
       let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
@@ -27,7 +33,7 @@ struct ServeCLITests {
       for _ in 0..<20 {
         let candidate = Int.random(in: 10_000..<max(ephemeral, 10_001))
         if let started = try Self.launch(
-          directory, ["serve", "--port", "\(candidate)"] + arguments, environment)
+          directory, ["serve", "--port", "\(candidate)"] + arguments, environment, launcher)
         {
           (process, stderrText) = started
           port = candidate
@@ -37,13 +43,20 @@ struct ServeCLITests {
       throw FolioError(.io, "folio serve did not start")
     }
 
-    private static func launch(_ directory: String, _ arguments: [String], _ environment: [String: String])
+    private static func launch(
+      _ directory: String, _ arguments: [String], _ environment: [String: String], _ launcher: [String]
+    )
       throws
       -> (Process, Mutexed<String>)?
     {
       let process = Process()
-      process.executableURL = URL(fileURLWithPath: FolioRunner.binary)
-      process.arguments = arguments
+      if let command = launcher.first {
+        process.executableURL = URL(fileURLWithPath: command)
+        process.arguments = launcher.dropFirst() + [FolioRunner.binary] + arguments
+      } else {
+        process.executableURL = URL(fileURLWithPath: FolioRunner.binary)
+        process.arguments = arguments
+      }
       process.currentDirectoryURL = URL(fileURLWithPath: directory)
       var env = ProcessInfo.processInfo.environment
       env["FOLIO_INDEX_DAEMON"] = "off"
