@@ -25,8 +25,13 @@ extension FileSystem {
   }
 
   /// `open(2)` of `path`, made with `mode` when `flags` hold `O_CREAT`.
+  /// - Throws: `UNSAFE_PATH` naming `path` when `flags` hold `O_NOFOLLOW`
+  ///   and it is a link; `IO` otherwise.
   package static func openFile(_ path: String, _ flags: Int32, mode: UInt32 = 0o644) throws -> Int32 {
-    try syscall("open", path: path) { Glibc.open(path, flags, mode) }
+    switch try syscall("open", path: path, expecting: [ELOOP]) { Glibc.open(path, flags, mode) } {
+    case .success(let fd): return fd
+    case .failure: throw unsafePathError(path, isLink: true)
+    }
   }
 
   /// `flock(2)`.

@@ -86,8 +86,18 @@ struct StrictArgumentsCLITests {
     #expect(put.status == 0, "\(put.stderr)")
     let got = try scratch.folio("get", "todos", "--", "-Nx3pushid")
     #expect(got.status == 0 && got.stdout.contains("\"id\": \"-Nx3pushid\""), "\(got.stdout)\(got.stderr)")
-    // A short unknown option keeps the plain message.
-    #expect(try scratch.folio("get", "todos", "-q").stderr.contains("unknown option '-q'"))
+    // A short one too (`put items -a -`): it may be a pk, so the way out
+    // is said; a long one that is near an option names it.
+    let short = try scratch.folio("put", "todos", "-a", "-", input: "{}")
+    #expect(short.status == 64)
+    #expect(
+      short.stderr.hasPrefix(
+        "error: unknown option '-a'; if it is a pk or another value, put -- before it: folio … -- -a\n"),
+      "\(short.stderr)")
+    let near = try scratch.folio("query", "todos", "--limit-to-frist", "2")
+    #expect(near.status == 64)
+    #expect(
+      near.stderr.hasPrefix("error: unknown option '--limit-to-frist'; did you mean '--limit-to-first'?"))
   }
 
   @Test func wellFormedButInvalidTransformStaysALocalConstraint() throws {

@@ -116,10 +116,14 @@ extension Store {
         // The remote stood still through several refusals: its verdict, not
         // a race. One refusal at a still tip is not enough, since a rival
         // push can hold the remote's ref lock and then fail itself.
+        // A refusal a server setting makes says which setting.
+        let fix =
+          SystemGit.serverSetting(in: refusal.error.detail)
+          ?? "ask the remote's owner, or push to another branch"
         throw FolioError(
           .pushRejected,
           "remote '\(remote)' refused the push: \(refusal.error.detail). Everything is committed and merged locally; "
-            + "ask the remote's owner, or push to another branch",
+            + fix,
           function: "git_remote_push")
       }
       var oversized: [String] = []

@@ -85,6 +85,7 @@ extension SystemGit {
     }
     let missing = [
       "does not appear to be a git repository", "Repository not found", "repository not found",
+      "repository not exported",
       "returned error: 404", "not found", "No such file or directory",
     ]
     if missing.contains(where: text.contains) {
@@ -117,7 +118,9 @@ extension SystemGit {
 
   /// What to change on the server, for a refusal a server setting makes.
   static func serverSetting(in text: String) -> String? {
-    if text.contains("refusing to update checked out branch") || text.contains("receive.denyCurrentBranch") {
+    if text.contains("refusing to update checked out branch") || text.contains("receive.denyCurrentBranch")
+      || text.contains("branch is currently checked out")
+    {
       return "the remote is a repository with a work tree and this branch checked out: push to a bare "
         + "repository (git init --bare), or set receive.denyCurrentBranch=updateInstead on the remote"
     }
