@@ -22,7 +22,8 @@ public struct ExportOptions: Sendable {
   /// The columns as paths, which take precedence over ``columns``: a path
   /// of several segments names a nested value, whose column is headed by
   /// the segments joined with `.`. Parse what a person typed with
-  /// `FieldPath.list(parsing:)` (`` `dep time`,a.b ``).
+  /// `FieldPath.list(parsing:)`, where a name with a space or a dot goes
+  /// between backticks.
   ///
   /// Every column given here or in ``columns`` must be in some document of
   /// the table (unless it has none): one that none has is a `USAGE` error

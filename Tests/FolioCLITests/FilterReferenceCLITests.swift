@@ -56,22 +56,10 @@ struct FilterReferenceCLITests {
       ]
     }
     let input = try JSONSerialization.data(withJSONObject: ["seed": seed % (1 << 52), "files": files])
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: PublicData.python)
-    process.arguments = ["-c", FilterReference.program]
-    let stdin = Pipe()
-    let stdout = Pipe()
-    let stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    stdin.fileHandleForWriting.write(input)
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    try #require(process.terminationStatus == 0, "the reference failed: \(errors)")
+    let result = try FolioRunner.execute(
+      PublicData.python, ["-c", FilterReference.program], in: "/", input: input)
+    try #require(result.status == 0, "the reference failed: \(result.stderr)")
+    let output = Data(result.stdout.utf8)
     return try JSONDecoder().decode(Reference.self, from: output)
   }
 

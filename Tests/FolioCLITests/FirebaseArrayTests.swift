@@ -18,80 +18,61 @@ struct FirebaseArrayTests {
         key: null
     """
 
-  /// Each step prints `ok NAME` once its answer is what Firebase gives;
-  /// the first that is not prints `FAIL NAME: why` and exits 1.
-  static let script = #"""
-    import os, sys, threading
-    port = sys.argv[1]
-    os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = "127.0.0.1:" + port
-    import firebase_admin
-    from firebase_admin import db
-    threading.excepthook = lambda args: None
-    firebase_admin.initialize_app(options={"databaseURL": "https://folio-test.firebaseio.com"})
+  /// The steps, after the SDK tests' prelude (`step`, `equal`).
+  static let script =
+    FirebaseSDKTests.prelude + #"""
+      a = db.reference("/t/a")
 
-    def step(name, check):
-        try:
-            check()
-        except Exception as error:
-            print("FAIL %s: %s: %s" % (name, type(error).__name__, error), flush=True)
-            sys.exit(1)
-        print("ok", name, flush=True)
+      def set_element():
+          a.set({"tags": ["x", "y"], "l": [{"v": 1}, {"v": 2}]})
+          a.child("tags/0").set("Q")
+          equal(a.child("tags").get(), ["Q", "y"])
+          a.child("tags/1").set("Y")
+          equal(a.get()["tags"], ["Q", "Y"])
+      step("set of one element keeps the others", set_element)
 
-    def equal(got, want):
-        assert got == want, "got %r, want %r" % (got, want)
+      def update_element():
+          a.update({"tags/1": "Z"})
+          equal(a.child("tags").get(), ["Q", "Z"])
+          a.child("tags").update({"0": "P", "2": "R"})
+          equal(a.child("tags").get(), ["P", "Z", "R"])
+          a.child("l/1").update({"v": 5})
+          equal(a.child("l").get(), [{"v": 1}, {"v": 5}])
+      step("update below an array addresses elements", update_element)
 
-    a = db.reference("/t/a")
+      def delete_element():
+          a.child("tags/2").delete()
+          equal(a.child("tags").get(), ["P", "Z"])
+          a.child("tags/0").delete()
+          equal(a.child("tags").get(), [None, "Z"])
+          a.child("tags/1").delete()
+          equal(a.child("tags").get(), None)
+          equal(a.get(), {"l": [{"v": 1}, {"v": 5}]})
+      step("delete of an element leaves the others in place", delete_element)
 
-    def set_element():
-        a.set({"tags": ["x", "y"], "l": [{"v": 1}, {"v": 2}]})
-        a.child("tags/0").set("Q")
-        equal(a.child("tags").get(), ["Q", "y"])
-        a.child("tags/1").set("Y")
-        equal(a.get()["tags"], ["Q", "Y"])
-    step("set of one element keeps the others", set_element)
+      def nulls_in_arrays():
+          b = db.reference("/t/b")
+          b.set({"sparse": [None, None, "x"], "dense": ["a", None, "c"], "none": [None]})
+          equal(b.get(), {"sparse": {"2": "x"}, "dense": ["a", None, "c"]})
+      step("nulls in an array are absent", nulls_in_arrays)
 
-    def update_element():
-        a.update({"tags/1": "Z"})
-        equal(a.child("tags").get(), ["Q", "Z"])
-        a.child("tags").update({"0": "P", "2": "R"})
-        equal(a.child("tags").get(), ["P", "Z", "R"])
-        a.child("l/1").update({"v": 5})
-        equal(a.child("l").get(), [{"v": 1}, {"v": 5}])
-    step("update below an array addresses elements", update_element)
+      def push_below():
+          room = db.reference("/t/room")
+          room.set({"title": "r"})
+          message = room.child("messages").push({"text": "hi"})
+          assert message.key != "room" and len(message.key) > 10, message.key
+          equal(message.get(), {"text": "hi"})
+          equal(room.child("messages").get(), {message.key: {"text": "hi"}})
+      step("push below a document answers with the new child's key", push_below)
 
-    def delete_element():
-        a.child("tags/2").delete()
-        equal(a.child("tags").get(), ["P", "Z"])
-        a.child("tags/0").delete()
-        equal(a.child("tags").get(), [None, "Z"])
-        a.child("tags/1").delete()
-        equal(a.child("tags").get(), None)
-        equal(a.get(), {"l": [{"v": 1}, {"v": 5}]})
-    step("delete of an element leaves the others in place", delete_element)
-
-    def nulls_in_arrays():
-        b = db.reference("/t/b")
-        b.set({"sparse": [None, None, "x"], "dense": ["a", None, "c"], "none": [None]})
-        equal(b.get(), {"sparse": {"2": "x"}, "dense": ["a", None, "c"]})
-    step("nulls in an array are absent", nulls_in_arrays)
-
-    def push_below():
-        room = db.reference("/t/room")
-        room.set({"title": "r"})
-        message = room.child("messages").push({"text": "hi"})
-        assert message.key != "room" and len(message.key) > 10, message.key
-        equal(message.get(), {"text": "hi"})
-        equal(room.child("messages").get(), {message.key: {"text": "hi"}})
-    step("push below a document answers with the new child's key", push_below)
-
-    def increment_string():
-        c = db.reference("/t/c")
-        c.set({"s": "5", "n": 5})
-        c.update({"s": {".sv": {"increment": 1}}, "n": {".sv": {"increment": 1}}})
-        equal(c.get(), {"s": 1, "n": 6})
-    step("a numeric string is replaced by an increment, a number added to", increment_string)
-    print("done", flush=True)
-    """#
+      def increment_string():
+          c = db.reference("/t/c")
+          c.set({"s": "5", "n": 5})
+          c.update({"s": {".sv": {"increment": 1}}, "n": {".sv": {"increment": 1}}})
+          equal(c.get(), {"s": 1, "n": 6})
+      step("a numeric string is replaced by an increment, a number added to", increment_string)
+      print("done", flush=True)
+      """#
 
   @Test(
     .enabled(

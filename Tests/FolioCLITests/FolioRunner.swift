@@ -24,8 +24,18 @@ struct FolioRunner {
   static func run(
     _ arguments: [String], in directory: String, input: String? = nil, environment: [String: String] = [:]
   ) throws -> Result {
+    try execute(
+      binary, arguments, in: directory, input: input.map { Data($0.utf8) }, environment: environment)
+  }
+
+  /// Runs `executable ARGS` in `directory` (a reference program, a
+  /// peer), feeding `input` on stdin, and collects what it prints.
+  static func execute(
+    _ executable: String, _ arguments: [String], in directory: String, input: Data? = nil,
+    environment: [String: String] = [:]
+  ) throws -> Result {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.currentDirectoryURL = URL(fileURLWithPath: directory)
     var env = ProcessInfo.processInfo.environment
@@ -40,7 +50,7 @@ struct FolioRunner {
     process.standardError = stderr
     process.standardInput = stdin
     try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    if let input { stdin.fileHandleForWriting.write(input) }
     try stdin.fileHandleForWriting.close()
     let errorData = Mutexed<Data>(Data())
     let reader = Thread { errorData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }

@@ -86,7 +86,7 @@ struct QueryNamesCLITests {
       rows = list(csv.DictReader(open(sys.argv[1], newline='')))
       print(sum(1 for r in rows if r['Culmen Length (mm)'] not in ('', 'NA') and float(r['Culmen Length (mm)']) > 50))
       """
-    let expected = try shell(PublicData.python, ["-c", script, path])
+    let expected = try FolioRunner.execute(PublicData.python, ["-c", script, path], in: "/").stdout
     let count = try scratch.folio(
       "query", "raw", "--where", "`Culmen Length (mm)` > 50", "--count", "--strict")
     #expect(count.status == 0 && count.stderr.isEmpty, "\(count.stderr)")
@@ -106,18 +106,5 @@ struct QueryNamesCLITests {
     #expect(
       unterminated.stderr.hasPrefix("error: --select:1:1: unterminated `quoted` segment"),
       "\(unterminated.stderr)")
-  }
-
-  /// What `executable ARGUMENTS` prints.
-  func shell(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
   }
 }

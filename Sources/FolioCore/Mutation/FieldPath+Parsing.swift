@@ -37,6 +37,22 @@ extension FieldPath {
   }
 }
 
+extension FieldPath {
+  /// The segment between the backtick at `scalars[start]` and the next
+  /// one, and the index just past that one; nil when none closes it. The
+  /// one reading of a backticked name, for paths and filters alike.
+  package static func backtickedSegment(in scalars: [Unicode.Scalar], at start: Int) -> (String, end: Int)? {
+    var i = start + 1
+    var text = String.UnicodeScalarView()
+    while i < scalars.count && scalars[i] != "`" {
+      text.append(scalars[i])
+      i += 1
+    }
+    guard i < scalars.count else { return nil }
+    return (String(text), i + 1)
+  }
+}
+
 /// Reads backtick-aware paths; positions count Unicode scalars, as the
 /// other parsers' do.
 private struct FieldPathReader {
@@ -64,17 +80,10 @@ private struct FieldPathReader {
   private mutating func segment(stoppingAt stop: Unicode.Scalar?) throws -> String {
     if i < scalars.count && scalars[i] == "`" {
       let start = i
-      i += 1
-      var text = String.UnicodeScalarView()
-      while i < scalars.count && scalars[i] != "`" {
-        text.append(scalars[i])
-        i += 1
-      }
-      guard i < scalars.count else {
-        i = start
+      guard let (text, end) = FieldPath.backtickedSegment(in: scalars, at: i) else {
         throw error("unterminated `quoted` segment; close it with '`'")
       }
-      i += 1
+      i = end
       guard !text.isEmpty else {
         i = start
         throw error("empty segment: a path names a field in each part between dots")

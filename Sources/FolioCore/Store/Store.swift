@@ -109,6 +109,7 @@ import Synchronization
 /// - ``textconv(_:)``
 /// - ``runMergeDriver(basePath:oursPath:theirsPath:path:)``
 /// - ``reconcileGitMerge()``
+/// - ``stoppedGitMerge``
 /// - ``pendingCheckoutProblem()``
 /// - ``undoPullBringingBadConfig(at:)``
 ///

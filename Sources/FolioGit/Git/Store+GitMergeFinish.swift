@@ -13,7 +13,7 @@ extension Store {
   }
 
   /// The commit a stopped `git merge` or `git pull` was merging, as hex,
-  /// when one waits for ``commit(message:)`` (`folio commit`) to conclude
+  /// when one waits for ``commit(message:)-93boo`` (`folio commit`) to conclude
   /// it by replay; nil when no merge is under way.
   public var stoppedGitMerge: String? {
     (try? pendingGitMerge())?.map { $0.description }

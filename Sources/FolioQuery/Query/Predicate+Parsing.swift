@@ -184,19 +184,11 @@ struct PredicateParser {
     var segments: [String] = []
     repeat {
       if i < scalars.count && scalars[i] == "`" {
-        let start = i
-        i += 1
-        var segment = String.UnicodeScalarView()
-        while i < scalars.count && scalars[i] != "`" {
-          segment.append(scalars[i])
-          i += 1
-        }
-        guard i < scalars.count else {
-          i = start
+        guard let (segment, end) = FieldPath.backtickedSegment(in: scalars, at: i) else {
           throw error("unterminated `quoted` path segment")
         }
-        i += 1
-        segments.append(String(segment))
+        i = end
+        segments.append(segment)
       } else if i < scalars.count && Self.isIdentifierStart(scalars[i]) {
         var segment = String.UnicodeScalarView()
         while i < scalars.count && Self.isIdentifierPart(scalars[i]) {

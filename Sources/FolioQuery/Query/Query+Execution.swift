@@ -32,7 +32,7 @@ extension Query {
     return try count(skipped: &skipped)
   }
 
-  /// ``count()``, adding the document files left out because they do not
+  /// ``count()-5r8ct``, adding the document files left out because they do not
   /// parse to `skipped` (see ``QueryCursor/skipped``).
   public func count(skipped: inout [FolioError]) throws -> Int {
     let store = collection.store
@@ -215,7 +215,7 @@ public struct QueryCursor {
   ///
   /// ```swift
   /// var cursor = try todos.query().documents()
-  /// while let todo = try cursor.next() { show(todo) }
+  /// while let todo = try cursor.next() { print(todo.pk) }
   /// for file in cursor.skipped { print("skipped: \(file)") }
   /// ```
   public var skipped: [FolioError] {

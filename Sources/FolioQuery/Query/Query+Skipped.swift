@@ -17,12 +17,12 @@ extension Query {
   /// One broken file (a truncated save, a stray comma) never takes a
   /// query down: the other documents are answered as if it were not
   /// there, and it is added to `skipped` as an error at its
-  /// `file:line:col`. ``get()`` does the same without saying which.
+  /// `file:line:col`. ``get()-1xrqj`` does the same without saying which.
   ///
   /// ```swift
   /// var skipped: [FolioError] = []
   /// let open = try todos.query().where("done == false").get(skipped: &skipped)
-  /// for file in skipped { print("warning: skipped \(file)") }
+  /// for file in skipped { print("left out: \(file)") }
   /// ```
   public func get(skipped: inout [FolioError]) throws -> [Document] {
     var cursor = try documents()
