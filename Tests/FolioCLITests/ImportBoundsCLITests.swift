@@ -10,39 +10,27 @@ struct ImportBoundsCLITests {
   static let yaml = "version: 1\ntables:\n  t:\n    path: data/t\nlimits:\n  document: 1M\n"
 
   /// Runs `folio ARGUMENTS` in `directory` and waits, returning its exit
-  /// status, stderr and peak RSS in MB (from `wait4`).
+  /// status, stderr and peak RSS in MB. Python starts it and reads the
+  /// peak from `getrusage(RUSAGE_CHILDREN)`: a child the test process
+  /// spawned itself would report the test process's own peak, which Linux
+  /// carries into a `vfork`ed child's `exec`.
   static func runMeasured(_ arguments: [String], in directory: String) throws -> (
     status: Int32, stderr: String, megabytes: Double
   ) {
-    var fds: [Int32] = [0, 0]
-    #expect(pipe(&fds) == 0)
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
-    posix_spawn_file_actions_addclose(&actions, fds[0])
-    posix_spawn_file_actions_addclose(&actions, fds[1])
-    let argv = ([FolioRunner.binary, "-C", directory] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, FolioRunner.binary, &actions, nil, argv, environ)
-    close(fds[1])
-    try #require(spawned == 0)
-    var text: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let n = read(fds[0], &buffer, buffer.count)
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { break }
-      text += buffer[0..<n]
+    let measure = """
+      import resource, subprocess, sys
+      done = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+      sys.stderr.buffer.write(done.stderr)
+      print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+      """
+    let result = try FolioRunner.execute(
+      PublicData.python, ["-c", measure, FolioRunner.binary, "-C", directory] + arguments, in: directory)
+    let fields = result.stdout.split(separator: " ").map {
+      $0.trimmingCharacters(in: .whitespacesAndNewlines)
     }
-    close(fds[0])
-    var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-    return ((status >> 8) & 0xff, String(decoding: text, as: UTF8.self), Double(usage.ru_maxrss) / 1024)
+    try #require(fields.count == 2, "\(result.stdout) \(result.stderr)")
+    return (Int32(fields[0]) ?? -1, result.stderr, (Double(fields[1]) ?? .infinity) / 1024)
   }
 
   @Test(arguments: ["ndjson", "csv", "json"])
