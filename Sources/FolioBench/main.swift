@@ -48,7 +48,7 @@ struct Options {
                                  and print the fastest round
 
           The other benchmarks are subcommands, each with its own --help:
-            query, import, sync, history, storm, watch, observe, serve, startup
+            query, import, sync, scale, history, storm, watch, observe, serve, startup
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
@@ -69,6 +69,10 @@ if CommandLine.arguments.dropFirst().first == "query" {  // queries: QueryBench.
 }
 if CommandLine.arguments.dropFirst().first == "startup" {  // whole processes: StartupBench.swift
   try runStartupBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "scale" {  // small operations as the store grows: ScaleBench.swift
+  try runScaleBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "sync" {  // commit and merge: SyncBench.swift
