@@ -111,12 +111,7 @@ final class ByteStream {
     }
     if end == buffer.count {
       if let recordLimit, end > recordLimit {
-        throw FolioError(
-          .tooLarge,
-          "a record (a line, a CSV field or a JSON element) runs past \(ByteSize.format(recordLimit)) at byte "
-            + "\(consumedBefore + end) without ending; nothing past it was read. The store's documents are at "
-            + "most `limits: document:` in folio.yaml",
-          path: name)
+        throw recordTooLarge("a record (a line, a CSV field or a JSON element)", at: consumedBefore + end)
       }
       buffer.append(contentsOf: repeatElement(0, count: buffer.count))
     }
@@ -130,6 +125,16 @@ final class ByteStream {
     if let copy { try FileSystem.writeAll(copy.fd, buffer[readEnd..<(readEnd + n)], path: copy.path) }
     end += n
     return shift
+  }
+
+  /// The error for `record`, which ran past ``recordLimit`` at byte
+  /// `offset` of the input without ending.
+  func recordTooLarge(_ record: String, at offset: Int) -> FolioError {
+    FolioError(
+      .tooLarge,
+      "\(record) runs past \(ByteSize.format(recordLimit ?? 0)) at byte \(offset) without ending; nothing past "
+        + "it was read. The store's documents are at most `limits: document:` in folio.yaml",
+      path: name)
   }
 
   /// Runs a call that may wait for a writer (`open` of a FIFO, `read` of a

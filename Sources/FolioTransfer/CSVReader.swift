@@ -150,6 +150,8 @@ final class CSVReader: RowReader {
     }
     let recordLine = line
     var fields: [Field] = []
+    /// The bytes of `fields`, and one for each separator.
+    var fieldBytes = 0
     var current: [UInt8] = []
     var quoted = false
     var inQuotes = false
@@ -160,15 +162,10 @@ final class CSVReader: RowReader {
         let consumed = i
         stream.consume(upTo: consumed)
         // The record is copied out of the window as it is read, so the
-        // window stays small: its own size is what must be bounded.
-        if let limit = stream.recordLimit,
-          current.count + fields.reduce(0, { $0 + $1.bytes.count }) > limit
-        {
-          throw FolioError(
-            .tooLarge,
-            "the record of line \(recordLine) runs past \(ByteSize.format(limit)) without ending; nothing "
-              + "past it was read. The store's documents are at most `limits: document:` in folio.yaml",
-            path: stream.name)
+        // window stays small: its own size (a separator counted for each
+        // field, so that a line of commas is bounded too) must be.
+        if let limit = stream.recordLimit, current.count + fieldBytes > limit {
+          throw stream.recordTooLarge("the record of line \(recordLine)", at: stream.position)
         }
         guard try stream.fill() != nil else {
           // End of file ends the last record.
@@ -210,6 +207,7 @@ final class CSVReader: RowReader {
       afterQuote = false
       if b == separator {
         fields.append(Field(bytes: current, quoted: quoted))
+        fieldBytes += current.count + 1
         current = []
         quoted = false
       } else if b == 0x0A || b == 0x0D {

@@ -64,6 +64,12 @@ struct ImportBoundsCLITests {
     let result = try Self.runMeasured(["import", "t", "big.csv"], in: scratch.path)
     #expect(result.status == 1 && result.stderr.contains("TOO_LARGE"), "\(result.stderr)")
     #expect(try scratch.folio("query", "t", "--count").stdout == "0\n")
+    // A line of nothing but separators: empty fields count too.
+    try scratch.write("commas.csv", "id,text\n" + String(repeating: ",", count: 3 << 20) + "\n")
+    let commas = try Self.runMeasured(["import", "t", "commas.csv"], in: scratch.path)
+    #expect(commas.status == 1, "\(commas.stderr)")
+    #expect(commas.stderr.contains("the record of line 2 runs past 2M"), "\(commas.stderr)")
+    #expect(commas.megabytes < 150, "peak RSS \(commas.megabytes) MB")
   }
 
   /// SIGTERM to an import waiting for a FIFO's writer: it stops, says

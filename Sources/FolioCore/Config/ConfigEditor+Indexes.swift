@@ -33,24 +33,7 @@ extension ConfigEditor {
     }
     let wanted = current.indexes + [path]
     var result = lines
-    if let indexes = settings.first(where: { $0.key.keyText == "indexes" }) {
-      switch indexes.value.content {
-      case .sequence(let items) where !isFlowList(indexes.value):
-        // One more `- path` line under the last, at its indentation.
-        guard let last = items.last, let dash = dashLine(of: last) else { throw notEditable(indexes.value) }
-        let indent = String(lines[dash - 1].prefix { $0 == " " })
-        result.insert(indent + "- " + Config.yamlString(path), at: dash)
-      case .sequence:
-        try replaceFlowList(indexes.value, with: wanted, in: &result)
-      default:
-        // `indexes:` with nothing (or `~`) after it: the list goes there.
-        try replaceNull(indexes, with: wanted, in: &result)
-      }
-    } else {
-      let (indent, after) = settingsInsertion(pair, settings)
-      result.insert(
-        String(repeating: " ", count: indent) + "indexes: " + Self.flowList(wanted), at: after)
-    }
+    try append(path, toList: "indexes", making: wanted, of: pair, settings, in: &result, else: notEditable)
     return try checked(result, table: table, indexes: wanted)
   }
 
@@ -123,6 +106,34 @@ extension ConfigEditor {
   }
 
   /// Whether a list is written in brackets (`[a, b]`), not as `- a` lines.
+  /// Adds `item` to the list setting `key` of the table entry `pair` (whose
+  /// settings are `settings`), so that it reads `wanted`: one more `- item`
+  /// line under a block list's last, at its indentation; a one-line list
+  /// rewritten; a `key:` with nothing after it filled; a missing setting
+  /// added as a line at the end of the table's settings.
+  /// - Parameter notEditable: the error for a list that cannot be edited
+  ///   in place.
+  func append(
+    _ item: String, toList key: String, making wanted: [String], of pair: YAMLNode.Pair,
+    _ settings: [YAMLNode.Pair], in result: inout [String], else notEditable: (YAMLNode) -> FolioError
+  ) throws {
+    guard let list = settings.first(where: { $0.key.keyText == key }) else {
+      let (indent, after) = settingsInsertion(pair, settings)
+      result.insert(String(repeating: " ", count: indent) + key + ": " + Self.flowList(wanted), at: after)
+      return
+    }
+    switch list.value.content {
+    case .sequence(let items) where !isFlowList(list.value):
+      guard let last = items.last, let dash = dashLine(of: last) else { throw notEditable(list.value) }
+      let indent = String(lines[dash - 1].prefix { $0 == " " })
+      result.insert(indent + "- " + Config.yamlString(item), at: dash)
+    case .sequence:
+      try replaceFlowList(list.value, with: wanted, in: &result)
+    default:
+      try replaceNull(list, with: wanted, in: &result)
+    }
+  }
+
   func isFlowList(_ node: YAMLNode) -> Bool {
     guard node.line >= 1, node.line <= lines.count else { return false }
     let scalars = Array(lines[node.line - 1].unicodeScalars)

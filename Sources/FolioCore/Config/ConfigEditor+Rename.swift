@@ -57,23 +57,9 @@ extension ConfigEditor {
     try replaceScalar(pair.key, with: Config.yamlString(new), in: &result)
 
     // `renamed-from` last: it may add a line, which moves the lines after it.
-    if let formers = settings.first(where: { $0.key.keyText == "renamed-from" }) {
-      switch formers.value.content {
-      case .sequence(let items) where !isFlowList(formers.value):
-        guard let last = items.last, let dash = dashLine(of: last) else { throw notRenamable(formers.value) }
-        let indent = String(lines[dash - 1].prefix { $0 == " " })
-        result.insert(indent + "- " + Config.yamlString(old), at: dash)
-      case .sequence:
-        try replaceFlowList(formers.value, with: renamed.renamedFrom, in: &result)
-      default:
-        try replaceNull(formers, with: renamed.renamedFrom, in: &result)
-      }
-    } else {
-      let (indent, after) = settingsInsertion(pair, settings)
-      result.insert(
-        String(repeating: " ", count: indent) + "renamed-from: " + Self.flowList(renamed.renamedFrom),
-        at: after)
-    }
+    try append(
+      old, toList: "renamed-from", making: renamed.renamedFrom, of: pair, settings, in: &result,
+      else: notRenamable)
     var text = result.joined(separator: "\n")
     if !text.hasSuffix("\n") { text += "\n" }
     let edited = try Config(yaml: text, file: file)

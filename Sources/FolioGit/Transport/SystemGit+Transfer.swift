@@ -9,25 +9,22 @@ extension SystemGit {
   /// - Throws: what ``error(_:remote:url:)`` makes of a failure.
   func fetch(remote: String, branch: String, url: String?) throws -> String? {
     let incoming = Self.incomingNamespace + remote + "/" + branch
-    // An empty --refmap: git would otherwise also move the configured
-    // remote-tracking ref at once, before Folio has validated the tip.
-    var result = try transfer(
-      "fetch", ["--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap="],
-      operands: [remote, "+refs/heads/\(branch):\(incoming)"])
     // A git that an interrupted Folio started ends at once (it was tied to
     // that Folio), but may still hold the incoming ref's lock for a moment:
     // a few tries, further apart each time, outlast it. A lock that stays
     // is reported (a git killed by kill -9 leaves its lock file).
-    var tries = 1
-    while result.status != 0, tries < 6,
-      Self.refLock(in: result.errorText.split(separator: "\n").map(String.init)) != nil
-    {
-      usleep(UInt32(50_000 * tries * tries))
+    var tries = 0
+    var result: Subprocess.Result
+    repeat {
+      if tries > 0 { usleep(UInt32(50_000 * tries * tries)) }
       tries += 1
+      // An empty --refmap: git would otherwise also move the configured
+      // remote-tracking ref at once, before Folio has validated the tip.
       result = try transfer(
         "fetch", ["--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--refmap="],
         operands: [remote, "+refs/heads/\(branch):\(incoming)"])
-    }
+    } while result.status != 0 && tries < 6
+      && Self.refLock(in: result.errorText.split(separator: "\n").map(String.init)) != nil
     if result.status == 0 { return incoming }
     // A branch the remote does not have is not a failure of the fetch;
     // `ls-remote --exit-code` tells it apart by its exit code alone.
