@@ -27,4 +27,12 @@ package struct IndexDaemonLink: IndexPublisherLink {
     guard documents >= IndexPublisher.onDemandDocuments else { return }
     IndexPublisher.publisherMissed(store: store)
   }
+
+  package func changedFiles(indexDirectory: String, since token: String?, reached: inout Bool)
+    -> ChangedFiles?
+  {
+    // A publisher in this process answers from its own thread; asking it
+    // over the socket is fine, as the journal takes no lock a caller holds.
+    IndexPublisherClient.changedFiles(indexDirectory: indexDirectory, since: token, reached: &reached)
+  }
 }

@@ -186,9 +186,12 @@ public final class IndexPublisher: Sendable {
 
     let (shared, finished) = (self.shared, self.finished)
     loop = try EventLoop.startThread(named: "folio index publisher") { loop, started in
+      // Without an inotify instance, status and commit check every file.
+      let journal = try? ChangeJournal(store: store)
+      if let journal { loop.onReadable(journal.descriptor) { journal.drain() } }
       loop.onReadable(listen) {
         guard let client = try? FileSystem.acceptConnection(listen, path: socketPath) else { return }
-        Self.answer(client, store: store, shared: shared)
+        Self.answer(client, store: store, journal: journal, shared: shared)
         close(client)
       }
       // Unowned: the loop keeps the handlers that call this.
@@ -275,15 +278,26 @@ public final class IndexPublisher: Sendable {
     close(dirfd)
   }
 
-  /// Reads one question, `{"check": table, "signature": …}`, and answers
-  /// it with the state to trust, or `{"clean": false}`.
-  private static func answer(_ client: Int32, store: Store, shared: Shared) {
+  /// Reads one question and answers it: `{"check": table, "signature": …}`
+  /// with the state to trust, or `{"clean": false}`; `{"changes": token}`
+  /// (or null) with the journal's ``ChangedFiles``.
+  private static func answer(_ client: Int32, store: Store, journal: ChangeJournal?, shared: Shared) {
     var timeout = timeval(tv_sec: 1, tv_usec: 0)
     setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    guard let line = IndexPublisherClient.receiveLine(client), let request = try? JSONValue(parsing: line),
-      let name = request["check"]?.stringValue, let signature = request["signature"]?.stringValue
-    else { return }
+    guard let line = IndexPublisherClient.receiveLine(client), let request = try? JSONValue(parsing: line)
+    else {
+      return
+    }
+    if let since = request["changes"], let journal {
+      shared.lastQuestion.withLock { $0 = .now }
+      let answer = journal.changes(since: since.stringValue)
+      _ = IndexPublisherClient.send(client, answer.json.compactBytes() + [UInt8(ascii: "\n")])
+      return
+    }
+    guard let name = request["check"]?.stringValue, let signature = request["signature"]?.stringValue else {
+      return
+    }
     shared.lastQuestion.withLock { $0 = .now }
     var reply: JSONValue = ["clean": false]
     if let table = store.config.table(named: name),

@@ -38,6 +38,23 @@ enum IndexPublisherClient {
     return PublisherAnswer(json: json)
   }
 
+  /// The publisher's ``ChangedFiles`` since `token`, or nil when there is
+  /// no publisher, it does not answer in time, or it keeps no journal.
+  static func changedFiles(indexDirectory: String, since token: String?, reached: inout Bool) -> ChangedFiles?
+  {
+    guard let socket = connect(indexDirectory: indexDirectory) else {
+      reached = false
+      return nil
+    }
+    reached = true
+    defer { close(socket) }
+    let request: JSONValue = ["changes": token.map { .string($0) } ?? .null]
+    guard send(socket, request.compactBytes() + [UInt8(ascii: "\n")]),
+      let line = receiveLine(socket), let json = try? JSONValue(parsing: line)
+    else { return nil }
+    return ChangedFiles(json: json)
+  }
+
   /// A connected socket to the publisher of `indexDirectory`, or nil.
   static func connect(indexDirectory: String) -> Int32? {
     guard let fd = try? FileSystem.makeSocket(AF_UNIX, Int32(SOCK_STREAM.rawValue), path: indexDirectory)

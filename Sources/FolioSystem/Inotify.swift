@@ -25,7 +25,7 @@ package final class Inotify: Sendable {
   }
 
   /// The descriptor, for `poll`.
-  let descriptor: Int32
+  package let descriptor: Int32
 
   package init() throws {
     descriptor = try FileSystem.syscall("inotify_init1", path: "") {

@@ -32,6 +32,8 @@ struct CommitCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    // A large store's scan starts a daemon, so the next one looks only at what changed.
+    store.startIndexDaemonOnDemand(executable: Executable.path)
     let summary = try store.commit(message: message)
     let status = LeftOutFiles.report(summary.problems)
     if let merge = summary.concludedMerge, !json {

@@ -31,6 +31,8 @@ struct StatusCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    // A large store's scan starts a daemon, so the next one looks only at what changed.
+    store.startIndexDaemonOnDemand(executable: Executable.path)
     let status = try store.status()
     let conflicts = Dictionary(grouping: try store.conflicts(), by: \.table).mapValues(\.count)
     if json {

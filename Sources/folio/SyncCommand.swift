@@ -34,6 +34,8 @@ struct SyncCommand: Command {
 
   func run(in context: CommandContext) throws -> Int32 {
     let store = try context.openStore()
+    // A large store's scan starts a daemon, so the next one looks only at what changed.
+    store.startIndexDaemonOnDemand(executable: Executable.path)
     let summary = try store.sync(remote: remote, push: push)
     let remote = summary.remote
     for problem in summary.committed.problems {

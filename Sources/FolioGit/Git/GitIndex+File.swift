@@ -148,6 +148,14 @@ struct IndexFileWriter {
 
   mutating func append(_ bytes: [UInt8]) { buffer += bytes }
 
+  /// Bytes written as they are (entries copied from another index file),
+  /// straight from their memory.
+  mutating func appendRaw(_ bytes: UnsafeRawBufferPointer) throws {
+    try flush()
+    hash.update(bytes)
+    try FileSystem.writeAll(fd, bytes, path: path)
+  }
+
   /// The header: the signature, the version (3 when an entry has extended
   /// flags) and the number of entries.
   mutating func appendHeader(entries: Int, extended: Bool) {

@@ -1,9 +1,16 @@
 internal import Clibgit2
 import Glibc
 
+/// Where a checkout finds the index entry of a path: libgit2's index, or
+/// the index file read in place (``GitIndexFile``).
+protocol IndexEntryLookup {
+  /// The stage-0 entry at `path`.
+  func entry(at path: String) -> GitIndex.Entry?
+}
+
 /// An owned `git_index*` (the repository's staging area, or an in-memory
 /// merge result), freed on deinit.
-package final class GitIndex {
+package final class GitIndex: IndexEntryLookup {
   let handle: OpaquePointer
 
   init(handle: OpaquePointer) {

@@ -1,5 +1,7 @@
+internal import Clibgit2
 import FolioCore
 import FolioJSON
+import FolioQuery
 import FolioSystem
 import Glibc
 
@@ -75,6 +77,22 @@ package struct PendingScan {
   package var problems: [FolioError] = []
   var ownOps: [OpHistory.DocumentKey: [Op]] = [:]
   var evictedByTable: [String: Set<ExactKey>] = [:]
+  /// By table, the document file names that differ from HEAD or could
+  /// not be read: the next scan looks at them again (``WorkTreeState``).
+  var dirty: [String: [String]] = [:]
+}
+
+/// Which files a scan looks at: for the tables named, only the candidates
+/// (the rest are as HEAD has them, which ``WorkTreeState`` vouches for),
+/// with git's index read in place.
+package struct ScanPlan {
+  /// By table, the names that may differ from HEAD.
+  var candidates: [String: Set<String>]
+  /// Git's index, which holds exactly HEAD's tree; nil when no table is
+  /// restricted.
+  var indexFile: GitIndexFile?
+  /// This replica's op log as committed.
+  var ownLog: (inode: UInt64, size: Int, blob: String)?
 }
 
 extension Store {
@@ -120,10 +138,16 @@ extension Store {
     let repository = try shared ?? openRepository()
     let head = try repository.headCommit()
     let headTree = try head?.tree()
-    let index = try repository.index()
-    // A shared handle may hold the index from before another wrote it.
-    try index.readFromDisk()
-    var scan = try scanPending(repository: repository, headTree: headTree, index: index)
+    let (plan, _, answer) = scanPlan(head: head?.id, repository: repository)
+    var scan = try scanPending(
+      repository: repository, headTree: headTree,
+      index: {
+        let index = try repository.index()
+        // A shared handle may hold the index from before another wrote it.
+        try index.readFromDisk()
+        return index
+      }, plan: plan)
+    let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
     let synthetic = scan.documents.filter { $0.synthetic != nil }
     if !synthetic.isEmpty {
       try writeLocked { transaction in
@@ -133,7 +157,6 @@ extension Store {
         }
       }
       // The op log changed: stage its new bytes.
-      let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
       scan.files.removeAll { $0.path == logPath }
       // A stale-stat refresh of the old bytes must not stage over the new ones.
       scan.refresh.removeAll { $0.path == logPath }
@@ -143,25 +166,123 @@ extension Store {
       commit: nil, documents: scan.documents.count, syntheticOps: synthetic.count, problems: scan.problems)
     // Many new objects go into one pack; a few stay loose, as git would.
     let objects = scan.documents.count + scan.files.count
-    let (commit, stagedIndex): (GitOID?, GitIndex)
-    if objects > Store.packThreshold {
-      (commit, stagedIndex) = try GitRepository.withPackedWrites(workTree: rootPath) { repository in
-        try writeCommit(scan, repository: repository, head: head, headTree: headTree, message: message)
+    func write(_ repository: GitRepository) throws -> (GitOID?, GitIndex?) {
+      if let file = plan?.indexFile {
+        return (
+          try writeCommit(
+            scan, repository: repository, index: file, head: head, headTree: headTree, message: message), nil
+        )
       }
+      return try writeCommit(scan, repository: repository, head: head, headTree: headTree, message: message)
+    }
+    let (commit, stagedIndex): (GitOID?, GitIndex?)
+    if objects > Store.packThreshold {
+      (commit, stagedIndex) = try GitRepository.withPackedWrites(workTree: rootPath) { try write($0) }
     } else {
-      (commit, stagedIndex) = try writeCommit(
-        scan, repository: repository, head: head, headTree: headTree, message: message)
+      (commit, stagedIndex) = try write(repository)
     }
     // The index and the ref change only once the objects are on disk. An
     // index nothing was staged in is not rewritten (megabytes for a large
     // table, at every sync).
     let staged = objects + scan.refresh.count + scan.evicted.count
-    if staged > 0 || commit != nil { try stagedIndex.write() }
+    if let stagedIndex, staged > 0 || commit != nil { try stagedIndex.write() }
     if let commit {
       try repository.setReference(try repository.headBranch(), to: commit, message: "folio commit")
       summary.commit = commit.description
     }
+    // Git's index now holds exactly HEAD's tree: what the next scan starts from.
+    let committedNames = Set(scan.documents.map { ($0.table.name, $0.path) }.map { $0.0 + "\u{0}" + $0.1 })
+    var dirty: [String: [String]] = [:]
+    for (table, names) in scan.dirty {
+      let path = config.table(named: table)?.path ?? table
+      let left = names.filter { !committedNames.contains(table + "\u{0}" + path + "/" + $0) }
+      if !left.isEmpty { dirty[table] = left }
+    }
+    if let checksum = Self.indexChecksum(repository.gitDirectory + "/index") {
+      let newHead = commit ?? head?.id
+      let tree = try commit.map { try repository.commit($0).tree() } ?? headTree
+      var ownLog: (UInt64, Int, String)?
+      var st = stat()
+      if let blob = tree?.blobID(at: logPath), lstat(opLogPath, &st) == 0 {
+        let size = scan.files.first { $0.path == logPath }?.bytes?.count ?? Int(st.st_size)
+        ownLog = (UInt64(st.st_ino), size, blob.description)
+      }
+      saveWorkTreeState(
+        WorkTreeState(
+          head: newHead?.description, index: checksum, token: answer?.token, dirty: dirty, ownLog: ownLog))
+    }
     return summary
+  }
+
+  /// Which files the next scan must look at, from the state the last one
+  /// left and what a publisher saw change since; also the state, and the
+  /// publisher's answer (whose token the next state keeps).
+  func scanPlan(head: GitOID?, repository: GitRepository) -> (ScanPlan?, WorkTreeState?, ChangedFiles?) {
+    let indexPath = repository.gitDirectory + "/index"
+    let prior = currentWorkTreeState(head: head, repository: repository)
+    let answer = changedFiles(since: prior?.token) { Self.indexEntryCount(indexPath) }
+    guard let prior else { return (nil, nil, answer) }
+    var plan = ScanPlan(candidates: [:], indexFile: nil, ownLog: prior.ownLog)
+    guard prior.token != nil, let answer, !answer.changed.isEmpty,
+      let file = try? GitIndexFile.open(indexPath), SHA1.hex(file.checksum) == prior.index
+    else { return (plan, prior, answer) }
+    plan.indexFile = file
+    for table in config.tables {
+      guard let names = answer.changed[table.name] else { continue }
+      plan.candidates[table.name] = Set(names).union(prior.dirty[table.name] ?? [])
+    }
+    return (plan, prior, answer)
+  }
+
+  /// How many entries the index at `path` has, from its header.
+  static func indexEntryCount(_ path: String) -> Int {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    guard fd >= 0 else { return 0 }
+    defer { close(fd) }
+    var header = [UInt8](repeating: 0, count: 12)
+    guard pread(fd, &header, 12, 0) == 12 else { return 0 }
+    return header[8..<12].reduce(0) { $0 << 8 | Int($1) }
+  }
+
+  /// Writes the scan's blobs, HEAD's tree with their paths changed, and
+  /// git's index as `index` (which holds HEAD's tree) with the same paths
+  /// changed; then the commit object. The caller moves the ref. Only the
+  /// trees along the changed paths are read and written, and the index is
+  /// copied around its changed entries.
+  private func writeCommit(
+    _ scan: PendingScan, repository: GitRepository, index: GitIndexFile, head: GitCommit?, headTree: GitTree?,
+    message: String?
+  ) throws -> GitOID? {
+    var changes: [(path: String, id: GitOID?, mode: UInt32)] = []
+    var edits: [String: GitIndex.Edit] = [:]
+    for file in scan.documents.map({ (path: $0.path, bytes: $0.bytes) }) + scan.files {
+      if let bytes = file.bytes {
+        let id = try repository.writeBlob(bytes)
+        changes.append((file.path, id, 0))
+        edits[file.path] = GitIndex.Edit(
+          path: file.path, entry: GitIndex.entry(id: id, filePath: rootPath + "/" + file.path))
+      } else {
+        changes.append((file.path, nil, 0))
+        edits[file.path] = GitIndex.Edit(path: file.path, entry: nil)
+      }
+    }
+    for entry in scan.refresh where edits[entry.path] == nil {
+      edits[entry.path] = GitIndex.Edit(
+        path: entry.path, entry: GitIndex.entry(id: entry.id, filePath: rootPath + "/" + entry.path))
+    }
+    for entry in scan.evicted where edits[entry.path] == nil {
+      var skipped = GitIndex.entry(id: entry.id, filePath: nil)
+      skipped.flags_extended = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue)
+      edits[entry.path] = GitIndex.Edit(path: entry.path, entry: skipped)
+    }
+    let tree = changes.isEmpty ? headTree?.id : try repository.updatedTree(headTree, setting: changes)
+    if !edits.isEmpty {
+      let ordered = edits.values.sorted { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
+      try index.write(to: repository.gitDirectory + "/index", applying: ordered)
+    }
+    guard let tree, tree != headTree?.id else { return nil }
+    let text = message ?? defaultCommitMessage(scan.documents)
+    return try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: text)
   }
 
   /// Above this many changed files a commit writes a pack.
@@ -171,7 +292,7 @@ extension Store {
   /// commit object; the caller saves the index and moves the ref.
   private func writeCommit(
     _ scan: PendingScan, repository: GitRepository, head: GitCommit?, headTree: GitTree?, message: String?
-  ) throws -> (GitOID?, GitIndex) {
+  ) throws -> (GitOID?, GitIndex?) {
     let index = try repository.index()
     for file in scan.documents.map({ (path: $0.path, bytes: $0.bytes) }) + scan.files {
       if let bytes = file.bytes {
@@ -203,8 +324,16 @@ extension Store {
       recoverForReading()
       let repository = try openRepository()
       let head = try repository.headCommit()
+      let (plan, prior, answer) = scanPlan(head: head?.id, repository: repository)
       let scan = try scanPending(
-        repository: repository, headTree: try head?.tree(), index: try repository.index())
+        repository: repository, headTree: try head?.tree(), index: { try repository.index() }, plan: plan)
+      // Status writes nothing git reads: the state holds, with what this
+      // scan found still to commit.
+      if var state = prior {
+        state.token = answer?.token
+        state.dirty = scan.dirty
+        saveWorkTreeState(state)
+      }
       var tables: [StoreStatus.Table] = []
       for table in config.tables {
         let documents = scan.documents.filter { $0.table.name == table.name }
@@ -241,15 +370,44 @@ extension Store {
     return "folio: " + parts.joined(separator: ", ")
   }
 
-  /// The ops this replica logged since HEAD, by document.
-  func uncommittedOwnOps(headTree: GitTree?, repository: GitRepository) throws -> [OpHistory.DocumentKey:
-    [Op]]
-  {
+  /// The ops this replica logged since HEAD, by document. With `known`
+  /// (the log as last committed, from ``WorkTreeState``) and the same file
+  /// still growing from it, only the bytes after the committed length are
+  /// read.
+  func uncommittedOwnOps(
+    headTree: GitTree?, repository: GitRepository, known: (inode: UInt64, size: Int, blob: String)? = nil
+  ) throws -> [OpHistory.DocumentKey: [Op]] {
     let name = replicaID + ".ndjson"
-    let committed =
-      try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
+    let headBlob = headTree?.blobID(at: Store.opsFolder + "/" + name)
+    if let known, headBlob?.description == known.blob, let tail = try Self.readTail(opLogPath, known) {
+      return try OpHistory(files: [name: tail]).ops(since: OpHistory(files: [name: []]))
+    }
+    let committed = try headBlob.map { try repository.blob($0) } ?? []
     let current = try FileSystem.read(opLogPath) ?? []
     return try OpHistory(files: [name: current]).ops(since: OpHistory(files: [name: committed]))
+  }
+
+  /// The bytes of the file at `path` after `known.size`, when it is still
+  /// the file `known` describes (same inode, no shorter); nil otherwise.
+  static func readTail(_ path: String, _ known: (inode: UInt64, size: Int, blob: String)) throws -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var st = stat()
+    guard fstat(fd, &st) == 0, UInt64(st.st_ino) == known.inode, Int(st.st_size) >= known.size else {
+      return nil
+    }
+    var tail = [UInt8](repeating: 0, count: Int(st.st_size) - known.size)
+    var done = 0
+    while done < tail.count {
+      let n = tail.withUnsafeMutableBytes {
+        pread(fd, $0.baseAddress! + done, $0.count - done, off_t(known.size + done))
+      }
+      if n < 0 && errno == EINTR { continue }
+      guard n > 0 else { return nil }
+      done += n
+    }
+    return tail
   }
 
   /// Compares the working tree's Folio files with HEAD. Stat data from the
@@ -257,16 +415,45 @@ extension Store {
   package func scanPending(repository: GitRepository, headTree: GitTree?, index: GitIndex) throws
     -> PendingScan
   {
+    try scanPending(repository: repository, headTree: headTree, index: { index }, plan: nil)
+  }
+
+  /// The same, looking only at `plan`'s candidates in the tables it names
+  /// (see ``WorkTreeState``), and loading libgit2's index only for the
+  /// tables it does not.
+  package func scanPending(
+    repository: GitRepository, headTree: GitTree?, index loadIndex: () throws -> GitIndex, plan: ScanPlan?
+  ) throws -> PendingScan {
     var scan = PendingScan()
-    scan.ownOps = try uncommittedOwnOps(headTree: headTree, repository: repository)
+    scan.ownOps = try uncommittedOwnOps(headTree: headTree, repository: repository, known: plan?.ownLog)
     scan.evictedByTable = try loadEvictions()
+    var loaded: GitIndex?
+    func libgit2Index() throws -> GitIndex {
+      if let loaded { return loaded }
+      let index = try loadIndex()
+      loaded = index
+      return index
+    }
+
+    /// The index's stage-0 entry at `path`: its blob, whether it is
+    /// skip-worktree, and whether a file's stat data matches it.
+    func indexEntry(_ path: String) throws -> (id: GitOID, skipWorktree: Bool, matches: (stat) -> Bool)? {
+      if let file = plan?.indexFile {
+        return file.rawEntry(at: path).map { entry in
+          (entry.id(in: file), entry.skipWorktree, { entry.matches($0, in: file) })
+        }
+      }
+      return try libgit2Index().entry(at: path).map { entry in
+        (entry.id, entry.skipWorktree, { Self.statMatches(entry, $0) })
+      }
+    }
 
     /// The file's bytes when it differs from `headID`; nil when it is the same.
     func changedBytes(_ path: String, headID: GitOID?) throws -> [UInt8]?? {
       let absolute = rootPath + "/" + path
       var st = stat()
       guard lstat(absolute, &st) == 0 else { return .some(nil) }  // deleted
-      if let headID, let entry = index.entry(at: path), entry.id == headID, Self.statMatches(entry, st) {
+      if let headID, let entry = try indexEntry(path), entry.id == headID, entry.matches(st) {
         return nil
       }
       guard let bytes = try FileSystem.read(absolute) else { return .some(nil) }
@@ -278,11 +465,98 @@ extension Store {
       return .some(bytes)
     }
 
+    /// Looks at the document file `name` of `table`, which exists.
+    func examineFile(_ table: TableConfig, name: String, pk: String, headID: GitOID?) throws {
+      let path = table.path + "/" + name
+      // A link is reported (UNSAFE_PATH) and never read through.
+      guard let change = try changedBytes(path, headID: headID), let bytes = change else { return }
+      // An edit past the size limit is reported and not recorded, as
+      // `folio watch` does: another replica's merge could not read it.
+      if let problem = sizeProblem(bytes.count, table: table, path: path) { throw problem }
+      let object = try parseEditedDocument(bytes, table: table, pk: pk, path: path)
+      let key = OpHistory.DocumentKey(table: table.name, pk: pk)
+      let expected = try knownDocument(
+        table: table, pk: pk, path: path, headBlob: headID, ownOps: scan.ownOps[key] ?? [],
+        repository: repository)
+      var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
+      // An import's compact op says "the file is the content" (Op.fromTree).
+      let fromTree = scan.ownOps[key]?.contains(where: \.fromTree) ?? false
+      if expected == nil && headID == nil && !fromTree {
+        // A new file: its body goes into the commit anyway, so the log
+        // records only that it was inserted, and merges read the body
+        // from the tree.
+        pending.synthetic = Mutation(kind: .insert)
+        pending.syntheticFromTree = true
+      } else if !fromTree && !DocumentResolver.same(expected, object) {
+        pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
+      }
+      scan.documents.append(pending)
+      scan.dirty[table.name, default: []].append(name)
+    }
+
+    /// Looks at the document `name` of `table`, whose file is gone: a
+    /// delete, unless it is evicted or was never committed nor written.
+    func examineMissing(_ table: TableConfig, name: String, pk: String, headID: GitOID?) throws {
+      let path = table.path + "/" + name
+      if headID != nil, scan.evictedByTable[table.name]?.contains(ExactKey(pk)) == true {
+        if let entry = try indexEntry(path), entry.skipWorktree { return }
+        scan.evicted.append((path, headID!))
+        return
+      }
+      let ownOps = scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? []
+      // Not committed, and not written through Folio since: nothing to do.
+      if headID == nil && ownOps.isEmpty { return }
+      if headID == nil && scan.evictedByTable[table.name]?.contains(ExactKey(pk)) == true { return }
+      let expected = try knownDocument(
+        table: table, pk: pk, path: path, headBlob: headID, ownOps: ownOps, repository: repository)
+      // Made through Folio since HEAD, then deleted by hand: a remove.
+      if headID == nil && expected == nil { return }
+      var pending = PendingDocument(table: table, pk: pk, path: path, bytes: nil, document: nil)
+      if expected != nil { pending.synthetic = Mutation(kind: .remove) }
+      scan.documents.append(pending)
+      scan.dirty[table.name, default: []].append(name)
+    }
+
+    func examine(_ table: TableConfig, name: String, pk: String, headID: GitOID?, exists: Bool) {
+      do {
+        if exists {
+          try examineFile(table, name: name, pk: pk, headID: headID)
+        } else {
+          try examineMissing(table, name: name, pk: pk, headID: headID)
+        }
+      } catch let error as FolioError {
+        scan.problems.append(error)
+        scan.dirty[table.name, default: []].append(name)
+      } catch {
+        scan.problems.append(FolioError(.io, "\(error)", path: rootPath + "/" + table.path + "/" + name))
+        scan.dirty[table.name, default: []].append(name)
+      }
+    }
+
     for table in config.tables {
+      if let candidates = plan?.candidates[table.name], let file = plan?.indexFile {
+        // Only these can differ from HEAD, and git's index holds HEAD.
+        var names = candidates
+        for key in scan.ownOps.keys where key.table == table.name {
+          if let name = try? PrimaryKey.fileName(for: key.pk) { names.insert(name) }
+        }
+        for name in names.sorted() {
+          guard name.hasSuffix(".json"), !name.hasPrefix("."), let pk = PrimaryKey.pk(fromFileName: name)
+          else {
+            continue
+          }
+          let path = table.path + "/" + name
+          let headID = file.rawEntry(at: path).map { $0.id(in: file) }
+          var st = stat()
+          let exists = lstat(rootPath + "/" + path, &st) == 0
+          examine(table, name: name, pk: pk, headID: headID, exists: exists)
+        }
+        continue
+      }
       // Most folders are as committed: that is decided cheaply, and only
       // documents Folio wrote since HEAD are left to look at.
       let unchanged = try folderMatchesHead(
-        table, headTree: headTree, index: index, repository: repository,
+        table, headTree: headTree, index: try libgit2Index(), repository: repository,
         evicted: scan.evictedByTable[table.name] ?? [])
       var headBlobs: [String: GitOID] = [:]
       var names: [String] = []
@@ -298,68 +572,20 @@ extension Store {
           continue
         }
         present.insert(name)
-        let path = table.path + "/" + name
-        do {
-          // A link is reported (UNSAFE_PATH) and never read through.
-          guard let change = try changedBytes(path, headID: headBlobs[name]), let bytes = change else {
-            continue
-          }
-          // An edit past the size limit is reported and not recorded, as
-          // `folio watch` does: another replica's merge could not read it.
-          if let problem = sizeProblem(bytes.count, table: table, path: path) { throw problem }
-          let object = try parseEditedDocument(bytes, table: table, pk: pk, path: path)
-          let expected = try knownDocument(
-            table: table, pk: pk, path: path, headBlob: headBlobs[name],
-            ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [],
-            repository: repository)
-          var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
-          // An import's compact op says "the file is the content" (Op.fromTree).
-          let key = OpHistory.DocumentKey(table: table.name, pk: pk)
-          let fromTree = scan.ownOps[key]?.contains(where: \.fromTree) ?? false
-          if expected == nil && headBlobs[name] == nil && !fromTree {
-            // A new file: its body goes into the commit anyway, so the log
-            // records only that it was inserted, and merges read the body
-            // from the tree.
-            pending.synthetic = Mutation(kind: .insert)
-            pending.syntheticFromTree = true
-          } else if !fromTree && !DocumentResolver.same(expected, object) {
-            pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
-          }
-          scan.documents.append(pending)
-        } catch let error as FolioError {
-          scan.problems.append(error)
-        }
+        examine(table, name: name, pk: pk, headID: headBlobs[name], exists: true)
       }
       for (name, id) in headBlobs where !present.contains(name) && name.hasSuffix(".json") {
         guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
-        let path = table.path + "/" + name
-        if scan.evictedByTable[table.name]?.contains(ExactKey(pk)) == true {
-          if index.entry(at: path)?.skipWorktree != true { scan.evicted.append((path, id)) }
-          continue
-        }
-        let expected = try knownDocument(
-          table: table, pk: pk, path: path, headBlob: id,
-          ownOps: scan.ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
-        var pending = PendingDocument(table: table, pk: pk, path: path, bytes: nil, document: nil)
-        if expected != nil { pending.synthetic = Mutation(kind: .remove) }
-        scan.documents.append(pending)
+        examine(table, name: name, pk: pk, headID: id, exists: false)
       }
       // Made through Folio since HEAD, then deleted by hand: a remove.
       for key in scan.ownOps.keys where key.table == table.name {
         guard let name = try? PrimaryKey.fileName(for: key.pk),
           unchanged
-            ? index.entry(at: table.path + "/" + name) == nil
-            : !present.contains(name) && headBlobs[name] == nil,
-          scan.evictedByTable[table.name]?.contains(ExactKey(key.pk)) != true
+            ? try libgit2Index().entry(at: table.path + "/" + name) == nil
+            : !present.contains(name) && headBlobs[name] == nil
         else { continue }
-        let path = table.path + "/" + name
-        let expected = try knownDocument(
-          table: table, pk: key.pk, path: path, headBlob: nil, ownOps: scan.ownOps[key]!,
-          repository: repository)
-        guard expected != nil else { continue }
-        var pending = PendingDocument(table: table, pk: key.pk, path: path, bytes: nil, document: nil)
-        pending.synthetic = Mutation(kind: .remove)
-        scan.documents.append(pending)
+        examine(table, name: name, pk: key.pk, headID: nil, exists: false)
       }
     }
     // Folio's other committed files.
@@ -370,8 +596,17 @@ extension Store {
       (try FileSystem.list(rootPath + "/" + Store.opsFolder) ?? []).filter { $0.hasSuffix(".ndjson") }
         + (try headTree?.blobs(in: Store.opsFolder, repository: repository) ?? []).map(\.name))
     others += logNames.sorted().map { Store.opsFolder + "/" + $0 }
+    let ownLogPath = Store.opsFolder + "/" + replicaID + ".ndjson"
     for path in others {
       let headID = headTree?.blobID(at: path)
+      // The log as committed, grown by the ops just read: no need to hash
+      // it to know whether it changed.
+      if path == ownLogPath, let known = plan?.ownLog, headID?.description == known.blob,
+        FileSystem.size(opLogPath) == known.size || !scan.ownOps.isEmpty
+      {
+        if !scan.ownOps.isEmpty { scan.files.append((path, try FileSystem.read(opLogPath))) }
+        continue
+      }
       if let change = try changedBytes(path, headID: headID) {
         if change == nil && headID == nil { continue }
         scan.files.append((path, change))

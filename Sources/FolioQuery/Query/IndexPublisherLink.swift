@@ -22,4 +22,10 @@ package protocol IndexPublisherLink: Sendable {
   /// A query took the full check of a table of about `documents` documents
   /// because no publisher answered.
   func publisherMissed(store: Store, documents: Int)
+
+  /// The files changed in the table folders since `token` (nil: since
+  /// nothing, which names the moment and vouches for no table), or nil when
+  /// no publisher answers in time.
+  /// - Parameter reached: set to whether a publisher took the question.
+  func changedFiles(indexDirectory: String, since token: String?, reached: inout Bool) -> ChangedFiles?
 }

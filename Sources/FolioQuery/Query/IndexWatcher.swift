@@ -8,7 +8,7 @@ import Glibc
 /// One per process, owned by ``OrderIndexCache`` and used only inside its
 /// lock. Watches are not recursive, which suits tables: a document is a file
 /// directly in its table's folder.
-final class IndexWatcher {
+package final class IndexWatcher {
   /// One table folder's watch: the inotify watch id and the folder it is on.
   struct Watch: Equatable {
     var descriptor: Int32
@@ -20,14 +20,14 @@ final class IndexWatcher {
   /// while open, `IN_CLOSE_WRITE` when done), saves by rename (`MOVED_*`),
   /// `cp`, creates, deletes, `touch` and `chmod` (`IN_ATTRIB`); and the folder
   /// itself going away or moving.
-  static let mask: UInt32 =
+  package static let mask: UInt32 =
     UInt32(IN_CLOSE_WRITE) | UInt32(IN_MODIFY) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM)
     | UInt32(IN_DELETE) | UInt32(IN_CREATE) | UInt32(IN_ATTRIB) | UInt32(IN_DELETE_SELF)
     | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
 
   /// Events that end a watch: the folder was removed, moved or unmounted,
   /// or the kernel dropped the watch.
-  static let lostMask: UInt32 =
+  package static let lostMask: UInt32 =
     UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_IGNORED) | UInt32(IN_UNMOUNT)
 
   private let inotify: Inotify
@@ -110,7 +110,7 @@ final class IndexWatcher {
 
   /// `statfs` magic numbers of local file systems, where every change goes
   /// through this kernel and so raises an event (linux/magic.h).
-  static let localFileSystems: Set<UInt64> = [
+  package static let localFileSystems: Set<UInt64> = [
     0xEF53,  // ext2/3/4
     0x5846_5342,  // xfs
     0x9123_683E,  // btrfs

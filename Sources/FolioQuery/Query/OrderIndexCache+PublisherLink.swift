@@ -10,5 +10,5 @@ extension OrderIndexCache {
   }
 
   /// The registered link, if any.
-  static var publisherLink: (any IndexPublisherLink)? { link.withLock { $0 } }
+  package static var publisherLink: (any IndexPublisherLink)? { link.withLock { $0 } }
 }

@@ -1,0 +1,249 @@
+import Folio
+import FolioCore
+import FolioJSON
+import FolioSystem
+import FolioTestSupport
+import Foundation
+import Glibc
+import Testing
+
+@testable import FolioGit
+@testable import FolioIndexDaemon
+
+/// Status and commit from what a publisher saw change (``WorkTreeState``,
+/// ``ChangedFiles``): they must find exactly what the full scan finds,
+/// whatever is done to the files, and fall back to the full scan whenever
+/// the state cannot be trusted.
+@Suite(.serialized)
+struct WorkTreeStateTests {
+  /// What a scan found, comparable: each pending document with whether an
+  /// op explains it and the kind of its synthetic change.
+  static func summary(_ scan: PendingScan) -> [String] {
+    scan.documents.map {
+      "\($0.table.name)/\($0.pk) \($0.bytes == nil ? "deleted" : "present") \($0.synthetic.map { "\($0.kind)" } ?? "-")"
+    }.sorted() + scan.problems.map { "problem \($0.path ?? "")" }.sorted()
+  }
+
+  /// The full scan: every file against HEAD, as with no state.
+  static func fullScan(_ store: Store) throws -> [String] {
+    let repository = try store.openRepository()
+    let scan = try store.scanPending(
+      repository: repository, headTree: try repository.headCommit()?.tree(), index: try repository.index())
+    return summary(scan)
+  }
+
+  /// The scan a status would take now, and whether it looked only at
+  /// candidates.
+  static func plannedScan(_ store: Store) throws -> (found: [String], restricted: Bool) {
+    let repository = try store.openRepository()
+    let head = try repository.headCommit()
+    let (plan, _, _) = store.scanPlan(head: head?.id, repository: repository)
+    let scan = try store.scanPending(
+      repository: repository, headTree: try head?.tree(), index: { try repository.index() }, plan: plan)
+    return (summary(scan), plan?.indexFile != nil && !(plan?.candidates.isEmpty ?? true))
+  }
+
+  /// Writes `bytes` over the file at `path`, in place.
+  static func writeInPlace(_ path: String, _ bytes: [UInt8]) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw FileSystem.error(errno, "open", path: path) }
+    defer { close(fd) }
+    try FileSystem.writeAll(fd, bytes, path: path)
+  }
+
+  /// Saves `text` at `path` as editors do, by one of their ways: a rename
+  /// over the file, a write in place, or a write through a backup copy.
+  static func save(_ text: String, at path: String, way: Int) throws {
+    switch way % 3 {
+    case 0:
+      try writeInPlace(path + ".tmp", Array(text.utf8))
+      guard rename(path + ".tmp", path) == 0 else { throw FileSystem.error(errno, "rename", path: path) }
+    case 1:
+      try writeInPlace(path, Array(text.utf8))
+    default:
+      if FileSystem.exists(path) {
+        guard rename(path, path + "~") == 0 else { throw FileSystem.error(errno, "rename", path: path) }
+      }
+      try writeInPlace(path, Array(text.utf8))
+      unlink(path + "~")
+    }
+  }
+
+  @Test func statusAndCommitFromThePublishersJournalMatchTheFullScan() throws {
+    let seed = testSeed()
+    try reportingSeed(seed) {
+      var random = SplitMix(seed: seed)
+      let (store, scratch) = try makeStore()
+      defer { scratch.remove() }
+      let folder = scratch.path + "/data/todos/"
+      try store.write { transaction in
+        for k in 0..<20 {
+          _ = try transaction.put(table: "todos", pk: "d\(k)", document: ["n": .integer(Int64(k))])
+        }
+      }
+      try store.commit(message: "start")
+      let publisher = try store.publishIndexes()
+      defer { publisher.stop() }
+      // The first status after the publisher starts takes the full scan and
+      // keeps its token; from then on only candidates are looked at.
+      _ = try store.status()
+      var restrictedScans = 0
+      for round in 0..<60 {
+        for _ in 0...(random.next() % 4) {
+          let pk = "d\(random.next() % 30)"
+          let path = folder + pk + ".json"
+          switch random.next() % 8 {
+          case 0, 1:
+            try Self.save("{\"id\": \"\(pk)\", \"n\": \(round)}\n", at: path, way: Int(random.next() % 3))
+          case 2: unlink(path)
+          case 3:
+            // Touched: the same bytes, new stat data.
+            if let bytes = try FileSystem.read(path) { try Self.writeInPlace(path, bytes) }
+          // A broken file refuses writes through Folio until fixed.
+          case 4:
+            _ = try? store.write {
+              _ = try $0.put(table: "todos", pk: pk, document: ["n": .integer(Int64(round))])
+            }
+          case 5:
+            _ = try? store.write { _ = try $0.remove(table: "todos", pk: pk) }
+          case 6:
+            // Not a document: a broken file is reported, and looked at again.
+            try Self.save("{\"id\": \"\(pk)\", ", at: path, way: 0)
+          default:
+            try Self.save("{\"id\": \"\(pk)\", \"n\": \(round), \"x\": true}\n", at: path, way: 1)
+          }
+        }
+        let planned = try Self.plannedScan(store)
+        if planned.restricted { restrictedScans += 1 }
+        #expect(planned.found == (try Self.fullScan(store)), "round \(round), seed \(seed)")
+        _ = try store.status()
+        if random.next() % 3 == 0 {
+          try store.commit(message: "round \(round)")
+          // Left out: the broken files only.
+          #expect(
+            try Self.fullScan(store).allSatisfy { $0.hasPrefix("problem") }, "round \(round), seed \(seed)")
+          let porcelain = try git(["status", "--porcelain"], in: scratch.path).output
+          let unexpected = porcelain.split(separator: "\n").filter { line in
+            // A broken document stays uncommitted, as git sees too.
+            !line.hasPrefix(" M data/todos/") && !line.hasPrefix("?? data/todos/")
+          }
+          #expect(unexpected.isEmpty, "round \(round), seed \(seed): \(porcelain)")
+        }
+      }
+      #expect(restrictedScans >= 40, "seed \(seed): only \(restrictedScans) scans used the journal")
+    }
+  }
+
+  @Test func anIndexWrittenByGitOrANewPublisherMeansTheFullScan() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.write { _ = try $0.put(table: "todos", pk: "a", document: ["n": 1]) }
+    try store.commit(message: "start")
+    var publisher: IndexPublisher? = try store.publishIndexes()
+    _ = try store.status()
+    try scratch.write("data/todos/a.json", "{\"id\": \"a\", \"n\": 2}\n")
+    #expect(try Self.plannedScan(store).restricted)
+
+    // Plain git writes the index: the state no longer holds.
+    try scratch.write("README.md", "hello\n")
+    try git(["add", "README.md"], in: scratch.path)
+    #expect(try !Self.plannedScan(store).restricted)
+    #expect(try Self.plannedScan(store).found == (try Self.fullScan(store)))
+    // The commit takes what git staged too, as before.
+    try store.commit(message: "both")
+    let files = try git(["show", "--name-only", "--format=", "HEAD"], in: scratch.path).output
+    #expect(files.contains("README.md") && files.contains("data/todos/a.json"))
+
+    // A new publisher has a new journal: the old token means nothing to it.
+    _ = try store.status()
+    publisher?.stop()
+    publisher = nil
+    try scratch.write("data/todos/a.json", "{\"id\": \"a\", \"n\": 3}\n")
+    #expect(try !Self.plannedScan(store).restricted)
+    #expect(try store.status().tables.first { $0.name == "todos" }?.changedDocuments == ["a"])
+    publisher = try store.publishIndexes()
+    defer { publisher?.stop() }
+    #expect(try !Self.plannedScan(store).restricted)
+    _ = try store.status()
+    try scratch.write("data/todos/b.json", "{\"id\": \"b\"}\n")
+    let planned = try Self.plannedScan(store)
+    #expect(planned.restricted)
+    #expect(planned.found == (try Self.fullScan(store)))
+    #expect(try store.status().tables.first { $0.name == "todos" }?.changedDocuments == ["a", "b"])
+  }
+
+  @Test func theIndexFileReadInPlaceMatchesLibgit2AndItsRewriteIsOneGitReads() throws {
+    let (store, scratch) = try makeStore()
+    defer { scratch.remove() }
+    try store.write { transaction in
+      for k in 0..<50 {
+        _ = try transaction.put(table: "todos", pk: "k\(k)", document: ["n": .integer(Int64(k))])
+      }
+    }
+    try store.commit(message: "start")
+    try store.write { _ = try $0.evict(table: "todos", pk: "k7") }
+    try store.commit(message: "evicted")
+    let repository = try store.openRepository()
+    let libgit2 = try repository.index().entries
+    let file = try #require(try GitIndexFile.open(repository.gitDirectory + "/index"))
+    #expect(file.entries.count == libgit2.count)
+    for (mine, theirs) in zip(file.entries, libgit2) {
+      #expect(String(decoding: mine.path, as: UTF8.self) == theirs.path)
+      #expect(mine.id(in: file) == theirs.id)
+      #expect(mine.skipWorktree == theirs.skipWorktree)
+    }
+    // Replace one, remove one, add one before the first and one after the last.
+    try scratch.write("data/todos/k3.json", "{\"id\": \"k3\", \"n\": 33}\n")
+    try scratch.write("a.txt", "first\n")
+    try scratch.write("z.txt", "last\n")
+    unlink(scratch.path + "/data/todos/k4.json")
+    var edits: [GitIndex.Edit] = []
+    for path in ["a.txt", "data/todos/k3.json", "z.txt"] {
+      let id = try repository.writeBlob(Array(try #require(scratch.read(path)).utf8))
+      edits.append(
+        GitIndex.Edit(path: path, entry: GitIndex.entry(id: id, filePath: scratch.path + "/" + path)))
+    }
+    edits.insert(GitIndex.Edit(path: "data/todos/k4.json", entry: nil), at: 2)
+    try file.write(to: repository.gitDirectory + "/index", applying: edits)
+    let staged = try git(["diff", "--cached", "--name-status"], in: scratch.path).output
+    #expect(
+      staged.split(separator: "\n").sorted() == [
+        "A\ta.txt", "A\tz.txt", "D\tdata/todos/k4.json", "M\tdata/todos/k3.json",
+      ])
+    #expect(try git(["diff", "--name-only"], in: scratch.path).output.isEmpty)
+    let after = try repository.index()
+    try after.readFromDisk()
+    #expect(after.entries.count == libgit2.count + 1)
+    #expect(after.entry(at: "data/todos/k7.json")?.skipWorktree == true)
+    #expect(try git(["fsck", "--no-dangling"], in: scratch.path).status == 0)
+  }
+
+  /// A sync's checkout leaves git's index holding the merged commit, and
+  /// says so: the next status looks only at what changed, and finds what
+  /// the full scan finds, including a file the checkout had to leave alone.
+  @Test func aSyncLeavesAStateTheNextStatusUses() throws {
+    let yaml = "version: 1\ntables:\n  todos:\n    path: todos\n    columns:\n      views: counter\n"
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: yaml)
+    for k in 0..<10 { try a.apply(table: "todos", pk: "t\(k)", op: .insert, columns: ["views": 1]) }
+    try a.sync()
+    let b = try fixture.clone("b")
+    let publisher = try a.publishIndexes()
+    defer { publisher.stop() }
+    _ = try a.status()
+    try b.apply(table: "todos", pk: "t1", op: .update, transforms: ["views": ["op": "increment", "by": 5]])
+    try b.apply(table: "todos", pk: "t9", op: .remove)
+    try b.sync()
+    try a.apply(table: "todos", pk: "t2", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
+    let synced = try a.sync(push: false)
+    #expect(synced.action == .merged)
+    // An edit by hand after the sync, and nothing else pending.
+    try Self.save("{\"views\": 7}\n", at: a.rootPath + "/todos/t3.json", way: 0)
+    let planned = try Self.plannedScan(a)
+    #expect(planned.restricted)
+    #expect(planned.found == (try Self.fullScan(a)))
+    #expect(planned.found == ["todos/t3 present update"])
+    #expect(try git(["status", "--porcelain"], in: a.rootPath).output == " M todos/t3.json\n")
+  }
+}
