@@ -24,7 +24,7 @@ extension Store {
     let head = try repository.headCommit()
     let headTree = try head?.tree()
     let tableDirectory = directory(of: table)
-    let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
+    let logPath = Store.opsFolder + "/" + opLogName
     let names = manifest.names
     // File names are ASCII (PrimaryKey percent-encodes the rest), so
     // String order is byte order, which is git's.
@@ -104,6 +104,9 @@ extension Store {
     }
     guard let commit else { return nil }
     try repository.setReference(try repository.headBranch(), to: commit, message: "folio import")
+    // The import's log lines are committed: the next op starts a new
+    // segment, so no later commit writes them again.
+    sealOpLogSegmentIfFull()
     return commit
   }
 }

@@ -74,7 +74,7 @@ final class KnownDocuments {
   }
 
   private func reload() throws {
-    let name = store.replicaID + ".ndjson"
+    let name = store.opLogName
     let committed =
       try headTree?.blobID(at: Store.opsFolder + "/" + name).map { try repository.blob($0) } ?? []
     let size = try OpLog.size(of: store.opLogPath)

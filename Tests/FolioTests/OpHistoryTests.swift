@@ -52,34 +52,54 @@ struct OpHistoryTests {
   /// The newest stamp of any line, read from the lines' leading stamps:
   /// lines out of order count, and a line it cannot read that way makes it
   /// unknown, so that the merge parses the logs.
-  @Test func theNewestStampOfAnyLineIsReadFromTheLeadingStamps() {
+  @Test func theNewestStampOfAnyLineIsReadFromTheLeadingStamps() throws {
     let unordered = OpHistory(files: [
       "A.ndjson": log([5, 12, 3], replica: "A"), "B.ndjson": log([12], replica: "B") + Array("\n".utf8),
       "C.ndjson": [],
     ])
-    #expect(unordered.newestStampOfAnyLine() == .some(HLC(wall: 12, counter: 0, replica: "B")))
-    #expect(OpHistory(files: ["C.ndjson": []]).newestStampOfAnyLine() == .some(nil))
-    #expect(OpHistory(files: [:]).newestStampOfAnyLine() == .some(nil))
+    #expect(try unordered.newestStampOfAnyLine() == .some(HLC(wall: 12, counter: 0, replica: "B")))
+    #expect(try OpHistory(files: ["C.ndjson": []]).newestStampOfAnyLine() == .some(nil))
+    #expect(try OpHistory(files: [:]).newestStampOfAnyLine() == .some(nil))
     // An op line with its keys in another order, or a stamp with an escape.
     let reordered = Array(#"{"op":"remove","hlc":"0000000000009-0000-A","pk":"a","table":"t"}"#.utf8) + [10]
-    #expect(OpHistory(files: ["A.ndjson": log([1]) + reordered]).newestStampOfAnyLine() == nil)
+    #expect(try OpHistory(files: ["A.ndjson": log([1]) + reordered]).newestStampOfAnyLine() == nil)
     let escaped =
       Array(#"{"hlc":"0000000000009-0000-\u0041","op":"remove","pk":"a","table":"t"}"#.utf8) + [10]
-    #expect(OpHistory(files: ["A.ndjson": escaped]).newestStampOfAnyLine() == nil)
+    #expect(try OpHistory(files: ["A.ndjson": escaped]).newestStampOfAnyLine() == nil)
     // A last line without its newline is not a line yet.
     let cut = log([1]) + Array(#"{"hlc":"0000000000099-0000-A""#.utf8)
     #expect(
-      OpHistory(files: ["A.ndjson": cut]).newestStampOfAnyLine()
+      try OpHistory(files: ["A.ndjson": cut]).newestStampOfAnyLine()
         == .some(HLC(wall: 1, counter: 0, replica: "A")))
   }
 
   /// The newest stamp of any log, each log's last line being its newest.
-  @Test func theLatestStampIsTheNewestLastLine() {
+  @Test func theLatestStampIsTheNewestLastLine() throws {
     let history = OpHistory(files: [
       "A.ndjson": log([1, 7], replica: "A"), "B.ndjson": log([3, 9], replica: "B") + Array("\n\n".utf8),
       "C.ndjson": [], "D.ndjson": Array("not an op\n".utf8),
     ])
-    #expect(history.latestStamp() == HLC(wall: 9, counter: 0, replica: "B"))
-    #expect(OpHistory(files: ["C.ndjson": []]).latestStamp() == nil)
+    #expect(try history.latestStamp() == HLC(wall: 9, counter: 0, replica: "B"))
+    #expect(try OpHistory(files: ["C.ndjson": []]).latestStamp() == nil)
+  }
+
+  /// A replica's log in segments: its newest stamp is in the newest
+  /// segment that has a real one, and older segments are not read.
+  @Test func theNewestStampsComeFromEachReplicasNewestSegment() throws {
+    #expect(Store.opLogReplicaAndSegment("A.ndjson") == ("A", 0))
+    #expect(Store.opLogReplicaAndSegment("A.12.ndjson") == ("A", 12))
+    #expect(Store.opLogName(replica: "A", segment: 3) == "A.3.ndjson")
+    let history = OpHistory(files: [
+      "A.ndjson": log([1, 7], replica: "A"), "A.1.ndjson": log([8, 20], replica: "A"),
+      "A.2.ndjson": log([0], replica: "A"), "A.3.ndjson": [],
+      // Not an op: never read, as an older segment of B.
+      "B.ndjson": Array("not an op\n".utf8), "B.1.ndjson": log([9], replica: "B"),
+    ])
+    #expect(
+      history.segmentsByReplica() == [
+        ["A.3.ndjson", "A.2.ndjson", "A.1.ndjson", "A.ndjson"], ["B.1.ndjson", "B.ndjson"],
+      ])
+    #expect(try history.latestStamp() == HLC(wall: 20, counter: 0, replica: "A"))
+    #expect(try history.newestStampOfAnyLine() == .some(HLC(wall: 20, counter: 0, replica: "A")))
   }
 }

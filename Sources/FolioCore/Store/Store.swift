@@ -162,6 +162,8 @@ public final class Store: Sendable {
   /// Later layers' per-store state (live queries, subscriptions).
   package let attachments = StoreAttachments()
   let clock = Mutex<ClockState>(ClockState())
+  /// The newest segment of this replica's op log, once found; -1 before.
+  let opLogSegment = Mutex<Int>(-1)
   /// Why the transaction an earlier process left in the journal could not
   /// be completed, if it could not (Store+Recovery.swift).
   let recoveryFailure = Mutex<FolioError?>(nil)
@@ -298,8 +300,9 @@ public final class Store: Sendable {
 
   package var journalPath: String { privateDirectory + "/journal" }
   var evictedPath: String { privateDirectory + "/evicted.json" }
-  /// This replica's op log.
-  package var opLogPath: String { rootPath + "/" + Store.opsFolder + "/" + replicaID + ".ndjson" }
+  /// This replica's op log: the newest segment of it, where ops are
+  /// appended (see ``opLogSegmentBytes``).
+  package var opLogPath: String { rootPath + "/" + Store.opsFolder + "/" + opLogName }
 
   /// The table named `name`.
   /// - Throws: `UNKNOWN_TABLE`, listing the tables there are (see
@@ -390,10 +393,13 @@ public final class Store: Sendable {
   /// The newest HLC in this replica's log. Cached while the log's size is
   /// unchanged; otherwise read from its tail.
   package func lastHLC() throws -> HLC? {
-    var st = stat()
-    let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
+    let size = opLogClockKey()
     if let cached = clock.withLock({ $0.logSize == size ? $0.last : nil }) { return cached }
     var last = try OpLog.lastOp(in: opLogPath)?.hlc
+    // A segment just started is empty: the last op is in an older one.
+    for older in opLogSegmentPaths.dropFirst() where last == nil {
+      last = try OpLog.lastOp(in: older)?.hlc
+    }
     if let seen = withinHorizon(try seenClock()), last.map({ $0 < seen }) ?? true { last = seen }
     if let stamp = last, stamp.wall == 0 || withinHorizon(stamp) == nil {
       // A default write (stamped at time 0) is last, or a stamp past the
@@ -474,8 +480,7 @@ public final class Store: Sendable {
     if !told { tellCommitted(writes) }
     let restored = try transaction.commitEvictions(evicted: false)
     if !restored.isEmpty { tellLanded([], restored: restored) }
-    var st = stat()
-    let size = stat(opLogPath, &st) == 0 ? Int(st.st_size) : 0
+    let size = opLogClockKey()
     if let last = ops.map(\.hlc).max() {
       clock.withLock { state in
         if state.last.map({ $0 < last }) ?? true { state.last = last }

@@ -307,7 +307,7 @@ extension Store {
         let names = leftAlone.filter { $0.hasPrefix(folder) }.map { String($0.dropFirst(folder.count)) }
         if !names.isEmpty { dirty[table.name, default: []] += names }
       }
-      let ownLog = Store.opsFolder + "/" + replicaID + ".ndjson"
+      let ownLog = Store.opsFolder + "/" + opLogName
       saveWorkTreeState(
         WorkTreeState(
           head: target.description, index: checksum, token: prior.token, dirty: dirty,

@@ -147,7 +147,7 @@ extension Store {
         try index.readFromDisk()
         return index
       }, plan: plan)
-    let logPath = Store.opsFolder + "/" + replicaID + ".ndjson"
+    let logPath = Store.opsFolder + "/" + opLogName
     let synthetic = scan.documents.filter { $0.synthetic != nil }
     if !synthetic.isEmpty {
       try writeLocked { transaction in
@@ -190,6 +190,9 @@ extension Store {
       try repository.setReference(try repository.headBranch(), to: commit, message: "folio commit")
       summary.commit = commit.description
     }
+    // The log segment is committed whole: past its size, the next op
+    // starts a new one, and this one is never written again.
+    let newSegment = sealOpLogSegmentIfFull()
     // Git's index now holds exactly HEAD's tree: what the next scan starts from.
     let committedNames = Set(scan.documents.map { ($0.table.name, $0.path) }.map { $0.0 + "\u{0}" + $0.1 })
     var dirty: [String: [String]] = [:]
@@ -203,7 +206,7 @@ extension Store {
       let tree = try commit.map { try repository.commit($0).tree() } ?? headTree
       var ownLog: (UInt64, Int, String)?
       var st = stat()
-      if let blob = tree?.blobID(at: logPath), lstat(opLogPath, &st) == 0 {
+      if !newSegment, let blob = tree?.blobID(at: logPath), lstat(opLogPath, &st) == 0 {
         let size = scan.files.first { $0.path == logPath }?.bytes?.count ?? Int(st.st_size)
         ownLog = (UInt64(st.st_ino), size, blob.description)
       }
@@ -325,14 +328,32 @@ extension Store {
       let repository = try openRepository()
       let head = try repository.headCommit()
       let (plan, prior, answer) = scanPlan(head: head?.id, repository: repository)
+      let indexPath = repository.gitDirectory + "/index"
+      let before = Self.indexChecksum(indexPath)
+      var loaded: GitIndex?
       let scan = try scanPending(
-        repository: repository, headTree: try head?.tree(), index: { try repository.index() }, plan: plan)
+        repository: repository, headTree: try head?.tree(),
+        index: {
+          let index = try repository.index()
+          loaded = index
+          return index
+        }, plan: plan)
       // Status writes nothing git reads: the state holds, with what this
       // scan found still to commit.
       if var state = prior {
         state.token = answer?.token
         state.dirty = scan.dirty
         saveWorkTreeState(state)
+      } else if let loaded, answer != nil, try loaded.holds(try head?.tree(), repository: repository),
+        let checksum = Self.indexChecksum(indexPath), checksum == before
+      {
+        // Git's index was written by someone else (a plain `git status`
+        // refreshes its stat data), and still holds HEAD: the next status
+        // starts from here.
+        saveWorkTreeState(
+          WorkTreeState(
+            head: head?.id.description, index: checksum, token: answer?.token, dirty: scan.dirty, ownLog: nil)
+        )
       }
       var tables: [StoreStatus.Table] = []
       for table in config.tables {
@@ -377,7 +398,7 @@ extension Store {
   func uncommittedOwnOps(
     headTree: GitTree?, repository: GitRepository, known: (inode: UInt64, size: Int, blob: String)? = nil
   ) throws -> [OpHistory.DocumentKey: [Op]] {
-    let name = replicaID + ".ndjson"
+    let name = opLogName
     let headBlob = headTree?.blobID(at: Store.opsFolder + "/" + name)
     if let known, headBlob?.description == known.blob, let tail = try Self.readTail(opLogPath, known) {
       return try OpHistory(files: [name: tail]).ops(since: OpHistory(files: [name: []]))
@@ -596,7 +617,7 @@ extension Store {
       (try FileSystem.list(rootPath + "/" + Store.opsFolder) ?? []).filter { $0.hasSuffix(".ndjson") }
         + (try headTree?.blobs(in: Store.opsFolder, repository: repository) ?? []).map(\.name))
     others += logNames.sorted().map { Store.opsFolder + "/" + $0 }
-    let ownLogPath = Store.opsFolder + "/" + replicaID + ".ndjson"
+    let ownLogPath = Store.opsFolder + "/" + opLogName
     for path in others {
       let headID = headTree?.blobID(at: path)
       // The log as committed, grown by the ops just read: no need to hash
@@ -608,7 +629,8 @@ extension Store {
         continue
       }
       if let change = try changedBytes(path, headID: headID) {
-        if change == nil && headID == nil { continue }
+        // Nothing, or a log segment just started and still empty.
+        if headID == nil && change?.isEmpty ?? true { continue }
         scan.files.append((path, change))
       }
     }

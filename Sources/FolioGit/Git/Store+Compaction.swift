@@ -43,7 +43,7 @@ extension Store {
       summary.mergedEverywhere = common.description
       let merged = try OpHistory(tree: try repository.commit(common).tree(), repository: repository)
       var known = Set<HLC>()
-      for (name, bytes) in merged.files {
+      for (name, bytes) in try merged.files {
         for op in try OpHistory.parse(bytes[...], file: Store.opsFolder + "/" + name) { known.insert(op.hlc) }
       }
       // Local stamps must stay ahead of the ops that leave the log.

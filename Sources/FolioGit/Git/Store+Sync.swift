@@ -213,7 +213,9 @@ extension Store {
       }
     }
     let tree = try repository.commit(target).tree()
-    if latest == nil { latest = try OpHistory(tree: tree, repository: repository).latestStamp() }
+    if latest == nil {
+      latest = try OpHistory(tree: tree, repository: repository, cache: opLogs).latestStamp()
+    }
     // The stamp first: if the checkout is interrupted and finished by the
     // next open, local stamps still come after every merged op.
     if let latest { try observe(remoteStamp: latest) }

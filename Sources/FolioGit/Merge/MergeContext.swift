@@ -60,7 +60,9 @@ final class MergeContext {
       }
     }
     guard let earliest else { return true }
-    switch baseHistory.newestStampOfAnyLine() {
+    // A log that cannot be read here is read by the full parse, which says why.
+    let newest: HLC?? = (try? baseHistory.newestStampOfAnyLine()) ?? nil
+    switch newest {
     case .none: return false  // a line only a full parse can read
     case .some(.none): return true
     case .some(.some(let newest)): return !(earliest < newest)

@@ -20,7 +20,7 @@ extension OpHistory {
   ///   `INVALID_JSON` at the line of a malformed op or stamp.
   func checkClock(since base: OpHistory?, now: Int64, bound: Duration) throws {
     let limit = now + Int64(bound.components.seconds) * 1000
-    for name in files.keys.sorted() {
+    for name in names.sorted() {
       let file = Store.opsFolder + "/" + name
       for (line, op) in try newOps(in: name, since: base)
       where op.hlc.wall > limit {

@@ -34,33 +34,66 @@ package struct OpHistory {
     }
   }
 
-  /// The raw op log files, by file name.
-  var files: [String: [UInt8]]
-  /// The blob id of each file, for a history read from a tree.
+  /// Op log files given as bytes (``init(files:)``), by file name.
+  private var given: [String: [UInt8]] = [:]
+  /// The blob id of each file, for a history read from a tree: read only
+  /// when asked for, so that a log segment no side changed is never read.
   private var ids: [String: GitOID] = [:]
-  /// Where blobs and parsed tails are shared with other histories.
+  /// Where blobs and parsed tails are read and shared with other histories.
   private var cache: OpLogCache?
+  private var repository: GitRepository?
 
   /// Reads the op logs of `tree`, through `cache` when given: histories
   /// that share one read each blob once, and parse the ops one blob adds
-  /// over another once.
+  /// over another once. Blobs are read when first needed.
   init(tree: GitTree?, repository: GitRepository, cache: OpLogCache? = nil) throws {
-    var files: [String: [UInt8]] = [:]
-    var ids: [String: GitOID] = [:]
     if let tree {
       for (name, id) in try tree.blobs(in: Store.opsFolder, repository: repository)
       where name.hasSuffix(".ndjson") {
-        files[name] = try cache?.blob(id, repository: repository) ?? repository.blob(id)
         ids[name] = id
       }
     }
-    self.files = files
-    self.ids = ids
-    self.cache = cache
+    self.cache = cache ?? OpLogCache()
+    self.repository = repository
   }
 
   package init(files: [String: [UInt8]]) {
-    self.files = files
+    given = files
+  }
+
+  /// The log files' names.
+  var names: [String] { Array(ids.keys) + given.keys.filter { ids[$0] == nil } }
+
+  /// The bytes of the log `name`, or nil when this history has no such log.
+  func bytes(of name: String) throws -> [UInt8]? {
+    if let bytes = given[name] { return bytes }
+    guard let id = ids[name], let cache, let repository else { return nil }
+    return try cache.blob(id, repository: repository)
+  }
+
+  /// Every log, read whole (history walks and compaction).
+  var files: [String: [UInt8]] {
+    get throws {
+      var all = given
+      for name in ids.keys where all[name] == nil { all[name] = try bytes(of: name) }
+      return all
+    }
+  }
+
+  /// Each replica's log segments, newest first (see
+  /// ``Store/opLogSegmentBytes``). A replica appends only to its newest
+  /// segment, and stamps its ops in increasing order (but for default
+  /// writes, stamped at time 0), so its newest stamp is in the newest
+  /// segment that has a stamp past 0: the older ones need not be read.
+  func segmentsByReplica() -> [[String]] {
+    var byReplica: [Substring: [(segment: Int, name: String)]] = [:]
+    for name in names {
+      let (replica, segment) = Store.opLogReplicaAndSegment(name)
+      byReplica[replica, default: []].append((segment, name))
+    }
+    return byReplica.keys.sorted().map { replica in
+      byReplica[replica]!.sorted { $0.segment > $1.segment }.map(\.name)
+    }
   }
 
   /// The ops this history has that `base` does not, by document. Each file
@@ -72,7 +105,7 @@ package struct OpHistory {
     [Op]]
   {
     var result: [DocumentKey: [Op]] = [:]
-    for name in files.keys.sorted() {
+    for name in names.sorted() {
       for (_, found) in try newOps(in: name, since: base) {
         var op = found
         op.table = tableName(op.table)
@@ -86,16 +119,17 @@ package struct OpHistory {
   /// their line numbers; parsed once per pair of blobs when both histories
   /// were read from trees through one cache.
   func newOps(in name: String, since base: OpHistory?) throws -> [(line: Int, op: Op)] {
-    let bytes = files[name]!
-    let baseBytes = base?.files[name] ?? []
     let file = Store.opsFolder + "/" + name
     // Ids name the base's copy only when the base was read from a tree.
-    guard let cache, let id = ids[name], base?.files[name] == nil || base?.ids[name] != nil else {
-      return try Self.newOps(bytes, since: baseBytes, file: file)
+    guard let cache, let id = ids[name], base?.given[name] == nil else {
+      return try Self.newOps(try bytes(of: name) ?? [], since: try base?.bytes(of: name) ?? [], file: file)
     }
     let baseID = base?.ids[name]
+    // A segment no one appended to since: nothing to read.
     if baseID == id { return [] }
-    return try cache.newOps(of: id, since: baseID) { try Self.newOps(bytes, since: baseBytes, file: file) }
+    return try cache.newOps(of: id, since: baseID) {
+      try Self.newOps(try bytes(of: name) ?? [], since: try base?.bytes(of: name) ?? [], file: file)
+    }
   }
 
   /// The ops of one log file that its base copy does not have, with their
@@ -139,23 +173,33 @@ package struct OpHistory {
   /// stamp sorts as the stamps do. Nil when some line does not begin so
   /// (an older build or a hand wrote it); `.some(nil)` when no log has a
   /// line.
-  func newestStampOfAnyLine() -> HLC?? {
+  func newestStampOfAnyLine() throws -> HLC?? {
     let prefix = Array(#"{"hlc":""#.utf8)
+    let zero = Array("0000000000000-".utf8)
     var newest: [UInt8]?
-    for bytes in files.values {
-      let readable = bytes.withUnsafeBufferPointer { buffer -> Bool in
-        var start = 0
-        while let newline = Self.index(of: UInt8(ascii: "\n"), in: buffer, from: start) {
-          defer { start = newline + 1 }
-          if newline == start { continue }
-          guard let stamp = Self.stamp(in: buffer, line: start..<newline, after: prefix) else { return false }
-          if newest.map({ $0.lexicographicallyPrecedes(stamp) }) ?? true {
-            newest = Array(stamp)
+    for segments in segmentsByReplica() {
+      for name in segments {
+        guard let bytes = try bytes(of: name) else { continue }
+        var pastZero = false
+        let readable = bytes.withUnsafeBufferPointer { buffer -> Bool in
+          var start = 0
+          while let newline = Self.index(of: UInt8(ascii: "\n"), in: buffer, from: start) {
+            defer { start = newline + 1 }
+            if newline == start { continue }
+            guard let stamp = Self.stamp(in: buffer, line: start..<newline, after: prefix) else {
+              return false
+            }
+            if !stamp.starts(with: zero) { pastZero = true }
+            if newest.map({ $0.lexicographicallyPrecedes(stamp) }) ?? true {
+              newest = Array(stamp)
+            }
           }
+          return true
         }
-        return true
+        if !readable { return nil }
+        // Older segments hold only older stamps.
+        if pastZero { break }
       }
-      if !readable { return nil }
     }
     guard let newest else { return .some(nil) }
     return HLC(String(decoding: newest, as: UTF8.self)).map { .some($0) } ?? nil
@@ -194,14 +238,16 @@ package struct OpHistory {
   }
 
   /// The newest stamp in any log, so the local clock can move past it.
-  func latestStamp() -> HLC? {
+  func latestStamp() throws -> HLC? {
     var latest: HLC?
-    for bytes in files.values {
-      guard let line = Self.lastLine(of: bytes) else { continue }
-      if let value = try? JSONValue(parsing: Array(line)), let op = try? Op(json: value), op.hlc.wall > 0,
-        latest.map({ $0 < op.hlc }) ?? true
-      {
-        latest = op.hlc
+    for segments in segmentsByReplica() {
+      for name in segments {
+        guard let bytes = try bytes(of: name), let line = Self.lastLine(of: bytes),
+          let value = try? JSONValue(parsing: Array(line)), let op = try? Op(json: value), op.hlc.wall > 0
+        else { continue }
+        if latest.map({ $0 < op.hlc }) ?? true { latest = op.hlc }
+        // Older segments hold only older stamps.
+        break
       }
     }
     return latest

@@ -269,8 +269,10 @@ struct TreeMerge {
       let bytes = conflict.recordBytes
       updates[Conflict.recordPath(for: bytes)] = (try repository.writeBlob(bytes), 0)
     }
-    let latest = [context.ourHistory.latestStamp(), context.theirHistory.latestStamp()].compactMap { $0 }
-      .max()
+    let latest = [try context.ourHistory.latestStamp(), try context.theirHistory.latestStamp()].compactMap {
+      $0
+    }
+    .max()
     let tree =
       updates.isEmpty
       ? ours.tree.id
