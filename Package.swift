@@ -34,11 +34,14 @@ let package = Package(
     // The one thing Swift cannot do safely: code between fork and exec
     // (a child that dies with its parent, for the system git).
     .target(name: "CProcess"),
+    // SHA-1 on the processor's SHA extensions, where it has them (git's
+    // index and pack trailers).
+    .target(name: "CSHA1"),
     // The library's layers, lowest first. A target depends only on those
     // before it, so the compiler refuses an upward reference; what crosses
     // targets inside the package is `package`, and `Folio` re-exports the
     // public API of them all.
-    .target(name: "FolioSystem", dependencies: ["CSystem", "CProcess"]),
+    .target(name: "FolioSystem", dependencies: ["CSystem", "CProcess", "CSHA1"]),
     .target(name: "FolioJSON", dependencies: ["FolioSystem"]),
     .target(name: "FolioCore", dependencies: ["FolioJSON", "FolioSystem", "CYAML"]),
     .target(name: "FolioQuery", dependencies: ["FolioCore"]),

@@ -45,8 +45,40 @@ final class GitIndexFile: IndexEntryLookup {
   let bytes: UnsafeRawBufferPointer
   /// The version (2 or 3).
   let version: UInt32
-  /// Every entry, in the file's (path) order.
-  let entries: [Entry]
+  /// Every entry, in the file's (path) order, read from the mapped bytes
+  /// when asked for: only their offsets are kept, 4 bytes an entry.
+  let entries: Entries
+
+  /// The entries, as a collection over their offsets.
+  struct Entries: RandomAccessCollection {
+    let bytes: UnsafeRawBufferPointer
+    /// Where each entry starts, and where the last one ends.
+    let offsets: [UInt32]
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { offsets.count - 1 }
+
+    subscript(position: Int) -> Entry {
+      let offset = Int(offsets[position])
+      let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+      let flags = UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 60, as: UInt16.self))
+      var header = 62
+      var extended: UInt16 = 0
+      if flags & 0x4000 != 0 {
+        extended = UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 62, as: UInt16.self))
+        header = 64
+      }
+      var length = Int(flags & 0xFFF)
+      if length == 0xFFF {
+        length = strlen(UnsafeRawPointer(base + offset + header).assumingMemoryBound(to: CChar.self))
+      }
+      return Entry(
+        offset: offset, length: Int(offsets[position + 1]) - offset,
+        path: UnsafeBufferPointer(start: base + offset + header, count: length),
+        stage: Int((flags >> 12) & 3),
+        skipWorktree: extended & 0x4000 != 0)
+    }
+  }
   /// Where the extensions start (after the last entry).
   let extensionsOffset: Int
   /// The trailing SHA-1: it names this content.
@@ -67,7 +99,9 @@ final class GitIndexFile: IndexEntryLookup {
     guard fstat(fd, &st) == 0 else { throw FileSystem.error(errno, "fstat", path: path) }
     let size = Int(st.st_size)
     guard size >= 32 else { throw corrupt(path, "it is \(size) bytes long") }
-    guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0), base != MAP_FAILED else {
+    // Not populated: a status looks at a few entries, and the pages it
+    // never touches need not count against its memory.
+    guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
       throw FileSystem.error(errno, "mmap", path: path)
     }
     let bytes = UnsafeRawBufferPointer(start: base, count: size)
@@ -90,22 +124,26 @@ final class GitIndexFile: IndexEntryLookup {
     }
     guard word(0) == 0x4449_5243 else { throw Self.corrupt(path, "it does not start with DIRC") }
     version = word(4)
-    guard version == 2 || version == 3 else { return nil }
+    // Offsets are kept in 32 bits; git's own index format is bounded so.
+    guard version == 2 || version == 3, bytes.count < Int(UInt32.max) else { return nil }
     let count = Int(word(8))
     let end = bytes.count - 20
     checksum = Array(bytes[end...])
-    var entries: [Entry] = []
-    entries.reserveCapacity(count)
+    var offsets: [UInt32] = []
+    offsets.reserveCapacity(count + 1)
     var offset = 12
+    // The pages walked are let go as the walk goes on, so a million
+    // entries (85 MB) never all count as this process's memory at once:
+    // they stay in the page cache for the lookups and the copy after.
+    let release = 8 << 20
+    var released = 0
     let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
     for _ in 0..<count {
       guard offset + 62 <= end else { throw Self.corrupt(path, "it ends inside an entry") }
       let flags = UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 60, as: UInt16.self))
       var header = 62
-      var extended: UInt16 = 0
       if flags & 0x4000 != 0 {
         guard version == 3 else { throw Self.corrupt(path, "a version 2 entry has extended flags") }
-        extended = UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 62, as: UInt16.self))
         header = 64
       }
       let start = offset + header
@@ -118,16 +156,21 @@ final class GitIndexFile: IndexEntryLookup {
       }
       let padded = (header + length + 8) & ~7
       guard offset + padded <= end else { throw Self.corrupt(path, "it ends inside an entry") }
-      entries.append(
-        Entry(
-          offset: offset, length: padded, path: UnsafeBufferPointer(start: base + start, count: length),
-          stage: Int((flags >> 12) & 3), skipWorktree: extended & 0x4000 != 0))
+      offsets.append(UInt32(offset))
       offset += padded
+      if offset - released >= release {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let upTo = offset / page * page
+        madvise(
+          UnsafeMutableRawPointer(mutating: bytes.baseAddress! + released), upTo - released, MADV_DONTNEED)
+        released = upTo
+      }
     }
+    offsets.append(UInt32(offset))
     // A split index's entries are in another file; git writes `link` first.
     if offset + 8 <= end, word(offset) == 0x6C69_6E6B { return nil }
     extensionsOffset = offset
-    self.entries = entries
+    entries = Entries(bytes: bytes, offsets: offsets)
   }
 
   deinit { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
