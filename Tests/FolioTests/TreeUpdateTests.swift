@@ -13,6 +13,12 @@ struct TreeUpdateTests {
 
   static let stems = ["a", "a.json", "a-b", "a0", "b", "sub", "sub.json", "sub-x", "z", "é", "A", "_"]
 
+  /// Whether the folder `t` of `tree` is large enough to be rewritten in
+  /// one pass whatever the number of changes.
+  static func isLarge(_ tree: GitTree, _ repository: GitRepository) throws -> Bool {
+    try tree.blobs(in: "t", repository: repository).count >= GitRepository.largeFolderEntries
+  }
+
   func name(_ random: inout SplitMix) -> String {
     Self.stems.randomElement(using: &random)! + String(Int.random(in: 0..<400, using: &random))
   }
@@ -32,7 +38,10 @@ struct TreeUpdateTests {
         // A folder of files, with a subfolder named among them.
         var initial: [Change] = []
         var names = Set<String>()
-        for _ in 0..<Int.random(in: 80..<300, using: &random) {
+        // Odd rounds: a large folder with a few changes, rewritten in one
+        // pass for its size.
+        let large = round % 2 == 1
+        for _ in 0..<Int.random(in: large ? 2000..<2500 : 80..<300, using: &random) {
           let name = name(&random)
           guard names.insert(name).inserted else { continue }
           initial.append(("t/" + name, try repository.writeBlob(Array(name.utf8)), mode(&random)))
@@ -46,7 +55,7 @@ struct TreeUpdateTests {
         var changes: [Change] = []
         var touched = Set<String>()
         let existing = names.sorted()
-        let wanted = Int.random(in: 64..<200, using: &random)
+        let wanted = Int.random(in: large ? 1..<10 : 64..<200, using: &random)
         while changes.count < wanted {
           let removal = !existing.isEmpty && Int.random(in: 0..<4, using: &random) == 0
           let name = removal ? existing.randomElement(using: &random)! : name(&random)
@@ -59,6 +68,7 @@ struct TreeUpdateTests {
         changes.append(("other/y", try repository.writeBlob([5]), 0))
         let expected = try repository.libgit2UpdatedTree(base, setting: changes)
         let rewritten = try repository.rewrittenFolders(base, setting: changes)
+        #expect(large == (try Self.isLarge(base, repository)), "round \(round), seed \(seed)")
         #expect(
           rewritten.folders.isEmpty == (round % 5 == 1 || round % 5 == 2),
           "round \(round), seed \(seed) (replay with FOLIO_TEST_SEED=\(seed))")

@@ -10,9 +10,10 @@ import Glibc
 /// same file.
 ///
 /// Versions 2 and 3 are read (what git and libgit2 write by default and
-/// what Folio writes). Version 4 (prefix-compressed paths) and a split
-/// index (the `link` extension, whose entries live in another file) are
-/// not: ``open(_:)`` returns nil for them, and callers go through libgit2.
+/// what Folio writes). Version 4 (prefix-compressed paths), a split index
+/// (the `link` extension, whose entries live in another file) and a sparse
+/// index (`sdir`) are not: ``open(_:)`` returns nil for them, and callers
+/// go through libgit2.
 final class GitIndexFile: IndexEntryLookup {
   /// One entry, pointing into the mapped file.
   struct Entry {
@@ -167,8 +168,15 @@ final class GitIndexFile: IndexEntryLookup {
       }
     }
     offsets.append(UInt32(offset))
-    // A split index's entries are in another file; git writes `link` first.
-    if offset + 8 <= end, word(offset) == 0x6C69_6E6B { return nil }
+    // A split index's entries are in another file (`link`), and a sparse
+    // index's folder entries mean nothing without `sdir`, which a rewrite
+    // would drop: both are left to libgit2.
+    var next = offset
+    while next + 8 <= end {
+      let signature = word(next)
+      if signature == 0x6C69_6E6B || signature == 0x7364_6972 { return nil }
+      next += 8 + Int(word(next + 4))
+    }
     extensionsOffset = offset
     entries = Entries(bytes: bytes, offsets: offsets)
   }

@@ -8,9 +8,10 @@ extension GitRepository {
   /// trees along the paths are read and rewritten.
   ///
   /// A folder with many changes (a merge's thousands of documents in one
-  /// table) is rewritten here in one pass over its entries, and handed to
-  /// libgit2 as the folder's new tree: libgit2's tree builder would put
-  /// every entry of a 100k-document folder into a map first. Either way
+  /// table), or a large one (``largeFolderEntries``), is rewritten here in
+  /// one pass over its entries, and handed to libgit2 as the folder's new
+  /// tree: libgit2's tree builder would put every entry of a 100k-document
+  /// folder into a map first. Either way
   /// the tree is the one libgit2 writes, byte for byte (see
   /// ``rewrittenFolders(_:setting:)``).
   package func updatedTree(_ base: GitTree?, setting changes: [(path: String, id: GitOID?, mode: UInt32)])
@@ -24,10 +25,17 @@ extension GitRepository {
   /// The fewest changes in one folder for it to be rewritten in one pass.
   static let folderRewriteThreshold = 64
 
+  /// A folder this large is rewritten in one pass whatever the number of
+  /// changes: libgit2's tree builder would put each of its entries in a map
+  /// to change ten of them (a commit of ten documents in a table of
+  /// 300,000, where the pass is a copy around the changes).
+  static let largeFolderEntries = 1024
+
   /// Splits `changes` into new trees for the folders rewritten in one pass
   /// (as upserts of the folder, mode `0o040000`) and the changes left to
   /// libgit2. A folder qualifies when it has at least
-  /// ``folderRewriteThreshold`` changes, exists in `base`, and every change
+  /// ``folderRewriteThreshold`` changes or ``largeFolderEntries`` entries,
+  /// exists in `base`, and every change
   /// in it sets or removes a file, symlink or executable (no folder or
   /// gitlink, none replacing a folder, no removal of what is not there),
   /// leaving it not empty: the cases where libgit2's tree builder just
@@ -37,7 +45,7 @@ extension GitRepository {
       folders: [(path: String, id: GitOID?, mode: UInt32)], rest: [(path: String, id: GitOID?, mode: UInt32)]
     )
   {
-    guard let base, changes.count >= Self.folderRewriteThreshold else { return ([], changes) }
+    guard let base else { return ([], changes) }
     var byFolder: [String: [(name: String, id: GitOID?, mode: UInt32)]] = [:]
     for change in changes {
       guard let slash = change.path.utf8.lastIndex(of: UInt8(ascii: "/")) else { continue }
@@ -47,11 +55,13 @@ extension GitRepository {
     }
     var folders: [(path: String, id: GitOID?, mode: UInt32)] = []
     var rewritten = Set<String>()
-    for (path, entries) in byFolder where entries.count >= Self.folderRewriteThreshold {
+    for (path, entries) in byFolder {
       // A change deeper inside would make libgit2 open the folder again.
       let inside = path + "/"
       guard !byFolder.keys.contains(where: { $0.hasPrefix(inside) }),
         let folder = try base.subtree(at: path, repository: self),
+        entries.count >= Self.folderRewriteThreshold
+          || git_tree_entrycount(folder.handle) >= Self.largeFolderEntries,
         let bytes = GitTree.rewrittenBytes(folder, setting: entries)
       else { continue }
       folders.append((path, try writeTree(raw: bytes), 0o040000))

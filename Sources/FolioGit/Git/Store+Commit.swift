@@ -469,12 +469,14 @@ extension Store {
       }
     }
 
-    /// The file's bytes when it differs from `headID`; nil when it is the same.
-    func changedBytes(_ path: String, headID: GitOID?) throws -> [UInt8]?? {
+    /// The file's bytes when it differs from `headID`; nil when it is the
+    /// same. `hashing` skips the stat shortcut: a file the journal named
+    /// may have been saved again within the stat data's granularity.
+    func changedBytes(_ path: String, headID: GitOID?, hashing: Bool = false) throws -> [UInt8]?? {
       let absolute = rootPath + "/" + path
       var st = stat()
       guard lstat(absolute, &st) == 0 else { return .some(nil) }  // deleted
-      if let headID, let entry = try indexEntry(path), entry.id == headID, entry.matches(st) {
+      if !hashing, let headID, let entry = try indexEntry(path), entry.id == headID, entry.matches(st) {
         return nil
       }
       guard let bytes = try FileSystem.read(absolute) else { return .some(nil) }
@@ -487,10 +489,12 @@ extension Store {
     }
 
     /// Looks at the document file `name` of `table`, which exists.
-    func examineFile(_ table: TableConfig, name: String, pk: String, headID: GitOID?) throws {
+    func examineFile(_ table: TableConfig, name: String, pk: String, headID: GitOID?, hashing: Bool) throws {
       let path = table.path + "/" + name
       // A link is reported (UNSAFE_PATH) and never read through.
-      guard let change = try changedBytes(path, headID: headID), let bytes = change else { return }
+      guard let change = try changedBytes(path, headID: headID, hashing: hashing), let bytes = change else {
+        return
+      }
       // An edit past the size limit is reported and not recorded, as
       // `folio watch` does: another replica's merge could not read it.
       if let problem = sizeProblem(bytes.count, table: table, path: path) { throw problem }
@@ -538,10 +542,12 @@ extension Store {
       scan.dirty[table.name, default: []].append(name)
     }
 
-    func examine(_ table: TableConfig, name: String, pk: String, headID: GitOID?, exists: Bool) {
+    func examine(
+      _ table: TableConfig, name: String, pk: String, headID: GitOID?, exists: Bool, hashing: Bool = false
+    ) {
       do {
         if exists {
-          try examineFile(table, name: name, pk: pk, headID: headID)
+          try examineFile(table, name: name, pk: pk, headID: headID, hashing: hashing)
         } else {
           try examineMissing(table, name: name, pk: pk, headID: headID)
         }
@@ -570,7 +576,7 @@ extension Store {
           let headID = file.rawEntry(at: path).map { $0.id(in: file) }
           var st = stat()
           let exists = lstat(rootPath + "/" + path, &st) == 0
-          examine(table, name: name, pk: pk, headID: headID, exists: exists)
+          examine(table, name: name, pk: pk, headID: headID, exists: exists, hashing: true)
         }
         continue
       }
@@ -622,8 +628,10 @@ extension Store {
       let headID = headTree?.blobID(at: path)
       // The log as committed, grown by the ops just read: no need to hash
       // it to know whether it changed.
+      var st = stat()
       if path == ownLogPath, let known = plan?.ownLog, headID?.description == known.blob,
-        FileSystem.size(opLogPath) == known.size || !scan.ownOps.isEmpty
+        lstat(opLogPath, &st) == 0, UInt64(st.st_ino) == known.inode,
+        Int(st.st_size) == known.size || !scan.ownOps.isEmpty
       {
         if !scan.ownOps.isEmpty { scan.files.append((path, try FileSystem.read(opLogPath))) }
         continue
