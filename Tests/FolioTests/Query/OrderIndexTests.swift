@@ -191,6 +191,18 @@ struct OrderIndexTests {
       #expect(Array(base.pk(doc).utf8) == Array(pk.utf8))
     }
     for missing in ["caf", "cafe", "007", "+7", "d500", "d-1", "A"] { #expect(base.find(missing) == nil) }
+    // The binary search that answers a process's first lookups agrees.
+    for pk in pks {
+      let doc = try #require(
+        pk.utf8CString.withUnsafeBytes { base.search(UnsafeRawBufferPointer(rebasing: $0.dropLast())) },
+        "\(pk)")
+      #expect(Array(base.pk(doc).utf8) == Array(pk.utf8))
+    }
+    for missing in ["caf", "cafe", "007", "+7", "d500", "d-1", "A"] {
+      #expect(
+        missing.utf8CString.withUnsafeBytes { base.search(UnsafeRawBufferPointer(rebasing: $0.dropLast())) }
+          == nil)
+    }
   }
 
   @Test func theBaseListsItsRacyRecords() throws {
