@@ -224,15 +224,28 @@ extension Store {
     let indexPath = repository.gitDirectory + "/index"
     let prior = currentWorkTreeState(head: head, repository: repository)
     let answer = changedFiles(since: prior?.token) { Self.indexEntryCount(indexPath) }
-    guard let prior else { return (nil, nil, answer) }
+    guard let prior else {
+      IndexDebug.log("scan: every file checked (no state git's index and HEAD still match)")
+      return (nil, nil, answer)
+    }
     var plan = ScanPlan(candidates: [:], indexFile: nil, ownLog: prior.ownLog)
     guard prior.token != nil, let answer, !answer.changed.isEmpty,
       let file = try? GitIndexFile.open(indexPath), SHA1.hex(file.checksum) == prior.index
-    else { return (plan, prior, answer) }
+    else {
+      IndexDebug.log(
+        "scan: every file checked (\(answer == nil ? "no publisher answered" : "the publisher's journal has no token of ours yet"))"
+      )
+      return (plan, prior, answer)
+    }
     plan.indexFile = file
     for table in config.tables {
-      guard let names = answer.changed[table.name] else { continue }
+      guard let names = answer.changed[table.name] else {
+        IndexDebug.log("scan: table \(table.name): every file checked (the journal cannot vouch for it)")
+        continue
+      }
       plan.candidates[table.name] = Set(names).union(prior.dirty[table.name] ?? [])
+      IndexDebug.log(
+        "scan: table \(table.name): \(plan.candidates[table.name]!.count) file(s) the journal named")
     }
     return (plan, prior, answer)
   }
