@@ -159,6 +159,22 @@ extension GitIndex {
       return strcmp(entry.path + prefix.count, git_tree_entry_name(file)) == 0
     }
 
+    /// Whether the file entry at `path` with `mode` and `id` (stage 0) is the
+    /// tree's next file.
+    mutating func next(path: UnsafeBufferPointer<UInt8>, mode: UInt32, id: GitOID) throws -> Bool {
+      guard let (file, prefix) = try nextFile() else { return false }
+      guard mode == UInt32(git_tree_entry_filemode_raw(file).rawValue),
+        GitOID(git_tree_entry_id(file).pointee) == id
+      else { return false }
+      let name = git_tree_entry_name(file)!
+      let length = strlen(name)
+      guard path.count == prefix.count + length,
+        prefix.isEmpty
+          || prefix.withUnsafeBytes({ memcmp(path.baseAddress!, $0.baseAddress!, prefix.count) == 0 })
+      else { return false }
+      return memcmp(path.baseAddress! + prefix.count, name, length) == 0
+    }
+
     /// Whether every file of the tree has been met.
     mutating func isExhausted() throws -> Bool { try nextFile() == nil }
   }

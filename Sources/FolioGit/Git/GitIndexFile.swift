@@ -232,4 +232,19 @@ final class GitIndexFile: IndexEntryLookup {
     if result != 0 { return Int(result.signum()) }
     return (a.count - b.count).signum()
   }
+
+  /// Whether the index holds exactly the files of `tree` (nil: none), with
+  /// no conflict stages: its ids, not its stat data. A plain `git status`
+  /// rewrites the index to refresh stat data; this tells that it did no
+  /// more, without a stat of any file.
+  func holds(_ tree: GitTree?, repository: GitRepository) throws -> Bool {
+    guard let tree else { return entries.isEmpty }
+    var files = GitIndex.TreeFiles(root: tree, repository: repository)
+    for entry in entries {
+      guard entry.stage == 0,
+        try files.next(path: entry.path, mode: word(entry.offset + 24), id: entry.id(in: self))
+      else { return false }
+    }
+    return try files.isExhausted()
+  }
 }

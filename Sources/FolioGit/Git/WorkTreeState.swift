@@ -9,8 +9,10 @@ import Glibc
 ///
 /// It is written only when git's index held exactly HEAD's tree (after a
 /// commit, a checkout, or a status that found it so), and it is trusted
-/// only while both are still what it names: git's index by its checksum,
-/// HEAD by its commit. Then a document file differs from HEAD only if it
+/// only while both are still what it names: HEAD by its commit, git's
+/// index by its checksum, or, once someone rewrote the index (a plain
+/// `git status` refreshes stat data), by a walk that finds it still holds
+/// HEAD's files. Then a document file differs from HEAD only if it
 /// is in ``dirty``, a publisher named it since ``token``
 /// (``ChangedFiles``), or an op this replica logged names it; everything
 /// else is as committed, and needs no `stat`.
@@ -85,11 +87,20 @@ extension Store {
   /// The state the last status or commit left, if it still holds: git's
   /// index and HEAD are what it names.
   func currentWorkTreeState(head: GitOID?, repository: GitRepository) -> WorkTreeState? {
+    let indexPath = repository.gitDirectory + "/index"
     guard let bytes = (try? FileSystem.read(workTreeStatePath)) ?? nil,
-      let state = (try? JSONValue(parsing: bytes)).flatMap(WorkTreeState.init(json:)),
-      state.head == head?.description,
-      let checksum = Self.indexChecksum(repository.gitDirectory + "/index"), checksum == state.index
+      var state = (try? JSONValue(parsing: bytes)).flatMap(WorkTreeState.init(json:)),
+      state.head == head?.description, let checksum = Self.indexChecksum(indexPath)
     else { return nil }
+    if checksum == state.index { return state }
+    // Rewritten since, as a plain `git status` does to refresh stat data:
+    // the state holds if the index still holds HEAD's files. That is a walk
+    // of the index and HEAD's tree, and no stat of any file.
+    guard let file = try? GitIndexFile.open(indexPath), SHA1.hex(file.checksum) == checksum,
+      (try? file.holds(try head.map { try repository.commit($0).tree() }, repository: repository)) == true
+    else { return nil }
+    state.index = checksum
+    saveWorkTreeState(state)
     return state
   }
 
