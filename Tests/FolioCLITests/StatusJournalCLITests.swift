@@ -83,11 +83,13 @@ struct StatusJournalCLITests {
     try saveAsVim(scratch, "data/todos/d5.json", "{\n  \"id\": \"d5\",\n  \"n\": 55\n}\n")
     // d1 touched, the same bytes: git refreshes its entry and rewrites the index.
     let d1 = scratch.path + "/data/todos/d1.json"
-    try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 5)], ofItemAtPath: d1)
-    let before = FileManager.default.contents(atPath: scratch.path + "/.git/index")
+    let soon = Date(timeIntervalSinceNow: 5)
+    try FileManager.default.setAttributes([.modificationDate: soon], ofItemAtPath: d1)
+    let index = scratch.path + "/.git/index"
+    let before = FileManager.default.contents(atPath: index)
     let porcelain = try git(["status", "--porcelain"], in: scratch.path).output
     #expect(porcelain == " M data/todos/d5.json\n", "\(porcelain)")
-    #expect(FileManager.default.contents(atPath: scratch.path + "/.git/index") != before, "git left its index")
+    #expect(FileManager.default.contents(atPath: index) != before, "git left its index")
     let again = try folio(scratch, "status")
     #expect(again.stdout.contains("1 changed document(s)") && again.stdout.contains("d5"), "\(again.stdout)")
     #expect(again.stderr.contains("file(s) the journal named"), "\(again.stderr)")
