@@ -92,20 +92,6 @@ extension GitIndex {
     return (name + [0] + Array("\(files) \(folders)\n".utf8) + tree.id.bytes + below, files)
   }
 
-  /// Whether this index holds exactly the files of `tree` (nil: none), with
-  /// no conflict stages: what a commit of it would leave unchanged.
-  func holds(_ tree: GitTree?, repository: GitRepository) throws -> Bool {
-    let count = git_index_entrycount(handle)
-    guard let tree else { return count == 0 }
-    var files = TreeFiles(root: tree, repository: repository)
-    for position in 0..<count {
-      guard let entry = git_index_get_byindex(handle, position), try files.next(is: entry.pointee) else {
-        return false
-      }
-    }
-    return try files.isExhausted()
-  }
-
   /// The files of a tree (everything but folders), walked in index order,
   /// checked one by one against the entries an index file gets.
   struct TreeFiles {

@@ -80,8 +80,6 @@ final class GitIndexFile: IndexEntryLookup {
         skipWorktree: extended & 0x4000 != 0)
     }
   }
-  /// Where the extensions start (after the last entry).
-  let extensionsOffset: Int
   /// The trailing SHA-1: it names this content.
   let checksum: [UInt8]
 
@@ -177,7 +175,6 @@ final class GitIndexFile: IndexEntryLookup {
       if signature == 0x6C69_6E6B || signature == 0x7364_6972 { return nil }
       next += 8 + Int(word(next + 4))
     }
-    extensionsOffset = offset
     entries = Entries(bytes: bytes, offsets: offsets)
   }
 

@@ -311,8 +311,7 @@ extension Store {
       saveWorkTreeState(
         WorkTreeState(
           head: target.description, index: checksum, token: prior.token, dirty: dirty,
-          ownLog: changes.contains { $0.path == ownLog }
-            ? nil : prior.ownLog.map { ($0.inode, $0.size, $0.blob) }))
+          ownLog: changes.contains { $0.path == ownLog } ? nil : prior.ownLog))
     }
     try unlinks?.finish()
     _ = try FileSystem.remove(checkoutJournalPath)

@@ -77,9 +77,14 @@ package struct PendingScan {
   package var problems: [FolioError] = []
   var ownOps: [OpHistory.DocumentKey: [Op]] = [:]
   var evictedByTable: [String: Set<ExactKey>] = [:]
-  /// By table, the document file names that differ from HEAD or could
-  /// not be read: the next scan looks at them again (``WorkTreeState``).
-  var dirty: [String: [String]] = [:]
+  /// By table, the document file names that differ from HEAD: the next
+  /// scan looks at them again (``WorkTreeState``), until a commit takes them.
+  var changedNames: [String: [String]] = [:]
+  /// By table, the names of documents left out (not valid, not readable):
+  /// looked at again until they are fixed, committed or not.
+  var leftOut: [String: [String]] = [:]
+  /// Both, by table.
+  var dirty: [String: [String]] { changedNames.merging(leftOut) { $0 + $1 } }
 }
 
 /// Which files a scan looks at: for the tables named, only the candidates
@@ -92,7 +97,7 @@ package struct ScanPlan {
   /// restricted.
   var indexFile: GitIndexFile?
   /// This replica's op log as committed.
-  var ownLog: (inode: UInt64, size: Int, blob: String)?
+  var ownLog: WorkTreeState.CommittedLog?
 }
 
 extension Store {
@@ -193,26 +198,22 @@ extension Store {
     // The log segment is committed whole: past its size, the next op
     // starts a new one, and this one is never written again.
     let newSegment = sealOpLogSegmentIfFull()
-    // Git's index now holds exactly HEAD's tree: what the next scan starts from.
-    let committedNames = Set(scan.documents.map { ($0.table.name, $0.path) }.map { $0.0 + "\u{0}" + $0.1 })
-    var dirty: [String: [String]] = [:]
-    for (table, names) in scan.dirty {
-      let path = config.table(named: table)?.path ?? table
-      let left = names.filter { !committedNames.contains(table + "\u{0}" + path + "/" + $0) }
-      if !left.isEmpty { dirty[table] = left }
-    }
+    // Git's index now holds exactly HEAD's tree: what the next scan starts
+    // from, with the documents left out still to look at.
     if let checksum = Self.indexChecksum(repository.gitDirectory + "/index") {
       let newHead = commit ?? head?.id
       let tree = try commit.map { try repository.commit($0).tree() } ?? headTree
-      var ownLog: (UInt64, Int, String)?
+      var ownLog: WorkTreeState.CommittedLog?
       var st = stat()
       if !newSegment, let blob = tree?.blobID(at: logPath), lstat(opLogPath, &st) == 0 {
         let size = scan.files.first { $0.path == logPath }?.bytes?.count ?? Int(st.st_size)
-        ownLog = (UInt64(st.st_ino), size, blob.description)
+        ownLog = WorkTreeState.CommittedLog(inode: UInt64(st.st_ino), size: size, blob: blob.description)
       }
       saveWorkTreeState(
         WorkTreeState(
-          head: newHead?.description, index: checksum, token: answer?.token, dirty: dirty, ownLog: ownLog))
+          head: newHead?.description, index: checksum, token: answer?.token, dirty: scan.leftOut,
+          ownLog: ownLog
+        ))
     }
     return summary
   }
@@ -341,32 +342,24 @@ extension Store {
       let repository = try openRepository()
       let head = try repository.headCommit()
       let (plan, prior, answer) = scanPlan(head: head?.id, repository: repository)
-      let indexPath = repository.gitDirectory + "/index"
-      let before = Self.indexChecksum(indexPath)
-      var loaded: GitIndex?
       let scan = try scanPending(
-        repository: repository, headTree: try head?.tree(),
-        index: {
-          let index = try repository.index()
-          loaded = index
-          return index
-        }, plan: plan)
+        repository: repository, headTree: try head?.tree(), index: { try repository.index() }, plan: plan)
       // Status writes nothing git reads: the state holds, with what this
       // scan found still to commit.
       if var state = prior {
         state.token = answer?.token
         state.dirty = scan.dirty
         saveWorkTreeState(state)
-      } else if let loaded, answer != nil, try loaded.holds(try head?.tree(), repository: repository),
-        let checksum = Self.indexChecksum(indexPath), checksum == before
+      } else if answer != nil, let file = try? GitIndexFile.open(repository.gitDirectory + "/index"),
+        (try? file.holds(try head?.tree(), repository: repository)) == true
       {
-        // Git's index was written by someone else (a plain `git status`
-        // refreshes its stat data), and still holds HEAD: the next status
-        // starts from here.
+        // Git's index was written by someone else (a `git pull`, a
+        // `git reset`), and holds HEAD: the next status starts from here.
         saveWorkTreeState(
           WorkTreeState(
-            head: head?.id.description, index: checksum, token: answer?.token, dirty: scan.dirty, ownLog: nil)
-        )
+            head: head?.id.description, index: SHA1.hex(file.checksum), token: answer?.token,
+            dirty: scan.dirty,
+            ownLog: nil))
       }
       var tables: [StoreStatus.Table] = []
       for table in config.tables {
@@ -409,7 +402,7 @@ extension Store {
   /// still growing from it, only the bytes after the committed length are
   /// read.
   func uncommittedOwnOps(
-    headTree: GitTree?, repository: GitRepository, known: (inode: UInt64, size: Int, blob: String)? = nil
+    headTree: GitTree?, repository: GitRepository, known: WorkTreeState.CommittedLog? = nil
   ) throws -> [OpHistory.DocumentKey: [Op]] {
     let name = opLogName
     let headBlob = headTree?.blobID(at: Store.opsFolder + "/" + name)
@@ -423,25 +416,15 @@ extension Store {
 
   /// The bytes of the file at `path` after `known.size`, when it is still
   /// the file `known` describes (same inode, no shorter); nil otherwise.
-  static func readTail(_ path: String, _ known: (inode: UInt64, size: Int, blob: String)) throws -> [UInt8]? {
+  static func readTail(_ path: String, _ known: WorkTreeState.CommittedLog) throws -> [UInt8]? {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var st = stat()
-    guard fstat(fd, &st) == 0, UInt64(st.st_ino) == known.inode, Int(st.st_size) >= known.size else {
-      return nil
-    }
-    var tail = [UInt8](repeating: 0, count: Int(st.st_size) - known.size)
-    var done = 0
-    while done < tail.count {
-      let n = tail.withUnsafeMutableBytes {
-        pread(fd, $0.baseAddress! + done, $0.count - done, off_t(known.size + done))
-      }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else { return nil }
-      done += n
-    }
-    return tail
+    guard fstat(fd, &st) == 0, UInt64(st.st_ino) == known.inode, Int(st.st_size) >= known.size,
+      lseek(fd, off_t(known.size), SEEK_SET) == off_t(known.size)
+    else { return nil }
+    return try FileSystem.readAll(fd, path: path)
   }
 
   /// Compares the working tree's Folio files with HEAD. Stat data from the
@@ -529,7 +512,7 @@ extension Store {
         pending.synthetic = Mutation.diff(from: expected, to: object, kinds: table.kind(of:))
       }
       scan.documents.append(pending)
-      scan.dirty[table.name, default: []].append(name)
+      scan.changedNames[table.name, default: []].append(name)
     }
 
     /// Looks at the document `name` of `table`, whose file is gone: a
@@ -552,7 +535,7 @@ extension Store {
       var pending = PendingDocument(table: table, pk: pk, path: path, bytes: nil, document: nil)
       if expected != nil { pending.synthetic = Mutation(kind: .remove) }
       scan.documents.append(pending)
-      scan.dirty[table.name, default: []].append(name)
+      scan.changedNames[table.name, default: []].append(name)
     }
 
     func examine(
@@ -566,10 +549,10 @@ extension Store {
         }
       } catch let error as FolioError {
         scan.problems.append(error)
-        scan.dirty[table.name, default: []].append(name)
+        scan.leftOut[table.name, default: []].append(name)
       } catch {
         scan.problems.append(FolioError(.io, "\(error)", path: rootPath + "/" + table.path + "/" + name))
-        scan.dirty[table.name, default: []].append(name)
+        scan.leftOut[table.name, default: []].append(name)
       }
     }
 

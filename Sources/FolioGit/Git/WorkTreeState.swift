@@ -16,7 +16,16 @@ import Glibc
 /// is in ``dirty``, a publisher named it since ``token``
 /// (``ChangedFiles``), or an op this replica logged names it; everything
 /// else is as committed, and needs no `stat`.
-struct WorkTreeState: Equatable {
+struct WorkTreeState {
+  /// A replica's op log as committed: its inode, its committed length (the
+  /// log only grows by appends, so the committed ops are the first `size`
+  /// bytes while the inode is the same) and the committed blob.
+  struct CommittedLog {
+    var inode: UInt64
+    var size: Int
+    var blob: String
+  }
+
   /// The commit HEAD named.
   var head: String?
   /// The trailing checksum of git's index file, in hex.
@@ -27,16 +36,8 @@ struct WorkTreeState: Equatable {
   /// By table, the file names that differed from HEAD, or could not be
   /// read, at that scan: they are looked at again.
   var dirty: [String: [String]]
-  /// This replica's op log as committed: its inode, its committed length
-  /// (the log only grows by appends, so the committed ops are the first
-  /// `size` bytes while the inode is the same) and the committed blob.
-  var ownLog: (inode: UInt64, size: Int, blob: String)?
-
-  static func == (a: WorkTreeState, b: WorkTreeState) -> Bool {
-    a.head == b.head && a.index == b.index && a.token == b.token && a.dirty == b.dirty
-      && a.ownLog?.inode == b.ownLog?.inode && a.ownLog?.size == b.ownLog?.size
-      && a.ownLog?.blob == b.ownLog?.blob
-  }
+  /// This replica's op log as committed.
+  var ownLog: CommittedLog?
 
   var json: JSONValue {
     var object: JSONObject = [
@@ -53,14 +54,12 @@ struct WorkTreeState: Equatable {
     return .object(object)
   }
 
-  init(
-    head: String?, index: String, token: String?, dirty: [String: [String]], ownLog: (UInt64, Int, String)?
-  ) {
+  init(head: String?, index: String, token: String?, dirty: [String: [String]], ownLog: CommittedLog?) {
     self.head = head
     self.index = index
     self.token = token
     self.dirty = dirty
-    self.ownLog = ownLog.map { (inode: $0.0, size: $0.1, blob: $0.2) }
+    self.ownLog = ownLog
   }
 
   init?(json: JSONValue) {
@@ -76,7 +75,7 @@ struct WorkTreeState: Equatable {
     if let log = json["ownLog"], let inode = log["inode"]?.stringValue.flatMap({ UInt64($0) }),
       let size = log["size"]?.numberText.flatMap({ Int($0) }), let blob = log["blob"]?.stringValue
     {
-      ownLog = (inode, size, blob)
+      ownLog = CommittedLog(inode: inode, size: size, blob: blob)
     }
   }
 }
