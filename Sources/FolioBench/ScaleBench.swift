@@ -16,6 +16,8 @@ struct ScaleBenchOptions {
   var changes = 10
   /// Where the stores are made (emptied first).
   var directory = NSTemporaryDirectory() + "folio-scale-bench"
+  /// The table's layout; nil for what `folio tables add` chooses.
+  var layout: TableLayout?
 
   init(_ arguments: [String]) {
     forEachBenchArgument(arguments) { flag, value in
@@ -28,12 +30,18 @@ struct ScaleBenchOptions {
       case "--runs": runs = max(1, Int(value()) ?? 3)
       case "--changes": changes = max(1, Int(value()) ?? 10)
       case "--dir": directory = value()
+      case "--layout":
+        guard let chosen = TableLayout(rawValue: value()) else { fatalError("--layout takes hashed or flat") }
+        layout = chosen
       case "-h", "--help":
         print(
           """
           USAGE: folio-bench scale [--sizes 10000,100000,300000,1000000] [--runs 3] [--changes 10] [--dir DIR]
+                                   [--layout hashed|flat]
 
-          For each size: a store of that many documents, then, median of --runs, each a whole process:
+          For each size: a store of that many documents, made as a user makes one (folio init,
+          folio tables add, folio import of an NDJSON file; --layout overrides the default
+          layout), then, median of --runs, each a whole process:
             folio status           against git status (a plain git clone of the same commit)
             commit of --changes    folio commit against git add -A && git commit
             sync pulling --changes folio sync --no-push against git pull, after another replica pushed
@@ -61,7 +69,7 @@ func runScaleBenchmark(_ arguments: [String]) throws {
   setenv("FOLIO_INDEX_DAEMON", "auto", 1)
   for docs in options.sizes {
     let root = options.directory + "/\(docs)"
-    let replicas = try ScaleReplicas(root: root, docs: docs)
+    let replicas = try ScaleReplicas(root: root, docs: docs, folio: folio, layout: options.layout)
     // Warm-up: the first status starts the daemon, the second takes the
     // journal's first token; git's first status warms the page cache.
     for _ in 0..<2 {
@@ -131,14 +139,36 @@ struct ScaleReplicas {
   var git: String { root + "/g" }
   var gitPeer: String { root + "/h" }
 
-  init(root: String, docs: Int) throws {
+  /// The table's layout, as `folio tables add` chose it.
+  let items: TableConfig
+
+  /// Makes the store as a user would, with no layout option: `folio init`,
+  /// `folio tables add`, then `folio import` of an NDJSON file.
+  init(root: String, docs: Int, folio: String, layout: TableLayout?) throws {
     self.root = root
-    shell("rm -rf '\(root)' && mkdir -p '\(root)'", in: "/")
-    try writeItemsStoreFiles(at: root + "/a", docs: docs)
+    shell("rm -rf '\(root)' && mkdir -p '\(root)/a'", in: "/")
+    print("writing \(docs) documents…")
+    var text: [UInt8] = []
+    text.reserveCapacity(docs * 110)
+    for i in 0..<docs {
+      let document: JSONObject = [
+        "id": .string("d\(i)"), "views": .number(String(i % 1000)), "title": .string("item \(i)"),
+        "tags": .array([.string("t\(i % 7)")]), "price": .number("\(i % 500).25"),
+      ]
+      text += JSONValue.object(document).compactBytes()
+      text.append(UInt8(ascii: "\n"))
+    }
+    _ = FileManager.default.createFile(atPath: root + "/items.ndjson", contents: Data(text))
     try #"{"title": "put", "views": 0}"#.write(toFile: root + "/doc.json", atomically: true, encoding: .utf8)
-    print("committing and cloning \(docs) documents…")
-    let store = try Store.create(at: URL(fileURLWithPath: root + "/a"))
-    try store.commit(message: "import")
+    print("importing, committing and cloning \(docs) documents…")
+    let a = root + "/a"
+    let chosen = layout.map { " --layout \($0.rawValue)" } ?? ""
+    let made = shell(
+      "'\(folio)' init && '\(folio)' tables add items --path items --counter views --set tags\(chosen) >/dev/null "
+        + "&& '\(folio)' import items '\(root)/items.ndjson' -m import >/dev/null "
+        + "&& '\(folio)' commit -m config >/dev/null", in: a)
+    precondition(made.status == 0, made.output)
+    items = try Store(at: URL(fileURLWithPath: a)).table(named: "items")
     let remote = root + "/remote.git"
     shell(
       "git clone -q --bare '\(root)/a' '\(remote)' && git -C '\(root)/a' remote add origin '\(remote)' && git -C '\(root)/a' fetch -q origin && git -C '\(root)/a' branch -q -u origin/main main",
@@ -159,7 +189,8 @@ struct ScaleReplicas {
       let id = "d\(round * 997 + k * 31 + (writer == "a" ? 0 : 13))"
       let text =
         "{\n  \"id\": \"\(id)\",\n  \"title\": \"\(writer) round \(round)\",\n  \"views\": \(round)\n}\n"
-      try? text.write(toFile: path + "/items/" + id + ".json", atomically: true, encoding: .utf8)
+      guard let file = try? items.path(of: id) else { continue }
+      try? text.write(toFile: path + "/" + file, atomically: true, encoding: .utf8)
     }
   }
 

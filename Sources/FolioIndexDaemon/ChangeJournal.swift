@@ -26,9 +26,10 @@ final class ChangeJournal {
   private var sequence: UInt64 = 1
   private let inotify: Inotify
   private let store: Store
-  /// Each table's folder watch, by watch id.
+  /// Each table's folder watches.
+  private var watches: [String: FolderWatchSet] = [:]
+  /// The table of each watch id.
   private var tables: [Int32: String] = [:]
-  private var watches: [String: Int32] = [:]
   /// For each table, the sequence from which its history is whole.
   private var wholeSince: [String: UInt64] = [:]
   /// For each table, each name's last change.
@@ -45,20 +46,26 @@ final class ChangeJournal {
     watchMissingTables()
   }
 
+  /// Adds a watch on `folder` if it is on a local file system: network
+  /// and user-space file systems may change without an event.
+  private func addWatch(_ folder: String) -> Int32? {
+    let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+    guard dirfd >= 0 else { return nil }
+    defer { close(dirfd) }
+    guard let type = FileSystem.fileSystemType(dirfd), IndexWatcher.localFileSystems.contains(type) else {
+      return nil
+    }
+    return try? inotify.addWatch(FileSystem.descriptorPath(dirfd), mask: IndexWatcher.mask)
+  }
+
   /// Watches every table folder that has no watch yet (one created since):
   /// its history starts now.
   private func watchMissingTables() {
     for table in store.config.tables where watches[table.name] == nil {
-      let folder = store.directory(of: table)
-      let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-      guard dirfd >= 0 else { continue }
-      defer { close(dirfd) }
-      // Network and user-space file systems may change without an event.
-      guard let type = FileSystem.fileSystemType(dirfd), IndexWatcher.localFileSystems.contains(type),
-        let watch = try? inotify.addWatch(FileSystem.descriptorPath(dirfd), mask: IndexWatcher.mask)
-      else { continue }
-      tables[watch] = table.name
-      watches[table.name] = watch
+      var set = table.watchSet(folder: store.directory(of: table))
+      guard set.start(add: addWatch, remove: inotify.removeWatch) else { continue }
+      for watch in set.watches { tables[watch] = table.name }
+      watches[table.name] = set
       // Past every token handed out so far: none of them saw this watch.
       sequence += 1
       wholeSince[table.name] = sequence
@@ -74,20 +81,24 @@ final class ChangeJournal {
         forgetAll()
         continue
       }
-      guard let table = tables[event.watch] else { continue }
-      if event.has(IndexWatcher.lostMask) {
-        // The folder went away or moved: a new one gets a new watch and
-        // history at the next question.
-        tables[event.watch] = nil
+      guard let table = tables[event.watch], var set = watches[table] else { continue }
+      let changes = set.interpret(event, add: addWatch, remove: inotify.removeWatch)
+      if changes.contains(.lost) {
+        // The folder went away or moved, or files left unseen: a new watch
+        // and history at the next question.
+        set.stop(remove: inotify.removeWatch)
+        for (watch, owner) in tables where owner == table { tables[watch] = nil }
         watches[table] = nil
         wholeSince[table] = nil
         count -= names.removeValue(forKey: table)?.count ?? 0
-        inotify.removeWatch(event.watch)
         continue
       }
-      guard !event.name.isEmpty else { continue }
-      sequence += 1
-      if names[table]?.updateValue(sequence, forKey: event.name) == nil { count += 1 }
+      for watch in set.watches { tables[watch] = table }
+      watches[table] = set
+      for case .file(let name) in changes {
+        sequence += 1
+        if names[table]?.updateValue(sequence, forKey: name) == nil { count += 1 }
+      }
     }
     if count > Self.maximumNames { forgetAll() }
   }

@@ -294,6 +294,12 @@ package enum FileSystem {
     return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
   }
 
+  /// Whether `path` itself is a folder: false for a link to one.
+  package static func isDirectoryNoFollow(_ path: String) -> Bool {
+    var st = stat()
+    return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+  }
+
   /// Whether `path` is a regular file.
   ///
   /// A symlink is followed: paths that a user names on the command line

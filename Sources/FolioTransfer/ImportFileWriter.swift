@@ -121,8 +121,19 @@ final class ImportFileWriter: @unchecked Sendable {
 
   private func writeFile(_ name: String, pk: String, _ bytes: [UInt8]) throws {
     // The path is only spelled out for an error.
-    let fd = try FileSystem.openAt(
-      folder, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, path: directory + "/" + name)
+    let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
+    var opened = try FileSystem.openAt(folder, name, flags, path: directory + "/" + name, expecting: [ENOENT])
+    if case .failure = opened, let slash = name.utf8.firstIndex(of: UInt8(ascii: "/")) {
+      // The first file of a hashed table's subfolder.
+      let subfolder = String(name[..<slash])
+      _ = try FileSystem.syscall("mkdirat", path: directory + "/" + subfolder, expecting: [EEXIST]) {
+        mkdirat(folder, subfolder, 0o755)
+      }
+      opened = try FileSystem.openAt(folder, name, flags, path: directory + "/" + name, expecting: [])
+    }
+    guard case .success(let fd) = opened else {
+      throw FileSystem.error(ENOENT, "openat", path: directory + "/" + name)
+    }
     defer { close(fd) }
     let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     if written != bytes.count {

@@ -66,7 +66,12 @@ struct ImportWorkspace {
 
   private func removeStaged() throws {
     if let names = try FileSystem.list(documentsDirectory) {
-      for name in names { unlink(documentsDirectory + "/" + name) }
+      for name in names where unlink(documentsDirectory + "/" + name) != 0 && errno == EISDIR {
+        // A hashed table's subfolder.
+        let folder = documentsDirectory + "/" + name
+        for file in try FileSystem.list(folder) ?? [] { unlink(folder + "/" + file) }
+        rmdir(folder)
+      }
       rmdir(documentsDirectory)
     }
     unlink(opsPath)
@@ -164,7 +169,19 @@ struct ImportWorkspace {
       for name in try FileSystem.list(documentsDirectory) ?? [] {
         let from = documentsDirectory + "/" + name
         let to = record.tableDirectory + "/" + name
-        try FileSystem.syscall("rename", path: to) { rename(from, to) }
+        guard FileSystem.isDirectoryNoFollow(from) else {
+          try FileSystem.syscall("rename", path: to) { rename(from, to) }
+          continue
+        }
+        // A hashed table's subfolder, which may be there already.
+        try FileSystem.makeDirectories(to)
+        for file in try FileSystem.list(from) ?? [] {
+          try FileSystem.syscall("rename", path: to + "/" + file) {
+            rename(from + "/" + file, to + "/" + file)
+          }
+        }
+        try FileSystem.syncDirectory(to)
+        rmdir(from)
       }
       try FileSystem.syncDirectory(record.tableDirectory)
     }

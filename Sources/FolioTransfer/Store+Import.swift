@@ -369,7 +369,7 @@ extension Store {
       }
       let fileName: String
       do {
-        fileName = try PrimaryKey.fileName(for: pk)
+        fileName = try table.documentName(for: pk)
       } catch let error as FolioError {
         try bad(rowError(.invalidPK, error.message, line: line))
         continue

@@ -51,14 +51,36 @@ extension Store {
         }
       }
       logID = try rest.addBlob(file: opLogPath)
+      let headFolder = try headTree?.subtree(at: table.path, repository: repository)
       folderTree = try manifest.ids.withUnsafeBytes { ids in
-        let bytes = GitTree.mergedBytes(
-          try headTree?.subtree(at: table.path, repository: repository), adding: order.count
-        ) {
-          let k = order[$0]
-          return (names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]))
+        guard table.layout == .hashed else {
+          let bytes = GitTree.mergedBytes(headFolder, adding: order.count) {
+            let k = order[$0]
+            return (names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]))
+          }
+          return try rest.addTree(bytes)
         }
-        return try rest.addTree(bytes)
+        // Each subfolder the import wrote into, then the table's folder
+        // of subfolders. Names are `xx/name`, so the sorted order groups
+        // them by subfolder.
+        var subfolders: [(name: String, id: GitOID)] = []
+        var start = 0
+        while start < order.count {
+          let bucket = String(names[order[start]].prefix(2))
+          var end = start
+          while end < order.count && names[order[end]].hasPrefix(bucket + "/") { end += 1 }
+          let bytes = GitTree.mergedBytes(
+            try headFolder?.subtree(at: bucket, repository: repository), adding: end - start
+          ) {
+            let k = order[start + $0]
+            return (
+              String(names[k].dropFirst(3)), UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)])
+            )
+          }
+          subfolders.append((bucket, try rest.addTree(bytes)))
+          start = end
+        }
+        return try rest.addTree(GitTree.mergedBytes(headFolder, subfolders: subfolders))
       }
       try rest.store(in: repository)
       try pack.store(in: repository)

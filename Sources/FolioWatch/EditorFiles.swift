@@ -25,12 +25,14 @@ enum EditorFiles {
   /// to test that the folder is writable).
   static let ignoredNames: Set<String> = ["4913", "5036"]
 
-  /// The pk of the document file `name`, or nil when the watcher must ignore
-  /// the file.
-  static func documentPK(fileName name: String) -> String? {
-    if ignoredNames.contains(name) { return nil }
-    if ignoredSuffixes.contains(where: name.hasSuffix) { return nil }
-    if ignoredPrefixes.contains(where: name.hasPrefix) { return nil }
-    return PrimaryKey.pk(fromFileName: name)
+  /// The pk of the document file at `name` inside the folder of `table`
+  /// (`a.json`, or `86/a.json` in a hashed table), or nil when the watcher
+  /// must ignore the file.
+  static func documentPK(table: TableConfig, name: String) -> String? {
+    let file = String(name.split(separator: "/").last ?? "")
+    if ignoredNames.contains(file) { return nil }
+    if ignoredSuffixes.contains(where: file.hasSuffix) { return nil }
+    if ignoredPrefixes.contains(where: file.hasPrefix) { return nil }
+    return table.pk(fromDocumentName: name)
   }
 }

@@ -113,10 +113,11 @@ final class KnownDocuments {
   private func headBlob(table: TableConfig, path: String) throws -> GitOID? {
     if headBlobs[table.name] == nil {
       headBlobs[table.name] = Dictionary(
-        (try headTree?.blobs(in: table.path, repository: repository) ?? []).map { ($0.name, $0.id) },
+        (try headTree?.documentBlobs(of: table, repository: repository) ?? []).map { ($0.name, $0.id) },
         uniquingKeysWith: { first, _ in first })
     }
-    return headBlobs[table.name]?[FileSystem.split(path).name]
+    return headBlobs[table.name]?[
+      String(decoding: path.utf8.dropFirst(table.path.utf8.count + 1), as: UTF8.self)]
   }
 
   /// Whether `bytes` (whose FNV-1a hash is `hash`) are bytes known to hold

@@ -97,7 +97,7 @@ final class SaveRecorder {
         var changes: [Change] = []
         for key in sorted {
           guard let table = store.config.table(named: key.table),
-            let pk = EditorFiles.documentPK(fileName: key.name)
+            let pk = EditorFiles.documentPK(table: table, name: key.name)
           else { continue }
           let path = table.path + "/" + key.name
           switch try examine(table: table, pk: pk, path: path, known: known, evictions: &evictions) {

@@ -33,6 +33,9 @@ final class WatchSession {
   private let emit: (WatchEvent) -> Void
   private var targets: [Int32: Target] = [:]
   private var tableWatches: [String: Int32] = [:]
+  /// Each watched table's watches: its folder and, when hashed, its
+  /// subfolders.
+  private var sets: [String: FolderWatchSet] = [:]
   private var debouncer: Debouncer<FileKey>
   /// Files written to in place (`IN_MODIFY`) and not closed since
   /// (`IN_CLOSE_WRITE`), with the time of the last write: a writer still
@@ -130,11 +133,9 @@ final class WatchSession {
     var ancestors = Set<Int32>()
     for table in store.config.tables {
       let directory = store.directory(of: table)
-      if let watch = try loop.watch(directory, mask: Self.tableMask, handler: { [unowned self] in note($0) })
-      {
+      if let watch = try watchTable(table, directory: directory) {
         if tableWatches[table.name] != watch { added.append(table.name) }
         tableWatches[table.name] = watch
-        targets[watch] = .table(table.name)
         continue
       }
       tableWatches[table.name] = nil
@@ -154,12 +155,9 @@ final class WatchSession {
         // A folder made below the ancestor before its watch was in place
         // sent it no event: go one level deeper instead.
         guard FileSystem.isDirectory(next) else { break }
-        if next == directory,
-          let watch = try loop.watch(directory, mask: Self.tableMask, handler: { [unowned self] in note($0) })
-        {
+        if next == directory, let watch = try watchTable(table, directory: directory) {
           added.append(table.name)
           tableWatches[table.name] = watch
-          targets[watch] = .table(table.name)
           break
         }
       }
@@ -173,6 +171,33 @@ final class WatchSession {
       }
     }
     return added
+  }
+
+  /// Watches the folder of `table` (and its subfolders when hashed).
+  /// - Returns: the folder's watch id; nil when it does not exist.
+  private func watchTable(_ table: TableConfig, directory: String) throws -> Int32? {
+    var set = table.watchSet(folder: directory)
+    var failure: Error?
+    let started = set.start(
+      add: { path in
+        do {
+          return try addTableWatch(path)
+        } catch {
+          failure = error
+          return nil
+        }
+      }, remove: loop.unwatch)
+    if let failure { throw failure }
+    guard started, let top = set.top else { return nil }
+    for watch in set.watches { targets[watch] = .table(table.name) }
+    sets[table.name] = set
+    return top
+  }
+
+  /// Adds a watch on a folder of document files; nil when it does not
+  /// exist.
+  private func addTableWatch(_ path: String) throws -> Int32? {
+    try loop.watch(path, mask: Self.tableMask) { [unowned self] in note($0) }
   }
 
   /// Sorts a batch of inotify events, as the loop delivers them, into
@@ -204,22 +229,34 @@ final class WatchSession {
     case .ancestor:
       if event.has(IN_ISDIR) { foldersChanged = true }
     case .table(let table):
-      if event.has(IN_DELETE_SELF | IN_MOVE_SELF) {
-        // The folder went with its documents: what is gone is found by a
-        // rescan, and the folder is watched again if it comes back.
+      guard var set = sets[table], let config = store.config.table(named: table) else { return }
+      let found = set.interpret(event, add: { try? addTableWatch($0) }, remove: loop.unwatch)
+      for watch in set.watches { targets[watch] = .table(table) }
+      sets[table] = set
+      if found.contains(.lost) {
+        // The folder went with its documents (or a subfolder with its
+        // own): what is gone is found by a rescan, and the folder is
+        // watched again if it comes back.
         foldersChanged = true
         rescanAt = now
         return
       }
-      if event.has(IN_ISDIR) || event.name.isEmpty { return }
+      if event.has(IN_ISDIR) {
+        // A subfolder made: the files already in it.
+        guard config.layout == .hashed else { return }
+        for case .file(let name) in found where EditorFiles.documentPK(table: config, name: name) != nil {
+          debouncer.touch(FileKey(table: table, name: name), now: now)
+        }
+        return
+      }
       // Every event on a file restarts its quiet period: IN_MODIFY means
       // a writer is still at it (an in-place save truncates first, and
       // the file is empty until it writes), IN_CREATE alone is how a
       // file linked into place shows up.
       guard event.has(IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE),
-        EditorFiles.documentPK(fileName: event.name) != nil
+        case .file(let name)? = found.first, EditorFiles.documentPK(table: config, name: name) != nil
       else { return }
-      let key = FileKey(table: table, name: event.name)
+      let key = FileKey(table: table, name: name)
       if event.has(IN_CREATE) && !event.has(IN_CLOSE_WRITE) {
         created.insert(key)
       } else if event.has(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) {
@@ -248,8 +285,8 @@ final class WatchSession {
   /// been made in it before the watch was added.
   private func scheduleScan(of tableName: String, now: Double) throws {
     guard let table = store.config.table(named: tableName) else { return }
-    for name in try FileSystem.list(store.directory(of: table)) ?? []
-    where EditorFiles.documentPK(fileName: name) != nil {
+    for name in try table.listDocumentNames(in: store.directory(of: table)) ?? []
+    where EditorFiles.documentPK(table: table, name: name) != nil {
       debouncer.touch(FileKey(table: tableName, name: name), now: now)
     }
   }

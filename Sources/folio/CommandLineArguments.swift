@@ -105,3 +105,15 @@ struct UsageError: Error {
   var message: String
   init(_ message: String) { self.message = message }
 }
+
+extension CommandLineArguments {
+  /// The value of `--layout` (flat or hashed); `TableLayout.forNewTables`
+  /// when it is not given.
+  func layout() throws -> TableLayout {
+    guard let text = value("--layout") else { return .forNewTables }
+    guard let layout = TableLayout(rawValue: text) else {
+      throw UsageError("--layout takes flat or hashed, not '\(text)'")
+    }
+    return layout
+  }
+}

@@ -8,7 +8,7 @@ struct ImportCommand: Command {
     folio import TABLE FILE|- [--format ndjson|json|csv|tsv|sqlite] [--sqlite-table NAME]
                  [--mode insert|upsert|merge|replace] [--pk COLUMN] [--no-detect-types]
                  [--null VALUE]… [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
-                 [--create [--order A[,B…]] [--key-in-name]]
+                 [--create [--order A[,B…]] [--key-in-name] [--layout hashed|flat]]
     """
   static let details = """
     ARGUMENTS:
@@ -51,6 +51,8 @@ struct ImportCommand: Command {
                             data/TABLE, key --pk or id), and print what was added.
       --order A[,B…]        With --create: the new table's order keys.
       --key-in-name         With --create: keep the pk in the file name only (key: null).
+      --layout L            With --create: hashed (default; files in 256 subfolders, so a
+                            small change stays small as the table grows) or flat.
 
     A JSON file that is one object whose values are all objects, the shape of a Firebase
     export ({"id1": {...}, "id2": {...}}), imports one document per member, the member's key
@@ -79,13 +81,14 @@ struct ImportCommand: Command {
   var create: Bool
   var order: [String]?
   var keyInName: Bool
+  var layout: TableLayout
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
       arguments,
       options: [
         "--format", "--sqlite-table", "--mode", "--pk", "--batch-size", "-m", "--message", "--order",
-        "--null",
+        "--null", "--layout",
       ],
       flags: ["--no-detect-types", "--continue", "--no-commit", "--json", "--create", "--key-in-name"],
       repeatable: ["--null"])
@@ -124,6 +127,7 @@ struct ImportCommand: Command {
     }
     if order != nil && !create { throw UsageError("--order applies only with --create") }
     keyInName = parsed.flag("--key-in-name")
+    layout = try parsed.layout()
     if keyInName && !create { throw UsageError("--key-in-name applies only with --create") }
   }
 
@@ -141,7 +145,8 @@ struct ImportCommand: Command {
     // an `id` column, or the generated pks if not; or none with
     // --key-in-name. A failed import takes the table back out.
     let added = TableConfig(
-      name: table, path: "data/" + table, key: keyInName ? nil : options.pkColumn ?? "id", order: order ?? [])
+      name: table, path: "data/" + table, key: keyInName ? nil : options.pkColumn ?? "id", order: order ?? [],
+      layout: layout)
     do {
       return try store.withTableAdded(added) { store, entry in
         Output.error("created table '\(table)' in \(Config.fileName):\n" + entry, terminator: "")

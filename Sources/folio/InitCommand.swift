@@ -4,7 +4,7 @@ import Foundation
 struct InitCommand: Command {
   static let name = "init"
   static let abstract = "Create a store (a git repository with folio.yaml), or repair one; safe to rerun."
-  static let usage = "folio init [DIR] [--table NAME[:PATH]]… [--editor vscode]"
+  static let usage = "folio init [DIR] [--table NAME[:PATH]]… [--layout hashed|flat] [--editor vscode]"
   static let details = """
     ARGUMENTS:
       DIR                    The directory to make a store (default: the current one, or -C DIR).
@@ -12,6 +12,9 @@ struct InitCommand: Command {
     OPTIONS:
       --table NAME[:PATH]    Add a table (folder PATH, default data/NAME); repeatable. A
                              table already there with that folder is left as it is.
+      --layout L             The --table tables' layout: hashed (default; document files in
+                             256 subfolders, so a commit of a few stays small however big the
+                             table grows) or flat (every file in the table's folder).
       --editor vscode        Map each table's folder to its JSON Schema ('schema:' in
                              folio.yaml) in .vscode/settings.json, merged into the file
                              if there is one, so VS Code checks documents as you type.
@@ -29,7 +32,8 @@ struct InitCommand: Command {
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: ["--table", "--editor"], repeatable: ["--table"])
+      arguments, options: ["--table", "--editor", "--layout"], repeatable: ["--table"])
+    let layout = try parsed.layout()
     try parsed.expectPositionals(0...1)
     switch parsed.value("--editor") {
     case nil: vscode = false
@@ -42,7 +46,8 @@ struct InitCommand: Command {
       guard !parts[0].isEmpty else {
         throw UsageError("--table needs a name, as in --table todos or todos:data/todos")
       }
-      return TableConfig(name: parts[0], path: parts.count > 1 ? parts[1] : "data/" + parts[0])
+      return TableConfig(
+        name: parts[0], path: parts.count > 1 ? parts[1] : "data/" + parts[0], layout: layout)
     }
   }
 

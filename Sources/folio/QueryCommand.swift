@@ -161,7 +161,7 @@ struct QueryCommand: Command {
       let cells =
         [paths.map { $0.segments.joined(separator: ".") }]
         + rows.map { row in paths.map { Self.cell(row.childValue(at: $0)) } }
-      for line in TableLayout(rows: cells, width: width ?? TableLayout.terminalWidth()).lines() {
+      for line in TextTable(rows: cells, width: width ?? TextTable.terminalWidth()).lines() {
         Output.print(line)
       }
     }
@@ -194,7 +194,7 @@ struct QueryCommand: Command {
 /// Aligned columns, narrowed to fit a width: the widest column gives way
 /// first, cut cells end in '…', and columns that still do not fit are
 /// dropped from the right.
-struct TableLayout {
+struct TextTable {
   var rows: [[String]]
   var width: Int
 

@@ -7,9 +7,10 @@ struct TablesCommand: Command {
   static let usage = """
     folio tables [--json]
            folio tables add NAME [--path PATH] [--key COLUMN | --key-in-name] [--order A[,B…]]
-                            [--counter C]… [--set S]…
+                            [--counter C]… [--set S]… [--layout hashed|flat]
            folio tables rm NAME
            folio tables rename OLD NEW
+           folio tables layout TABLE hashed|flat
            folio tables index add|rm TABLE PATH
            folio tables index list TABLE [--json]
     """
@@ -28,6 +29,10 @@ struct TablesCommand: Command {
       --order A[,B…]      add: order keys, indexed and the default sort of export.
       --counter COLUMN    add: a counter column (an edit 3 -> 5 merges as +2); repeatable.
       --set COLUMN        add: a set column (edits merge as unions and removes); repeatable.
+      --layout L          add: hashed (default) keeps each document file in one of 256
+                          subfolders named by the SHA-1 of its pk (data/NAME/86/a.json), so
+                          a commit of a few documents writes a few small git trees however
+                          big the table grows; flat keeps every file in the folder.
 
     'add' appends the table to folio.yaml, keeping the file's comments and layout, creates
     its folder and updates .gitattributes. It refuses a name or folder another table has.
@@ -37,6 +42,10 @@ struct TablesCommand: Command {
     default place (data/OLD becomes data/NEW) and updates .gitattributes; its indexes are
     rebuilt under the new name. Other replicas take the rename with 'folio sync'; what they
     write under the old name meanwhile is merged into the renamed table.
+    'layout' commits what is pending, then makes one commit that sets the table's 'layout:'
+    and moves its document files to their places in it (git sees moves, no op is recorded).
+    Other replicas take it with 'folio sync'; what they write in the old layout meanwhile is
+    merged into the new one.
 
     INDEXES:
       index add TABLE PATH  Adds PATH to the table's 'indexes:' in folio.yaml (comments and
@@ -59,13 +68,14 @@ struct TablesCommand: Command {
     case removeIndex(table: String, path: FieldPath)
     case listIndexes(table: String, json: Bool)
     case rename(from: String, to: String)
+    case layout(table: String, TableLayout)
   }
 
   var action: Action
 
   init(arguments: [String]) throws {
     let parsed = try CommandLineArguments(
-      arguments, options: ["--path", "--key", "--order", "--counter", "--set"],
+      arguments, options: ["--path", "--key", "--order", "--counter", "--set", "--layout"],
       flags: ["--json", "--key-in-name"],
       repeatable: ["--counter", "--set"])
     switch parsed.positionals.first {
@@ -94,7 +104,8 @@ struct TablesCommand: Command {
       action = .add(
         TableConfig(
           name: name, path: parsed.value("--path") ?? "data/" + name,
-          key: keyInName ? nil : parsed.value("--key") ?? "id", order: order ?? [], columns: columns))
+          key: keyInName ? nil : parsed.value("--key") ?? "id", order: order ?? [], columns: columns,
+          layout: try parsed.layout()))
     case "rm":
       try parsed.expectPositionals(2...2)
       action = .remove(parsed.positionals[1])
@@ -103,9 +114,16 @@ struct TablesCommand: Command {
     case "rename":
       try parsed.expectPositionals(3...3)
       action = .rename(from: parsed.positionals[1], to: parsed.positionals[2])
+    case "layout":
+      try parsed.expectPositionals(3...3)
+      guard let layout = TableLayout(rawValue: parsed.positionals[2]) else {
+        throw UsageError("a layout is hashed or flat, not '\(parsed.positionals[2])'")
+      }
+      action = .layout(table: parsed.positionals[1], layout)
     case let word?:
       throw UsageError(
-        "unknown action '\(word)'; use 'add', 'rm', 'rename' or 'index', or no word to list the tables")
+        "unknown action '\(word)'; use 'add', 'rm', 'rename', 'layout' or 'index', or no word to list the tables"
+      )
     }
   }
 
@@ -142,6 +160,17 @@ struct TablesCommand: Command {
       Output.print(
         "renamed table '\(old)' to '\(new)' in \(Config.fileName)"
           + (path == before ? "" : ", moved \(before)/ to \(path)/") + "; committed \(commit.prefix(12))")
+      return 0
+    case .layout(let name, let layout):
+      let documents = try store.collection(name).count()
+      let (_, commit) = try store.setLayout(layout, of: name)
+      guard let commit else {
+        Output.print("table '\(name)' has the \(layout.rawValue) layout already; nothing to do")
+        return 0
+      }
+      Output.print(
+        "moved the \(documents) document(s) of table '\(name)' to the \(layout.rawValue) layout; "
+          + "committed \(commit.prefix(12))")
       return 0
     case .listIndexes(let name, let json):
       return try listIndexes(try store.table(named: name), json: json)

@@ -24,7 +24,7 @@ import Testing
       name: "an unknown key in a table",
       yaml: "version: 1\ntables:\n  todos:\n    path: data/todos\n    indexs: [owner]\n",
       error:
-        "folio.yaml:5:5: error: unknown key 'indexs' in table 'todos'; expected one of: path, key, order, indexes, columns, schema, fields, renamed-from"
+        "folio.yaml:5:5: error: unknown key 'indexs' in table 'todos'; expected one of: path, key, order, indexes, columns, schema, fields, renamed-from, layout"
     ),
     Mistake(
       name: "a wrong type in a list",

@@ -111,7 +111,7 @@ struct ServeOptionsCLITests {
     #expect(joined.1?["path"] == "/notes")
     #expect(try Self.curl("PUT", server.base + "/notes/n1.json", body: #"{"text":"hi"}"#).status == 200)
     #expect(root.event(4)?.1?["path"] == "/notes/n1")
-    #expect(scratch.read("data/notes/n1.json")?.contains(#""text": "hi""#) == true)
+    #expect(scratch.read(newTableFile("data/notes", "n1"))?.contains(#""text": "hi""#) == true)
   }
 
   @Test func listensOnIPv6Loopback() throws {

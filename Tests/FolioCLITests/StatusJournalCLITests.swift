@@ -1,3 +1,4 @@
+import Folio
 import FolioTestSupport
 import Foundation
 import Testing
@@ -33,8 +34,19 @@ struct StatusJournalCLITests {
     try? FileManager.default.removeItem(atPath: path + "~")
   }
 
-  @Test func statusAndCommitAskTheDaemonsJournalAndAgreeWithGit() throws {
-    let scratch = try CLIScratch(yaml: Self.yaml)
+  /// The file of document `pk` of `todos` in `layout`, relative to the
+  /// store; its folder made, as a user saving a new file there would.
+  func document(_ scratch: CLIScratch, _ pk: String, _ layout: TableLayout) throws -> String {
+    let name = try TableConfig(name: "todos", path: "data/todos", layout: layout).path(of: pk)
+    try FileManager.default.createDirectory(
+      atPath: scratch.path + "/" + (name as NSString).deletingLastPathComponent,
+      withIntermediateDirectories: true)
+    return name
+  }
+
+  @Test(arguments: TableLayout.allCases)
+  func statusAndCommitAskTheDaemonsJournalAndAgreeWithGit(layout: TableLayout) throws {
+    let scratch = try CLIScratch(yaml: Self.yaml + "\n    layout: \(layout.rawValue)\n")
     defer {
       _ = try? scratch.folio("index-daemon", "--stop")
       scratch.remove()
@@ -55,10 +67,12 @@ struct StatusJournalCLITests {
       })
     #expect(try eventually { try folio(scratch, "status").stderr.contains("the journal named") })
 
-    try saveAsVim(scratch, "data/todos/d3.json", "{\n  \"id\": \"d3\",\n  \"n\": 33\n}\n")
+    try saveAsVim(scratch, try document(scratch, "d3", layout), "{\n  \"id\": \"d3\",\n  \"n\": 33\n}\n")
+    // d40's folder may be new in a hashed table: the daemon watches it
+    // from its creation, and names what was saved in it before.
     try #"{"id": "d40", "n": 40}"#.write(
-      toFile: scratch.path + "/data/todos/d40.json", atomically: true, encoding: .utf8)
-    try FileManager.default.removeItem(atPath: scratch.path + "/data/todos/d7.json")
+      toFile: scratch.path + "/" + (try document(scratch, "d40", layout)), atomically: true, encoding: .utf8)
+    try FileManager.default.removeItem(atPath: scratch.path + "/" + (try document(scratch, "d7", layout)))
     let status = try folio(scratch, "status")
     #expect(status.status == 0)
     // The journal named the three, and the editors' temp files.
@@ -80,15 +94,16 @@ struct StatusJournalCLITests {
     // A plain `git status` may rewrite git's index (to refresh stat data):
     // the next status finds the index still holds HEAD's files, without a
     // stat of any, and asks the journal as before.
-    try saveAsVim(scratch, "data/todos/d5.json", "{\n  \"id\": \"d5\",\n  \"n\": 55\n}\n")
+    let d5 = try document(scratch, "d5", layout)
+    try saveAsVim(scratch, d5, "{\n  \"id\": \"d5\",\n  \"n\": 55\n}\n")
     // d1 touched, the same bytes: git refreshes its entry and rewrites the index.
-    let d1 = scratch.path + "/data/todos/d1.json"
+    let d1 = scratch.path + "/" + (try document(scratch, "d1", layout))
     let soon = Date(timeIntervalSinceNow: 5)
     try FileManager.default.setAttributes([.modificationDate: soon], ofItemAtPath: d1)
     let index = scratch.path + "/.git/index"
     let before = FileManager.default.contents(atPath: index)
     let porcelain = try git(["status", "--porcelain"], in: scratch.path).output
-    #expect(porcelain == " M data/todos/d5.json\n", "\(porcelain)")
+    #expect(porcelain == " M \(d5)\n", "\(porcelain)")
     #expect(FileManager.default.contents(atPath: index) != before, "git left its index")
     let again = try folio(scratch, "status")
     #expect(again.stdout.contains("1 changed document(s)") && again.stdout.contains("d5"), "\(again.stdout)")

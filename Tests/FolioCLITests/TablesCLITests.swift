@@ -48,6 +48,7 @@ import Testing
               path: data/people
               key: id
               order: [age, name]
+              layout: hashed
               columns:
                 tags: set
                 visits: counter
@@ -72,6 +73,7 @@ import Testing
               path: data/people
               key: id
               order: [age, name]
+              layout: hashed
               columns:
                 tags: set
                 visits: counter
@@ -86,7 +88,9 @@ import Testing
     #expect(config.table(named: "people")?.columns == ["visits": .counter, "tags": .set])
     #expect(config.sync.pullEvery == .seconds(60))
     #expect(FileManager.default.fileExists(atPath: scratch.path + "/data/people"))
-    #expect(scratch.read(".gitattributes")?.contains("data/people/*.json merge=folio") == true)
+    // A hashed table's files are a level down.
+    #expect(scratch.read(".gitattributes")?.contains("data/people/*/*.json merge=folio") == true)
+    #expect(config.table(named: "people")?.layout == .hashed)
     let listed = try scratch.folio("tables")
     #expect(listed.stdout.contains("people  data/people  0"), "\(listed.stdout)")
   }
@@ -98,7 +102,8 @@ import Testing
     #expect(try scratch.folio("tables", "add", "todos").status == 0)
     #expect(
       scratch.read("folio.yaml")
-        == "version: 1\ntables:\n  todos:\n    path: data/todos\n    key: id\n    order: []\n")
+        == "version: 1\ntables:\n  todos:\n    path: data/todos\n    key: id\n    order: []\n    layout: hashed\n"
+    )
   }
 
   @Test func clashesAreRefusedAtTheirPositionAndNothingIsWritten() throws {
@@ -204,7 +209,7 @@ import Testing
       #expect(imported.status == 0, "\(imported.stderr)")
       #expect(
         imported.stderr
-          == "created table 'people' in folio.yaml:\n  people:\n    path: data/people\n    key: id\n    order: [name]\n"
+          == "created table 'people' in folio.yaml:\n  people:\n    path: data/people\n    key: id\n    order: [name]\n    layout: hashed\n"
       )
       #expect(imported.stdout.hasPrefix("imported 2 row(s) into people: 2 created"))
       let rows = try scratch.folio("query", "people").stdout.split(separator: "\n")
@@ -213,7 +218,9 @@ import Testing
         #expect(rows[0].contains(#""id":"p1""#))
       } else {
         let pk = try #require(rows[0].firstMatch(of: #/"id":"([0-9a-z]{26})"/#)).output.1
-        #expect(FileManager.default.fileExists(atPath: scratch.path + "/data/people/\(pk).json"))
+        #expect(
+          FileManager.default.fileExists(atPath: scratch.path + "/" + newTableFile("data/people", String(pk)))
+        )
       }
       #expect(
         try FolioRunner.shellOutput("git status --porcelain -- folio.yaml data", in: scratch.path).output

@@ -1,3 +1,4 @@
+import Folio
 import FolioTestSupport
 import Foundation
 import Glibc
@@ -101,9 +102,11 @@ final class WatchProcess: @unchecked Sendable {
   /// period no later, and lines are written in order: once the marker's
   /// line is out, any line an earlier save would cause is out before it.
   /// - Returns: whether the line came in time.
-  func fence(in folder: String) -> Bool {
+  func fence(in folder: String, layout: TableLayout = .flat) -> Bool {
     let pk = Self.fencePrefix + "\(fenceCount.value + 1)"
-    Save.tempThenRename(folder + "/" + pk + ".json", #"{"fence": true}"#)
+    let name = (try? TableConfig(name: "t", layout: layout).documentName(for: pk)) ?? pk + ".json"
+    if layout == .hashed { mkdir(folder + "/" + TableLayout.bucket(of: pk), 0o755) }
+    Save.tempThenRename(folder + "/" + name, #"{"fence": true}"#)
     guard waitForLine(where: { $0["event"] as? String == "op" && $0["pk"] as? String == pk }) != nil else {
       return false
     }

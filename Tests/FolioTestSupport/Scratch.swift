@@ -45,13 +45,14 @@ public let testYAML = """
       columns:
         views: counter
         tags: set
-    notes: {}
+    notes:
+      path: notes
   """
 
 /// A new store in a new scratch directory.
 public func makeStore(yaml: String = testYAML) throws -> (Store, Scratch) {
   let scratch = Scratch()
-  try scratch.write("folio.yaml", yaml)
+  try scratch.write("folio.yaml", withTestLayout(yaml))
   return (try Store.create(at: scratch.url), scratch)
 }
 
@@ -63,4 +64,36 @@ public func makeStoreWithNotes() throws -> (Store, Scratch) {
     _ = try tx.apply(table: "notes", pk: "b", op: .insert, columns: ["n": 2])
   }
   return (store, scratch)
+}
+
+/// `yaml` with `layout: L` added to every table that names its `path:`
+/// and no layout, where the environment's `FOLIO_TABLE_LAYOUT` is `L`: so
+/// the suite runs again over hashed tables (`scripts/test.sh` does).
+public func withTestLayout(_ yaml: String) -> String {
+  guard let layout = ProcessInfo.processInfo.environment["FOLIO_TABLE_LAYOUT"], !yaml.contains("layout:")
+  else { return yaml }
+  var lines: [String] = []
+  for line in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+    lines.append(String(line))
+    let trimmed = line.drop { $0 == " " }
+    if trimmed.hasPrefix("path:") {
+      lines.append(String(repeating: " ", count: line.count - trimmed.count) + "layout: " + layout)
+    }
+  }
+  return lines.joined(separator: "\n")
+}
+
+extension Store {
+  /// The file of document `pk` of `table`, relative to the store root, in
+  /// the table's layout: where a test saves as an editor would.
+  public func file(_ table: String, _ pk: String) throws -> String {
+    try self.table(named: table).path(of: pk)
+  }
+}
+
+/// The file of document `pk` in a table the command line made in the
+/// folder `path` (`folio tables add`, `import --create`, `init --table`),
+/// relative to the store root: such a table has the layout of new tables.
+public func newTableFile(_ path: String, _ pk: String) -> String {
+  (try? TableConfig(name: "t", path: path, layout: .forNewTables).path(of: pk)) ?? path + "/" + pk + ".json"
 }

@@ -123,7 +123,7 @@ struct CodableTests {
     #expect(try todos.findByID("a").exec(as: Todo.self) == Self.sample)
     #expect(try todos.findByID("missing").exec(as: Todo.self) == nil)
     // The file holds exact numbers.
-    #expect(scratch.read("data/todos/a.json")?.contains(#""big": "9007199254740993""#) == true)
+    #expect(scratch.read(try store.file("todos", "a"))?.contains(#""big": "9007199254740993""#) == true)
 
     // insert refuses an existing pk, naming the table and pk.
     let error = #expect(throws: FolioError.self) { try todos.insert(Self.sample) }

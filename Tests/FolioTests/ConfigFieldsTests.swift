@@ -27,7 +27,7 @@ struct ConfigFieldsTests {
     ("fields: [\"\"]", "field of table 'p' must not be empty"),
     (
       "feilds: [a]",
-      "unknown key 'feilds' in table 'p'; expected one of: path, key, order, indexes, columns, schema, fields, renamed-from"
+      "unknown key 'feilds' in table 'p'; expected one of: path, key, order, indexes, columns, schema, fields, renamed-from, layout"
     ),
   ])
   func badFieldsAreErrorsAtTheirPlace(setting: String, message: String) throws {

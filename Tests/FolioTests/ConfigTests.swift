@@ -161,7 +161,10 @@ struct ConfigParsingTests {
   @Test(arguments: validCases)
   func parsesValidConfig(_ testCase: ValidCase) throws {
     let config = try Config(yaml: testCase.yaml)
-    #expect(config == testCase.expected)
+    // No case names a layout: every table is flat, whatever a TableConfig defaults to.
+    var expected = testCase.expected
+    for index in expected.tables.indices { expected.tables[index].layout = .flat }
+    #expect(config == expected)
   }
 
   static let invalidCases: [InvalidCase] = [
@@ -520,7 +523,7 @@ struct ConfigParsingTests {
     #expect(
       String(describing: error)
         == "stores/app/folio.yaml:2:14: error: unknown key 'pth' in table 'a'; "
-        + "expected one of: path, key, order, indexes, columns, schema, fields, renamed-from")
+        + "expected one of: path, key, order, indexes, columns, schema, fields, renamed-from, layout")
   }
 
   @Test func invalidUTF8IsReportedWithItsPosition() throws {
@@ -597,11 +600,12 @@ struct ConfigModelTests {
 
 struct ConfigYAMLTextTests {
   @Test func rendersTheDocumentedShape() {
+    // Flat, whatever a TableConfig defaults to: a flat table's text names no layout.
     let config = Config(tables: [
       TableConfig(
         name: "todos", path: "data/todos", order: ["lastUpdate"],
-        columns: ["views": .counter, "tags": .set]),
-      TableConfig(name: "notes"),
+        columns: ["views": .counter, "tags": .set], layout: .flat),
+      TableConfig(name: "notes", layout: .flat),
     ])
     #expect(
       config.yamlText() == """
@@ -752,7 +756,8 @@ struct ConfigFileTests {
       let url = dir.appendingPathComponent(Config.fileName)
       try Data("version: 1\ntables:\n  todos: {order: [lastUpdate]}\n".utf8).write(to: url)
       let config = try Config(contentsOf: url)
-      #expect(config == Config(tables: [TableConfig(name: "todos", order: ["lastUpdate"])]))
+      // No `layout:` in the file: flat, whatever a TableConfig defaults to.
+      #expect(config == Config(tables: [TableConfig(name: "todos", order: ["lastUpdate"], layout: .flat)]))
     }
   }
 

@@ -38,19 +38,21 @@ import Testing
   @Test func aCrashThatLosesTheUnflushedFilesIsRepairedFromTheRecords() throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
+    let a = try store.file("notes", "a")
+    let b = try store.file("notes", "b")
     let before = (
-      a: try #require(scratch.read("notes/a.json")), b: try #require(scratch.read("notes/b.json")),
+      a: try #require(scratch.read(a)), b: try #require(scratch.read(b)),
       log: try #require(try FileSystem.read(store.opLogPath))
     )
     try deferredWrites(store)
     #expect(try records(store) == 3)
     let after = try #require(try FileSystem.read(store.opLogPath))
-    let afterA = try #require(scratch.read("notes/a.json"))
+    let afterA = try #require(scratch.read(a))
     // The machine went down before any of it reached the disk: the files
     // and the log are as they were, and a record being written was torn.
-    try scratch.write("notes/a.json", before.a)
-    try scratch.write("notes/b.json", before.b)
-    try FileManager.default.removeItem(at: scratch.url.appending(path: "notes/c0.json"))
+    try scratch.write(a, before.a)
+    try scratch.write(b, before.b)
+    try FileManager.default.removeItem(at: scratch.url.appending(path: try store.file("notes", "c0")))
     try FileSystem.writeAtomically(store.opLogPath, before.log, sync: false)
     let journal = try #require(try FileSystem.read(store.journalPath))
     try FileSystem.writeAtomically(
@@ -59,7 +61,7 @@ import Testing
     let reopened = try Store(at: scratch.url)
     #expect(!Journal.isPending(at: store.journalPath))
     #expect(try FileSystem.read(store.opLogPath) == after)
-    #expect(scratch.read("notes/a.json") == afterA)
+    #expect(scratch.read(a) == afterA)
     #expect(try reopened.collection("notes").findByID("a").exec()?["n"] == 12)
     #expect(try reopened.collection("notes").findByID("c0").exec()?["n"] == 7)
     #expect(try reopened.collection("notes").findByID("b").exec() == nil)
@@ -68,18 +70,19 @@ import Testing
   @Test func aRecordIsRedoneOnTheFileItFindsHalfway() throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
+    let a = try store.file("notes", "a")
     try store.writeDeferringFlush { tx in
       _ = try tx.apply(table: "notes", pk: "a", op: .update, transforms: ["n": .increment(1)])
     }
-    let middle = try #require(scratch.read("notes/a.json"))
+    let middle = try #require(scratch.read(a))
     try deferredWrites(store)
     // Only the first transaction's file reached the disk.
-    try scratch.write("notes/a.json", middle)
+    try scratch.write(a, middle)
     _ = try Store(at: scratch.url)
     #expect(try store.collection("notes").findByID("a").exec()?["n"] == 13)
     // An edit saved after the crash is left alone by the redo.
     try deferredWrites(store, round: 1)
-    try scratch.write("notes/a.json", "{\n  \"id\": \"a\",\n  \"n\": 99\n}\n")
+    try scratch.write(a, "{\n  \"id\": \"a\",\n  \"n\": 99\n}\n")
     _ = try Store(at: scratch.url)
     #expect(try store.collection("notes").findByID("a").exec()?["n"] == 99)
   }
@@ -91,8 +94,10 @@ import Testing
     // The files the renames swapped out are kept as spares, not in the
     // table (SpareFilesTests).
     #expect(try FileSystem.list(store.spares.folderPath)?.count == 2)
+    let notes = try store.table(named: "notes")
     #expect(
-      try FileSystem.list(scratch.url.appending(path: "notes").path)?.sorted() == ["a.json", "c0.json"])
+      try notes.listDocumentNames(in: scratch.url.appending(path: "notes").path)?.sorted()
+        == (try ["a", "c0"].map { try notes.documentName(for: $0) }.sorted()))
     try store.checkpointDeferredWrites()
     #expect(!Journal.isPending(at: store.journalPath))
     try deferredWrites(store, round: 1)
@@ -157,26 +162,27 @@ import Testing
   @Test func recordsWrittenDuringACheckpointStayInTheJournal() throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
+    let a = try store.file("notes", "a")
     try deferredWrites(store)
     let flushed = try #require(store.deferredFlush.withLock { $0 })
     try FileSystem.syncFileSystem(containing: store.rootPath)
     let before = (
-      a: try #require(scratch.read("notes/a.json")), log: try #require(try FileSystem.read(store.opLogPath))
+      a: try #require(scratch.read(a)), log: try #require(try FileSystem.read(store.opLogPath))
     )
     try deferredWrites(store, round: 1)
     let after = (
-      a: try #require(scratch.read("notes/a.json")), log: try #require(try FileSystem.read(store.opLogPath))
+      a: try #require(scratch.read(a)), log: try #require(try FileSystem.read(store.opLogPath))
     )
     try store.lock.withLock { try store.dropRecords(flushedBy: flushed) }
     #expect(try records(store) == 3)
     #expect(store.deferredFlush.withLock { $0?.records } == 3)
     // The machine went down: round 1's files never reached the disk.
-    try scratch.write("notes/a.json", before.a)
-    try FileManager.default.removeItem(at: scratch.url.appending(path: "notes/c1.json"))
-    try FileManager.default.removeItem(at: scratch.url.appending(path: "notes/e.json"))
+    try scratch.write(a, before.a)
+    try FileManager.default.removeItem(at: scratch.url.appending(path: try store.file("notes", "c1")))
+    try FileManager.default.removeItem(at: scratch.url.appending(path: try store.file("notes", "e")))
     try FileSystem.writeAtomically(store.opLogPath, before.log, sync: false)
     let reopened = try Store(at: scratch.url)
-    #expect(scratch.read("notes/a.json") == after.a)
+    #expect(scratch.read(a) == after.a)
     #expect(try FileSystem.read(store.opLogPath) == after.log)
     #expect(try reopened.collection("notes").findByID("a").exec()?["n"] == 23)
     #expect(try reopened.collection("notes").findByID("c1").exec()?["n"] == 7)
@@ -191,12 +197,13 @@ import Testing
   func aFileTheCrashLeftEmptyOrZeroedIsWrittenAgain(_ zeros: Int) throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
+    let a = try store.file("notes", "a")
     try deferredWrites(store)
-    let afterA = try #require(scratch.read("notes/a.json"))
-    let path = scratch.url.appending(path: "notes/a.json").path
+    let afterA = try #require(scratch.read(a))
+    let path = scratch.url.appending(path: a).path
     #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0, count: zeros)))
     _ = try Store(at: scratch.url)
-    #expect(scratch.read("notes/a.json") == afterA)
+    #expect(scratch.read(a) == afterA)
     #expect(try store.collection("notes").findByID("a").exec()?["n"] == 12)
   }
 }

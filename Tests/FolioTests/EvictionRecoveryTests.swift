@@ -16,7 +16,8 @@ import Testing
     let store = try fixture.seed(yaml: SyncTests.yaml)
     try store.apply(table: "todos", pk: "a", op: .insert, columns: ["views": 1])
     try store.commit()
-    let path = store.rootPath + "/todos/a.json"
+    let file = try store.file("todos", "a")
+    let path = store.rootPath + "/" + file
     let bytes = try #require(try FileSystem.read(path))
 
     // What `evict` does up to the moment of the crash: the eviction mark,
@@ -27,12 +28,12 @@ import Testing
       writes: [Journal.Write(path: path, oldHash: FNV.hex(bytes), new: nil)])
     try journal.write(to: store.journalPath, root: store.rootPath)
     _ = try FileSystem.remove(path)
-    #expect(try git(["status", "--porcelain"], in: store.rootPath).output.contains(" D todos/a.json"))
+    #expect(try git(["status", "--porcelain"], in: store.rootPath).output.contains(" D " + file))
 
     let reopened = try Store(at: URL(fileURLWithPath: store.rootPath))
     _ = try reopened.status()  // takes the lock and finishes the journal
     #expect(try git(["status", "--porcelain"], in: store.rootPath).output.isEmpty)
-    #expect(try git(["ls-files", "-v", "todos/a.json"], in: store.rootPath).output.hasPrefix("S "))
+    #expect(try git(["ls-files", "-v", file], in: store.rootPath).output.hasPrefix("S "))
     #expect(try reopened.isEvicted(table: "todos", pk: "a"))
     #expect(!Journal.isPending(at: store.journalPath))
   }

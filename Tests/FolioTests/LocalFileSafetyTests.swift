@@ -38,7 +38,7 @@ import Testing
   private func noteStore() throws -> (Store, Scratch, path: String) {
     let (store, scratch) = try makeStore()
     try store.apply(table: "todos", pk: "c", op: .insert, columns: ["views": 0, "note": "e0"])
-    return (store, scratch, scratch.path + "/data/todos/c.json")
+    return (store, scratch, scratch.path + "/" + (try store.file("todos", "c")))
   }
 
   private func expectUsable(_ scratch: Scratch, table: String = "notes") throws {
@@ -77,12 +77,15 @@ import Testing
     }
     try store.apply(table: "notes", pk: "other", op: .insert, columns: ["v": 2])
     let before = snapshot(outside.path)
+    let file = try store.file("notes", "d1")
+    try FileManager.default.createDirectory(
+      atPath: scratch.path + "/" + FileSystem.split(file).directory, withIntermediateDirectories: true)
     try FileManager.default.createSymbolicLink(
-      atPath: scratch.path + "/notes/d1.json", withDestinationPath: outside.path + "/secret.json")
+      atPath: scratch.path + "/" + file, withDestinationPath: outside.path + "/secret.json")
     let store2 = try Store(at: scratch.url)
     let read = #expect(throws: FolioError.self) { try store2.collection("notes").findByID("d1").exec() }
     #expect(read?.code == .unsafePath)
-    #expect(read?.path?.hasSuffix("notes/d1.json") == true)
+    #expect(read?.path?.hasSuffix(file) == true)
     for op in [Mutation.Kind.update, .upsert, .remove] {
       let write = #expect(throws: FolioError.self) {
         try store2.apply(table: "notes", pk: "d1", op: op, columns: ["v": 99])
@@ -91,7 +94,7 @@ import Testing
     }
     // fsck and status report it; other documents still read.
     #expect(
-      try store2.check().contains { $0.code == .unsafePath && $0.description.contains("notes/d1.json") })
+      try store2.check().contains { $0.code == .unsafePath && $0.description.contains(file) })
     _ = try store2.status()
     #expect(try store2.collection("notes").findByID("other").exec()?["v"] == 2)
     #expect(snapshot(outside.path) == before)
@@ -116,7 +119,7 @@ import Testing
     #expect(error?.code == .unsafePath)
     #expect(snapshot(outside.path) == before)
     #expect(!Journal.isPending(at: store.journalPath))
-    #expect(!scratch.exists("notes/a.json"))
+    #expect(!scratch.exists(try store.file("notes", "a")))
     // The ops folder as a link is refused when the store opens.
     try FileManager.default.removeItem(atPath: store.opLogPath)
     try FileManager.default.removeItem(atPath: scratch.path + "/.folio/ops")
@@ -134,23 +137,28 @@ import Testing
       scratch.remove()
       outside.remove()
     }
-    try FileManager.default.createDirectory(
-      atPath: scratch.path + "/notes", withIntermediateDirectories: true)
+    // Each beside its document's file, in the table's layout.
+    let d1 = scratch.path + "/" + (try store.file("notes", "d1"))
+    let d2 = scratch.path + "/" + (try store.file("notes", "d2"))
+    let temp1 = FileSystem.split(d1).directory + "/.d1.json.folio-tmp"
+    let temp2 = FileSystem.split(d2).directory + "/.d2.json.folio-tmp"
+    for folder in [d1, d2].map({ FileSystem.split($0).directory }) {
+      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
     // One link to a file that exists, one to a file that does not.
     try FileManager.default.createSymbolicLink(
-      atPath: scratch.path + "/notes/.d1.json.folio-tmp", withDestinationPath: outside.path + "/secret.json")
-    try FileManager.default.createSymbolicLink(
-      atPath: scratch.path + "/notes/.d2.json.folio-tmp", withDestinationPath: outside.path + "/new.json")
+      atPath: temp1, withDestinationPath: outside.path + "/secret.json")
+    try FileManager.default.createSymbolicLink(atPath: temp2, withDestinationPath: outside.path + "/new.json")
     let before = snapshot(outside.path)
     try store.apply(table: "notes", pk: "d1", op: .insert, columns: ["v": 5])
     try store.apply(table: "notes", pk: "d2", op: .insert, columns: ["v": 6])
     #expect(snapshot(outside.path) == before)
     #expect(!outside.exists("new.json"))
     var st = stat()
-    #expect(lstat(scratch.path + "/notes/d1.json", &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
+    #expect(lstat(d1, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
     #expect(try store.collection("notes").findByID("d1").exec()?["v"] == 5)
     #expect(try store.collection("notes").findByID("d2").exec()?["v"] == 6)
-    #expect(!scratch.exists("notes/.d1.json.folio-tmp"))
+    #expect(!FileManager.default.fileExists(atPath: temp1))
     try expectUsable(scratch)
   }
 
@@ -175,19 +183,21 @@ import Testing
       outside.remove()
     }
     try store.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 1])
-    try setReadOnly(scratch.path + "/notes", true)
-    defer { try? setReadOnly(scratch.path + "/notes", false) }
+    // The folder the document's file is in: the table's, or its subfolder.
+    let folder = FileSystem.split(try store.file("notes", "a")).directory
+    try setReadOnly(scratch.path + "/" + folder, true)
+    defer { try? setReadOnly(scratch.path + "/" + folder, false) }
     let opsBefore = try store.ops().count
     let error = #expect(throws: FolioError.self) {
       try store.apply(table: "notes", pk: "a", op: .update, columns: ["v": 2])
     }
-    #expect(error?.message.contains("notes is not writable") == true, "\(String(describing: error))")
+    #expect(error?.message.contains("\(folder) is not writable") == true, "\(String(describing: error))")
     #expect(!Journal.isPending(at: store.journalPath))
     #expect(try store.ops().count == opsBefore)
     // Reads and writes elsewhere go on; once writable, the folder takes writes.
     #expect(try store.collection("notes").findByID("a").exec()?["v"] == 1)
     try store.apply(table: "todos", pk: "t", op: .insert, columns: ["v": 1])
-    try setReadOnly(scratch.path + "/notes", false)
+    try setReadOnly(scratch.path + "/" + folder, false)
     try store.apply(table: "notes", pk: "a", op: .update, columns: ["v": 2])
     #expect(try store.collection("notes").findByID("a").exec()?["v"] == 2)
   }
@@ -218,15 +228,17 @@ import Testing
       outside.remove()
     }
     try store.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 1])
-    let path = store.rootPath + "/notes/a.json"
+    let path = store.rootPath + "/" + (try store.file("notes", "a"))
     let old = try #require(try FileSystem.read(path))
     let new = JSONValue.object(["id": "a", "v": 7]).canonicalBytes()
     let journal = Journal(
       logPath: store.opLogPath, logOffset: try OpLog.size(of: store.opLogPath), logBytes: [],
       writes: [.init(path: path, oldHash: FNV.hex(old), new: new)])
     try journal.write(to: store.journalPath, root: store.rootPath)
-    try setReadOnly(scratch.path + "/notes", true)
-    defer { try? setReadOnly(scratch.path + "/notes", false) }
+    // The folder the document's file is in: the table's, or its subfolder.
+    let folder = FileSystem.split(path).directory
+    try setReadOnly(folder, true)
+    defer { try? setReadOnly(folder, false) }
 
     let reopened = try Store(at: scratch.url)
     let pending = try #require(reopened.pendingRecoveryError)
@@ -242,7 +254,7 @@ import Testing
     #expect(write?.message.contains("once that is fixed, the next write completes it") == true)
     #expect(write?.remedy == .completePendingWrite)
 
-    try setReadOnly(scratch.path + "/notes", false)
+    try setReadOnly(folder, false)
     try reopened.apply(table: "todos", pk: "t", op: .insert, columns: ["v": 1])
     #expect(reopened.pendingRecoveryError == nil)
     #expect(try reopened.collection("notes").findByID("a").exec()?["v"] == 7)
@@ -266,7 +278,7 @@ import Testing
         else { continue }
         if object["note"] != .string("e\(i - 1)") { lost.withLock { $0.append("e\(i - 1)") } }
         object["note"] = .string("e\(i)")
-        let temp = scratch.path + "/data/todos/sed\(i)"
+        let temp = FileSystem.split(path).directory + "/sed\(i)"
         _ = FileManager.default.createFile(
           atPath: temp, contents: Data(JSONValue.object(object).canonicalBytes()))
         rename(temp, path)

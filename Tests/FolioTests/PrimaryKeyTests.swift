@@ -100,8 +100,10 @@ struct PrimaryKeyTests {
       try store.apply(table: "notes", pk: pk, op: .insert, columns: ["v": 1])
       #expect(try store.collection("notes").findByID(pk).exec()?["v"] == 1)
     }
-    let names = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/notes")
+    let notes = try store.table(named: "notes")
+    let names = try #require(try notes.listDocumentNames(in: scratch.path + "/notes"))
     #expect(names.count == 4)
+    #expect(names.allSatisfy { notes.pk(fromDocumentName: $0) != nil }, "\(names)")
     #expect(Set(try store.collection("notes").allPKs()) == ["a/b", "%2F..%2F", "x\\y", "a\u{0}"])
     for pk in ["../x", "", "."] {
       let error = #expect(throws: FolioError.self) {

@@ -35,15 +35,17 @@ import Testing
   @Test func deferredWritesCycleTheSameFiles() throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
+    let notes = try store.table(named: "notes")
+    let documents = try ["a", "b"].map { try notes.documentName(for: $0) }.sorted()
     var seen: Set<UInt64> = []
     for round in 0..<12 {
       try increment(store, "a")
       try increment(store, "b")
-      for pk in ["a", "b"] { seen.insert(inode(scratch.path + "/notes/\(pk).json")) }
+      for pk in ["a", "b"] { seen.insert(inode(scratch.path + "/" + (try store.file("notes", pk)))) }
       try checkpoint(store)
       // Only the documents in the table's folder: no temp files.
       #expect(
-        try FileSystem.list(scratch.path + "/notes")?.sorted() == ["a.json", "b.json"], "round \(round)")
+        try notes.listDocumentNames(in: scratch.path + "/notes")?.sorted() == documents, "round \(round)")
     }
     #expect(try store.collection("notes").findByID("a").exec()?["n"] == 13)
     #expect(try store.collection("notes").findByID("b").exec()?["n"] == 14)
@@ -67,8 +69,8 @@ import Testing
   @Test func aReaderOfTheReplacedFileReadsItWhole() throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
-    let original = try #require(scratch.read("notes/a.json"))
-    let reader = open(scratch.path + "/notes/a.json", O_RDONLY | O_CLOEXEC)
+    let original = try #require(scratch.read(try store.file("notes", "a")))
+    let reader = open(scratch.path + "/" + (try store.file("notes", "a")), O_RDONLY | O_CLOEXEC)
     #expect(reader >= 0)
     defer { close(reader) }
     try increment(store, "a")
@@ -92,8 +94,8 @@ import Testing
   @Test func onlyAWholeUnlinkedFileIsZeroed() throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
-    let original = try #require(scratch.read("notes/a.json"))
-    #expect(link(scratch.path + "/notes/a.json", scratch.path + "/backup.json") == 0)
+    let original = try #require(scratch.read(try store.file("notes", "a")))
+    #expect(link(scratch.path + "/" + (try store.file("notes", "a")), scratch.path + "/backup.json") == 0)
     try increment(store, "a")
     try increment(store, "b")
     try checkpoint(store)
@@ -127,7 +129,8 @@ import Testing
         try checkpoint(store)
       }
     }
-    let path = scratch.path + "/notes/a.json"
+    let file = try store.file("notes", "a")
+    let path = scratch.path + "/" + file
     var expected = 1
     for torn: ([UInt8]) -> [UInt8] in [
       { _ in [UInt8](repeating: 0, count: 40) }, { $0 + [UInt8](repeating: 0, count: 30) },
@@ -138,13 +141,13 @@ import Testing
       try increment(store, "a", by: 100)
       expected += 100
       #expect(store.spares.statistics.reused == reused + 1)
-      let after = try #require(scratch.read("notes/a.json"))
+      let after = try #require(scratch.read(file))
       // Written in place, as the disk would hold it: the same inode.
       let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
       try FileSystem.writeAll(fd, torn(Array(after.utf8)), path: path)
       close(fd)
       _ = try Store(at: scratch.url)
-      #expect(scratch.read("notes/a.json") == after)
+      #expect(scratch.read(file) == after)
       #expect(try store.collection("notes").findByID("a").exec()?["n"] == .integer(expected))
     }
   }

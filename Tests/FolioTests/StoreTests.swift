@@ -14,8 +14,10 @@ struct StoreTests {
     #expect(scratch.exists(".git/HEAD"))
     #expect(scratch.exists(".folio/ops"))
     let attributes = try #require(scratch.read(".gitattributes"))
-    #expect(attributes.contains("data/todos/*.json merge=folio"))
-    #expect(attributes.contains("notes/*.json merge=folio"))
+    for (table, folder) in [("todos", "data/todos"), ("notes", "notes")] {
+      let files = try store.table(named: table).layout == .hashed ? "*/*.json" : "*.json"
+      #expect(attributes.contains("\(folder)/\(files) merge=folio"))
+    }
     #expect(store.replicaID.count == 16)
     let again = try Store.create(at: scratch.url)
     #expect(again.replicaID == store.replicaID)
@@ -101,7 +103,7 @@ struct StoreTests {
     defer { scratch.remove() }
     try store.apply(table: "todos", pk: "b", op: .insert, columns: ["z": 1, "a": ["y": true, "x": []]])
     #expect(
-      scratch.read("data/todos/b.json") == """
+      scratch.read(try store.file("todos", "b")) == """
         {
           "a": {
             "x": [],
@@ -117,14 +119,15 @@ struct StoreTests {
   @Test func invalidDocumentIsReportedNotOverwritten() throws {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
-    try scratch.write("notes/bad.json", "{\n  \"a\": 1,\n}\n")
+    let file = try store.file("notes", "bad")
+    try scratch.write(file, "{\n  \"a\": 1,\n}\n")
     let error = #expect(throws: FolioError.self) {
       try store.apply(table: "notes", pk: "bad", op: .update, columns: ["a": 2])
     }
     #expect(
-      error?.description.hasPrefix("notes/bad.json:2:9: error: trailing comma") == true,
+      error?.description.hasPrefix(file + ":2:9: error: trailing comma") == true,
       "\(String(describing: error))")
-    #expect(scratch.read("notes/bad.json") == "{\n  \"a\": 1,\n}\n")
+    #expect(scratch.read(file) == "{\n  \"a\": 1,\n}\n")
   }
 
   @Test func transactionsAreAllOrNothing() throws {
@@ -138,7 +141,7 @@ struct StoreTests {
         throw Abort()
       }
     }
-    #expect(!scratch.exists("notes/a.json"))
+    #expect(!scratch.exists(try store.file("notes", "a")))
     #expect(try store.ops().isEmpty)
     try store.write { tx in
       for i in 0..<40 { try tx.apply(table: "notes", pk: "p\(i)", op: .insert, columns: ["i": .integer(i)]) }
@@ -177,7 +180,7 @@ struct StoreTests {
     #expect(try notes.findByID("a").evict())
     #expect(try !notes.findByID("a").evict())
     #expect(try notes.findByID("a").exec() == nil)
-    #expect(!scratch.exists("notes/a.json"))
+    #expect(!scratch.exists(try store.file("notes", "a")))
     #expect(try store.isEvicted(table: "notes", pk: "a"))
     #expect(try store.ops().map(\.mutation.kind) == [.insert])
     try store.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 2])
@@ -253,7 +256,7 @@ struct StoreTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     try store.apply(table: "notes", pk: "a", op: .insert, columns: ["n": 1])
-    let path = store.rootPath + "/notes/a.json"
+    let path = store.rootPath + "/" + (try store.file("notes", "a"))
     let old = try #require(try FileSystem.read(path))
     let op = Op(
       hlc: HLC(wall: SystemClock.nowMilliseconds() + 1000, counter: 0, replica: store.replicaID),
@@ -266,7 +269,7 @@ struct StoreTests {
       logBytes: op.json.compactBytes() + [10],
       writes: [
         .init(path: path, oldHash: FNV.hex(old), new: new),
-        .init(path: store.rootPath + "/notes/b.json", oldHash: nil, new: new),
+        .init(path: store.rootPath + "/" + (try store.file("notes", "b")), oldHash: nil, new: new),
       ])
     // A crash after the durability point: the journal is whole, the log was
     // half-appended, and no document was touched.
@@ -292,7 +295,7 @@ struct StoreTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     try store.apply(table: "notes", pk: "a", op: .insert, columns: ["n": 1])
-    let path = store.rootPath + "/notes/a.json"
+    let path = store.rootPath + "/" + (try store.file("notes", "a"))
     let old = try #require(try FileSystem.read(path))
     let new = JSONValue.object(["id": "a", "n": 2]).canonicalBytes()
     let journal = Journal(
@@ -315,19 +318,19 @@ struct StoreTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     try store.apply(table: "notes", pk: "good", op: .insert)
-    try scratch.write("notes/broken.json", "{\"id\": \"broken\",\n  \"a\": tru }")
-    try scratch.write("notes/wrongkey.json", "{\n  \"id\": \"other\"\n}")
-    try scratch.write("notes/nokey.json", "{}")
-    try scratch.write("notes/array.json", "[]")
+    let (broken, wrongKey) = (try store.file("notes", "broken"), try store.file("notes", "wrongkey"))
+    let (noKey, array) = (try store.file("notes", "nokey"), try store.file("notes", "array"))
+    try scratch.write(broken, "{\"id\": \"broken\",\n  \"a\": tru }")
+    try scratch.write(wrongKey, "{\n  \"id\": \"other\"\n}")
+    try scratch.write(noKey, "{}")
+    try scratch.write(array, "[]")
     try scratch.write("notes/bad name.json", "{}")
     try scratch.write("notes/sub/x.json", "{}")
     let problems = try store.check().map(\.description)
-    #expect(problems.contains { $0.hasPrefix("notes/broken.json:2:8: error:") }, "\(problems)")
-    #expect(
-      problems.contains { $0.hasPrefix("notes/wrongkey.json:2:3: error: key column 'id'") }, "\(problems)")
-    #expect(problems.contains { $0.hasPrefix("notes/nokey.json:1:1: error: missing key column") })
-    #expect(
-      problems.contains { $0.hasPrefix("notes/array.json:1:1: error: a document must be a JSON object") })
+    #expect(problems.contains { $0.hasPrefix(broken + ":2:8: error:") }, "\(problems)")
+    #expect(problems.contains { $0.hasPrefix(wrongKey + ":2:3: error: key column 'id'") }, "\(problems)")
+    #expect(problems.contains { $0.hasPrefix(noKey + ":1:1: error: missing key column") })
+    #expect(problems.contains { $0.hasPrefix(array + ":1:1: error: a document must be a JSON object") })
     #expect(problems.contains { $0.hasPrefix("notes/bad name.json:1:1: error: not a document file name") })
     #expect(problems.contains { $0.hasPrefix("notes/sub:1:1: error:") })
     #expect(problems.count == 6)
@@ -337,13 +340,14 @@ struct StoreTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     try store.apply(table: "notes", pk: "a", op: .insert)
-    try scratch.write("notes/b.json", "{\"x\":[1,2],\"id\":\"b\"}")
-    try scratch.write("notes/c.json", "{oops")
+    let (b, c) = (try store.file("notes", "b"), try store.file("notes", "c"))
+    try scratch.write(b, "{\"x\":[1,2],\"id\":\"b\"}")
+    try scratch.write(c, "{oops")
     let (rewritten, problems) = try store.format()
-    #expect(rewritten == ["notes/b.json"])
+    #expect(rewritten == [b])
     #expect(problems.count == 1)
-    #expect(scratch.read("notes/b.json") == "{\n  \"id\": \"b\",\n  \"x\": [\n    1,\n    2\n  ]\n}\n")
-    #expect(scratch.read("notes/c.json") == "{oops")
+    #expect(scratch.read(b) == "{\n  \"id\": \"b\",\n  \"x\": [\n    1,\n    2\n  ]\n}\n")
+    #expect(scratch.read(c) == "{oops")
     #expect(try store.ops().count == 1)
   }
 }
@@ -357,7 +361,7 @@ extension StoreTests {
       #expect(try tx.evict(table: "notes", pk: "a"))
     }
     #expect(try store.isEvicted(table: "notes", pk: "a"))
-    #expect(!scratch.exists("notes/a.json"))
+    #expect(!scratch.exists(try store.file("notes", "a")))
   }
 
   @Test func aDefaultWriteDoesNotRewindTheClock() throws {

@@ -95,20 +95,20 @@ struct SwiftValuesTests {
     defer { scratch.remove() }
     let todos = store.collection("todos")
     try todos.upsert(["id": "a", "views": 1])
-    let before = scratch.read("data/todos/a.json")
+    let before = scratch.read(try store.file("todos", "a"))
     #expect(throws: FolioError.self) {
       try todos.findByID("a").update { d in
         d?["views"] = 2
         d?["ratio"] = Double.nan
       }
     }
-    #expect(scratch.read("data/todos/a.json") == before)
+    #expect(scratch.read(try store.file("todos", "a")) == before)
     // As a transform value: LOCAL_CONSTRAINT before anything is written.
     let error = #expect(throws: FolioError.self) {
       try store.apply(table: "todos", pk: "a", op: .update, transforms: ["t": .arrayUnion([Double.nan])])
     }
     #expect(error?.code == .localConstraint)
-    #expect(scratch.read("data/todos/a.json") == before)
+    #expect(scratch.read(try store.file("todos", "a")) == before)
   }
 
   @Test func localConstraintNamesTableAndPK() throws {
@@ -139,7 +139,7 @@ struct SwiftValuesTests {
       at: scratch.url,
       tables: ["todos": .init(path: "data/todos", order: ["lastUpdate"], columns: ["views": .counter])])
     try store.collection("todos").upsert(["id": "a", "lastUpdate": 1])
-    #expect(scratch.exists("data/todos/a.json"))
+    #expect(scratch.exists(try store.file("todos", "a")))
     #expect(store.config.table(named: "todos")?.order == ["lastUpdate"])
     // Again, with one more table: the first is kept, the second added.
     let again = try Store.create(at: scratch.url, tables: ["todos": .init(), "notes": .init()])

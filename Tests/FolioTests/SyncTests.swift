@@ -285,11 +285,12 @@ import Testing
     let c = try fixture.clone("c")
     // a: a person edits the file, no watcher; `folio commit` records it.
     try fixture.scratch.write(
-      "r0/todos/t.json", #"{"id": "t", "views": 8, "tags": ["a", "p"], "title": "x"}"#)
+      "r0/" + (try a.file("todos", "t")), #"{"id": "t", "views": 8, "tags": ["a", "p"], "title": "x"}"#)
     let committed = try a.commit()
     #expect(committed.syntheticOps == 1)
     // b: a person edits and commits with plain git: no op at all.
-    try fixture.scratch.write("b/todos/t.json", #"{"id": "t", "views": 15, "tags": ["q"], "title": "x"}"#)
+    try fixture.scratch.write(
+      "b/" + (try b.file("todos", "t")), #"{"id": "t", "views": 15, "tags": ["q"], "title": "x"}"#)
     try git(["commit", "-qam", "by hand"], in: b.rootPath)
     // c: an ordinary Folio mutation.
     try c.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 100]])
@@ -312,7 +313,7 @@ import Testing
     try a.commit()
     var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
     #expect(utimensat(AT_FDCWD, a.opLogPath, &times, 0) == 0)
-    try fixture.scratch.write("r0/todos/t.json", #"{"id": "t", "views": 9, "title": "x"}"#)
+    try fixture.scratch.write("r0/" + (try a.file("todos", "t")), #"{"id": "t", "views": 9, "title": "x"}"#)
     #expect(try a.commit().syntheticOps == 1)
     let status = try git(["status", "--porcelain"], in: a.rootPath).output
     #expect(status.isEmpty, "\(status)")
@@ -324,10 +325,10 @@ import Testing
     let fixture = try SyncFixture()
     defer { fixture.remove() }
     let a = try fixture.seed(yaml: Self.yaml)
-    try FileSystem.makeDirectories(a.rootPath + "/todos")
+    let path = a.rootPath + "/" + (try a.file("todos", "n"))
+    try FileSystem.makeDirectories(FileSystem.split(path).directory)
     try FileSystem.writeAtomically(
-      a.rootPath + "/todos/n.json", Array(#"{"id": "n", "views": 5, "tags": ["a"], "title": "new"}"#.utf8),
-      sync: false)
+      path, Array(#"{"id": "n", "views": 5, "tags": ["a"], "title": "new"}"#.utf8), sync: false)
     #expect(try a.commit().syntheticOps == 1)
     // The body is in the commit; the log says only that it was inserted.
     let log = String(decoding: try #require(try FileSystem.read(a.opLogPath)), as: UTF8.self)
@@ -422,7 +423,8 @@ import Testing
     try a.sync()
     // Not committed as deletions: still in a's HEAD and on the remote.
     let tree = try git(["ls-tree", "-r", "--name-only", "HEAD"], in: a.rootPath).output
-    #expect(tree.contains("todos/t1.json") && tree.contains("todos/t2.json"))
+    let (t1, t2) = (try a.file("todos", "t1"), try a.file("todos", "t2"))
+    #expect(tree.contains(t1) && tree.contains(t2))
     #expect(try git(["status", "--porcelain"], in: a.rootPath).output.isEmpty)
     try b.sync()
     #expect(try doc(b, "t1") != nil)
@@ -481,7 +483,9 @@ import Testing
   @Test func bigCommitsWriteOnePackAndLeaveGitClean() throws {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }
-    for i in 0..<300 { try scratch.write("todos/d\(i).json", #"{"id": "d\#(i)", "views": \#(i)}"#) }
+    for i in 0..<300 {
+      try scratch.write(try store.file("todos", "d\(i)"), #"{"id": "d\#(i)", "views": \#(i)}"#)
+    }
     let summary = try store.commit(message: "bulk")
     #expect(summary.documents == 300)
     #expect(summary.syntheticOps == 300)
@@ -491,7 +495,7 @@ import Testing
     #expect(try git(["status", "--porcelain"], in: store.rootPath).output.isEmpty)
     #expect(try git(["fsck", "--no-progress"], in: store.rootPath).status == 0)
     #expect(
-      try git(["ls-tree", "-r", "--name-only", "HEAD"], in: store.rootPath).output.contains("todos/d299.json")
-    )
+      try git(["ls-tree", "-r", "--name-only", "HEAD"], in: store.rootPath).output.contains(
+        try store.file("todos", "d299")))
   }
 }

@@ -24,10 +24,11 @@ struct TransferFidelityTests {
     let summary = try store.importRows(into: "t", options: options)
     #expect(summary.columns == ["b", "a", "c"])
     #expect(summary.fields == ["b", "a", "c"])
-    // Written in place, under the table's comment, and committed.
+    // Written in place, under the table's comment (and its test layout, if
+    // any), and committed.
     let yaml = try #require(scratch.read("folio.yaml"))
-    #expect(
-      yaml.contains("  # samples, as measured\n  t:\n    path: data/t\n    fields: [b, a, c]\n"), "\(yaml)")
+    let table = withTestLayout("  # samples, as measured\n  t:\n    path: data/t\n")
+    #expect(yaml.contains(table + "    fields: [b, a, c]\n"), "\(yaml)")
 
     let reopened = try Store(at: scratch.url)
     #expect(try reopened.table(named: "t").fields == ["b", "a", "c"])

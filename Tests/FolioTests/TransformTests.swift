@@ -144,7 +144,7 @@ struct TransformTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     try store.apply(table: "notes", pk: "a", op: .insert, columns: ["v": 1])
-    let before = scratch.read("notes/a.json")
+    let before = scratch.read(try store.file("notes", "a"))
     let opsBefore = try store.ops().count
     for op in Mutation.Kind.allCases where op != .remove {
       let error = #expect(throws: FolioError.self) {
@@ -156,7 +156,7 @@ struct TransformTests {
       #expect(error?.description.contains(fragment) == true, "\(error?.description ?? "")")
       #expect(error?.description.hasPrefix("error: LOCAL_CONSTRAINT: ") == true)
     }
-    #expect(scratch.read("notes/a.json") == before)
+    #expect(scratch.read(try store.file("notes", "a")) == before)
     #expect(try store.ops().count == opsBefore)
   }
 
@@ -188,7 +188,7 @@ struct TransformTests {
     let results = try store.apply(
       table: "notes", pk: "ghost", op: .update, columns: ["x": 1], transforms: ["v": .increment(1)])
     #expect(results.isEmpty)
-    #expect(!scratch.exists("notes/ghost.json"))
+    #expect(!scratch.exists(try store.file("notes", "ghost")))
     #expect(try store.ops().isEmpty)
   }
 
@@ -208,7 +208,7 @@ struct TransformTests {
     try store.apply(table: "notes", pk: "a", op: .insert)
     #expect(try store.apply(table: "notes", pk: "a", op: .remove) == [.removed(pk: "a", path: "")])
     #expect(try store.apply(table: "notes", pk: "a", op: .remove) == [])
-    #expect(!scratch.exists("notes/a.json"))
+    #expect(!scratch.exists(try store.file("notes", "a")))
     #expect(try store.ops().map(\.mutation.kind) == [.insert, .remove])
   }
 

@@ -37,10 +37,11 @@ struct UnchangedFolderTests {
     let (store, scratch) = try Self.committed()
     defer { scratch.remove() }
     #expect(try Self.matches(store))
-    // Files the scan never looks at do not count.
-    let folder = scratch.path + "/data/todos/"
-    try EditorSave.inPlace(folder + ".a.json.swp", "x")
-    try EditorSave.inPlace(folder + "notes.txt", "x")
+    // Files the scan never looks at do not count: a swap file beside a
+    // document's file, a note in the table's folder.
+    try EditorSave.inPlace(
+      FileSystem.split(try store.editorPath("todos", "a")).directory + "/.a.json.swp", "x")
+    try EditorSave.inPlace(scratch.path + "/data/todos/notes.txt", "x")
     #expect(try Self.matches(store))
   }
 
@@ -59,23 +60,22 @@ struct UnchangedFolderTests {
   func everyChangeIsNoticed(_ change: Change) throws {
     let (store, scratch) = try Self.committed()
     defer { scratch.remove() }
-    let folder = scratch.path + "/data/todos/"
-    let before = try #require(try FileSystem.read(folder + "b.json"))
+    let b = try store.editorPath("todos", "b")
+    let before = try #require(try FileSystem.read(b))
     switch change {
     case .editSameSize:
       // Same length, same inode: only the modification time tells.
       try EditorSave.inPlace(
-        folder + "b.json",
-        String(decoding: before, as: UTF8.self).replacing(#""title": "b""#, with: #""title": "z""#))
+        b, String(decoding: before, as: UTF8.self).replacing(#""title": "b""#, with: #""title": "z""#))
     case .touch:
       var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
-      #expect(utimensat(AT_FDCWD, folder + "b.json", &times, 0) == 0)
-    case .newFile: try EditorSave.inPlace(folder + "d.json", #"{"id": "d"}"#)
-    case .delete: #expect(unlink(folder + "b.json") == 0)
+      #expect(utimensat(AT_FDCWD, b, &times, 0) == 0)
+    case .newFile: try EditorSave.inPlace(try store.editorPath("todos", "d"), #"{"id": "d"}"#)
+    case .delete: #expect(unlink(b) == 0)
     case .writeThroughFolio: try store.write { _ = try $0.put(table: "todos", pk: "b", document: ["n": 1]) }
     case .replaceByRename:
       // The same bytes in a new file: a new inode.
-      try EditorSave.tempThenRename(folder + "b.json", String(decoding: before, as: UTF8.self))
+      try EditorSave.tempThenRename(b, String(decoding: before, as: UTF8.self))
     }
     #expect(try !Self.matches(store))
     // The full scan then commits (or refreshes stat data), and the folder
@@ -89,10 +89,10 @@ struct UnchangedFolderTests {
     defer { scratch.remove() }
     #expect(try store.collection("todos").findByID("a").evict())
     try store.commit(message: "evicted")
-    #expect(!FileSystem.exists(scratch.path + "/data/todos/a.json"))
+    #expect(!FileSystem.exists(scratch.path + "/" + (try store.file("todos", "a"))))
     #expect(try Self.matches(store))
     // A file back under an evicted name is not as committed.
-    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "back"}"#)
+    try EditorSave.inPlace(try store.editorPath("todos", "a"), #"{"id": "a", "title": "back"}"#)
     #expect(try !Self.matches(store))
   }
 
@@ -103,7 +103,7 @@ struct UnchangedFolderTests {
     let (store, scratch) = try Self.committed()
     defer { scratch.remove() }
     try store.write { _ = try $0.put(table: "todos", pk: "n", document: ["title": "new"]) }
-    #expect(unlink(scratch.path + "/data/todos/n.json") == 0)
+    #expect(unlink(scratch.path + "/" + (try store.file("todos", "n"))) == 0)
     #expect(try Self.matches(store))
     var events: [WatchEvent] = []
     let session = try WatchSession(store: store, options: Watcher.Options()) { events.append($0) }

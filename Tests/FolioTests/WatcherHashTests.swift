@@ -15,7 +15,7 @@ struct WatcherHashTests {
     let (store, scratch, watch) = try WatcherTests.watched()
     defer { scratch.remove() }
     let counters = watch.watcher.counters
-    let path = scratch.path + "/data/todos/a.json"
+    let path = try store.editorPath("todos", "a")
     // API writes: an insert, a transform, a remove.
     try store.write { _ = try $0.put(table: "todos", pk: "b", document: ["title": "from the API"]) }
     try store.apply(
@@ -33,7 +33,7 @@ struct WatcherHashTests {
       path, "{\"tags\" : [ \"p\" ],\n\"views\":3,   \"title\":\"x\",\"id\":\"a\"}\n")
     #expect(watch.wait { _ in counters.snapshot.matchedByHash == matched + 1 })
     // `folio fmt` rewrites the file in canonical form: known by hash.
-    #expect(try store.format().rewritten == ["data/todos/a.json"])
+    #expect(try store.format().rewritten == [try store.file("todos", "a")])
     #expect(watch.wait { _ in counters.snapshot.matchedByHash == matched + 2 })
     try store.commit(message: "by the API")
     // A reformatting save that also changes the value is not lost.
@@ -41,7 +41,7 @@ struct WatcherHashTests {
     #expect(watch.waitForOps(1))
     // A second op, or a parse, for any save above would come before the
     // fence's.
-    #expect(try watch.fence(in: scratch.path + "/data/todos"))
+    #expect(try watch.fence(in: store, table: "todos"))
     try watch.stop()
     #expect(watch.recordedWithoutFences.count == 1)
     #expect(
@@ -83,7 +83,7 @@ struct WatcherHashTests {
     #expect(watch.wait { _ in counters.snapshot.matchedByHash >= 2 })
     // An op, or a parse, for anything the checkout wrote would come before
     // the fence's.
-    #expect(try watch.fence(in: b.rootPath + "/todos"))
+    #expect(try watch.fence(in: b, table: "todos"))
     try watch.stop()
     #expect(watch.recordedWithoutFences.isEmpty)
     #expect(watch.problems.isEmpty)
@@ -106,9 +106,9 @@ extension WatcherHashTests {
     #expect(try store.importRows(into: "todos", options: options).created == 2)
     #expect(watch.wait { _ in counters.snapshot.imported >= 2 })
     try EditorSave.inPlace(
-      scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "z", "views": 1, "tags": ["p"]}"#)
+      try store.editorPath("todos", "a"), #"{"id": "a", "title": "z", "views": 1, "tags": ["p"]}"#)
     #expect(watch.waitForOps(1))
-    #expect(try watch.fence(in: scratch.path + "/data/todos"))
+    #expect(try watch.fence(in: store, table: "todos"))
     try watch.stop()
     #expect(watch.recordedWithoutFences.map(\.op.pk) == ["a"])
     #expect(counters.snapshot.parsed == 2, "the save and the fence")

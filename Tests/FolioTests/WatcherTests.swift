@@ -67,7 +67,7 @@ struct WatcherTests {
   func eachSavePatternRecordsOneUpdate(_ pattern: Pattern) throws {
     let (store, scratch, watch) = try Self.watched()
     defer { scratch.remove() }
-    let path = scratch.path + "/data/todos/a.json"
+    let path = try store.editorPath("todos", "a")
     let edited = #"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#
     switch pattern {
     case .inPlace: try EditorSave.inPlace(path, edited)
@@ -77,11 +77,11 @@ struct WatcherTests {
     }
     #expect(watch.waitForOps(1))
     // A stray second op from the same save would come before the fence's.
-    #expect(try watch.fence(in: scratch.path + "/data/todos"))
+    #expect(try watch.fence(in: store, table: "todos"))
     try watch.stop()
     let recorded = watch.recordedWithoutFences
     #expect(recorded.count == 1)
-    #expect(recorded.first?.file == "data/todos/a.json")
+    #expect(recorded.first?.file == (try store.file("todos", "a")))
     #expect(
       recorded.first?.op.mutation
         == Mutation(kind: .update, assignments: [.init(path: .column("title"), value: "y")]))
@@ -91,12 +91,12 @@ struct WatcherTests {
   }
 
   @Test func countersSetsAndNestedPathsBecomeTransforms() throws {
-    let (_, scratch, watch) = try Self.watched(
+    let (store, scratch, watch) = try Self.watched(
       #"{"id": "a", "views": "9223372036854775807", "tags": ["p", "q"], "meta": {"color": "red", "size": 1}}"#
     )
     defer { scratch.remove() }
     try EditorSave.inPlace(
-      scratch.path + "/data/todos/a.json",
+      try store.editorPath("todos", "a"),
       #"{"id": "a", "views": "9223372036854775817", "tags": ["p", "r"], "meta": {"color": "blue", "size": 1}}"#
     )
     #expect(watch.waitForOps(1))
@@ -112,14 +112,13 @@ struct WatcherTests {
   @Test func newFilesDeletesAndRenamesBetweenPKs() throws {
     let (store, scratch, watch) = try Self.watched()
     defer { scratch.remove() }
-    let folder = scratch.path + "/data/todos/"
-    try EditorSave.inPlace(folder + "b.json", #"{"title": "new"}"#)
+    try EditorSave.inPlace(try store.editorPath("todos", "b"), #"{"title": "new"}"#)
     #expect(watch.waitForOps(1))
-    #expect(rename(folder + "b.json", folder + "c.json") == 0)
+    #expect(rename(try store.editorPath("todos", "b"), try store.editorPath("todos", "c")) == 0)
     #expect(watch.waitForOps(3))
-    #expect(unlink(folder + "a.json") == 0)
+    #expect(unlink(try store.editorPath("todos", "a")) == 0)
     #expect(watch.waitForOps(4))
-    #expect(try watch.fence(in: folder))
+    #expect(try watch.fence(in: store, table: "todos"))
     try watch.stop()
     let ops = watch.recordedWithoutFences.map { "\($0.op.mutation.kind) \($0.op.pk)" }
     #expect(ops.count == 4)
@@ -131,18 +130,20 @@ struct WatcherTests {
   }
 
   @Test func swapBackupAndTempFilesAreIgnored() throws {
-    let (_, scratch, watch) = try Self.watched()
+    let (store, scratch, watch) = try Self.watched()
     defer { scratch.remove() }
-    let folder = scratch.path + "/data/todos/"
+    // Beside the document's file, in the table's layout.
+    let path = try store.editorPath("todos", "a")
+    let folder = FileSystem.split(path).directory + "/"
     for name in [
       ".a.json.swp", "a.json~", "4913", ".#a.json", "#a.json#", "a.json.tmp", "sedX1b2c3", "a.json.bak",
     ] {
       try EditorSave.inPlace(folder + name, "{not json")
       unlink(folder + name)
     }
-    try EditorSave.inPlace(folder + "a.json", #"{"id": "a", "title": "z", "views": 1, "tags": ["p"]}"#)
+    try EditorSave.inPlace(path, #"{"id": "a", "title": "z", "views": 1, "tags": ["p"]}"#)
     #expect(watch.waitForOps(1))
-    #expect(try watch.fence(in: folder))
+    #expect(try watch.fence(in: store, table: "todos"))
     try watch.stop()
     #expect(watch.recordedWithoutFences.count == 1)
     #expect(watch.problems.isEmpty)
@@ -151,20 +152,21 @@ struct WatcherTests {
   @Test func invalidJSONIsReportedOnceAndTheFixIsPickedUp() throws {
     let (store, scratch, watch) = try Self.watched()
     defer { scratch.remove() }
-    let path = scratch.path + "/data/todos/a.json"
+    let file = try store.file("todos", "a")
+    let path = try store.editorPath("todos", "a")
     let broken = "{\n  \"id\": \"a\",\n  \"title\": \"y\"\n  \"views\": 1\n}"
     try EditorSave.inPlace(path, broken)
     #expect(watch.waitForProblems(1))
     // A second report of the same save would come before the fence's op.
-    #expect(try watch.fence(in: scratch.path + "/data/todos"))
+    #expect(try watch.fence(in: store, table: "todos"))
     #expect(watch.problems.count == 1)
     let problem = try #require(watch.problems.first)
     #expect(problem.code == .invalidJSON)
-    #expect(problem.location?.file == "data/todos/a.json")
+    #expect(problem.location?.file == file)
     #expect(problem.location?.line == 4)
-    #expect(problem.description.hasPrefix("data/todos/a.json:4:"))
+    #expect(problem.description.hasPrefix(file + ":4:"))
     #expect(watch.recordedWithoutFences.isEmpty)
-    #expect(scratch.read("data/todos/a.json") == broken)
+    #expect(scratch.read(file) == broken)
     // A second, different broken save is a second report.
     try EditorSave.inPlace(path, "{")
     #expect(watch.waitForProblems(2))
@@ -177,14 +179,14 @@ struct WatcherTests {
   }
 
   @Test func aKeyColumnNamingAnotherPKIsReportedAndSkipped() throws {
-    let (_, scratch, watch) = try Self.watched()
+    let (store, scratch, watch) = try Self.watched()
     defer { scratch.remove() }
-    let path = scratch.path + "/data/todos/a.json"
+    let path = try store.editorPath("todos", "a")
     try EditorSave.inPlace(path, "{\n  \"id\": \"b\",\n  \"title\": \"y\"\n}")
     #expect(watch.waitForProblems(1))
     let problem = try #require(watch.problems.first)
     #expect(problem.code == .invalidDocument)
-    #expect(problem.description.hasPrefix("data/todos/a.json:2:3: error: column 'id' is \"b\""))
+    #expect(problem.description.hasPrefix(try store.file("todos", "a") + ":2:3: error: column 'id' is \"b\""))
     try EditorSave.inPlace(path, #"{"id": "a", "title": "y", "views": 1, "tags": ["p"]}"#)
     #expect(watch.waitForOps(1))
     try watch.stop()
@@ -203,15 +205,14 @@ struct WatcherTests {
     try store.commit(message: "start")
     let first = try WatchHarness(store: store)
     try first.stop()
-    let folder = scratch.path + "/data/todos/"
-    try EditorSave.inPlace(folder + "a.json", #"{"id": "a", "title": "x", "views": 5, "tags": ["p"]}"#)
-    try EditorSave.inPlace(folder + "b.json", #"{"id": "b"}"#)
-    #expect(unlink(folder + "c.json") == 0)
+    try EditorSave.inPlace(
+      try store.editorPath("todos", "a"), #"{"id": "a", "title": "x", "views": 5, "tags": ["p"]}"#)
+    try EditorSave.inPlace(try store.editorPath("todos", "b"), #"{"id": "b"}"#)
+    #expect(unlink(try store.editorPath("todos", "c")) == 0)
     // A rename between pks: d goes, e comes with d's body (no key column).
-    #expect(rename(folder + "d.json", folder + "e.json") == 0)
-    try EditorSave.inPlace(folder + "e.json", #"{"id": "e", "title": "to rename"}"#)
-    try FileSystem.makeDirectories(scratch.path + "/notes")
-    try EditorSave.inPlace(scratch.path + "/notes/n.json", "[1")
+    #expect(rename(try store.editorPath("todos", "d"), try store.editorPath("todos", "e")) == 0)
+    try EditorSave.inPlace(try store.editorPath("todos", "e"), #"{"id": "e", "title": "to rename"}"#)
+    try EditorSave.inPlace(try store.editorPath("notes", "n"), "[1")
     let second = try WatchHarness(store: store)
     // Everything is recorded before the watcher says it is ready.
     let beforeReady = second.all.prefix { if case .ready = $0 { false } else { true } }
@@ -227,7 +228,7 @@ struct WatcherTests {
     #expect(
       ops.first { $0.pk == "a" }?.mutation.transforms.first?.transform == .increment(DecimalInteger("4")!))
     let problems = beforeReady.compactMap { if case .problem(let e) = $0 { e } else { nil } }
-    #expect(problems.map { $0.location?.file } == ["notes/n.json"])
+    #expect(problems.map { $0.location?.file } == [try store.file("notes", "n")])
     // A third start finds nothing new.
     let third = try WatchHarness(store: store)
     try third.stop()
@@ -246,7 +247,7 @@ struct WatcherTests {
       events.append($0)
     }
     try session.start()
-    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "n": 2}"#)
+    try EditorSave.inPlace(try store.editorPath("todos", "a"), #"{"id": "a", "n": 2}"#)
     // The event is queued in the kernel and never read by a loop.
     session.finish()
     let ops = events.compactMap {
@@ -265,10 +266,9 @@ struct WatcherTests {
       events.append($0)
     }
     try session.start()
-    let folder = scratch.path + "/data/todos/"
-    try EditorSave.inPlace(folder + "a.json", #"{"id": "a", "n": 1}"#)
-    try EditorSave.inPlace(folder + "b.json", #"{"id": "b"}"#)
-    unlink(folder + "gone.json")
+    try EditorSave.inPlace(try store.editorPath("todos", "a"), #"{"id": "a", "n": 1}"#)
+    try EditorSave.inPlace(try store.editorPath("todos", "b"), #"{"id": "b"}"#)
+    unlink(try store.editorPath("todos", "gone"))
     // As if the kernel's queue overflowed: the events above are not read.
     try session.handle([Inotify.Event(watch: -1, mask: UInt32(IN_Q_OVERFLOW), cookie: 0, name: "")])
     session.tick(now: SystemClock.monotonicSeconds())
@@ -292,7 +292,7 @@ struct WatcherTests {
   @Test func rapidSavesEndInTheFinalState() throws {
     let (store, scratch, watch) = try Self.watched()
     defer { scratch.remove() }
-    let path = scratch.path + "/data/todos/a.json"
+    let path = try store.editorPath("todos", "a")
     for i in 1...50 {
       let text = #"{"id": "a", "title": "v\#(i)", "views": \#(i), "tags": ["p", "t\#(i % 3)"]}"#
       if i % 2 == 0 { try EditorSave.inPlace(path, text) } else { try EditorSave.tempThenRename(path, text) }
@@ -322,16 +322,15 @@ struct WatcherTests {
       table: "todos", pk: "a", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
     try todos.findByID("b").remove()
     try EditorSave.inPlace(
-      scratch.path + "/data/todos/a.json", #"{"tags":["p"],"views":3,"title":"x","id":"a"}"#)
+      try store.editorPath("todos", "a"), #"{"tags":["p"],"views":3,"title":"x","id":"a"}"#)
     _ = try store.format()
     try store.commit(message: "by the API")
     try todos.findByID("a").evict()
     // A person's save after all that: the only op the watcher records.
-    try FileSystem.makeDirectories(scratch.path + "/notes")
-    try EditorSave.inPlace(scratch.path + "/notes/n.json", #"{"id": "n"}"#)
+    try EditorSave.inPlace(try store.editorPath("notes", "n"), #"{"id": "n"}"#)
     #expect(watch.waitForOps(1))
     // An echo of any API write above would come before the fence's op.
-    #expect(try watch.fence(in: scratch.path + "/data/todos"))
+    #expect(try watch.fence(in: store, table: "todos"))
     try watch.stop()
     #expect(watch.recordedWithoutFences.map(\.op.pk) == ["n"])
     #expect(watch.problems.isEmpty)
@@ -347,7 +346,7 @@ struct WatcherTests {
     defer { scratch.remove() }
     try store.write { _ = try $0.put(table: "todos", pk: "a", document: ["id": "a", "title": "x"]) }
     let session = try ClockedSession(store: store)
-    let path = scratch.path + "/data/todos/a.json"
+    let path = try store.editorPath("todos", "a")
     let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
     try #require(fd >= 0)
     try session.advance(by: 10 * session.debounce)  // ten debounce periods with an empty file
@@ -375,7 +374,7 @@ struct WatcherTests {
     defer { scratch.remove() }
     try store.write { _ = try $0.put(table: "todos", pk: "a", document: ["id": "a", "title": "x"]) }
     let session = try ClockedSession(store: store)
-    let path = scratch.path + "/data/todos/a.json"
+    let path = try store.editorPath("todos", "a")
     let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
     try #require(fd >= 0)
     try FileSystem.writeAll(
@@ -397,7 +396,7 @@ struct WatcherTests {
     try session.advance(by: 2 * WatchSession.retryDelay)
     session.finish()
     #expect(session.problems.count == 1)
-    #expect(session.problems.first?.location?.file == "data/todos/a.json")
+    #expect(session.problems.first?.location?.file == (try store.file("todos", "a")))
     #expect(session.recorded == ["update a"])
   }
 
@@ -412,7 +411,7 @@ struct WatcherTests {
     }
     defer { live.stop() }
     try EditorSave.tempThenRename(
-      scratch.path + "/data/todos/a.json", #"{"id": "a", "title": "x", "views": 4, "tags": ["p"]}"#)
+      try store.editorPath("todos", "a"), #"{"id": "a", "title": "x", "views": 4, "tags": ["p"]}"#)
     #expect(watch.waitForOps(1))
     #expect(watch.wait { _ in views.withLock { $0.last } == "4" }, "\(views.withLock { $0 })")
     try watch.stop()
@@ -425,21 +424,21 @@ struct WatcherTests {
     defer { scratch.remove() }
     let watch = try WatchHarness(store: store)
     try FileSystem.makeDirectories(scratch.path + "/data/todos")
-    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a"}"#)
+    try EditorSave.inPlace(try store.editorPath("todos", "a"), #"{"id": "a"}"#)
     #expect(watch.waitForOps(1))
-    try EditorSave.inPlace(scratch.path + "/data/todos/a.json", #"{"id": "a", "n": 2}"#)
+    try EditorSave.inPlace(try store.editorPath("todos", "a"), #"{"id": "a", "n": 2}"#)
     #expect(watch.waitForOps(2))
     try watch.stop()
     #expect(watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" } == ["insert a", "update a"])
   }
 
   @Test func aDeletedTableFolderIsRemovesAndIsWatchedWhenItComesBack() throws {
-    let (_, scratch, watch) = try Self.watched()
+    let (store, scratch, watch) = try Self.watched()
     defer { scratch.remove() }
     try FileManager.default.removeItem(atPath: scratch.path + "/data/todos")
     #expect(watch.waitForOps(1))
     try FileSystem.makeDirectories(scratch.path + "/data/todos")
-    try EditorSave.inPlace(scratch.path + "/data/todos/b.json", #"{"id": "b"}"#)
+    try EditorSave.inPlace(try store.editorPath("todos", "b"), #"{"id": "b"}"#)
     #expect(watch.waitForOps(2))
     try watch.stop()
     #expect(watch.recorded.map { "\($0.op.mutation.kind) \($0.op.pk)" } == ["remove a", "insert b"])
@@ -451,8 +450,7 @@ struct WatcherTests {
     defer { scratch.remove() }
     let session = try ClockedSession(
       store: store, options: Watcher.Options(debounce: .seconds(30), commitEvery: .seconds(3600)))
-    try FileSystem.makeDirectories(scratch.path + "/notes")
-    try EditorSave.inPlace(scratch.path + "/notes/n.json", #"{"id": "n"}"#)
+    try EditorSave.inPlace(try store.editorPath("notes", "n"), #"{"id": "n"}"#)
     // Just short of the debounce: the save still waits.
     try session.advance(by: 29)
     #expect(session.recorded.isEmpty)
@@ -531,15 +529,28 @@ struct WatchPartsTests {
   }
 
   @Test func editorFilesAreNotDocuments() {
+    let flat = TableConfig(name: "t", layout: .flat)
+    let hashed = TableConfig(name: "t", layout: .hashed)
     for name in [
       ".a.json.swp", "a.json.swp", "a.json~", "4913", ".#a.json", "#a.json#", "a.json.tmp", "sedAb12Cd",
       ".a.json.folio-tmp", "a.json___jb_tmp___", ".goutputstream-XYZ", "a.txt", "a%zz.json",
     ] {
-      #expect(EditorFiles.documentPK(fileName: name) == nil, "\(name)")
+      #expect(EditorFiles.documentPK(table: flat, name: name) == nil, "\(name)")
+      #expect(
+        EditorFiles.documentPK(table: hashed, name: TableLayout.bucket(of: "a") + "/" + name) == nil,
+        "\(name)")
     }
-    #expect(EditorFiles.documentPK(fileName: "a.json") == "a")
-    #expect(EditorFiles.documentPK(fileName: "sedan.json") == "sedan")
-    #expect(EditorFiles.documentPK(fileName: "a%20b.json") == "a b")
+    #expect(EditorFiles.documentPK(table: flat, name: "a.json") == "a")
+    #expect(EditorFiles.documentPK(table: flat, name: "sedan.json") == "sedan")
+    #expect(EditorFiles.documentPK(table: flat, name: "a%20b.json") == "a b")
+    // A hashed table's documents are in their subfolder, and only there.
+    #expect(EditorFiles.documentPK(table: hashed, name: "a.json") == nil)
+    #expect(EditorFiles.documentPK(table: hashed, name: TableLayout.bucket(of: "a") + "/a.json") == "a")
+    #expect(
+      EditorFiles.documentPK(table: hashed, name: "00/a.json")
+        == (TableLayout.bucket(of: "a") == "00" ? "a" : nil))
+    #expect(
+      EditorFiles.documentPK(table: hashed, name: TableLayout.bucket(of: "a b") + "/a%20b.json") == "a b")
   }
 
   @Test func debouncerJoinsABurstIntoOne() {

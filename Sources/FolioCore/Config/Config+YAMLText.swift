@@ -40,6 +40,7 @@ extension Config {
     text += "\(inner)path: \(yamlString(table.path))\n"
     text += "\(inner)key: \(table.key.map(yamlString) ?? "null")\n"
     text += "\(inner)order: [\(table.order.map(yamlString).joined(separator: ", "))]\n"
+    if table.layout != .flat { text += "\(inner)layout: \(table.layout.rawValue)\n" }
     if !table.indexes.isEmpty {
       text += "\(inner)indexes: [\(table.indexes.map(yamlString).joined(separator: ", "))]\n"
     }

@@ -17,7 +17,9 @@ struct ConfigDecoder {
   static let serveKeys = ["cors", "allow-host"]
   static let syncKeys = ["remote", "pull-every", "ssh-key", "max-clock-skew"]
   static let indexKeys = ["daemon", "idle"]
-  static let tableKeys = ["path", "key", "order", "indexes", "columns", "schema", "fields", "renamed-from"]
+  static let tableKeys = [
+    "path", "key", "order", "indexes", "columns", "schema", "fields", "renamed-from", "layout",
+  ]
   static let supportedVersion = 1
 
   /// Decodes the document's root (`nil` for a file without a document).
@@ -333,6 +335,7 @@ struct ConfigDecoder {
     var schemaNode: YAMLNode?
     var fields: [String] = []
     var renamedFrom: [(path: String, node: YAMLNode)] = []
+    var layout = TableLayout.flat
 
     // `todos:` with nothing under it is a table with every default.
     if !body.isNull {
@@ -380,6 +383,13 @@ struct ConfigDecoder {
           if !value.isNull { schemaNode = value }
         case "fields":
           fields = try decodeFields(value, table: name)
+        case "layout":
+          guard let text = value.text, let chosen = TableLayout(rawValue: text) else {
+            throw error(
+              "'layout' of table '\(name)' must be flat or hashed; found \(value.text.map { "'\($0)'" } ?? value.typeDescription)",
+              at: value)
+          }
+          layout = chosen
         case "renamed-from":
           renamedFrom = try decodePaths(value, table: name, setting: "renamed-from", noun: "former name")
           for former in renamedFrom {
@@ -412,7 +422,8 @@ struct ConfigDecoder {
 
     let normalized = try checkPath(path, at: pathNode, table: name)
     var table = TableConfig(
-      name: name, path: normalized, key: key, order: order, indexes: indexes.map(\.path), columns: columns)
+      name: name, path: normalized, key: key, order: order, indexes: indexes.map(\.path), columns: columns,
+      layout: layout)
     table.fields = fields
     table.renamedFrom = renamedFrom.map(\.path)
     if let schemaNode {

@@ -122,6 +122,19 @@ public struct ConfigEditor: Sendable {
   /// - Throws: `UNKNOWN_TABLE` when there is no such table; `INVALID_CONFIG`
   ///   for an entry written in flow style.
   public func setting(fields: [String], of name: String) throws -> String {
+    try setting("fields", of: name) { Config.fieldsLine(fields, indent: $0) }
+  }
+
+  /// The text with table `name`'s `layout:` set to `layout`, as
+  /// ``setting(fields:of:)`` sets `fields:`.
+  /// - Throws: as ``setting(fields:of:)``.
+  public func setting(layout: TableLayout, of name: String) throws -> String {
+    try setting("layout", of: name) { String(repeating: " ", count: $0) + "layout: " + layout.rawValue }
+  }
+
+  /// The text with table `name`'s setting `key` replaced by the line
+  /// `line(indent)`, or that line added as the entry's last setting.
+  private func setting(_ key: String, of name: String, line: (Int) -> String) throws -> String {
     guard let tablesPair = topLevelPair("tables"), case .mapping(let tables) = tablesPair.value.content,
       let index = tables.firstIndex(where: { $0.key.keyText == name })
     else { throw config.unknownTableError(name) }
@@ -141,10 +154,10 @@ public struct ConfigEditor: Sendable {
         throw FolioError(
           .invalidConfig,
           "table '\(name)' is written in flow style ({…}); write its settings as a block, one per line, "
-            + "so that 'fields' can be set in place", location: location(of: entry.value))
+            + "so that '\(key)' can be set in place", location: location(of: entry.value))
       }
       indent = first.key.column - 1
-      if let at = settings.firstIndex(where: { $0.key.keyText == "fields" }) {
+      if let at = settings.firstIndex(where: { $0.key.keyText == key }) {
         let start = settings[at].key.line - 1
         let end =
           at + 1 < settings.count ? trimmedEnd(settings[at + 1].key.line - 1, from: start + 1) : insertAt
@@ -152,7 +165,7 @@ public struct ConfigEditor: Sendable {
         insertAt = start
       }
     }
-    result.insert(Config.fieldsLine(fields, indent: indent), at: insertAt)
+    result.insert(line(indent), at: insertAt)
     var newText = result.joined(separator: "\n")
     if !newText.hasSuffix("\n") { newText += "\n" }
     _ = try Config(yaml: newText, file: file)

@@ -57,6 +57,9 @@ public struct TableConfig: Sendable, Hashable {
   /// its documents are read; writes to the table are refused, and `fsck`
   /// and `status` say why, until the file is back.
   public var schemaMissing = false
+  /// How the table spreads its document files over its folder
+  /// (`layout:` in `folio.yaml`; flat when absent).
+  public var layout: TableLayout
 
   /// Creates a table.
   ///
@@ -73,10 +76,13 @@ public struct TableConfig: Sendable, Hashable {
   ///   - indexes: more paths to index, for filters.
   ///   - columns: the kinds of the columns that are not registers.
   ///   - schema: the JSON Schema documents must pass.
+  ///   - layout: how document files spread over the folder.
   public init(
     name: String, path: String? = nil, key: String? = "id", order: [String] = [],
-    indexes: [String] = [], columns: [String: ColumnKind] = [:], schema: JSONSchema? = nil
+    indexes: [String] = [], columns: [String: ColumnKind] = [:], schema: JSONSchema? = nil,
+    layout: TableLayout = .default
   ) {
+    self.layout = layout
     self.name = name
     self.path = Self.normalizedPath(path ?? name)
     self.key = key

@@ -33,7 +33,9 @@ public struct DocumentCollection: Sendable {
   /// Files that are not documents (temp files, other names) are skipped.
   public func allPKs() throws -> [String] {
     let table = try store.table(named: name)
-    return (try FileSystem.list(store.directory(of: table)) ?? []).compactMap(PrimaryKey.pk(fromFileName:))
+    return (try table.listDocumentNames(in: store.directory(of: table)) ?? []).compactMap {
+      table.pk(fromDocumentName: $0)
+    }
   }
 
   /// The number of documents in the table.

@@ -15,7 +15,7 @@ extension Store {
     problems += config.tables.compactMap(\.missingSchemaError)
     for table in config.tables {
       let directory = directory(of: table)
-      for name in (try FileSystem.list(directory) ?? []).sorted() {
+      for name in try fsckNames(of: table, in: directory) {
         let path = directory + "/" + name
         let display = relative(path)
         func problem(_ message: String, line: Int = 1, column: Int = 1) {
@@ -37,9 +37,15 @@ extension Store {
           problem("leftover temporary file from an interrupted write; delete it")
           continue
         }
-        guard let pk = PrimaryKey.pk(fromFileName: name) else {
+        guard let pk = PrimaryKey.pk(fromFileName: String(name.split(separator: "/").last ?? "")) else {
           problem(
             "not a document file name: expected <pk>.json with bytes outside [A-Za-z0-9._-] percent-encoded")
+          continue
+        }
+        if table.pk(fromDocumentName: name) == nil, let place = try? table.documentName(for: pk) {
+          problem(
+            "document '\(pk)' is not where table '\(table.name)' (layout \(table.layout.rawValue)) keeps it, "
+              + "so Folio does not read it: move it to '\(table.path(ofDocumentName: place))'")
           continue
         }
         do {
@@ -81,6 +87,23 @@ extension Store {
     return problems
   }
 
+  /// The entries `fsck` looks at in the folder of `table`, sorted: its
+  /// files and folders, and in a hashed table the entries of each
+  /// two-hex-digit subfolder (as `xx/name`) in place of the subfolder.
+  private func fsckNames(of table: TableConfig, in directory: String) throws -> [String] {
+    let top = (try FileSystem.list(directory) ?? []).sorted()
+    guard table.layout == .hashed else { return top }
+    var names: [String] = []
+    for name in top {
+      if TableLayout.isBucket(name) && FileSystem.isDirectoryNoFollow(directory + "/" + name) {
+        names += (try FileSystem.list(directory + "/" + name) ?? []).sorted().map { name + "/" + $0 }
+      } else {
+        names.append(name)
+      }
+    }
+    return names
+  }
+
   /// The line and column of the first `"key"` member name in `bytes`, or 1:1.
   /// Good enough to point an editor at the key column.
   package static func position(ofMember key: String, in bytes: [UInt8]) -> (Int, Int) {
@@ -105,8 +128,8 @@ extension Store {
       var problems: [FolioError] = []
       for table in tables {
         let directory = directory(of: table)
-        for fileName in (try FileSystem.list(directory) ?? []).sorted()
-        where PrimaryKey.pk(fromFileName: fileName) != nil {
+        for fileName in (try table.listDocumentNames(in: directory) ?? []).sorted()
+        where table.pk(fromDocumentName: fileName) != nil {
           let path = directory + "/" + fileName
           do {
             guard let (bytes, object) = try readDocument(at: path) else { continue }
@@ -163,7 +186,9 @@ extension Store {
     }
     while kept.last == "" { kept.removeLast() }
     var block = [begin, "\(Store.opsFolder)/*.ndjson merge=folio"]
-    block += tables.map { "\($0.path)/*.json merge=folio diff=folio" }
+    // In a pattern with a slash, `*` stops at one: a hashed table's files
+    // are a level down.
+    block += tables.map { "\($0.path)/\($0.layout == .hashed ? "*/" : "")*.json merge=folio diff=folio" }
     block.append(end)
     let text = (kept.isEmpty ? [] : kept + [""]) + block
     return text.joined(separator: "\n") + "\n"

@@ -108,8 +108,8 @@ extension Store {
     let table = try table(named: name)
     var inference = SchemaInference()
     let directory = directory(of: table)
-    for file in (try FileSystem.list(directory) ?? []).sorted() where PrimaryKey.pk(fromFileName: file) != nil
-    {
+    for file in (try table.listDocumentNames(in: directory) ?? []).sorted()
+    where table.pk(fromDocumentName: file) != nil {
       guard let (_, object) = (try? readDocument(at: directory + "/" + file)) ?? nil else { continue }
       inference.add(object)
     }

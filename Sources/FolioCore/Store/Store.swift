@@ -66,6 +66,7 @@ import Synchronization
 /// - ``removeTable(named:)``
 /// - ``withTableAdded(_:_:)``
 /// - ``renameTable(_:to:)``
+/// - ``setLayout(_:of:)``
 /// - ``addIndex(_:to:)``
 /// - ``removeIndex(_:from:)``
 /// - ``buildIndexes(table:)``
@@ -318,7 +319,7 @@ public final class Store: Sendable {
   /// The absolute file of document `pk` in `table`.
   package func documentPath(table: TableConfig, pk: String) throws -> String {
     do {
-      return directory(of: table) + "/" + (try PrimaryKey.fileName(for: pk))
+      return directory(of: table) + "/" + (try table.documentName(for: pk))
     } catch var error as FolioError {
       error.table = table.name
       throw error

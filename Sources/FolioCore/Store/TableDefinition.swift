@@ -19,7 +19,7 @@ public struct TableDefinition: Sendable, Hashable {
   /// The kinds of the columns that are not registers.
   public var columns: [String: ColumnKind]
 
-  /// Creates a definition; see ``TableConfig/init(name:path:key:order:indexes:columns:schema:)``.
+  /// Creates a definition; see ``TableConfig/init(name:path:key:order:indexes:columns:schema:layout:)``.
   public init(
     path: String? = nil, key: String? = "id", order: [String] = [], indexes: [String] = [],
     columns: [String: ColumnKind] = [:]

@@ -1,4 +1,5 @@
 internal import Clibgit2
+import FolioCore
 
 /// An owned `git_tree*`, freed on deinit.
 package final class GitTree {
@@ -36,6 +37,37 @@ package final class GitTree {
   func entry(named name: String) -> (id: GitOID, isTree: Bool)? {
     guard let entry = git_tree_entry_byname(handle, name) else { return nil }
     return (GitOID(git_tree_entry_id(entry).pointee), git_tree_entry_type(entry) == GIT_OBJECT_TREE)
+  }
+
+  /// The blobs of `table`'s folder, named as inside it: its files, and in
+  /// a hashed table those of its two-hex-digit subfolders as `xx/name`.
+  package func documentBlobs(of table: TableConfig, repository: GitRepository) throws -> [(
+    name: String, id: GitOID
+  )] {
+    try documentBlobs(in: table.path, layout: table.layout, repository: repository)
+  }
+
+  /// The blobs of the table folder at `path` ("" for this tree) laid out
+  /// as `layout`, named as inside it (see ``documentBlobs(of:repository:)``).
+  package func documentBlobs(in path: String, layout: TableLayout, repository: GitRepository) throws -> [(
+    name: String, id: GitOID
+  )] {
+    guard layout == .hashed else { return try blobs(in: path, repository: repository) }
+    guard let folder = path.isEmpty ? self : try subtree(at: path, repository: repository) else { return [] }
+    var result: [(name: String, id: GitOID)] = []
+    let count = git_tree_entrycount(folder.handle)
+    for index in 0..<count {
+      guard let entry = git_tree_entry_byindex(folder.handle, index),
+        git_tree_entry_type(entry) == GIT_OBJECT_TREE
+      else { continue }
+      let bucket = String(cString: git_tree_entry_name(entry))
+      guard TableLayout.isBucket(bucket) else { continue }
+      let inner = try repository.tree(GitOID(git_tree_entry_id(entry).pointee))
+      for (name, id) in try inner.blobs(in: "", repository: repository) {
+        result.append((bucket + "/" + name, id))
+      }
+    }
+    return result
   }
 
   /// The names and ids of the blobs directly inside the folder `path` ("" for

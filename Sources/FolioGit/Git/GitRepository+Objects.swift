@@ -290,25 +290,115 @@ extension GitRepository {
     var oldMode: UInt32 = 0
   }
 
-  /// The files that differ between two trees, with their modes. Renames are
-  /// not looked for: a moved file is a removal and an addition.
+  /// The files that differ between two trees, with their modes, in path
+  /// order. Renames are not looked for: a moved file is a removal and an
+  /// addition.
+  ///
+  /// Both trees are walked side by side in git's order, and a folder whose
+  /// tree id is the same on both sides is passed over unread: a change of
+  /// ten documents in a hashed table of 300,000 reads the trees on the ten
+  /// paths, where libgit2's diff reads every tree of both sides.
   func fileChanges(from old: GitTree?, to new: GitTree) throws -> [FileChange] {
-    var diff: OpaquePointer?
-    try LibGit2.check(
-      git_diff_tree_to_tree(&diff, handle, old?.handle, new.handle, nil), "git_diff_tree_to_tree")
-    defer { git_diff_free(diff) }
     var result: [FileChange] = []
-    for i in 0..<git_diff_num_deltas(diff) {
-      guard let delta = git_diff_get_delta(diff, i)?.pointee else { continue }
-      let oldID = delta.status == GIT_DELTA_ADDED ? nil : GitOID(delta.old_file.id)
-      let newID = delta.status == GIT_DELTA_DELETED ? nil : GitOID(delta.new_file.id)
-      let path = String(cString: (delta.new_file.path ?? delta.old_file.path)!)
+    try fileChanges(from: old, to: new, prefix: "", into: &result)
+    return result
+  }
+
+  private func fileChanges(
+    from old: GitTree?, to new: GitTree?, prefix: String, into result: inout [FileChange]
+  )
+    throws
+  {
+    let oldCount = old.map { git_tree_entrycount($0.handle) } ?? 0
+    let newCount = new.map { git_tree_entrycount($0.handle) } ?? 0
+    var i = 0
+    var j = 0
+    while i < oldCount || j < newCount {
+      let o = i < oldCount ? git_tree_entry_byindex(old!.handle, i) : nil
+      let n = j < newCount ? git_tree_entry_byindex(new!.handle, j) : nil
+      let order: Int32
+      if let o, let n {
+        order = Self.treeOrder(o, n)
+      } else {
+        order = o == nil ? 1 : -1
+      }
+      if order == 0, let o, let n {
+        i += 1
+        j += 1
+        let oldMode = UInt32(git_tree_entry_filemode_raw(o).rawValue)
+        let newMode = UInt32(git_tree_entry_filemode_raw(n).rawValue)
+        if oldMode == newMode && git_oid_equal(git_tree_entry_id(o), git_tree_entry_id(n)) != 0 { continue }
+        let path = prefix + String(cString: git_tree_entry_name(n))
+        switch (git_tree_entry_type(o) == GIT_OBJECT_TREE, git_tree_entry_type(n) == GIT_OBJECT_TREE) {
+        case (true, true):
+          try fileChanges(from: try subtree(o), to: try subtree(n), prefix: path + "/", into: &result)
+        case (false, false):
+          result.append(
+            FileChange(
+              path: path, old: GitOID(git_tree_entry_id(o).pointee),
+              new: GitOID(git_tree_entry_id(n).pointee),
+              newMode: newMode, oldMode: oldMode))
+        default:
+          // A file that became a folder or the other way: git orders
+          // them apart, so this cannot be reached.
+          try removed(o, prefix: prefix, into: &result)
+          try added(n, prefix: prefix, into: &result)
+        }
+      } else if order < 0, let o {
+        i += 1
+        try removed(o, prefix: prefix, into: &result)
+      } else if let n {
+        j += 1
+        try added(n, prefix: prefix, into: &result)
+      }
+    }
+  }
+
+  /// -1, 0 or 1 as tree entry `a` sorts before, with or after `b` in git's
+  /// order: by name bytes, a folder's name as if it went on with `/`.
+  static func treeOrder(_ a: OpaquePointer, _ b: OpaquePointer) -> Int32 {
+    let aName = git_tree_entry_name(a)!
+    let bName = git_tree_entry_name(b)!
+    let aLength = strlen(aName)
+    let bLength = strlen(bName)
+    let common = min(aLength, bLength)
+    let compared = memcmp(aName, bName, common)
+    if compared != 0 { return compared < 0 ? -1 : 1 }
+    func next(_ name: UnsafePointer<CChar>, _ length: Int, _ entry: OpaquePointer) -> Int32 {
+      if length > common { return Int32(UInt8(bitPattern: name[common])) }
+      return git_tree_entry_type(entry) == GIT_OBJECT_TREE ? Int32(UInt8(ascii: "/")) : 0
+    }
+    let x = next(aName, aLength, a)
+    let y = next(bName, bLength, b)
+    return x < y ? -1 : x > y ? 1 : 0
+  }
+
+  private func subtree(_ entry: OpaquePointer) throws -> GitTree {
+    try tree(GitOID(git_tree_entry_id(entry).pointee))
+  }
+
+  private func removed(_ entry: OpaquePointer, prefix: String, into result: inout [FileChange]) throws {
+    let path = prefix + String(cString: git_tree_entry_name(entry))
+    if git_tree_entry_type(entry) == GIT_OBJECT_TREE {
+      try fileChanges(from: try subtree(entry), to: nil, prefix: path + "/", into: &result)
+    } else {
       result.append(
         FileChange(
-          path: path, old: oldID, new: newID, newMode: UInt32(delta.new_file.mode),
-          oldMode: UInt32(delta.old_file.mode)))
+          path: path, old: GitOID(git_tree_entry_id(entry).pointee), new: nil, newMode: 0,
+          oldMode: UInt32(git_tree_entry_filemode_raw(entry).rawValue)))
     }
-    return result
+  }
+
+  private func added(_ entry: OpaquePointer, prefix: String, into result: inout [FileChange]) throws {
+    let path = prefix + String(cString: git_tree_entry_name(entry))
+    if git_tree_entry_type(entry) == GIT_OBJECT_TREE {
+      try fileChanges(from: nil, to: try subtree(entry), prefix: path + "/", into: &result)
+    } else {
+      result.append(
+        FileChange(
+          path: path, old: nil, new: GitOID(git_tree_entry_id(entry).pointee),
+          newMode: UInt32(git_tree_entry_filemode_raw(entry).rawValue)))
+    }
   }
 
   /// Sets a string in the repository's config (`.git/config`).

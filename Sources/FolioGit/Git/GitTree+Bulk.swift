@@ -28,6 +28,18 @@ extension GitTree {
     }.bytes
   }
 
+  /// The raw content of `folder`'s tree (none for nil) with the folders
+  /// in `subfolders` (sorted by name) added or replaced: a hashed table's
+  /// folder after an import filled its subfolders.
+  package static func mergedBytes(_ folder: GitTree?, subfolders: [(name: String, id: GitOID)]) -> [UInt8] {
+    let ids = subfolders.flatMap(\.id.bytes)
+    return ids.withUnsafeBytes { raw in
+      merged(folder, count: subfolders.count, storedModes: false) { j in
+        (subfolders[j].name, 0o040000, UnsafeRawBufferPointer(rebasing: raw[(j * 20)..<(j * 20 + 20)]))
+      }.bytes
+    }
+  }
+
   /// The raw content of `folder`'s tree with `changes` applied (a file,
   /// executable or symlink set by name, or removed where the id is nil),
   /// as libgit2's tree builder writes it: entries in git's order, each
@@ -91,7 +103,8 @@ extension GitTree {
         let order = name.withUTF8 { name in
           old.map {
             compare(
-              oldName!, isFolder: git_tree_entry_type($0) == GIT_OBJECT_TREE, UnsafeRawBufferPointer(name))
+              oldName!, isFolder: git_tree_entry_type($0) == GIT_OBJECT_TREE, UnsafeRawBufferPointer(name),
+              newIsFolder: change.mode == 0o040000)
           } ?? 1
         }
         if order >= 0 {
@@ -131,8 +144,11 @@ extension GitTree {
   }
 
   /// -1, 0 or 1 as the existing entry `old` sorts before, at or after the
-  /// new blob named `new`, in git's tree order.
-  private static func compare(_ old: UnsafeRawBufferPointer, isFolder: Bool, _ new: UnsafeRawBufferPointer)
+  /// new entry named `new` (a folder when `newIsFolder`), in git's tree
+  /// order.
+  private static func compare(
+    _ old: UnsafeRawBufferPointer, isFolder: Bool, _ new: UnsafeRawBufferPointer, newIsFolder: Bool = false
+  )
     -> Int
   {
     let n = min(old.count, new.count)
@@ -140,8 +156,8 @@ extension GitTree {
     // One name is a prefix of the other. A folder's name goes on with a
     // "/", a blob's just ends (-1).
     let x = old.count > n ? Int(old[n]) : (isFolder ? Int(UInt8(ascii: "/")) : -1)
-    let y = new.count > n ? Int(new[n]) : -1
-    if x == y { return x == -1 ? 0 : -1 }  // a "/" inside a new name cannot occur
+    let y = new.count > n ? Int(new[n]) : (newIsFolder ? Int(UInt8(ascii: "/")) : -1)
+    if x == y { return old.count == new.count ? 0 : -1 }  // a "/" inside a new name cannot occur
     return x < y ? -1 : 1
   }
 }

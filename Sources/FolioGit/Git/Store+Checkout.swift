@@ -540,7 +540,7 @@ extension Store {
     var paths = Set<String>()
     for (name, pks) in try loadEvictions() {
       guard let table = config.table(named: name) else { continue }
-      for pk in pks { paths.insert(table.path + "/" + (try PrimaryKey.fileName(for: pk.string))) }
+      for pk in pks { paths.insert((try table.path(of: pk.string))) }
     }
     return paths
   }

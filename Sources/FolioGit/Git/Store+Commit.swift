@@ -279,7 +279,8 @@ extension Store {
         edits[file.path] = GitIndex.Edit(
           path: file.path, entry: GitIndex.entry(id: id, filePath: rootPath + "/" + file.path))
       } else {
-        changes.append((file.path, nil, 0))
+        // A document made since HEAD and removed again is not in the tree.
+        if headTree?.entry(at: file.path) != nil { changes.append((file.path, nil, 0)) }
         edits[file.path] = GitIndex.Edit(path: file.path, entry: nil)
       }
     }
@@ -561,13 +562,10 @@ extension Store {
         // Only these can differ from HEAD, and git's index holds HEAD.
         var names = candidates
         for key in scan.ownOps.keys where key.table == table.name {
-          if let name = try? PrimaryKey.fileName(for: key.pk) { names.insert(name) }
+          if let name = try? table.documentName(for: key.pk) { names.insert(name) }
         }
         for name in names.sorted() {
-          guard name.hasSuffix(".json"), !name.hasPrefix("."), let pk = PrimaryKey.pk(fromFileName: name)
-          else {
-            continue
-          }
+          guard let pk = table.pk(fromDocumentName: name) else { continue }
           let path = table.path + "/" + name
           let headID = file.rawEntry(at: path).map { $0.id(in: file) }
           var st = stat()
@@ -585,25 +583,23 @@ extension Store {
       var names: [String] = []
       if !unchanged {
         headBlobs = Dictionary(
-          (try headTree?.blobs(in: table.path, repository: repository) ?? []).map { ($0.name, $0.id) },
+          (try headTree?.documentBlobs(of: table, repository: repository) ?? []).map { ($0.name, $0.id) },
           uniquingKeysWith: { a, _ in a })
-        names = try FileSystem.list(directory(of: table)) ?? []
+        names = try table.listDocumentNames(in: directory(of: table)) ?? []
       }
       var present = Set<String>()
       for name in names {
-        guard name.hasSuffix(".json"), !name.hasPrefix("."), let pk = PrimaryKey.pk(fromFileName: name) else {
-          continue
-        }
+        guard let pk = table.pk(fromDocumentName: name) else { continue }
         present.insert(name)
         examine(table, name: name, pk: pk, headID: headBlobs[name], exists: true)
       }
       for (name, id) in headBlobs where !present.contains(name) && name.hasSuffix(".json") {
-        guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
+        guard let pk = table.pk(fromDocumentName: name) else { continue }
         examine(table, name: name, pk: pk, headID: id, exists: false)
       }
       // Made through Folio since HEAD, then deleted by hand: a remove.
       for key in scan.ownOps.keys where key.table == table.name {
-        guard let name = try? PrimaryKey.fileName(for: key.pk),
+        guard let name = try? table.documentName(for: key.pk),
           unchanged
             ? try libgit2Index().entry(at: table.path + "/" + name) == nil
             : !present.contains(name) && headBlobs[name] == nil

@@ -26,16 +26,6 @@ extension Store {
     let commit: GitOID = try lock.withLock {
       try recoverBeforeWrite()
       let table = try self.table(named: old)
-      let summary = try commitLocked(message: nil)
-      let broken = summary.problems.filter {
-        ($0.location?.file ?? $0.path ?? "").hasPrefix(table.path + "/")
-      }
-      if let first = broken.first {
-        throw FolioError(
-          .wouldOverwrite,
-          "table '\(old)' has a file that cannot be committed (\(first.headline)); fix or remove it, then rename",
-          table: old)
-      }
       // Conflict records name the table; settled first, none is orphaned.
       let open = try conflicts(table: old).count
       if open > 0 {
@@ -44,10 +34,7 @@ extension Store {
           "table '\(old)' has \(open) open conflict(s); settle them first (see 'folio conflicts \(old)'), then rename",
           table: old)
       }
-      let repository = try openRepository()
-      guard let head = try repository.headCommit() else {
-        throw FolioError(.git, "the store has no commit yet; commit before renaming a table")
-      }
+      let (repository, head) = try commitPending(before: "rename", table: table)
       let headTree = try head.tree()
       let configPath = rootPath + "/" + Config.fileName
       let text = String(decoding: try FileSystem.read(configPath) ?? [], as: UTF8.self)

@@ -50,16 +50,16 @@ extension Store {
             if let id = id.stringValue.flatMap(GitOID.init(hex:)) { invalid[name] = id }
           }
           if oldTree != folder.id {
-            for change in try repository.changes(from: old, to: folder) where !change.path.contains("/") {
+            for change in try repository.changes(from: old, to: folder) {
               invalid[change.path] = nil
-              if let id = change.new, PrimaryKey.pk(fromFileName: change.path) != nil, try breaks(id) {
+              if let id = change.new, table.pk(fromDocumentName: change.path) != nil, try breaks(id) {
                 invalid[change.path] = id
               }
             }
           }
         } else {
-          for (name, id) in try folder.blobs(in: "", repository: repository)
-          where PrimaryKey.pk(fromFileName: name) != nil {
+          for (name, id) in try folder.documentBlobs(in: "", layout: table.layout, repository: repository)
+          where table.pk(fromDocumentName: name) != nil {
             if try breaks(id) { invalid[name] = id }
           }
         }

@@ -214,7 +214,13 @@ extension Store {
     }
     let tree = try repository.commit(target).tree()
     if latest == nil {
-      latest = try OpHistory(tree: tree, repository: repository, cache: opLogs).latestStamp()
+      // What HEAD held was taken in before: only the logs it did not hold
+      // can move the clock.
+      let known = try ours.map {
+        try OpHistory(tree: repository.commit($0).tree(), repository: repository, cache: opLogs).blobIDs
+      }
+      latest = try OpHistory(tree: tree, repository: repository, cache: opLogs).latestStamp(
+        excluding: known ?? [])
     }
     // The stamp first: if the checkout is interrupted and finished by the
     // next open, local stamps still come after every merged op.
@@ -350,7 +356,15 @@ extension Store {
         "\(url) has no \(Config.fileName) at its root; is it a Folio store? (the clone in \(shownAs) was removed)",
         path: shownAs)
     }
-    _ = try create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
+    let store = try create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
+    // The clock starts past every op cloned: a sync then reads only the
+    // logs HEAD does not hold (``OpHistory/latestStamp(excluding:)``).
+    if let target,
+      let latest = try OpHistory(tree: try repository.commit(target).tree(), repository: repository)
+        .latestStamp()
+    {
+      try store.lock.withLock { try store.observe(remoteStamp: latest) }
+    }
   }
 
   /// Writes a fresh clone's files while the op logs' clocks are checked,

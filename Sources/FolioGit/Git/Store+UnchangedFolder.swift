@@ -1,6 +1,7 @@
 internal import Clibgit2
 import FolioCore
 import FolioJSON
+import FolioSystem
 import Foundation
 import Glibc
 
@@ -29,13 +30,48 @@ extension Store {
     defer { git_tree_entry_free(folderEntry) }
     guard git_tree_entry_type(folderEntry) == GIT_OBJECT_TREE else { return false }
     let folder = try repository.tree(GitOID(git_tree_entry_id(folderEntry).pointee))
+    guard table.layout == .hashed else {
+      return try folderMatchesHead(
+        path: table.path, folder: folder, index: index, repository: repository, evicted: evicted)
+    }
+    // A hashed table: each subfolder of HEAD's, and no other subfolder
+    // here with a document-like file in it.
+    var buckets = Set<String>()
+    for position in 0..<git_tree_entrycount(folder.handle) {
+      guard let entry = git_tree_entry_byindex(folder.handle, position) else { return false }
+      let name = String(cString: git_tree_entry_name(entry))
+      guard git_tree_entry_type(entry) == GIT_OBJECT_TREE, TableLayout.isBucket(name) else { continue }
+      buckets.insert(name)
+      guard
+        try folderMatchesHead(
+          path: table.path + "/" + name,
+          folder: try repository.tree(GitOID(git_tree_entry_id(entry).pointee)),
+          index: index, repository: repository, evicted: evicted)
+      else { return false }
+    }
+    let directory = self.directory(of: table)
+    for name in try FileSystem.list(directory) ?? []
+    where TableLayout.isBucket(name) && !buckets.contains(name) {
+      let dirfd = open(directory + "/" + name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+      guard dirfd >= 0 else { continue }
+      defer { close(dirfd) }
+      if Self.countDocumentLikeNames(dirfd) != 0 { return false }
+    }
+    return true
+  }
 
-    let prefix = Array((table.path + "/").utf8CString)  // NUL-terminated
+  /// ``folderMatchesHead(_:headTree:index:repository:evicted:)`` for one
+  /// folder of document files, `path` in the store, `folder` in HEAD.
+  private func folderMatchesHead(
+    path folderPath: String, folder: GitTree, index: GitIndex, repository: GitRepository,
+    evicted: Set<ExactKey>
+  ) throws -> Bool {
+    let prefix = Array((folderPath + "/").utf8CString)  // NUL-terminated
     let prefixLength = prefix.count - 1
     var position = 0
     guard git_index_find_prefix(&position, index.handle, prefix) == 0 else { return false }
 
-    let directory = self.directory(of: table)
+    let directory = rootPath + "/" + folderPath
     let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard dirfd >= 0 else { return false }
     defer { close(dirfd) }

@@ -141,15 +141,14 @@ extension Store {
     for table in config.tables {
       for key in (evictions[table.name] ?? []).sorted() {
         let pk = key.string
-        let name = try PrimaryKey.fileName(for: pk)
-        let path = table.path + "/" + name
+        let path = try table.path(of: pk)
         guard let id = tree.blobID(at: path) else { continue }
         let bytes = try repository.blob(id)
         guard case .object(let document)? = try? JSONValue(parsing: bytes),
           subscriptions.covers(table: table, pk: pk, document: document)
         else { continue }
         let absolute = rootPath + "/" + path
-        try FileSystem.makeDirectories(directory(of: table))
+        try FileSystem.makeDirectories(FileSystem.split(absolute).directory)
         try FileSystem.writeAtomically(absolute, bytes, sync: true, under: rootPath)
         try index.add(path: path, id: id, filePath: absolute)
         evictions[table.name]?.remove(key)

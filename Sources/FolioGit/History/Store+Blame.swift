@@ -34,7 +34,7 @@ extension Store {
     let (all, logs) = try OpLog.allEntriesAndLogs(root: rootPath, pks: [pk])
     let entries = all.filter { $0.op.table == table.name && $0.op.pk.utf8Equals(pk) }
     let repository = try openRepository()
-    let documentPath = table.path + "/" + (try PrimaryKey.fileName(for: pk))
+    let documentPath = (try table.path(of: pk))
     let paths = [documentPath] + Set(entries.map(\.file)).sorted()
     let walk = try repository.headCommit().map {
       try PathHistory(repository: repository, head: $0.id, paths: paths)

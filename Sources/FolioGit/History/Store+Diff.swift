@@ -53,25 +53,23 @@ extension Store {
       var ids: [String: (old: GitOID?, new: GitOID?)] = [:]
       if let newFolder {
         for change in try repository.changes(from: oldFolder, to: newFolder) {
-          guard !change.path.contains("/"), let pk = PrimaryKey.pk(fromFileName: change.path) else {
-            continue
-          }
+          guard let pk = table.pk(fromDocumentName: change.path) else { continue }
           ids[pk] = (change.old, change.new)
         }
       } else if let oldFolder {
-        for (name, id) in try oldFolder.blobs(in: "", repository: repository) {
-          guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
+        for (name, id) in try oldFolder.documentBlobs(in: "", layout: table.layout, repository: repository) {
+          guard let pk = table.pk(fromDocumentName: name) else { continue }
           ids[pk] = (id, nil)
         }
       }
       let edited = pending[table.name] ?? [:]
       for pk in edited.keys where ids[pk] == nil {
-        let name = try PrimaryKey.fileName(for: pk)
+        let name = try table.documentName(for: pk)
         ids[pk] = (oldFolder?.blobID(at: name), nil)
       }
       for pk in ids.keys.sorted() {
         let (oldID, newID) = ids[pk]!
-        let path = table.path + "/" + (try PrimaryKey.fileName(for: pk))
+        let path = (try table.path(of: pk))
         let old = try reader.document(oldID, path: path)
         let new: JSONObject? = try edited[pk] ?? reader.document(newID, path: path)
         changes += DocumentChange.changes(table: table, pk: pk, old: old, new: new)

@@ -23,7 +23,7 @@ extension Store {
     let table = try table(named: name)
     let repository = try openRepository()
     guard let head = try repository.headCommit()?.id else { return [] }
-    let path = table.path + "/" + (try PrimaryKey.fileName(for: pk))
+    let path = (try table.path(of: pk))
     let walk = try PathHistory(repository: repository, head: head, paths: [path])
     let reader = TreeMerge(repository: repository, config: config)
     var parsed: [GitOID: JSONObject] = [:]

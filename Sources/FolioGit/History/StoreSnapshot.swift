@@ -86,15 +86,15 @@ public final class StoreSnapshot {
 
   private func load(table: TableConfig, pk: String) throws -> JSONObject? {
     guard let id = try listing(table)[pk] else { return nil }
-    let path = table.path + "/" + (try PrimaryKey.fileName(for: pk))
+    let path = (try table.path(of: pk))
     return try reader.document(id, path: path)
   }
 
   private func listing(_ table: TableConfig) throws -> [String: GitOID] {
     if let known = listings[table.name] { return known }
     var files: [String: GitOID] = [:]
-    for (name, id) in try tree.blobs(in: table.path, repository: repository) {
-      guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
+    for (name, id) in try tree.documentBlobs(of: table, repository: repository) {
+      guard let pk = table.pk(fromDocumentName: name) else { continue }
       files[pk] = id
     }
     listings[table.name] = files

@@ -20,7 +20,8 @@ struct TreeMerge {
     var tree: GitOID
     /// Documents resolved by replay.
     var resolved: [OpHistory.DocumentKey]
-    /// The newest op stamp on either side.
+    /// The newest op stamp of theirs in logs ours does not hold (ours are
+    /// behind the local clock already); nil when there is none.
     var latestStamp: HLC?
     /// Documents past the size limit, kept as this side has them.
     var oversized: [String] = []
@@ -40,14 +41,19 @@ struct TreeMerge {
   private func merge(ours: GitOID, theirs: GitOID, validating: Bool) throws -> Result {
     let ourCommit = try repository.commit(ours)
     let theirCommit = try repository.commit(theirs)
-    if validating {
-      // Everything theirs holds that ours does not is untrusted input.
-      try TreePathValidator(repository: repository, config: config).validate(
-        try theirCommit.tree(), of: theirs, against: try ourCommit.tree())
-    }
     let base = try baseCommit(ours: ours, theirs: theirs)
+    let baseTree = try base.map { try repository.commit($0).tree() }
+    if validating {
+      // Everything theirs holds that is not in our history is untrusted
+      // input: what it changed since the merge base, a commit of ours
+      // (every tree of our history was checked when it landed). Against
+      // ours instead, a replica far ahead would have its own changes
+      // read again at every sync.
+      try TreePathValidator(repository: repository, config: config).validate(
+        try theirCommit.tree(), of: theirs, against: try baseTree ?? ourCommit.tree())
+    }
     let trees = (
-      base: try base.map { try repository.commit($0).tree() }, ours: try ourCommit.tree(),
+      base: baseTree, ours: try ourCommit.tree(),
       theirs: try theirCommit.tree()
     )
     // A table renamed on one side (`folio tables rename`): the side that
@@ -157,6 +163,65 @@ struct TreeMerge {
     base: GitTree?, baseCommit: GitOID?, ours: (tree: GitTree, stamp: HLC),
     theirs: (tree: GitTree, stamp: HLC)
   ) throws -> Result {
+    // A table converted on one side (`folio tables layout`): each tree is
+    // read with the table's files where the merged layout has them, so
+    // both sides' changes meet by path.
+    if let relaid = try relaidOut(base: base, ours: ours.tree, theirs: theirs.tree) {
+      return try relaid.merge.mergeInOneLayout(
+        base: relaid.base, baseCommit: baseCommit, ours: (relaid.ours, ours.stamp),
+        theirs: (relaid.theirs, theirs.stamp))
+    }
+    return try mergeInOneLayout(base: base, baseCommit: baseCommit, ours: ours, theirs: theirs)
+  }
+
+  /// When the trees' `folio.yaml` files disagree on a table's layout, the
+  /// layout the merge gives it (the side that changed it wins), each tree
+  /// with the table's files moved to it, and a merge whose config has it;
+  /// nil when every tree has the layout of this merge's config.
+  private func relaidOut(base: GitTree?, ours: GitTree, theirs: GitTree) throws -> (
+    merge: TreeMerge, base: GitTree?, ours: GitTree, theirs: GitTree
+  )? {
+    func layouts(_ tree: GitTree?) -> [String: TableLayout] {
+      guard let tree, let id = tree.blobID(at: Config.fileName),
+        let other = try? Config(bytes: try repository.blob(id), file: Config.fileName)
+      else { return [:] }
+      return Dictionary(other.tables.map { ($0.name, $0.layout) }, uniquingKeysWith: { a, _ in a })
+    }
+    let found = (base: layouts(base), ours: layouts(ours), theirs: layouts(theirs))
+    var merge = self
+    var trees = (base: base, ours: ours, theirs: theirs)
+    var changed = false
+    for (index, table) in config.tables.enumerated() {
+      let names = [table.name] + table.renamedFrom.reversed()
+      func layout(_ layouts: [String: TableLayout]) -> TableLayout? {
+        names.lazy.compactMap { layouts[$0] }.first
+      }
+      let (baseLayout, ourLayout, theirLayout) = (
+        layout(found.base), layout(found.ours), layout(found.theirs)
+      )
+      let target =
+        ourLayout == nil || ourLayout == baseLayout ? theirLayout ?? ourLayout ?? table.layout : ourLayout!
+      func relaid(_ tree: GitTree?, _ layout: TableLayout?) throws -> GitTree? {
+        guard let tree, let layout, layout != target else { return tree }
+        changed = true
+        return try repository.tree(
+          try repository.relayingOut(tree, folder: table.path, from: layout, to: target))
+      }
+      trees.base = try relaid(trees.base, baseLayout)
+      trees.ours = try relaid(trees.ours, ourLayout)!
+      trees.theirs = try relaid(trees.theirs, theirLayout)!
+      if table.layout != target {
+        merge.config.tables[index].layout = target
+        changed = true
+      }
+    }
+    return changed ? (merge, trees.base, trees.ours, trees.theirs) : nil
+  }
+
+  private func mergeInOneLayout(
+    base: GitTree?, baseCommit: GitOID?, ours: (tree: GitTree, stamp: HLC),
+    theirs: (tree: GitTree, stamp: HLC)
+  ) throws -> Result {
     // The merge is computed from the two sides' changes since the base, and
     // written as ours plus what theirs brings. git's own tree merge would
     // build an index of every file (100k entries for a 100k-document
@@ -229,9 +294,8 @@ struct TreeMerge {
     // sides recorded ops for it.
     for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: OpHistory.DocumentKey.precedes) {
       guard let table = config.table(named: key.table),
-        let name = try? PrimaryKey.fileName(for: key.pk)
+        let path = try? table.path(of: key.pk)
       else { continue }
-      let path = table.path + "/" + name
       if handled.contains(path) { continue }
       documents.append(
         .init(
@@ -269,10 +333,8 @@ struct TreeMerge {
       let bytes = conflict.recordBytes
       updates[Conflict.recordPath(for: bytes)] = (try repository.writeBlob(bytes), 0)
     }
-    let latest = [try context.ourHistory.latestStamp(), try context.theirHistory.latestStamp()].compactMap {
-      $0
-    }
-    .max()
+    // Our own stamps are behind our clock; only theirs can move it.
+    let latest = try context.theirHistory.latestStamp(excluding: context.ourHistory.blobIDs)
     let tree =
       updates.isEmpty
       ? ours.tree.id
@@ -305,12 +367,7 @@ struct TreeMerge {
 
   /// The table and pk of a document path, or nil if `path` is not one.
   func documentAddress(_ path: String) -> (TableConfig, String)? {
-    guard path.hasSuffix(".json") else { return nil }
-    let (directory, name) = FileSystem.split(path)
-    guard let table = config.tables.first(where: { $0.path == directory }),
-      let pk = PrimaryKey.pk(fromFileName: name)
-    else { return nil }
-    return (table, pk)
+    config.document(atPath: path)
   }
 
   /// The file name of an op log path, or nil if `path` is not one.

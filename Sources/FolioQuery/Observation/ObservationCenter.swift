@@ -111,13 +111,10 @@ package final class ObservationCenter: Sendable {
   /// transaction wrote or removed. Called with the store lock held.
   func didCommit(store: Store, paths: [String]) {
     guard !isEmpty else { return }
-    var folders: [String: String] = [:]
-    for table in store.config.tables { folders[store.directory(of: table)] = table.name }
     var changes: [String: Set<ExactKey>?] = [:]
     for path in paths {
-      let (directory, name) = FileSystem.split(path)
-      guard let table = folders[directory], let pk = PrimaryKey.pk(fromFileName: name) else { continue }
-      changes[table, default: Set<ExactKey>()]?.insert(ExactKey(pk))
+      guard let (table, pk) = store.config.document(atPath: store.relative(path)) else { continue }
+      changes[table.name, default: Set<ExactKey>()]?.insert(ExactKey(pk))
     }
     refresh(store: store, changes: changes)
   }

@@ -49,6 +49,9 @@ final class ObservationWatcher: Sendable {
   struct Watches {
     let store: Store
     var tables: [Int32: String] = [:]
+    /// Each watched table's watches: its folder and, when hashed, its
+    /// subfolders.
+    var sets: [String: FolderWatchSet] = [:]
     var ops: Int32?
     /// `.git/folio/`, where the journal empties at the end of a transaction.
     var journal: Int32?
@@ -81,8 +84,21 @@ final class ObservationWatcher: Sendable {
         // the last, or stops: it ends within the path's depth.
         var deepest = 0
         while true {
-          if let watch = try loop.watch(folder, mask: ObservationWatcher.folderMask, handler: handler) {
-            tables[watch] = table.name
+          var set = table.watchSet(folder: folder)
+          var failure: Error?
+          let started = set.start(
+            add: { path in
+              do {
+                return try loop.watch(path, mask: ObservationWatcher.folderMask, handler: handler)
+              } catch {
+                failure = error
+                return nil
+              }
+            }, remove: loop.unwatch)
+          if let failure { throw failure }
+          if started {
+            for watch in set.watches { tables[watch] = table.name }
+            sets[table.name] = set
             added.append(table.name)
             break
           }
@@ -116,15 +132,12 @@ final class ObservationWatcher: Sendable {
     /// older name, say) stands for the whole of every table, to be safe.
     func keys(of paths: [String]) -> [String: Set<ExactKey>?] {
       var keys: [String: Set<ExactKey>?] = [:]
-      let folders = Dictionary(
-        store.config.tables.map { (store.directory(of: $0), $0.name) }, uniquingKeysWith: { a, _ in a })
       for path in paths {
-        let (directory, name) = FileSystem.split(path)
-        guard let table = folders[directory], let pk = PrimaryKey.pk(fromFileName: name) else {
+        guard let (config, pk) = store.config.document(atPath: store.relative(path)) else {
           for table in store.config.tables { keys[table.name] = .some(nil) }
           continue
         }
-        ObservationWatcher.merge([ExactKey(pk)], into: &keys, table: table)
+        ObservationWatcher.merge([ExactKey(pk)], into: &keys, table: config.name)
       }
       return keys
     }
@@ -208,20 +221,32 @@ final class ObservationWatcher: Sendable {
         sawOps = true
         return
       }
-      guard let table = watches.tables[event.watch] else { return }
-      if event.has(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) {
-        // The folder is gone (a checkout removed it): watch it again when
-        // it is back, and recheck everything in it.
-        watches.tables[event.watch] = nil
-        if !event.has(IN_IGNORED) { loop.unwatch(event.watch) }
+      guard let table = watches.tables[event.watch], var set = watches.sets[table] else { return }
+      let found = set.interpret(
+        event,
+        add: { [unowned self] path in
+          try? loop.watch(path, mask: ObservationWatcher.folderMask) { [unowned self] in note($0) }
+        }, remove: loop.unwatch)
+      if found.contains(.lost) {
+        // The folder is gone (a checkout removed it), or files left it
+        // unseen: watch it again when it is back, and recheck everything
+        // in it.
+        set.stop(remove: loop.unwatch)
+        for (watch, owner) in watches.tables where owner == table { watches.tables[watch] = nil }
+        watches.sets[table] = nil
         changes[table] = .some(nil)
         drained.segments[drained.segments.count - 1][table] = .some(nil)
         return
       }
-      guard let pk = PrimaryKey.pk(fromFileName: event.name) else { return }
-      ObservationWatcher.merge([ExactKey(pk)], into: &changes, table: table)
-      ObservationWatcher.merge(
-        [ExactKey(pk)], into: &drained.segments[drained.segments.count - 1], table: table)
+      for watch in set.watches { watches.tables[watch] = table }
+      watches.sets[table] = set
+      guard let config = store.config.table(named: table) else { return }
+      for case .file(let name) in found {
+        guard let pk = config.pk(fromDocumentName: name) else { continue }
+        ObservationWatcher.merge([ExactKey(pk)], into: &changes, table: table)
+        ObservationWatcher.merge(
+          [ExactKey(pk)], into: &drained.segments[drained.segments.count - 1], table: table)
+      }
     }
 
     /// What follows each wake-up: waits out transactions under way, then

@@ -12,14 +12,25 @@ enum IndexNames {
 
   /// Writes the file name of the pk in `pk` (UTF-8) into `buffer` as a C
   /// string, encoded by ``PrimaryKey/encodeStem(_:_:)`` as document files
-  /// are named, without allocating. False if it does not fit.
-  static func fileName(of pk: UnsafeRawBufferPointer, into buffer: inout [CChar]) -> Bool {
-    let limit = buffer.count - 1 - PrimaryKey.fileExtension.utf8.count
+  /// are named, without allocating; `hashed` puts it in its subfolder
+  /// (``TableLayout/hashed``). False if it does not fit.
+  static func fileName(of pk: UnsafeRawBufferPointer, into buffer: inout [CChar], hashed: Bool = false)
+    -> Bool
+  {
+    let prefix = hashed ? 3 : 0
+    let limit = buffer.count - 1 - PrimaryKey.fileExtension.utf8.count - prefix
     return buffer.withUnsafeMutableBufferPointer { out in
       var n = 0
       var fits = true
+      if hashed {
+        let (high, low) = TableLayout.bucketDigits(of: pk)
+        out[0] = CChar(bitPattern: high)
+        out[1] = CChar(bitPattern: low)
+        out[2] = CChar(bitPattern: UInt8(ascii: "/"))
+        n = 3
+      }
       PrimaryKey.encodeStem(pk) { byte in
-        guard n < limit else {
+        guard n < limit + prefix else {
           fits = false
           return
         }

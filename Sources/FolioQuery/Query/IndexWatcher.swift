@@ -1,3 +1,4 @@
+import FolioCore
 import FolioSystem
 import Glibc
 
@@ -6,12 +7,12 @@ import Glibc
 /// since, instead of taking a stat of every file before each query.
 ///
 /// One per process, owned by ``OrderIndexCache`` and used only inside its
-/// lock. Watches are not recursive, which suits tables: a document is a file
-/// directly in its table's folder.
+/// lock. Watches are not recursive: a hashed table's folder and each of its
+/// subfolders have one (``FolderWatchSet``).
 package final class IndexWatcher {
-  /// One table folder's watch: the inotify watch id and the folder it is on.
-  struct Watch: Equatable {
-    var descriptor: Int32
+  /// One table folder's watches, and the folder they are on.
+  struct Watch {
+    var set: FolderWatchSet
     var device: UInt64
     var inode: UInt64
   }
@@ -49,7 +50,7 @@ package final class IndexWatcher {
   ///   other network or user-space file systems, where another machine or
   ///   daemon writes without the local kernel knowing), or no watch can be
   ///   added. Without a watch the index takes the full stat check each time.
-  func watch(_ folder: String, owner: String) -> Watch? {
+  func watch(_ folder: String, table: TableConfig, owner: String) -> Watch? {
     let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard dirfd >= 0 else { return nil }
     defer { close(dirfd) }
@@ -73,19 +74,38 @@ package final class IndexWatcher {
     }
     guard let descriptor else { return nil }
     owners[descriptor, default: []].insert(owner)
-    return Watch(descriptor: descriptor, device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    var set = table.watchSet(folder: folder)
+    // On failure, `start` has taken back every watch it added.
+    guard
+      set.start(
+        add: { path in path == folder ? descriptor : addWatch(path, owner: owner) },
+        remove: { removeWatch($0, owner: owner) })
+    else { return nil }
+    return Watch(set: set, device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+  }
+
+  /// Adds a watch on the subfolder `path` for `owner`.
+  func addWatch(_ path: String, owner: String) -> Int32? {
+    guard let descriptor = try? inotify.addWatch(path, mask: Self.mask) else { return nil }
+    owners[descriptor, default: []].insert(owner)
+    return descriptor
   }
 
   /// Stops `watch` for `owner`; the watch itself goes when its last owner
   /// does.
   func unwatch(_ watch: Watch, owner: String) {
-    guard var set = owners[watch.descriptor] else { return }
+    for descriptor in watch.set.watches { removeWatch(descriptor, owner: owner) }
+  }
+
+  /// Stops one watch id for `owner`.
+  func removeWatch(_ descriptor: Int32, owner: String) {
+    guard var set = owners[descriptor] else { return }
     set.remove(owner)
     if set.isEmpty {
-      owners[watch.descriptor] = nil
-      inotify.removeWatch(watch.descriptor)
+      owners[descriptor] = nil
+      inotify.removeWatch(descriptor)
     } else {
-      owners[watch.descriptor] = set
+      owners[descriptor] = set
     }
   }
 

@@ -174,7 +174,9 @@ package enum OrderIndexCache {
   private static func drain(_ state: inout State) {
     guard let watcher = state.watcher else { return }
     let indexes = state.indexes
-    let complete = watcher.drain { owner, watch, event in indexes[owner]?.note(event, watch: watch) }
+    let complete = watcher.drain { owner, watch, event in
+      indexes[owner]?.note(event, watch: watch, watcher: watcher, key: owner)
+    }
     if !complete { for (_, index) in indexes { index.noteOverflow() } }
   }
 

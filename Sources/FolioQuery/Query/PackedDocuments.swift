@@ -176,7 +176,7 @@ final class PackedDocuments {
   /// - Returns: nil when the file is gone since the check.
   private func readFile(_ id: Int) throws -> JSONObject? {
     let pk = pks.pk(id)
-    guard dirfd >= 0, let name = try? PrimaryKey.fileName(for: pk) else { return nil }
+    guard dirfd >= 0, let name = try? table.documentName(for: pk) else { return nil }
     let readAt = FileStat.now()
     let read: (object: JSONObject, stat: stat)?
     do {

@@ -45,10 +45,7 @@ extension Store {
   func indexDocumentsWritten(_ writes: [Journal.Write]) {
     var byTable: [String: [(pk: String, bytes: [UInt8]?)]] = [:]
     for write in writes {
-      let (folder, name) = FileSystem.split(write.path)
-      guard let pk = PrimaryKey.pk(fromFileName: name),
-        let table = config.tables.first(where: { directory(of: $0) == folder })
-      else { continue }
+      guard let (table, pk) = config.document(atPath: relative(write.path)) else { continue }
       // A removal is told as empty bytes: nothing to parse.
       byTable[table.name, default: []].append((pk, write.new ?? []))
     }

@@ -22,7 +22,7 @@ extension TableIndex {
     _ = pack.forEachRecord { record in
       guard !record.stat.isRacy(checkedAt: record.checkedAt) else { return }
       let pk = String(decoding: record.pk, as: UTF8.self)
-      guard Self.statAt(dirfd, pk: pk) == record.stat,
+      guard Self.statAt(dirfd, pk: pk, table: table) == record.stat,
         case .object(let object)? = try? JSONValue(parsing: record.document)
       else { return }
       entries[pk] = IndexEntry(stat: record.stat, checkedAt: record.checkedAt, values: values(of: object))

@@ -62,7 +62,7 @@ extension TableIndex {
     // goes unseen; events queued before it are covered by the check.
     cleanListing = false
     cleanContents = false
-    if watch == nil, let watcher { watch = watcher.watch(folder, owner: key) }
+    if watch == nil, let watcher { watch = watcher.watch(folder, table: table, owner: key) }
     if watch != nil { drain() }
     if let reply = publisher?(), try checkTrusting(reply) {
       // Everything pending changed before the publisher's answer. Without
@@ -91,14 +91,21 @@ extension TableIndex {
     cleanContents = false
   }
 
-  /// Takes one inotify event for this index's folder.
-  func note(_ event: Inotify.Event, watch descriptor: Int32) {
-    guard let watch, watch.descriptor == descriptor else { return }
-    if event.mask & IndexWatcher.lostMask != 0 {
+  /// Takes one inotify event for this index's folder, from `watcher`,
+  /// where this index's watches belong to `key`.
+  func note(_ event: Inotify.Event, watch descriptor: Int32, watcher: IndexWatcher, key: String) {
+    guard var current = watch, current.set.contains(descriptor) else { return }
+    let changes = current.set.interpret(
+      event, add: { watcher.addWatch($0, owner: key) }, remove: { watcher.removeWatch($0, owner: key) })
+    if changes.contains(.lost) {
+      watcher.unwatch(current, owner: key)
       loseWatch()
       return
     }
-    if !event.name.isEmpty, let pk = PrimaryKey.pk(fromFileName: event.name) { pending.insert(ExactKey(pk)) }
+    watch = current
+    for case .file(let name) in changes {
+      if let pk = table.pk(fromDocumentName: name) { pending.insert(ExactKey(pk)) }
+    }
   }
 
   /// Events were lost: everything must be checked again.
@@ -129,7 +136,7 @@ extension TableIndex {
     defer { close(dirfd) }
     for pk in pks {
       let current = currentEntry(pk)
-      if let current, !current.isRacy, Self.statAt(dirfd, pk: pk) == current.stat { continue }
+      if let current, !current.isRacy, Self.statAt(dirfd, pk: pk, table: table) == current.stat { continue }
       let fresh = try readEntry(pk: pk, dirfd: dirfd)
       if fresh != current || fresh?.isRacy == false && current?.isRacy == true {
         changes.append(.document(pk: pk, entry: fresh))

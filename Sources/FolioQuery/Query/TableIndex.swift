@@ -75,7 +75,9 @@ final class TableIndex {
     packPath = indexDirectory + "/" + name + ".docs"
     lockPath = indexDirectory + "/lock"
     keys = table.indexedPaths.map { FieldPath($0) }
-    signature = ([table.path, table.key ?? ""] + table.indexedPaths).concatenated(separator: "\u{0}")
+    // A hashed table's files are elsewhere: its base is not a flat one's.
+    let place = table.layout == .flat ? table.path : table.path + "\u{1}" + table.layout.rawValue
+    signature = ([place, table.key ?? ""] + table.indexedPaths).concatenated(separator: "\u{0}")
   }
 
   /// The number of the indexed path `path`, if it is one.
@@ -199,8 +201,11 @@ final class TableIndex {
     var st = stat()
     guard fstat(dirfd, &st) == 0 else { throw FileSystem.error(errno, "fstat", path: folder) }
     let directoryNow = FileStat(st)
+    // A hashed table's files are in subfolders, whose changes the folder's
+    // own stat data does not show: it is listed every time.
     let listed =
-      directoryNow != directory || directory.map { $0.isRacy(checkedAt: directoryCheckedAt) } ?? true
+      table.layout == .hashed || directoryNow != directory
+      || directory.map { $0.isRacy(checkedAt: directoryCheckedAt) } ?? true
 
     var suspects: [String] = []
     if contents {
@@ -208,10 +213,10 @@ final class TableIndex {
     }
     var known = Set<ExactKey>()
     if listed {
-      let names = try FileSystem.list(folder) ?? []
+      let names = try table.listDocumentNames(in: folder) ?? []
       var present = Set<ExactKey>()
       for name in names {
-        guard let pk = PrimaryKey.pk(fromFileName: name) else { continue }
+        guard let pk = table.pk(fromDocumentName: name) else { continue }
         let key = ExactKey(pk)
         present.insert(key)
         if !isLive(pk) && !known.contains(key) {
@@ -236,7 +241,7 @@ final class TableIndex {
         changes.append(.document(pk: pk, entry: fresh))
       }
     }
-    if listed && !directoryNow.isRacy(checkedAt: directoryTime) {
+    if listed && table.layout == .flat && !directoryNow.isRacy(checkedAt: directoryTime) {
       changes.append(.directory(directoryNow, checkedAt: directoryTime))
     }
     if !changes.isEmpty { record(changes, persist: true) }
@@ -259,7 +264,9 @@ final class TableIndex {
     var suspects: [String] = []
     for (_, item) in overlay {
       guard let entry = item.entry else { continue }
-      if entry.isRacy || Self.statAt(dirfd, pk: item.pk) != entry.stat { suspects.append(item.pk) }
+      if entry.isRacy || Self.statAt(dirfd, pk: item.pk, table: table) != entry.stat {
+        suspects.append(item.pk)
+      }
     }
     guard let base else { return suspects }
     let count = base.count
@@ -267,6 +274,7 @@ final class TableIndex {
     let chunk = (count + workers - 1) / workers
     let found = Mutex<[Int]>([])
     let overridden = self.overridden
+    let hashed = table.layout == .hashed
     DispatchQueue.concurrentPerform(iterations: workers) { worker in
       var local: [Int] = []
       var name = [CChar](repeating: 0, count: PrimaryKey.maximumFileNameLength + 1)
@@ -276,7 +284,7 @@ final class TableIndex {
       while doc < end {
         defer { doc += 1 }
         if overridden[doc] { continue }
-        let ok = base.withPKBytes(doc) { IndexNames.fileName(of: $0, into: &name) }
+        let ok = base.withPKBytes(doc) { IndexNames.fileName(of: $0, into: &name, hashed: hashed) }
         guard ok, fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
           local.append(doc)
           continue
@@ -289,8 +297,8 @@ final class TableIndex {
     return suspects + found.withLock { $0 }.sorted().map { base.pk($0) }
   }
 
-  static func statAt(_ dirfd: Int32, pk: String) -> FileStat? {
-    guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
+  static func statAt(_ dirfd: Int32, pk: String, table: TableConfig) -> FileStat? {
+    guard let name = try? table.documentName(for: pk) else { return nil }
     var st = stat()
     return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? FileStat(st) : nil
   }
@@ -311,7 +319,7 @@ final class TableIndex {
   /// each query to name. Failing here instead would take down every query
   /// on the table for one file.
   func readEntryAndDocument(pk: String, dirfd: Int32) throws -> (entry: IndexEntry, document: JSONObject?)? {
-    guard let name = try? PrimaryKey.fileName(for: pk) else { return nil }
+    guard let name = try? table.documentName(for: pk) else { return nil }
     let checkedAt = FileStat.now()
     let read: (object: JSONObject, stat: stat)?
     do {
@@ -415,7 +423,7 @@ final class TableIndex {
   private func rebuild() throws {
     let directoryTime = FileStat.now()
     let directoryNow = FileStat.of(folder) ?? FileStat(inode: 0, size: 0, mtime: 0, ctime: 0)
-    let names = (try FileSystem.list(folder) ?? []).compactMap { PrimaryKey.pk(fromFileName: $0) }
+    let names = (try table.listDocumentNames(in: folder) ?? []).compactMap { table.pk(fromDocumentName: $0) }
     var entries: [(pk: String, entry: IndexEntry)] = []
     entries.reserveCapacity(names.count)
     let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -425,7 +433,7 @@ final class TableIndex {
         // Only the pks and stat data matter: no file needs reading.
         for pk in names {
           let checkedAt = FileStat.now()
-          if let stat = Self.statAt(dirfd, pk: pk) {
+          if let stat = Self.statAt(dirfd, pk: pk, table: table) {
             entries.append((pk, IndexEntry(stat: stat, checkedAt: checkedAt, values: [])))
           }
         }

@@ -243,11 +243,11 @@ struct SingleDocumentLiveQueryTests {
     defer { live.stop() }
     recorder.wait(for: 1)
     // As git checkout or an editor would: the file itself, no op log entry.
-    try scratch.write("data/todos/a.json", #"{"id":"a","title":"by hand"}"#)
+    try scratch.write(try store.file("todos", "a"), #"{"id":"a","title":"by hand"}"#)
     let events = recorder.wait(for: 2)
     try #require(events.count == 2)
     #expect(events[1].document == doc("a", ["title": "by hand"]))
-    try FileManager.default.removeItem(atPath: scratch.path + "/data/todos/a.json")
+    try FileManager.default.removeItem(atPath: scratch.path + "/" + (try store.file("todos", "a")))
     let after = recorder.wait(for: 3)
     try #require(after.count == 3)
     #expect(after[2].document == nil)
@@ -271,7 +271,7 @@ struct LiveQueryChangesFailureTests {
     let (store, scratch) = try makeStore()
     defer { scratch.remove() }
     try await store.apply(table: "todos", pk: "b", op: .insert, columns: ["lastUpdate": 1])
-    try scratch.write("data/todos/a.json", #"{"id": "a", "#)  // a save caught half way
+    try scratch.write(try store.file("todos", "a"), #"{"id": "a", "#)  // a save caught half way
     let single = try store.collection("todos").findByID("a").changes()
     var iterator = single.makeAsyncIterator()
     await #expect { _ = try await iterator.next() } throws: { error in

@@ -60,7 +60,7 @@ struct DocumentPackTests {
     defer { scratch.remove() }
     let count = 120
     for i in 0..<count {
-      try scratch.write("t/k\(i).json", #"{"id": "k\#(i)", "n": \#(i), "s": "v\#(i % 5)"}"#)
+      try scratch.write(try store.file("t", "k\(i)"), #"{"id": "k\#(i)", "n": \#(i), "s": "v\#(i % 5)"}"#)
     }
     waitPastRacyWindow(of: scratch.path + "/t")
     let folder = store.directory(of: try store.table(named: "t"))
@@ -116,7 +116,7 @@ struct DocumentPackTests {
     waitPastRacyWindow(of: scratch.path + "/t")
     _ = try scan(store)
     #expect(try scan(store).files == 0)
-    try scratch.write("t/k3.json", "{\"id\": \"k3\", \"n\": 3, \"s\": \"v9\"}\n")
+    try scratch.write(try store.file("t", "k3"), "{\"id\": \"k3\", \"n\": 3, \"s\": \"v9\"}\n")
     // The edited file is read by the index check, and for the scan.
     let edited = try scan(store)
     #expect(edited.files == 2 && edited.pks.contains("k3:\"v9\"") && edited.pks.count == early + late)
@@ -148,15 +148,15 @@ struct DocumentPackTests {
     let second = try scan(store)
     #expect(second.files == 0 && second.pks == first.pks)
     // Edits behind Folio's back: in place with the same size, and a new file.
-    try scratch.write("t/k7.json", "{\"id\": \"k7\", \"n\": 7, \"s\": \"v9\"}\n")
-    try scratch.write("t/k70.json", "{\"id\": \"k70\", \"n\": 70, \"s\": \"v0\"}\n")
+    try scratch.write(try store.file("t", "k7"), "{\"id\": \"k7\", \"n\": 7, \"s\": \"v9\"}\n")
+    try scratch.write(try store.file("t", "k70"), "{\"id\": \"k70\", \"n\": 70, \"s\": \"v0\"}\n")
     // Each changed file is read by the index check, and for the pack.
     let third = try scan(store)
     #expect(third.files == 4)
     #expect(third.pks.contains("k7:\"v9\"") && third.pks.contains("k70:\"v0\"") && third.pks.count == 51)
     // A mutation, and a delete.
     try store.apply(table: "t", pk: "k8", op: .update, columns: ["s": "v8"])
-    try FileManager.default.removeItem(at: scratch.url.appending(path: "t/k9.json"))
+    try FileManager.default.removeItem(at: scratch.url.appending(path: try store.file("t", "k9")))
     let fourth = try scan(store, "s == \"v8\" || s == \"v4\"")
     #expect(
       fourth.pks == [
@@ -199,7 +199,8 @@ struct DocumentPackTests {
     // A forged record with the right stat data but racy: not trusted.
     let table = try store.table(named: "t")
     let path = try packPath(store)
-    let stat = try #require(FileStat.of(store.directory(of: table) + "/k1.json"))
+    let stat = try #require(
+      FileStat.of(store.directory(of: table) + "/" + (try table.documentName(for: "k1"))))
     var out = DocumentPack.header(signature: PackedDocuments.signature(table))
     DocumentPack.encode(
       pk: "k1", document: Array("{\"s\":\"forged\"}".utf8), stat: stat, checkedAt: stat.ctime, into: &out)
@@ -367,7 +368,7 @@ struct DocumentPackTests {
     for _ in 0..<3 { #expect(try query.count() == expected) }
     #expect(QueryStatistics.checks(.pack, folder: folder) == checks)
     // In place, the same size: only the stat data tells.
-    try scratch.write("t/k3.json", #"{"id":"k3","n":3,"s":"v4"}"#)
+    try scratch.write(try store.file("t", "k3"), #"{"id":"k3","n":3,"s":"v4"}"#)
     expected -= 1
     #expect(try query.count() == expected)
     #expect(QueryStatistics.checks(.pack, folder: folder) > checks)
@@ -422,7 +423,7 @@ struct DocumentPackTests {
     run = try asANewProcess()
     #expect(run.count == expected && run.walks == 0 && run.saved == 1)
     // An edit behind Folio's back: the index is no longer its base alone.
-    try scratch.write("t/k3.json", #"{"id":"k3","n":3,"s":"v4"}"#)
+    try scratch.write(try store.file("t", "k3"), #"{"id":"k3","n":3,"s":"v4"}"#)
     expected -= 1
     run = try asANewProcess()
     #expect(run.count == expected && run.walks == 1 && run.saved == 0)

@@ -108,7 +108,9 @@ struct IndexDaemonTests {
     let (store, scratch) = try makeStore(yaml: Self.yaml)
     defer { scratch.remove() }
     let daemon = try store.runIndexDaemon(idle: .seconds(60))
-    let answered = Self.onceRunning(store) { try? scratch.write("folio.yaml", Self.yaml + "  u: {}\n") }
+    let answered = Self.onceRunning(store) {
+      try? scratch.write("folio.yaml", withTestLayout(Self.yaml + "  u: {}\n"))
+    }
     #expect(try daemon.run() == .configChanged)
     #expect(answered(), "the daemon's loop never answered")
   }

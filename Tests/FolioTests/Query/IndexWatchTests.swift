@@ -43,6 +43,11 @@ struct IndexWatchTests {
 
   func settle(_ store: Store) throws { waitPastRacyWindow(of: try folder(store)) }
 
+  /// The absolute path of document `pk`'s file, in the table's layout.
+  func path(_ store: Store, _ pk: String) throws -> String {
+    store.rootPath + "/" + (try store.file("t", pk))
+  }
+
   func document(_ pk: String, rank: Int, pad: String = "x") -> String {
     #"{"id": "\#(pk)", "pad": "\#(pad)", "rank": \#(rank)}"# + "\n"
   }
@@ -60,33 +65,35 @@ struct IndexWatchTests {
 
     // In place, same size, outside the racy window: stat data would need a
     // stat of this very file; the event names it.
-    try scratch.write("t/d5.json", document("d5", rank: -1))
+    try scratch.write(try store.file("t", "d5"), document("d5", rank: -1))
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d5", "d0"])
     // One re-read plus the two documents returned.
     #expect(QueryStatistics.documentsRead(folder: try folder(store)) - reads == 3)
     // Twice within one clock tick, same size: only the event can tell.
-    try scratch.write("t/d5.json", document("d5", rank: 7))
+    try scratch.write(try store.file("t", "d5"), document("d5", rank: 7))
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d0", "d5"])
-    try scratch.write("t/d5.json", document("d5", rank: 8))
+    try scratch.write(try store.file("t", "d5"), document("d5", rank: 8))
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d0", "d5"])
-    try scratch.write("t/d5.json", document("d5", rank: 999))
+    try scratch.write(try store.file("t", "d5"), document("d5", rank: 999))
     #expect(try pks(store) { try $0.limitToLast(1) } == ["d5"])
 
     // An editor's save by rename, a delete, a new file, cp over a document.
-    try scratch.write("t/.d6.json.swp", document("d6", rank: -5))
-    #expect(rename(scratch.path + "/t/.d6.json.swp", scratch.path + "/t/d6.json") == 0)
-    try FileManager.default.removeItem(atPath: scratch.path + "/t/d0.json")
-    try scratch.write("t/new.json", document("new", rank: -3))
-    try FileManager.default.removeItem(atPath: scratch.path + "/t/d7.json")
-    try FileManager.default.copyItem(
-      atPath: scratch.path + "/t/d39.json", toPath: scratch.path + "/t/d7.json")
+    let d6 = try store.file("t", "d6")
+    let swap = FileSystem.split(d6).directory + "/.d6.json.swp"
+    try scratch.write(swap, document("d6", rank: -5))
+    #expect(rename(scratch.path + "/" + swap, scratch.path + "/" + d6) == 0)
+    try FileManager.default.removeItem(atPath: try path(store, "d0"))
+    try scratch.write(try store.file("t", "new"), document("new", rank: -3))
+    try FileManager.default.removeItem(atPath: try path(store, "d7"))
+    try FileManager.default.copyItem(atPath: try path(store, "d39"), toPath: try path(store, "d7"))
     #expect(try pks(store) { try $0.limitToFirst(3) } == ["d6", "new", "d1"])
     #expect(try pks(store) { try $0.equalTo(390) } == ["d39", "d7"])
     #expect(try store.collection("t").query().count() == 40)
     // vim's way: the original renamed away, a new file written in its place.
-    #expect(rename(scratch.path + "/t/d8.json", scratch.path + "/t/d8.json~") == 0)
-    try scratch.write("t/d8.json", document("d8", rank: -100))
-    try FileManager.default.removeItem(atPath: scratch.path + "/t/d8.json~")
+    let d8 = try store.file("t", "d8")
+    #expect(rename(scratch.path + "/" + d8, scratch.path + "/" + d8 + "~") == 0)
+    try scratch.write(d8, document("d8", rank: -100))
+    try FileManager.default.removeItem(atPath: scratch.path + "/" + d8 + "~")
     #expect(try pks(store) { try $0.limitToFirst(1) } == ["d8"])
     // A write through Folio.
     try store.apply(table: "t", pk: "d9", op: .update, columns: ["rank": -200])
@@ -109,17 +116,17 @@ struct IndexWatchTests {
       Int(
         (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
           .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
-    let names = ["d1", "d2", "d3"].map { scratch.path + "/t/\($0).json" }
+    let names = try ["d1", "d2", "d3"].map { try path(store, $0) }
     // Other tests' queries in this process drain the same queue; none may
     // run until it has overflowed.
     try OrderIndexCache.withoutDraining {
       for i in 0..<(limit + 100) { #expect(utimensat(AT_FDCWD, names[i % 3], nil, 0) == 0) }
-      try scratch.write("t/d4.json", document("d4", rank: -1, pad: "longer"))
+      try scratch.write(try store.file("t", "d4"), document("d4", rank: -1, pad: "longer"))
     }
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d4", "d0"])
     #expect(try checks(store).full == start.full + 1)
     // And then it is watched again.
-    try scratch.write("t/d4.json", document("d4", rank: 1000))
+    try scratch.write(try store.file("t", "d4"), document("d4", rank: 1000))
     #expect(try pks(store) { try $0.limitToLast(1) } == ["d4"])
     #expect(try checks(store).full == start.full + 1)
   }
@@ -131,12 +138,13 @@ struct IndexWatchTests {
     let start = try checks(store)
     try FileManager.default.moveItem(atPath: scratch.path + "/t", toPath: scratch.path + "/t.old")
     try FileManager.default.copyItem(atPath: scratch.path + "/t.old", toPath: scratch.path + "/t")
-    try scratch.write("t/d3.json", document("d3", rank: -1))
+    try scratch.write(try store.file("t", "d3"), document("d3", rank: -1))
     #expect(try pks(store) { try $0.limitToFirst(1) } == ["d3"])
     #expect(try checks(store).full == start.full + 1)
     // The edit in the old folder is not this table's any more.
-    try scratch.write("t.old/d2.json", document("d2", rank: -10))
-    try scratch.write("t/d1.json", document("d1", rank: -5))
+    try scratch.write(
+      "t.old/" + (try store.table(named: "t").documentName(for: "d2")), document("d2", rank: -10))
+    try scratch.write(try store.file("t", "d1"), document("d1", rank: -5))
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d1", "d3"])
     #expect(try checks(store).full == start.full + 1)
   }
@@ -153,7 +161,11 @@ struct IndexWatchTests {
     let watcher = IndexWatcher()
     try index.verify(
       contents: true, watcher: watcher, key: "fresh",
-      drain: { _ = watcher?.drain { _, watch, event in index.note(event, watch: watch) } },
+      drain: {
+        _ = watcher.map { watcher in
+          watcher.drain { _, watch, event in index.note(event, watch: watch, watcher: watcher, key: "fresh") }
+        }
+      },
       publisher: {
         let reply = IndexPublisherClient.ask(
           indexDirectory: indexDirectory, table: "t", signature: index.signature)
@@ -179,7 +191,7 @@ struct IndexWatchTests {
     let second = #expect(throws: FolioError.self) { try Store(at: scratch.url).publishIndexes() }
     #expect(second?.code == .locked)
 
-    try scratch.write("t/d5.json", document("d5", rank: -1))
+    try scratch.write(try store.file("t", "d5"), document("d5", rank: -1))
     let start = try checks(store)
     #expect(try freshQuery(store).prefix(2) == ["d5", "d0"])
     var now = try checks(store)
@@ -188,11 +200,13 @@ struct IndexWatchTests {
 
     // Changes of every kind, right before the question: the publisher
     // drains its watch when asked.
-    try scratch.write("t/d5.json", document("d5", rank: 1000))
-    try FileManager.default.removeItem(atPath: scratch.path + "/t/d0.json")
-    try scratch.write("t/.tmp", document("d6", rank: -2))
-    #expect(rename(scratch.path + "/t/.tmp", scratch.path + "/t/d6.json") == 0)
-    try scratch.write("t/new.json", document("new", rank: -3))
+    try scratch.write(try store.file("t", "d5"), document("d5", rank: 1000))
+    try FileManager.default.removeItem(atPath: try path(store, "d0"))
+    let d6 = try store.file("t", "d6")
+    let temp = FileSystem.split(d6).directory + "/.tmp"
+    try scratch.write(temp, document("d6", rank: -2))
+    #expect(rename(scratch.path + "/" + temp, scratch.path + "/" + d6) == 0)
+    try scratch.write(try store.file("t", "new"), document("new", rank: -3))
     let order = try freshQuery(store)
     #expect(order.prefix(3) == ["new", "d6", "d1"])
     #expect(order.last == "d5")
@@ -208,9 +222,9 @@ struct IndexWatchTests {
 
     // A record another process appends after the answer, from a read made
     // before the last edit, is checked again, not trusted.
-    let old = try #require(FileStat.of(scratch.path + "/t/d3.json"))
+    let old = try #require(FileStat.of(try path(store, "d3")))
     try settle(store)
-    try scratch.write("t/d3.json", document("d3", rank: -70))
+    try scratch.write(try store.file("t", "d3"), document("d3", rank: -70))
     let stale = {
       let entry = IndexEntry(
         stat: old, checkedAt: old.ctime + 2 * FileStat.racyMargin, values: [.integer(30)])
@@ -225,7 +239,7 @@ struct IndexWatchTests {
     now = try checks(store)
     publisher.stop()
     publisher.stop()
-    try scratch.write("t/d1.json", document("d1", rank: -80))
+    try scratch.write(try store.file("t", "d1"), document("d1", rank: -80))
     #expect(try freshQuery(store).first == "d1")
     #expect(try checks(store).full == now.full + 1)
     #expect(try checks(store).trusted == now.trusted)
@@ -264,7 +278,7 @@ struct IndexWatchTests {
     defer { publisher.stop() }
     let indexDirectory = store.privateDirectory + "/index"
     let answered = IndexPublisher.cleanAnswerCount(indexDirectory: indexDirectory)
-    try scratch.write("t/d7.json", document("d7", rank: -1))
+    try scratch.write(try store.file("t", "d7"), document("d7", rank: -1))
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = ["-C", scratch.path, "query", "t", "--limit-to-first", "2"]

@@ -86,7 +86,7 @@ struct OrderIndexTests {
       // Like with like: d4's "x" is no number, so not >= 10.
       #expect(try q.where("a.b >= 10").get().map(\.pk) == ["d1", "d5", "d0"])
       // A nested edit behind Folio's back moves the document.
-      try scratch.write("t/d4.json", #"{"id": "d4", "a": {"b": -1}}"#)
+      try scratch.write(try store.file("t", "d4"), #"{"id": "d4", "a": {"b": -1}}"#)
       #expect(try q.startAt(false).limitToFirst(2).get().map(\.pk) == ["d7", "d4"])
     }
   }
@@ -96,19 +96,20 @@ struct OrderIndexTests {
     defer { scratch.remove() }
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d0", "d1"])
     // In place, same size, right away (inside the racy window).
-    try scratch.write("t/d5.json", #"{"id": "d5", "pad": "x", "rank": -1}"# + "\n")
+    try scratch.write(try store.file("t", "d5"), #"{"id": "d5", "pad": "x", "rank": -1}"# + "\n")
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d5", "d0"])
     settle(store)
     #expect(try pks(store) { try $0.limitToFirst(2) } == ["d5", "d0"])
     // In place again after the window: only stat data can tell.
-    try scratch.write("t/d5.json", #"{"id": "d5", "pad": "x", "rank": 999}"# + "\n")
+    try scratch.write(try store.file("t", "d5"), #"{"id": "d5", "pad": "x", "rank": 999}"# + "\n")
     #expect(try pks(store) { try $0.limitToLast(1) } == ["d5"])
-    try FileManager.default.removeItem(atPath: scratch.path + "/t/d0.json")
-    try scratch.write("t/new.json", #"{"id": "new", "rank": 5}"#)
+    try FileManager.default.removeItem(atPath: scratch.path + "/" + (try store.file("t", "d0")))
+    try scratch.write(try store.file("t", "new"), #"{"id": "new", "rank": 5}"#)
     // cp of another document over an existing one.
-    try FileManager.default.removeItem(atPath: scratch.path + "/t/d7.json")
+    try FileManager.default.removeItem(atPath: scratch.path + "/" + (try store.file("t", "d7")))
     try FileManager.default.copyItem(
-      atPath: scratch.path + "/t/d29.json", toPath: scratch.path + "/t/d7.json")
+      atPath: store.rootPath + "/" + (try store.file("t", "d29")),
+      toPath: store.rootPath + "/" + (try store.file("t", "d7")))
     #expect(try pks(store) { try $0.limitToFirst(3) } == ["new", "d1", "d2"])
     #expect(try pks(store) { try $0.equalTo(290) } == ["d29", "d7"])
     #expect(try store.collection("t").query().count() == 30)
@@ -170,7 +171,8 @@ struct OrderIndexTests {
     try scratch.write(".git/folio/index/t-t.base", "garbage")
     try scratch.write(".git/folio/index/t-t.log", "{\"not\": \"a log\"}\n{{{")
     #expect(try pks(try Store(at: scratch.url)) { try $0.limitToLast(1) } == ["d4"])
-    try scratch.write("folio.yaml", "version: 1\ntables:\n  t:\n    path: t\n    order: [pad, rank]\n")
+    try scratch.write(
+      "folio.yaml", withTestLayout("version: 1\ntables:\n  t:\n    path: t\n    order: [pad, rank]\n"))
     let changed = try Store(at: scratch.url)
     #expect(try pks(changed) { try $0.orderBy(child: "rank").limitToLast(1) } == ["d4"])
     #expect(try pks(changed) { try $0.limitToFirst(2) } == ["d0", "d1"])
@@ -266,12 +268,13 @@ struct OrderIndexTests {
     let (store, scratch) = try makeTable(3)
     defer { scratch.remove() }
     _ = try pks(store)
-    try scratch.write("t/d1.json", "{\"id\": \"d1\",\n  \"rank\": }\n")
+    try scratch.write(try store.file("t", "d1"), "{\"id\": \"d1\",\n  \"rank\": }\n")
     // Left out and named, not thrown: one file does not take the table down.
     var skipped: [FolioError] = []
     #expect(try store.collection("t").query().get(skipped: &skipped).map(\.pk) == ["d0", "d2"])
-    #expect(skipped.map(\.description) == ["t/d1.json:2:11: error: expected a JSON value, found '}'"])
-    try scratch.write("t/d1.json", "{\"id\": \"d1\", \"rank\": 100}\n")
+    let d1 = try store.file("t", "d1")
+    #expect(skipped.map(\.description) == [d1 + ":2:11: error: expected a JSON value, found '}'"])
+    try scratch.write(try store.file("t", "d1"), "{\"id\": \"d1\", \"rank\": 100}\n")
     #expect(try pks(store) == ["d0", "d2", "d1"])
   }
 }

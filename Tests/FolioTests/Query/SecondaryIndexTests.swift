@@ -102,9 +102,9 @@ struct SecondaryIndexTests {
     // A mutation, then an edit behind Folio's back (in place), then a delete.
     try store.apply(table: "t", pk: "k5", op: .update, columns: ["c": "zz"])
     #expect(try pks(query) == ["k5"])
-    try scratch.write("t/k7.json", "{\"id\": \"k7\", \"n\": 7, \"c\": \"zz\"}\n")
+    try scratch.write(try store.file("t", "k7"), "{\"id\": \"k7\", \"n\": 7, \"c\": \"zz\"}\n")
     #expect(try pks(query) == ["k5", "k7"])
-    try FileManager.default.removeItem(at: scratch.url.appending(path: "t/k5.json"))
+    try FileManager.default.removeItem(at: scratch.url.appending(path: try store.file("t", "k5")))
     #expect(try pks(query) == ["k7"])
     // One index file holds the order key and both secondary paths.
     let base = try #require(IndexBase(contentsOf: store.privateDirectory + "/index/t-t.base"))
@@ -118,8 +118,8 @@ struct SecondaryIndexTests {
     let (store, scratch) = try store()
     defer { scratch.remove() }
     #expect(try store.collection("t").query().where("c == 2").count() == 7)
-    try scratch.write(
-      "folio.yaml", "version: 1\ntables:\n  t:\n    path: t\n    order: [n]\n    indexes: [o.d]\n")
+    let yaml = "version: 1\ntables:\n  t:\n    path: t\n    order: [n]\n    indexes: [o.d]\n"
+    try scratch.write("folio.yaml", withTestLayout(yaml))
     let again = try Store(at: scratch.url)
     let plan = try again.collection("t").query().where("c == 2").explain()
     #expect(plan.index == "n" && !plan.narrowedByFilter)

@@ -53,7 +53,7 @@ import Testing
     let todos = store.collection("todos")
     try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "first", "views": 1])
     let before = logSize(store)
-    let bytes = scratch.read("data/todos/a.json")
+    let bytes = scratch.read(try store.file("todos", "a"))
 
     func expectRefused(_ message: String, _ body: () throws -> Void) {
       #expect {
@@ -84,8 +84,9 @@ import Testing
       try store.apply(table: "todos", pk: "a", op: .update, columns: ["views": "x"])
     }
     #expect(logSize(store) == before, "nothing was recorded")
-    #expect(scratch.read("data/todos/a.json") == bytes, "nothing was written")
-    #expect(!scratch.exists("data/todos/b.json") && !scratch.exists("data/todos/c.json"))
+    #expect(scratch.read(try store.file("todos", "a")) == bytes, "nothing was written")
+    let (b, c) = (try store.file("todos", "b"), try store.file("todos", "c"))
+    #expect(!scratch.exists(b) && !scratch.exists(c))
 
     // What counts is the document as the transaction leaves it.
     try store.write { tx in
@@ -113,7 +114,7 @@ import Testing
       (error as? FolioError)?.description
         == "rows.ndjson:2:1: error: title: expected string, got integer (schema todos.schema.json#/properties/title)"
     }
-    #expect(!scratch.exists("data/todos/r1.json"), "a refused import leaves the table as it was")
+    #expect(!scratch.exists(try store.file("todos", "r1")), "a refused import leaves the table as it was")
     options.continueOnError = true
     var bad: [String] = []
     let summary = try store.importRows(into: "todos", options: options) { bad.append($0.description) }
@@ -127,23 +128,24 @@ import Testing
     try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "fine"])
     try store.commit()
     // Committed outside Folio's checks: a hand edit, then `git commit`.
-    try scratch.write("data/todos/b.json", "{\n  \"id\": \"b\",\n  \"title\": 7\n}\n")
+    let b = try store.file("todos", "b")
+    try scratch.write(b, "{\n  \"id\": \"b\",\n  \"title\": 7\n}\n")
     try git(["add", "-A"], in: scratch.path)
     try git(["commit", "-qm", "by hand"], in: scratch.path)
     let expected =
-      "data/todos/b.json:3:12: error: title: expected string, got integer (schema todos.schema.json#/properties/title)"
+      b + ":3:12: error: title: expected string, got integer (schema todos.schema.json#/properties/title)"
     #expect(try store.check().map(\.description) == [expected])
     #expect(try store.status().schemaViolations.map(\.description) == [expected])
     // The second status reads the remembered answer for the same tree.
     #expect(try store.status().schemaViolations.map(\.description) == [expected])
     #expect(scratch.exists(".git/folio/schema-status.json"))
     // An edit on disk wins over the commit; a new commit is diffed in.
-    try scratch.write("data/todos/b.json", "{\"id\": \"b\", \"title\": \"fixed\", \"extra\": 1}\n")
+    try scratch.write(b, "{\"id\": \"b\", \"title\": \"fixed\", \"extra\": 1}\n")
     #expect(
       try store.status().schemaViolations.map(\.description) == [
-        "data/todos/b.json:1:31: error: extra: no such property (schema todos.schema.json#/additionalProperties)"
+        b + ":1:31: error: extra: no such property (schema todos.schema.json#/additionalProperties)"
       ])
-    try scratch.write("data/todos/b.json", "{\"id\": \"b\", \"title\": \"fixed\"}\n")
+    try scratch.write(b, "{\"id\": \"b\", \"title\": \"fixed\"}\n")
     try store.commit()
     #expect(try store.status().schemaViolations.isEmpty)
     #expect(try store.check().isEmpty)
@@ -155,16 +157,16 @@ import Testing
     try store.apply(table: "todos", pk: "a", op: .insert, columns: ["title": "start", "views": 1])
     let watch = try WatchHarness(store: store)
     defer { try? watch.stop() }
-    try scratch.write(
-      "data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"start\",\n  \"views\": \"ten\"\n}\n")
+    let a = try store.file("todos", "a")
+    try scratch.write(a, "{\n  \"id\": \"a\",\n  \"title\": \"start\",\n  \"views\": \"ten\"\n}\n")
     #expect(watch.waitForProblems(1))
     #expect(
       watch.problems.first?.description
-        == "data/todos/a.json:4:12: error: views: expected a string matching ^-?[0-9]+$, got \"ten\" (schema todos.schema.json#/properties/views)"
+        == a + ":4:12: error: views: expected a string matching ^-?[0-9]+$, got \"ten\" "
+        + "(schema todos.schema.json#/properties/views)"
     )
     #expect(watch.recorded.isEmpty, "a save that breaks the schema is not recorded")
-    try scratch.write(
-      "data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"start\",\n  \"views\": 10\n}\n")
+    try scratch.write(a, "{\n  \"id\": \"a\",\n  \"title\": \"start\",\n  \"views\": 10\n}\n")
     #expect(watch.waitForOps(1))
     #expect(watch.recorded.first?.op.mutation.transforms.first?.path == "views", "recorded as an increment")
   }
@@ -181,15 +183,15 @@ import Testing
     let watch = try WatchHarness(store: store)
     defer { try? watch.stop() }
     let big = String(repeating: "x", count: 5_000)
-    try scratch.write("data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"\(big)\"\n}\n")
+    try scratch.write(try store.file("todos", "a"), "{\n  \"id\": \"a\",\n  \"title\": \"\(big)\"\n}\n")
     #expect(watch.waitForProblems(1))
     #expect(watch.problems.first?.code == .tooLarge)
     #expect(
       watch.problems.first?.description.hasPrefix(
-        "data/todos/a.json:1:1: error: 5031 bytes, more than the store's limit of 4096")
+        try store.file("todos", "a") + ":1:1: error: 5031 bytes, more than the store's limit of 4096")
         == true, "\(watch.problems.first?.description ?? "")")
     #expect(watch.recorded.isEmpty, "a save past the limit is not recorded")
-    try scratch.write("data/todos/a.json", "{\n  \"id\": \"a\",\n  \"title\": \"small\"\n}\n")
+    try scratch.write(try store.file("todos", "a"), "{\n  \"id\": \"a\",\n  \"title\": \"small\"\n}\n")
     #expect(watch.waitForOps(1))
   }
 }

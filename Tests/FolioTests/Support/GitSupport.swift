@@ -16,7 +16,7 @@ struct SyncFixture {
 
   /// The first replica: creates the store with `yaml`, commits and pushes.
   func seed(yaml: String, name: String = "r0") throws -> Store {
-    try scratch.write(name + "/folio.yaml", yaml)
+    try scratch.write(name + "/folio.yaml", withTestLayout(yaml))
     let store = try Store.create(at: URL(fileURLWithPath: scratch.path + "/" + name))
     try git(["remote", "add", "origin", remoteURL], in: store.rootPath)
     try store.sync()
@@ -50,7 +50,8 @@ struct SyncFixture {
 func tableFiles(_ store: Store) throws -> [String: [UInt8]] {
   var files: [String: [UInt8]] = [:]
   for table in store.config.tables {
-    for name in try FileSystem.list(store.rootPath + "/" + table.path) ?? [] where name.hasSuffix(".json") {
+    for name in try table.listDocumentNames(in: store.rootPath + "/" + table.path) ?? []
+    where name.hasSuffix(".json") {
       files[table.path + "/" + name] = try FileSystem.read(store.rootPath + "/" + table.path + "/" + name)
     }
   }

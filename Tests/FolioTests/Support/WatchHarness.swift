@@ -78,21 +78,24 @@ final class WatchHarness: Sendable {
   private static let fencePrefix = "fence-"
   private let fences = Mutex(0)
 
-  /// Saves a new marker document in `folder` (a table folder) and waits
-  /// until its op is recorded. Every event of an earlier change sits ahead
-  /// of the marker's in the watcher's one inotify queue and starts its
-  /// quiet period no later, so once the marker is recorded, whatever those
-  /// events would record or report has been too, except what waits for a
-  /// writer to close its file; ``stop()`` records that.
+  /// Saves a new marker document in `table` of `store` (making its folder
+  /// first, as an editor user would, where the table's layout puts it in
+  /// a subfolder not made yet) and waits until its op is recorded. Every
+  /// event of an earlier change sits ahead of the marker's in the
+  /// watcher's one inotify queue and starts its quiet period no later, so
+  /// once the marker is recorded, whatever those events would record or
+  /// report has been too, except what waits for a writer to close its
+  /// file; ``stop()`` records that.
   /// - Returns: whether the marker was recorded in time.
   @discardableResult
-  func fence(in folder: String) throws -> Bool {
+  func fence(in store: Store, table: String) throws -> Bool {
     let number = fences.withLock {
       $0 += 1
       return $0
     }
     let pk = Self.fencePrefix + "\(number)"
-    try FileSystem.writeAtomically(folder + "/" + pk + ".json", Array(#"{"fence": true}"#.utf8), sync: false)
+    try FileSystem.writeAtomically(
+      try store.editorPath(table, pk), Array(#"{"fence": true}"#.utf8), sync: false)
     return wait { events in
       events.contains { if case .recorded(let op, _) = $0 { op.pk == pk } else { false } }
     }
@@ -113,4 +116,15 @@ final class EventBox: Sendable {
   private let events = Mutex<[WatchEvent]>([])
   func append(_ event: WatchEvent) { events.withLock { $0.append(event) } }
   var snapshot: [WatchEvent] { events.withLock { $0 } }
+}
+
+extension Store {
+  /// The absolute path of document `pk`'s file in `table`, in the table's
+  /// layout, with its folder made where missing: as an editor user would
+  /// `mkdir -p` before saving a new document in a hashed table.
+  func editorPath(_ table: String, _ pk: String) throws -> String {
+    let path = rootPath + "/" + (try file(table, pk))
+    try FileSystem.makeDirectories(FileSystem.split(path).directory)
+    return path
+  }
 }
