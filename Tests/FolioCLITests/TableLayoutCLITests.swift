@@ -21,6 +21,11 @@ struct TableLayoutCLITests {
     let place = try Self.hashed.path(of: "a")
     #expect(scratch.read(place)?.contains("first") == true)
     #expect(try scratch.folio("get", "todos", "a").stdout.contains("first"))
+    // Where a document's file is, or where a new one goes.
+    #expect(try scratch.folio("get", "todos", "a", "--path").stdout == place + "\n")
+    #expect(
+      try scratch.folio("get", "todos", "new", "--path").stdout == (try Self.hashed.path(of: "new")) + "\n")
+    #expect(try scratch.folio("get", "todos", "a", "--path", "--as-of", "HEAD").status == 64)
     // git routes the table's files, a level down, to Folio's drivers.
     let attributes = try git(["check-attr", "merge", "diff", "--", place], in: scratch.path).output
     #expect(attributes.contains("merge: folio") && attributes.contains("diff: folio"), "\(attributes)")
