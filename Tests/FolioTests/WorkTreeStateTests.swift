@@ -257,6 +257,53 @@ struct WorkTreeStateTests {
       try git(["status", "--porcelain"], in: a.rootPath).output == " M " + (try a.file("todos", "t3")) + "\n")
   }
 
+  /// The journal names the files a sync's checkout wrote, so the next
+  /// commit hashes them; they match HEAD and their index entries, so git's
+  /// index is not rewritten (megabytes at every sync of a large store). A
+  /// file touched since has stale stat data, and its entry is refreshed.
+  @Test func filesACheckoutWroteDoNotMakeTheNextCommitRewriteGitsIndex() throws {
+    let yaml = "version: 1\ntables:\n  todos:\n    path: todos\n    columns:\n      views: counter\n"
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: yaml)
+    for k in 0..<10 { try a.apply(table: "todos", pk: "t\(k)", op: .insert, columns: ["views": 1]) }
+    try a.sync()
+    let b = try fixture.clone("b")
+    let publisher = try a.publishIndexes()
+    defer { publisher.stop() }
+    _ = try a.status()
+    for k in [1, 4, 7] {
+      try b.apply(
+        table: "todos", pk: "t\(k)", op: .update, transforms: ["views": ["op": "increment", "by": 5]])
+    }
+    try b.sync()
+    try a.apply(table: "todos", pk: "t2", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
+    #expect(try a.sync(push: false).action == .merged)
+    let indexPath = a.rootPath + "/.git/index"
+    func identity() -> [Int] {
+      var st = stat()
+      guard lstat(indexPath, &st) == 0 else { return [] }
+      return [Int(st.st_ino), st.st_mtim.tv_sec, st.st_mtim.tv_nsec]
+    }
+    let before = identity()
+    let planned = try Self.plannedScan(a)
+    #expect(planned.restricted, "\(planned.why)")
+    #expect(planned.found.isEmpty)
+    #expect(try a.commit().commit == nil)
+    #expect(identity() == before)
+    // A touch: same bytes, new stat data, refreshed by the next commit.
+    let touched = a.rootPath + "/" + (try a.file("todos", "t4"))
+    var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+    #expect(utimensat(AT_FDCWD, touched, &times, 0) == 0)
+    #expect(try a.commit().commit == nil)
+    #expect(identity() != before)
+    let entry = try #require(try GitIndexFile.open(indexPath)?.rawEntry(at: try a.file("todos", "t4")))
+    var st = stat()
+    #expect(lstat(touched, &st) == 0)
+    #expect(entry.matches(st, in: try #require(try GitIndexFile.open(indexPath))))
+    #expect(try git(["status", "--porcelain"], in: a.rootPath).output == "")
+  }
+
   /// Past ``Store/opLogSegmentBytes``, a commit seals the replica's log
   /// segment and the next op starts a new file: later commits write only
   /// the new segment, the sealed one keeps its blob, stamps keep rising

@@ -473,13 +473,16 @@ extension Store {
       let absolute = rootPath + "/" + path
       var st = stat()
       guard lstat(absolute, &st) == 0 else { return .some(nil) }  // deleted
-      if !hashing, let headID, let entry = try indexEntry(path), entry.id == headID, entry.matches(st) {
-        return nil
-      }
+      let entry = try indexEntry(path)
+      let statMatches = entry.map { $0.id == headID && $0.matches(st) } ?? false
+      if !hashing, headID != nil, statMatches { return nil }
       guard let bytes = try FileSystem.read(absolute) else { return .some(nil) }
       let id = try GitRepository.hashBlob(bytes)
       if id == headID {
-        scan.refresh.append((path, id))
+        // Hashed only because the journal named it (a checkout's own
+        // write, a save of the same bytes): an entry whose stat data still
+        // matches needs no rewrite of the index.
+        if !statMatches { scan.refresh.append((path, id)) }
         return nil
       }
       return .some(bytes)
