@@ -1,5 +1,6 @@
 internal import Clibgit2
 import FolioSystem
+import Glibc
 
 extension GitRepository {
   /// The URL of remote `name`.
@@ -32,6 +33,37 @@ extension GitRepository {
   func fetch(remote name: String, branch: String, sshKey: String?) throws -> GitOID? {
     let url = try configuredRemoteURL(name)
     let git = SystemGit(gitDirectory: gitDirectory, sshKey: sshKey)
+    if config("remote.\(name).vcs") == nil, let native = try git.fetchURL(remote: name),
+      SystemGit.speaksNatively(native)
+    {
+      let incoming = SystemGit.incomingNamespace + name + "/" + branch
+      return try GitRefLocks.writing(gitDirectory: gitDirectory) {
+        guard
+          let tip = try git.fetchPack(
+            url: native, uploadPack: config("remote.\(name).uploadpack"), remote: name, branch: branch,
+            shownURL: url)
+        else { return nil }
+        guard let id = GitOID(hex: tip), (try? commit(id)) != nil else {
+          throw FolioError(
+            .remote, "remote '\(name)' names \(tip) as its branch '\(branch)', which is not a commit it sent",
+            function: "git fetch-pack")
+        }
+        // As `git fetch` does on a lock: a git that an interrupted Folio
+        // started may hold it for a moment; one that stays is reported.
+        var tries = 0
+        while true {
+          tries += 1
+          do {
+            try setReference(incoming, to: id, message: "folio sync: fetch")
+            return id
+          } catch let error as FolioError where error.code == .locked && tries < 6 {
+            usleep(UInt32(50_000 * tries * tries))
+          } catch let error as FolioError where error.code == .locked {
+            throw SystemGit.locked(incoming, said: error.message)
+          }
+        }
+      }
+    }
     let incoming = try GitRefLocks.writing(gitDirectory: gitDirectory) {
       try git.fetch(remote: name, branch: branch, url: url)
     }

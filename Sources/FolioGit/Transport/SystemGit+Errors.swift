@@ -2,6 +2,17 @@ import FolioSystem
 import Foundation
 
 extension SystemGit {
+  /// `LOCKED` for ref `lock` (such as `refs/heads/main`), whose lock file
+  /// another git holds or a killed one left; `said` quotes the failure.
+  static func locked(_ lock: String, said: String) -> FolioError {
+    FolioError(
+      .locked,
+      "another git process is updating \(lock) in this repository (\(said)); wait for it to end and run "
+        + "the command again. If no git is running, a git killed by kill -9 left its lock file: remove "
+        + "the '\(lock).lock' file git names",
+      function: "git")
+  }
+
   /// Folio's error for a failed fetch, push or clone.
   ///
   /// git exits 128 for every kind of failure, so the kind is read from its
@@ -64,14 +75,7 @@ extension SystemGit {
           + "when there is no terminal"
       return FolioError(.credentials, "\(shown) refused the login: \(said); \(fix)", function: "git")
     }
-    if let lock = Self.refLock(in: lines) {
-      return FolioError(
-        .locked,
-        "another git process is updating \(lock) in this repository (\(said)); wait for it to end and run "
-          + "the command again. If no git is running, a git killed by kill -9 left its lock file: remove "
-          + "the '\(lock).lock' file git names",
-        function: "git")
-    }
+    if let lock = Self.refLock(in: lines) { return Self.locked(lock, said: said) }
     if text.contains("matches more than one") || text.contains("is ambiguous") {
       return FolioError(
         .remote,

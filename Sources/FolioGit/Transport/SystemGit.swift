@@ -95,14 +95,25 @@ struct SystemGit {
       [command] + options + (progress ? ["--progress"] : []) + ["--"] + operands, forwardingStderr: progress)
   }
 
-  private func run(_ arguments: [String], forwardingStderr: Bool) throws -> Subprocess.Result {
+  /// Runs `arguments` as they are, with `settings` after Folio's own, and
+  /// git's stderr shown when it is a terminal.
+  func run(_ arguments: [String], settings: [(String, String)], forwardingStderr: Bool) throws
+    -> Subprocess.Result
+  {
+    try run(arguments, forwardingStderr: forwardingStderr, settings: settings)
+  }
+
+  private func run(_ arguments: [String], forwardingStderr: Bool, settings: [(String, String)] = []) throws
+    -> Subprocess.Result
+  {
     try Self.checkVersion(environment: environment)
     var prefix: [String] = []
     if let gitDirectory { prefix += ["--git-dir=" + gitDirectory] }
     let forward: (([UInt8]) -> Void)? =
       forwardingStderr
       ? { chunk in chunk.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) } } : nil
-    return try Subprocess.run("git", prefix + arguments, environment: runEnvironment(), onStderr: forward)
+    return try Subprocess.run(
+      "git", prefix + arguments, environment: runEnvironment(adding: settings), onStderr: forward)
   }
 
   /// Whether git's progress should be shown: stderr is a terminal.
@@ -123,7 +134,7 @@ extension SystemGit {
   /// (`GIT_CONFIG_COUNT`), never on the command line, and after the
   /// user's: hooks off, objects checked, and the conveniences
   /// `FOLIO_SSH_KEY` and `FOLIO_GIT_TOKEN` mapped onto git's own ways.
-  func runEnvironment() -> [String: String] {
+  func runEnvironment(adding extra: [(String, String)] = []) -> [String: String] {
     var variables = environment
     // Messages in one language, whatever the user's locale, so that the
     // few that must be told apart can be.
@@ -153,6 +164,7 @@ extension SystemGit {
             + #"echo "password=${FOLIO_GIT_TOKEN:-$FOLIO_GIT_PASSWORD}"; }; f"#
         ))
     }
+    settings += extra
     let count = Int(variables["GIT_CONFIG_COUNT"] ?? "") ?? 0
     for (offset, (key, value)) in settings.enumerated() {
       variables["GIT_CONFIG_KEY_\(count + offset)"] = key
