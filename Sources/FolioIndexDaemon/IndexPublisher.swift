@@ -142,6 +142,27 @@ public final class IndexPublisher: Sendable {
     let failure = Mutex<FolioError?>(nil)
   }
 
+  /// Takes the publisher lock on `lock`. When the holder on record is this
+  /// process and none of its publishers is running for `directory`, the
+  /// one that stopped has closed the lock, but a child another thread was
+  /// starting at that moment may still hold a copy of the descriptor until
+  /// it runs its program (`flock` belongs to the open file, not the
+  /// process): the lock is tried again until that copy is gone.
+  private static func lockAfterOwnStoppedPublisher(_ lock: Int32, path: String, directory: String) throws
+    -> Bool
+  {
+    if try FileSystem.lockFile(lock, LOCK_EX | LOCK_NB, path: path) { return true }
+    let holder = (try? FileSystem.read(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    guard holder.split(whereSeparator: \.isWhitespace).first == "\(getpid())",
+      !publishing.withLock({ $0[directory] != nil })
+    else { return false }
+    for _ in 0..<500 {
+      usleep(10_000)
+      if try FileSystem.lockFile(lock, LOCK_EX | LOCK_NB, path: path) { return true }
+    }
+    return false
+  }
+
   /// - Throws: `LOCKED` when another process already publishes for this
   ///   store; `IO` when the lock, the socket or (for a daemon) the watches
   ///   cannot be made.
@@ -154,7 +175,7 @@ public final class IndexPublisher: Sendable {
     var descriptors: [Int32] = [lock]
     var started = false
     defer { if !started { for fd in descriptors { close(fd) } } }
-    if try !FileSystem.lockFile(lock, LOCK_EX | LOCK_NB, path: lockPath) {
+    if try !Self.lockAfterOwnStoppedPublisher(lock, path: lockPath, directory: directory) {
       let holder = (try? FileSystem.read(lockPath)).map { String(decoding: $0, as: UTF8.self) } ?? ""
       let words = holder.split(whereSeparator: \.isWhitespace)
       let who =
