@@ -227,20 +227,29 @@ struct WorkTreeStateTests {
     #expect(try git(["fsck", "--no-dangling"], in: scratch.path).status == 0)
   }
 
-  /// A sync's checkout leaves git's index holding the merged commit, and
-  /// says so: the next status looks only at what changed, and finds what
-  /// the full scan finds, including a file the checkout had to leave alone.
-  @Test func aSyncLeavesAStateTheNextStatusUses() throws {
+  /// Replica a, with ten documents synced and a publisher whose journal
+  /// its last status took a token from, and replica b cloned from it.
+  static func publishingReplicas(_ fixture: SyncFixture) throws -> (
+    a: Store, b: Store, publisher: IndexPublisher
+  ) {
     let yaml = "version: 1\ntables:\n  todos:\n    path: todos\n    columns:\n      views: counter\n"
-    let fixture = try SyncFixture()
-    defer { fixture.remove() }
     let a = try fixture.seed(yaml: yaml)
     for k in 0..<10 { try a.apply(table: "todos", pk: "t\(k)", op: .insert, columns: ["views": 1]) }
     try a.sync()
     let b = try fixture.clone("b")
     let publisher = try a.publishIndexes()
-    defer { publisher.stop() }
     _ = try a.status()
+    return (a, b, publisher)
+  }
+
+  /// A sync's checkout leaves git's index holding the merged commit, and
+  /// says so: the next status looks only at what changed, and finds what
+  /// the full scan finds, including a file the checkout had to leave alone.
+  @Test func aSyncLeavesAStateTheNextStatusUses() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let (a, b, publisher) = try Self.publishingReplicas(fixture)
+    defer { publisher.stop() }
     try b.apply(table: "todos", pk: "t1", op: .update, transforms: ["views": ["op": "increment", "by": 5]])
     try b.apply(table: "todos", pk: "t9", op: .remove)
     try b.sync()
@@ -262,16 +271,10 @@ struct WorkTreeStateTests {
   /// index is not rewritten (megabytes at every sync of a large store). A
   /// file touched since has stale stat data, and its entry is refreshed.
   @Test func filesACheckoutWroteDoNotMakeTheNextCommitRewriteGitsIndex() throws {
-    let yaml = "version: 1\ntables:\n  todos:\n    path: todos\n    columns:\n      views: counter\n"
     let fixture = try SyncFixture()
     defer { fixture.remove() }
-    let a = try fixture.seed(yaml: yaml)
-    for k in 0..<10 { try a.apply(table: "todos", pk: "t\(k)", op: .insert, columns: ["views": 1]) }
-    try a.sync()
-    let b = try fixture.clone("b")
-    let publisher = try a.publishIndexes()
+    let (a, b, publisher) = try Self.publishingReplicas(fixture)
     defer { publisher.stop() }
-    _ = try a.status()
     for k in [1, 4, 7] {
       try b.apply(
         table: "todos", pk: "t\(k)", op: .update, transforms: ["views": ["op": "increment", "by": 5]])

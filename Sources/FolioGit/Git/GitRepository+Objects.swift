@@ -359,18 +359,12 @@ extension GitRepository {
   static func treeOrder(_ a: OpaquePointer, _ b: OpaquePointer) -> Int32 {
     let aName = git_tree_entry_name(a)!
     let bName = git_tree_entry_name(b)!
-    let aLength = strlen(aName)
-    let bLength = strlen(bName)
-    let common = min(aLength, bLength)
-    let compared = memcmp(aName, bName, common)
-    if compared != 0 { return compared < 0 ? -1 : 1 }
-    func next(_ name: UnsafePointer<CChar>, _ length: Int, _ entry: OpaquePointer) -> Int32 {
-      if length > common { return Int32(UInt8(bitPattern: name[common])) }
-      return git_tree_entry_type(entry) == GIT_OBJECT_TREE ? Int32(UInt8(ascii: "/")) : 0
-    }
-    let x = next(aName, aLength, a)
-    let y = next(bName, bLength, b)
-    return x < y ? -1 : x > y ? 1 : 0
+    return Int32(
+      GitTree.compare(
+        UnsafeRawBufferPointer(start: aName, count: strlen(aName)),
+        isFolder: git_tree_entry_type(a) == GIT_OBJECT_TREE,
+        UnsafeRawBufferPointer(start: bName, count: strlen(bName)),
+        newIsFolder: git_tree_entry_type(b) == GIT_OBJECT_TREE))
   }
 
   private func subtree(_ entry: OpaquePointer) throws -> GitTree {

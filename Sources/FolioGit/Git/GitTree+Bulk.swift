@@ -146,7 +146,7 @@ extension GitTree {
   /// -1, 0 or 1 as the existing entry `old` sorts before, at or after the
   /// new entry named `new` (a folder when `newIsFolder`), in git's tree
   /// order.
-  private static func compare(
+  static func compare(
     _ old: UnsafeRawBufferPointer, isFolder: Bool, _ new: UnsafeRawBufferPointer, newIsFolder: Bool = false
   )
     -> Int

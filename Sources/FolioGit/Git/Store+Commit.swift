@@ -473,9 +473,11 @@ extension Store {
       let absolute = rootPath + "/" + path
       var st = stat()
       guard lstat(absolute, &st) == 0 else { return .some(nil) }  // deleted
-      let entry = try indexEntry(path)
-      let statMatches = entry.map { $0.id == headID && $0.matches(st) } ?? false
-      if !hashing, headID != nil, statMatches { return nil }
+      // A file new since HEAD has no entry worth looking up.
+      let statMatches =
+        try headID.flatMap { headID in try indexEntry(path).map { $0.id == headID && $0.matches(st) } }
+        ?? false
+      if !hashing, statMatches { return nil }
       guard let bytes = try FileSystem.read(absolute) else { return .some(nil) }
       let id = try GitRepository.hashBlob(bytes)
       if id == headID {

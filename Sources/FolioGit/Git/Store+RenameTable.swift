@@ -36,21 +36,8 @@ extension Store {
       }
       let (repository, head) = try commitPending(before: "rename", table: table)
       let headTree = try head.tree()
-      let configPath = rootPath + "/" + Config.fileName
-      let text = String(decoding: try FileSystem.read(configPath) ?? [], as: UTF8.self)
-      let (newText, renamed) = try ConfigEditor(text: text).renaming(table: old, to: new)
-      let newConfig = try Config(yaml: newText)
-      let attributesPath = rootPath + "/.gitattributes"
-      let attributes = String(decoding: try FileSystem.read(attributesPath) ?? [], as: UTF8.self)
-      var changes: [(path: String, id: GitOID?, mode: UInt32)] = [
-        (Config.fileName, try repository.writeBlob(Array(newText.utf8)), 0),
-        (
-          ".gitattributes",
-          try repository.writeBlob(
-            Array(Store.gitAttributes(existing: attributes, tables: newConfig.tables).utf8)),
-          0
-        ),
-      ]
+      let (newText, renamed) = try ConfigEditor(text: try configText()).renaming(table: old, to: new)
+      var changes = try configFileChanges(newText, repository: repository)
       if renamed.path != table.path {
         if try headTree.subtree(at: renamed.path, repository: repository) != nil
           || !(try FileSystem.list(rootPath + "/" + renamed.path) ?? []).isEmpty
@@ -65,16 +52,9 @@ extension Store {
         }
       }
       let tree = try repository.updatedTree(headTree, setting: changes)
-      let commit = try repository.createCommit(
-        tree: tree, parents: [head.id], message: "folio: rename table '\(old)' to '\(new)'")
-      let blocked = try checkout(commit, branch: try repository.headBranch(), repository: repository)
-      if !blocked.isEmpty {
-        throw FolioError(
-          .wouldOverwrite,
-          "renaming would overwrite changes to \(blocked.joined(separator: ", ")) made since the last commit; "
-            + "fix or commit them, then rename", remedy: .showLeftOutFiles)
-      }
-      return commit
+      return try commitWholeTableChange(
+        tree, onto: head, message: "folio: rename table '\(old)' to '\(new)'", verb: ("renaming", "rename"),
+        repository: repository)
     }
     return (try Store(rootPath: rootPath, wiring: wiring), commit.description)
   }

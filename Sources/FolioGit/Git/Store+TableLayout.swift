@@ -29,34 +29,14 @@ extension Store {
       let table = try self.table(named: name)
       if table.layout == layout { return nil }
       let (repository, head) = try commitPending(before: "convert", table: table)
-      let configPath = rootPath + "/" + Config.fileName
-      let text = String(decoding: try FileSystem.read(configPath) ?? [], as: UTF8.self)
-      let newText = try ConfigEditor(text: text).setting(layout: layout, of: name)
-      let newConfig = try Config(yaml: newText)
-      let attributesPath = rootPath + "/.gitattributes"
-      let attributes = String(decoding: try FileSystem.read(attributesPath) ?? [], as: UTF8.self)
-      let moved = try repository.tree(
-        try repository.relayingOut(try head.tree(), folder: table.path, from: table.layout, to: layout))
+      let newText = try ConfigEditor(text: try configText()).setting(layout: layout, of: name)
+      let moved = try repository.relayingOut(
+        try head.tree(), folder: table.path, from: table.layout, to: layout)
       let tree = try repository.updatedTree(
-        moved,
-        setting: [
-          (Config.fileName, try repository.writeBlob(Array(newText.utf8)), 0),
-          (
-            ".gitattributes",
-            try repository.writeBlob(
-              Array(Store.gitAttributes(existing: attributes, tables: newConfig.tables).utf8)),
-            0
-          ),
-        ])
-      let commit = try repository.createCommit(
-        tree: tree, parents: [head.id], message: "folio: table '\(name)' to the \(layout.rawValue) layout")
-      let blocked = try checkout(commit, branch: try repository.headBranch(), repository: repository)
-      if !blocked.isEmpty {
-        throw FolioError(
-          .wouldOverwrite,
-          "converting would overwrite changes to \(blocked.joined(separator: ", ")) made since the last commit; "
-            + "fix or commit them, then convert", remedy: .showLeftOutFiles)
-      }
+        try repository.tree(moved), setting: try configFileChanges(newText, repository: repository))
+      let commit = try commitWholeTableChange(
+        tree, onto: head, message: "folio: table '\(name)' to the \(layout.rawValue) layout",
+        verb: ("converting", "convert"), repository: repository)
       if layout == .flat {
         // The checkout empties the subfolders; a flat table's folder holds
         // only documents (`fsck`).
@@ -93,6 +73,47 @@ extension Store {
       throw FolioError(.git, "the store has no commit yet; commit before you \(verb) a table")
     }
     return (repository, head)
+  }
+
+  /// The changes that set `folio.yaml` to `text` and `.gitattributes` to
+  /// what its tables need, for a commit that changes a table as a whole.
+  func configFileChanges(_ text: String, repository: GitRepository) throws -> [(
+    path: String, id: GitOID?, mode: UInt32
+  )] {
+    let config = try Config(yaml: text)
+    let attributes = String(decoding: try FileSystem.read(rootPath + "/.gitattributes") ?? [], as: UTF8.self)
+    let changes: [(path: String, id: GitOID?, mode: UInt32)] = [
+      (Config.fileName, try repository.writeBlob(Array(text.utf8)), 0),
+      (
+        ".gitattributes",
+        try repository.writeBlob(
+          Array(Store.gitAttributes(existing: attributes, tables: config.tables).utf8)),
+        0
+      ),
+    ]
+    return changes
+  }
+
+  /// Commits `tree` onto `head`, the change to a table as a whole, and
+  /// moves the working tree, git's index and the branch to it, as a sync's
+  /// checkout does.
+  /// - Parameter verb: the change's name in messages, as "converting",
+  ///   "convert".
+  /// - Throws: `WOULD_OVERWRITE` when a file in the way was changed since
+  ///   the last commit.
+  func commitWholeTableChange(
+    _ tree: GitOID, onto head: GitCommit, message: String, verb: (doing: String, do: String),
+    repository: GitRepository
+  ) throws -> GitOID {
+    let commit = try repository.createCommit(tree: tree, parents: [head.id], message: message)
+    let blocked = try checkout(commit, branch: try repository.headBranch(), repository: repository)
+    if !blocked.isEmpty {
+      throw FolioError(
+        .wouldOverwrite,
+        "\(verb.doing) would overwrite changes to \(blocked.joined(separator: ", ")) made since the last "
+          + "commit; fix or commit them, then \(verb.do)", remedy: .showLeftOutFiles)
+    }
+    return commit
   }
 }
 
