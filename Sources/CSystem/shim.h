@@ -3,6 +3,8 @@
 int syncfs(int fd);
 int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 int pipe2(int fds[2], int flags);
+#include <stddef.h>
+void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen);
 int accept4(int fd, void *address, unsigned int *length, int flags);
 #include <spawn.h>
 int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);

@@ -49,6 +49,45 @@ struct OpHistoryTests {
     #expect(try OpHistory.newOps(Array(base.dropLast(5)), since: base, file: "ops/A.ndjson").isEmpty)
   }
 
+  /// One document's ops are found by its pk's text and only those lines are
+  /// parsed: the result is the full parse's ops of that document, for pks
+  /// that are prefixes of others, need escapes, or appear inside values.
+  @Test func oneDocumentsOpsAreTheFullParsesOpsOfIt() throws {
+    let pks = ["d1", "d12", "d1\"", "é \\ \u{1}", "\"pk\":\"d1\"", "x"]
+    var bytes: [UInt8] = []
+    var wall: Int64 = 0
+    for round in 0..<4 {
+      for pk in pks {
+        wall += 1
+        // A value holding another pk's marker text, escaped as JSON keeps it.
+        let mutation = Mutation(
+          kind: .update,
+          assignments: [.init(path: FieldPath("title"), value: .string("\"pk\":\"d1\" round \(round)"))])
+        Op(
+          hlc: HLC(wall: wall, counter: 0, replica: "A"), table: round == 3 ? "old" : "todos", pk: pk,
+          mutation: mutation
+        )
+        .appendLogLine(to: &bytes)
+      }
+    }
+    // A last line without its newline is not a whole line yet.
+    let cut = Array(bytes.dropLast(3))
+    let all = try OpHistory.parse(cut[...], file: "ops/A.ndjson")
+    let renamed: (String) -> String = { $0 == "old" ? "todos" : $0 }
+    for pk in pks {
+      let key = OpHistory.DocumentKey(table: "todos", pk: pk)
+      let expected = all.filter { $0.pk.utf8Equals(pk) }.map(\.hlc)
+      let found = try OpHistory.ops(of: key, in: cut, file: "ops/A.ndjson", tableName: renamed).map(\.hlc)
+      #expect(found == expected, "pk \(pk)")
+      #expect(found.count == (pk == "x" ? 3 : 4), "pk \(pk)")
+    }
+    // Under the table's former name the ops are not found.
+    #expect(
+      try OpHistory.ops(of: .init(table: "todos", pk: "d1"), in: cut, file: "ops/A.ndjson", tableName: { $0 })
+        .count
+        == 3)
+  }
+
   /// The newest stamp of any line, read from the lines' leading stamps:
   /// lines out of order count, and a line it cannot read that way makes it
   /// unknown, so that the merge parses the logs.

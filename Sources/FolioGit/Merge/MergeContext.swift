@@ -25,9 +25,9 @@ final class MergeContext {
   let theirHistory: OpHistory
   let ourOps: [OpHistory.DocumentKey: [Op]]
   let theirOps: [OpHistory.DocumentKey: [Op]]
-  private var baseAll: [OpHistory.DocumentKey: [Op]]?
-  private var ourAll: [OpHistory.DocumentKey: [Op]]?
-  private var theirAll: [OpHistory.DocumentKey: [Op]]?
+  /// One document's ops per log blob, found while resolving it (see
+  /// ``OpHistory/ops(of:found:tableName:)``); emptied for the next.
+  private var found: (key: OpHistory.DocumentKey, ops: [GitOID: [Op]])?
   /// The conflicts the resolutions so far recorded, in the order met.
   private(set) var conflicts: [Conflict] = []
 
@@ -48,10 +48,25 @@ final class MergeContext {
     theirOps = try theirHistory.ops(since: baseHistory, tableName: config.currentTableName)
   }
 
-  /// Whether every new op on either side comes after every op of the base:
-  /// then no document needs rewinding, and the base's ops need not be
-  /// parsed. Replicas that fetch before they write keep it so, as each
-  /// one's clock moves past every stamp it merges.
+  /// The newest stamp of any line of the base's logs (see
+  /// ``OpHistory/newestStampOfAnyLine()``): a log that cannot be read here
+  /// is read by the full parse, which says why.
+  private lazy var newestInBase: HLC?? = (try? baseHistory.newestStampOfAnyLine()) ?? nil
+
+  /// Whether ops from `earliest` on come after every op of the base, so that
+  /// no document they touch needs rewinding and the base's ops need not be
+  /// read. Replicas that fetch before they write keep it so, as each one's
+  /// clock moves past every stamp it merges.
+  private func followTheBase(from earliest: HLC?) -> Bool {
+    guard let earliest else { return true }
+    switch newestInBase {
+    case .none: return false  // a line only a full parse can read
+    case .some(.none): return true
+    case .some(.some(let newest)): return !(earliest < newest)
+    }
+  }
+
+  /// Whether every new op on either side comes after every op of the base.
   private lazy var newOpsFollowTheBase: Bool = {
     var earliest: HLC?
     for ops in [ourOps, theirOps] {
@@ -59,15 +74,14 @@ final class MergeContext {
         for op in list where earliest.map({ op.hlc < $0 }) ?? true { earliest = op.hlc }
       }
     }
-    guard let earliest else { return true }
-    // A log that cannot be read here is read by the full parse, which says why.
-    let newest: HLC?? = (try? baseHistory.newestStampOfAnyLine()) ?? nil
-    switch newest {
-    case .none: return false  // a line only a full parse can read
-    case .some(.none): return true
-    case .some(.some(let newest)): return !(earliest < newest)
-    }
+    return followTheBase(from: earliest)
   }()
+
+  /// The ops of `key` in every log of `history`, read through the pk's text.
+  private func allOps(of key: OpHistory.DocumentKey, in history: OpHistory) throws -> [Op] {
+    if found?.key != key { found = (key, [:]) }
+    return try history.ops(of: key, found: &found!.ops, tableName: merge.config.currentTableName)
+  }
 
   /// The merged document at `path` (nil when it ends removed), from the
   /// base, ours and theirs blob ids.
@@ -77,24 +91,23 @@ final class MergeContext {
     let resolver = DocumentResolver(table: table)
     let ourDocument = try merge.document(ids.1, path: path)
     let theirDocument = try merge.document(ids.2, path: path)
-    let newOps = (ourOps[key] ?? []) + (theirOps[key] ?? [])
-    if !newOpsFollowTheBase && baseAll == nil { baseAll = try baseHistory.ops(since: nil) }
-    let baseOps = baseAll?[key] ?? []
-    if let earliest = newOps.map(\.hlc).min(), let latestInBase = baseOps.map(\.hlc).max(),
+    let earliest = ((ourOps[key] ?? []) + (theirOps[key] ?? [])).map(\.hlc).min()
+    if let earliest, !followTheBase(from: earliest),
+      let latestInBase = try allOps(of: key, in: baseHistory).map(\.hlc).max(),
       earliest < latestInBase, let rewound = try rewind(key, path: path)
     {
-      if ourAll == nil { ourAll = try ourHistory.ops(since: nil) }
-      if theirAll == nil { theirAll = try theirHistory.ops(since: nil) }
       let known = rewound.ops
       return record(
         key,
         resolver.resolveRecording(
           pk: key.pk, base: rewound.document,
           ours: .init(
-            document: ourDocument, ops: (ourAll![key] ?? []).filter { !known.contains($0.hlc) },
+            document: ourDocument,
+            ops: try allOps(of: key, in: ourHistory).filter { !known.contains($0.hlc) },
             syntheticStamp: ours.stamp),
           theirs: .init(
-            document: theirDocument, ops: (theirAll![key] ?? []).filter { !known.contains($0.hlc) },
+            document: theirDocument,
+            ops: try allOps(of: key, in: theirHistory).filter { !known.contains($0.hlc) },
             syntheticStamp: theirs.stamp)))
     }
     return record(
@@ -208,10 +221,8 @@ final class MergeContext {
     document: JSONObject?, ops: Set<HLC>
   )? {
     guard let baseCommit else { return nil }
-    if ourAll == nil { ourAll = try ourHistory.ops(since: nil) }
-    if theirAll == nil { theirAll = try theirHistory.ops(since: nil) }
     var all = Set<HLC>()
-    for op in (ourAll![key] ?? []) + (theirAll![key] ?? []) { all.insert(op.hlc) }
+    for op in try allOps(of: key, in: ourHistory) + allOps(of: key, in: theirHistory) { all.insert(op.hlc) }
     let repository = merge.repository
     var walk: OpaquePointer?
     try LibGit2.check(git_revwalk_new(&walk, repository.handle), "git_revwalk_new")
@@ -222,17 +233,11 @@ final class MergeContext {
     var start = baseCommit.raw
     try LibGit2.check(git_revwalk_push(walk, &start), "git_revwalk_push")
     var oid = git_oid()
-    let marker = Array("\"pk\":".utf8) + JSONValue.string(key.pk).compactBytes()
     while git_revwalk_next(&oid, walk) == 0 {
       let tree = try repository.commit(GitOID(oid)).tree()
-      var ops = Set<HLC>()
-      for (name, bytes) in try OpHistory(tree: tree, repository: repository).files {
-        for line in OpLogMerge.lines(bytes) where line.firstRange(of: marker) != nil {
-          let op = try Op(json: JSONValue(parsing: line, file: Store.opsFolder + "/" + name))
-          let table = merge.config.currentTableName(op.table)
-          if OpHistory.DocumentKey(table: table, pk: op.pk) == key { ops.insert(op.hlc) }
-        }
-      }
+      // Each log blob is searched once for the whole walk, however many
+      // commits hold it unchanged.
+      let ops = Set(try allOps(of: key, in: OpHistory(tree: tree, repository: repository)).map(\.hlc))
       let rest = all.subtracting(ops)
       if let latest = ops.max(), let earliest = rest.min(), !(latest < earliest) { continue }
       return (try merge.document(tree.blobID(at: path), path: path), ops)

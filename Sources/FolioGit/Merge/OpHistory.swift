@@ -240,6 +240,9 @@ package struct OpHistory {
   /// The blob ids of the logs, for a history read from a tree.
   var blobIDs: Set<GitOID> { Set(ids.values) }
 
+  /// The blob id of the log `name`, for a history read from a tree.
+  func logID(_ name: String) -> GitOID? { ids[name] }
+
   /// The newest stamp in any log, so the local clock can move past it.
   ///
   /// A segment whose blob is in `known` (the logs of a tree this replica
