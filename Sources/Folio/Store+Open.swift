@@ -85,10 +85,23 @@ extension Store {
   /// plain rerun starts afresh; the next clone beside it removes what a
   /// killed one left. A rerun that finds `directory` already a finished
   /// clone of `url` (the first was killed just as it finished) opens it.
-  /// - Throws: `REMOTE` if the clone fails; `STORE_NOT_FOUND` if the
-  ///   repository has no `folio.yaml`.
-  public static func clone(url: String, into directory: URL, mergeDriver: String = "folio") throws -> Store {
-    try clone(url: url, into: directory, mergeDriver: mergeDriver, wiring: .layers)
+  ///
+  /// With `tables`, the clone is a partial replica that holds only those
+  /// tables: git fetches the commits and trees but no blob (a partial
+  /// clone), Folio fetches the held tables' blobs and checks out only
+  /// their folders, and git's sparse checkout is set to match. The others
+  /// stay on the remote, listed in ``absentTables``; a sync fetches only
+  /// what the held tables need and never records a change to the others.
+  /// The remote's git server must filter (`uploadpack.allowFilter`).
+  /// - Parameter tables: the tables to hold; nil for all of them.
+  /// - Throws: `REMOTE` if the clone fails, or if `tables` is given and the
+  ///   server cannot filter; `UNKNOWN_TABLE` for a name the remote's
+  ///   `folio.yaml` does not define; `STORE_NOT_FOUND` if the repository
+  ///   has no `folio.yaml`.
+  public static func clone(
+    url: String, into directory: URL, mergeDriver: String = "folio", tables: [String]? = nil
+  ) throws -> Store {
+    try clone(url: url, into: directory, mergeDriver: mergeDriver, tables: tables, wiring: .layers)
   }
 
   /// The post-merge hook's first step after a plain `git pull`: when the

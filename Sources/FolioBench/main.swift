@@ -48,7 +48,7 @@ struct Options {
                                  and print the fastest round
 
           The other benchmarks are subcommands, each with its own --help:
-            query, import, sync, scale, history, storm, watch, observe, serve, startup
+            query, import, sync, scale, partial, history, storm, watch, observe, serve, startup
           """)
         exit(0)
       default: fatalError("unknown option \(arguments[i]); see --help")
@@ -71,8 +71,14 @@ if CommandLine.arguments.dropFirst().first == "startup" {  // whole processes: S
   try runStartupBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
-if CommandLine.arguments.dropFirst().first == "scale" {  // small operations as the store grows: ScaleBench.swift
+// Small operations as the store grows: ScaleBench.swift.
+if CommandLine.arguments.dropFirst().first == "scale" {
   try runScaleBenchmark(Array(CommandLine.arguments.dropFirst(2)))
+  exit(0)
+}
+// Partial clones: PartialCloneBench.swift.
+if CommandLine.arguments.dropFirst().first == "partial" {
+  try runPartialCloneBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "sync" {  // commit and merge: SyncBench.swift

@@ -162,7 +162,8 @@ final class RESTHandler: Sendable {
   private func tablesInfo() throws -> JSONValue {
     let store = self.store
     var out = JSONObject()
-    for table in store.config.tables {
+    let absent = Set(store.absentTables.map(\.name))
+    for table in store.config.tables where !absent.contains(table.name) {
       var info = JSONObject([
         ("count", .number(String(try store.collection(table.name).count()))),
         ("key", table.key.map { .string($0) } ?? .null),
@@ -227,7 +228,9 @@ final class RESTHandler: Sendable {
   func read(_ path: RESTPath, query: RESTQuery? = nil) throws -> JSONValue {
     guard let table = path.table else {
       var out = JSONObject()
-      for table in store.config.tables {
+      // A partial replica serves the tables it holds.
+      let absent = Set(store.absentTables.map(\.name))
+      for table in store.config.tables where !absent.contains(table.name) {
         let value = try read(RESTPath(segments: [table.name]))
         if !value.isNull { out[table.name] = value }
       }

@@ -21,6 +21,8 @@ extension FolioError {
     case removeDocument(table: String)
     /// See which files a commit left out, and why.
     case showLeftOutFiles
+    /// Fetch a table a partial replica does not hold.
+    case subscribeTable(String)
 
     /// The step as a line of text in the library's terms.
     ///
@@ -40,6 +42,7 @@ extension FolioError {
       case .removeDocument(let table):
         "To remove it: store.collection(\(literal(table))).findByID(pk).remove()"
       case .showLeftOutFiles: "To see why files were left out: store.status()"
+      case .subscribeTable(let name): "To fetch it: store.subscribe(table: \(literal(name)))"
       }
     }
 

@@ -35,6 +35,8 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     public static let invalidDocument = Code(rawValue: "INVALID_DOCUMENT")
     /// A table that `folio.yaml` does not define.
     public static let unknownTable = Code(rawValue: "UNKNOWN_TABLE")
+    /// A table a partial replica does not hold (see `Store.absentTables`).
+    public static let tableAbsent = Code(rawValue: "TABLE_ABSENT")
     /// Something that was asked for does not exist.
     public static let notFound = Code(rawValue: "NOT_FOUND")
     /// No `folio.yaml` in the directory or any parent.

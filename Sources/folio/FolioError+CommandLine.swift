@@ -24,6 +24,7 @@ extension FolioError.Remedy {
     case .inferSchema(let table): "To propose one: folio schema \(shellWord(table)) --infer"
     case .removeDocument(let table): "To remove it: folio rm \(shellWord(table)) PK"
     case .showLeftOutFiles: "To see why files were left out: folio status"
+    case .subscribeTable(let name): "To fetch it: folio tables subscribe \(shellWord(name))"
     }
   }
 }

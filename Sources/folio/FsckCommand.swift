@@ -24,11 +24,16 @@ struct FsckCommand: Command {
     }
     for problem in problems { Output.error(problem.commandLineText) }
     var documents = 0
-    for table in store.config.tables { documents += try store.collection(table.name).count() }
-    let tables = store.config.tables.count
+    // A partial replica checks the tables it holds, and says which it does not.
+    let absent = Set(store.absentTables.map(\.name))
+    for table in store.config.tables where !absent.contains(table.name) {
+      documents += try store.collection(table.name).count()
+    }
+    let tables = store.config.tables.count - absent.count
     Output.print(
       "checked \(documents) document\(documents == 1 ? "" : "s") in \(tables) table\(tables == 1 ? "" : "s"): "
-        + (problems.isEmpty ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"))
+        + (problems.isEmpty ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")")
+        + (absent.isEmpty ? "" : " (not on this replica: \(absent.sorted().joined(separator: ", ")))"))
     return problems.isEmpty ? 0 : 1
   }
 }

@@ -46,6 +46,9 @@ struct StatusCommand: Command {
         ]
         Output.print(JSONValue.object(object).compactString)
       }
+      for name in status.absentTables {
+        Output.print(JSONValue.object(["table": .string(name), "absent": .bool(true)]).compactString)
+      }
       for problem in status.problems {
         Output.print(JSONValue.object(["problem": .string(problem.description)]).compactString)
       }
@@ -70,6 +73,12 @@ struct StatusCommand: Command {
     } else {
       Output.print(
         "On branch \(branch)" + (status.head.map { " at \($0.prefix(12))" } ?? " (no commits yet)"))
+    }
+    if !status.absentTables.isEmpty {
+      // Not a change: said so that no one takes their absence for empty tables.
+      Output.print(
+        "partial replica: not holding \(status.absentTables.joined(separator: ", ")) "
+          + "(folio tables subscribe NAME fetches one)")
     }
     var clean = true
     for table in status.tables

@@ -11,6 +11,7 @@ struct TablesCommand: Command {
            folio tables rm NAME
            folio tables rename OLD NEW
            folio tables layout TABLE hashed|flat
+           folio tables subscribe|unsubscribe TABLE
            folio tables index add|rm TABLE PATH
            folio tables index list TABLE [--json]
     """
@@ -47,6 +48,14 @@ struct TablesCommand: Command {
     Other replicas take it with 'folio sync'; what they write in the old layout meanwhile is
     merged into the new one.
 
+    PARTIAL REPLICAS (see docs/sync.md):
+      subscribe TABLE       Fetches TABLE's documents from the remote this replica was cloned
+                            from and checks them out: a replica cloned with --tables holds it
+                            from then on. Its syncs bring the table's changes too.
+      unsubscribe TABLE     Removes TABLE's files from the working tree and leaves the table on
+                            the remote: queries say it is absent, and nothing this replica does
+                            records a change to it. Refused while it has changes not committed.
+
     INDEXES:
       index add TABLE PATH  Adds PATH to the table's 'indexes:' in folio.yaml (comments and
                             layout kept) and builds the index, so that filters on PATH read a
@@ -69,6 +78,8 @@ struct TablesCommand: Command {
     case listIndexes(table: String, json: Bool)
     case rename(from: String, to: String)
     case layout(table: String, TableLayout)
+    case subscribe(String)
+    case unsubscribe(String)
   }
 
   var action: Action
@@ -120,9 +131,16 @@ struct TablesCommand: Command {
         throw UsageError("a layout is hashed or flat, not '\(parsed.positionals[2])'")
       }
       action = .layout(table: parsed.positionals[1], layout)
+    case "subscribe":
+      try parsed.expectPositionals(2...2)
+      action = .subscribe(parsed.positionals[1])
+    case "unsubscribe":
+      try parsed.expectPositionals(2...2)
+      action = .unsubscribe(parsed.positionals[1])
     case let word?:
       throw UsageError(
-        "unknown action '\(word)'; use 'add', 'rm', 'rename', 'layout' or 'index', or no word to list the tables"
+        "unknown action '\(word)'; use 'add', 'rm', 'rename', 'layout', 'index', 'subscribe' or "
+          + "'unsubscribe', or no word to list the tables"
       )
     }
   }
@@ -171,6 +189,23 @@ struct TablesCommand: Command {
       Output.print(
         "moved the \(documents) document(s) of table '\(name)' to the \(layout.rawValue) layout; "
           + "committed \(commit.prefix(12))")
+      return 0
+    case .subscribe(let name):
+      let wasAbsent = store.absentTables.contains { $0.name == store.config.currentTableName(name) }
+      try store.subscribe(table: name)
+      let count = try store.collection(name).count()
+      Output.print(
+        wasAbsent
+          ? "fetched table '\(name)': \(count) document(s) checked out"
+          : "table '\(name)' is held on this replica already (\(count) document(s))")
+      return 0
+    case .unsubscribe(let name):
+      let wasHeld = !store.absentTables.contains { $0.name == store.config.currentTableName(name) }
+      try store.unsubscribe(table: name)
+      Output.print(
+        wasHeld
+          ? "left table '\(name)' on the remote: its files are gone from this replica"
+          : "table '\(name)' is not on this replica already")
       return 0
     case .listIndexes(let name, let json):
       return try listIndexes(try store.table(named: name), json: json)
@@ -242,17 +277,21 @@ struct TablesCommand: Command {
 
   private func list(_ store: Store, json: Bool) throws -> Int32 {
     var rows: [[String]] = []
+    let absent = Set(store.absentTables.map(\.name))
     for table in store.config.tables {
-      let count = try store.collection(table.name).count()
+      // A partial replica's absent table: said so, not counted as empty.
+      let count = absent.contains(table.name) ? nil : try store.collection(table.name).count()
       if json {
-        let row: JSONValue = [
+        var fields: JSONObject = [
           "name": .string(table.name), "path": .string(table.path),
           "key": table.key.map { .string($0) } ?? .null,
-          "documents": .integer(count),
+          "documents": count.map { .integer($0) } ?? .null,
         ]
+        if count == nil { fields["absent"] = .bool(true) }
+        let row = JSONValue.object(fields)
         Output.print(row.compactString)
       } else {
-        rows.append([table.name, table.path, String(count)])
+        rows.append([table.name, table.path, count.map(String.init) ?? "absent (not on this replica)"])
       }
     }
     if !json {

@@ -165,6 +165,9 @@ public final class Store: Sendable {
   let clock = Mutex<ClockState>(ClockState())
   /// The newest segment of this replica's op log, once found; -1 before.
   let opLogSegment = Mutex<Int>(-1)
+  /// The tables a partial replica holds, once read (Store+PartialReplica.swift):
+  /// nil before, `.some(nil)` for a full replica.
+  let heldTables = Mutex<Set<String>??>(nil)
   /// Why the transaction an earlier process left in the journal could not
   /// be completed, if it could not (Store+Recovery.swift).
   let recoveryFailure = Mutex<FolioError?>(nil)
@@ -308,9 +311,12 @@ public final class Store: Sendable {
   /// The table named `name`.
   /// - Throws: `UNKNOWN_TABLE`, listing the tables there are (see
   ///   ``Config/unknownTableError(_:)``).
+  /// - Throws: `TABLE_ABSENT` for a table a partial replica does not hold
+  ///   (see ``absentTables``).
   public func table(named name: String) throws -> TableConfig {
-    if let table = config.table(named: name) { return table }
-    throw config.unknownTableError(name)
+    guard let table = config.table(named: name) else { throw config.unknownTableError(name) }
+    if let held = heldTableNames, !held.contains(table.name) { throw absentTableError(table.name) }
+    return table
   }
 
   /// The absolute folder of `table`.

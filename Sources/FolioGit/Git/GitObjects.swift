@@ -39,6 +39,15 @@ package final class GitTree {
     return (GitOID(git_tree_entry_id(entry).pointee), git_tree_entry_type(entry) == GIT_OBJECT_TREE)
   }
 
+  /// The names and ids of the folders directly inside this one.
+  func subtrees() -> [(name: String, id: GitOID)] {
+    (0..<git_tree_entrycount(handle)).compactMap { index in
+      guard let entry = git_tree_entry_byindex(handle, index), git_tree_entry_type(entry) == GIT_OBJECT_TREE
+      else { return nil }
+      return (String(cString: git_tree_entry_name(entry)), GitOID(git_tree_entry_id(entry).pointee))
+    }
+  }
+
   /// The blobs of `table`'s folder, named as inside it: its files, and in
   /// a hashed table those of its two-hex-digit subfolders as `xx/name`.
   package func documentBlobs(of table: TableConfig, repository: GitRepository) throws -> [(

@@ -79,10 +79,19 @@ extension GitRepository {
   }
 
   /// The bytes of blob `id`.
+  ///
+  /// In a partial clone, a blob that is not stored here is fetched from
+  /// the remote that left it out, as git fetches one (an older version of
+  /// a held table's document, which `history` or `--as-of` reads).
   package func blob(_ id: GitOID) throws -> [UInt8] {
     var oid = id.raw
     var blob: OpaquePointer?
-    try LibGit2.check(git_blob_lookup(&blob, handle, &oid), "git_blob_lookup")
+    var rc = git_blob_lookup(&blob, handle, &oid)
+    if rc == GIT_ENOTFOUND.rawValue, config("remote.origin.promisor") == "true" {
+      try fetchMissing([id], remote: "origin", sshKey: nil)
+      rc = git_blob_lookup(&blob, handle, &oid)
+    }
+    try LibGit2.check(rc, "git_blob_lookup")
     defer { git_blob_free(blob) }
     let size = Int(git_blob_rawsize(blob))
     guard size > 0, let raw = git_blob_rawcontent(blob) else { return [] }
@@ -108,8 +117,9 @@ extension GitRepository {
   }
 
   /// Whether the object database holds `id`, as its packs and loose
-  /// objects were when last scanned.
-  private func containsWithoutRescan(_ id: GitOID) throws -> Bool {
+  /// objects were when last scanned (for a partial clone: here, not only
+  /// on the remote). Never fetches.
+  func containsWithoutRescan(_ id: GitOID) throws -> Bool {
     var odb: OpaquePointer?
     try LibGit2.check(git_repository_odb(&odb, handle), "git_repository_odb")
     defer { git_odb_free(odb) }
@@ -223,7 +233,8 @@ extension GitRepository {
   /// holds. Safe mode: a file someone changed since is never overwritten; the
   /// paths in the way are returned instead and nothing is written.
   /// `force` writes every file of `tree` (a fresh clone's empty working
-  /// tree, whose HEAD already names the commit).
+  /// tree, whose HEAD already names the commit); `paths`, when given, are
+  /// the only files written and put in the index (a partial clone's).
   ///
   /// Files are written as their blobs hold them, with no end-of-line or
   /// `ident` filters, as Folio's own checkout in a sync writes them; it
@@ -244,8 +255,15 @@ extension GitRepository {
       return 0
     }
     options.notify_payload = Unmanaged.passUnretained(conflicts).toOpaque()
-    let rc = withExtendedLifetime(conflicts) {
-      git_checkout_tree(handle, tree.handle, &options)
+    // Exact paths, not patterns: a document's name may hold `*` or `?`.
+    var strings: [UnsafeMutablePointer<CChar>?] = (paths ?? []).map { strdup($0) }
+    defer { for string in strings { free(string) } }
+    if paths != nil {
+      options.checkout_strategy |= GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH.rawValue
+    }
+    let rc = strings.withUnsafeMutableBufferPointer { buffer in
+      if paths != nil { options.paths = git_strarray(strings: buffer.baseAddress, count: buffer.count) }
+      return withExtendedLifetime(conflicts) { git_checkout_tree(handle, tree.handle, &options) }
     }
     if rc == GIT_ECONFLICT.rawValue || (rc < 0 && !conflicts.paths.isEmpty) {
       return conflicts.paths.sorted()

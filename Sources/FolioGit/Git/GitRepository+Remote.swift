@@ -33,7 +33,10 @@ extension GitRepository {
   func fetch(remote name: String, branch: String, sshKey: String?) throws -> GitOID? {
     let url = try configuredRemoteURL(name)
     let git = SystemGit(gitDirectory: gitDirectory, sshKey: sshKey)
-    if config("remote.\(name).vcs") == nil, let native = try git.fetchURL(remote: name),
+    // A partial clone's remote is fetched by `git fetch`, which applies
+    // the clone's filter and marks what arrives as the remote's to fill in.
+    if config("remote.\(name).vcs") == nil, config("remote.\(name).promisor") != "true",
+      let native = try git.fetchURL(remote: name),
       SystemGit.speaksNatively(native)
     {
       let incoming = SystemGit.incomingNamespace + name + "/" + branch
@@ -104,11 +107,36 @@ extension GitRepository {
   /// anything out: the fetched tree is untrusted, and the caller validates
   /// it before writing a file (``TreePathValidator``).
   /// - Parameter sshKey: an ssh key to offer besides those ssh finds.
-  static func clone(url: String, into path: String, sshKey: String?) throws -> GitRepository {
-    try SystemGit(gitDirectory: nil, sshKey: sshKey).clone(url: url, into: path)
+  /// - Parameter partial: fetch no blob (see ``SystemGit/clone(url:into:partial:)``).
+  static func clone(url: String, into path: String, sshKey: String?, partial: Bool = false) throws
+    -> GitRepository
+  {
+    try SystemGit(gitDirectory: nil, sshKey: sshKey).clone(url: url, into: path, partial: partial)
     guard let repository = try GitRepository.open(workTree: path) else {
       throw FolioError(.git, "git clone made no repository in \(path)", path: path, function: "git clone")
     }
     return repository
+  }
+}
+
+extension GitRepository {
+  /// Whether this repository is a partial clone of remote `name`: one
+  /// that left objects on the remote to fetch when wanted.
+  func isPartialClone(of name: String) -> Bool { config("remote.\(name).promisor") == "true" }
+
+  /// Fetches from remote `name` those of `ids` this repository lacks.
+  /// - Returns: how many it fetched.
+  @discardableResult
+  func fetchMissing(_ ids: [GitOID], remote name: String, sshKey: String?) throws -> Int {
+    var seen = Set<GitOID>()
+    var missing: [GitOID] = []
+    for id in ids where seen.insert(id).inserted {
+      if try !containsWithoutRescan(id) { missing.append(id) }
+    }
+    guard !missing.isEmpty else { return 0 }
+    let url = try configuredRemoteURL(name)
+    try SystemGit(gitDirectory: gitDirectory, sshKey: sshKey).fetchObjects(
+      missing.map(\.description), remote: name, url: url)
+    return missing.count
   }
 }

@@ -42,6 +42,9 @@ public struct StoreStatus: Sendable {
   /// Each way a document, committed or edited, breaks its table's schema
   /// (merges are not blocked by schemas, so they can bring such documents).
   public var schemaViolations: [FolioError] = []
+  /// The tables of `folio.yaml` this partial replica does not hold (see
+  /// ``Store/absentTables``); empty for a full replica.
+  public var absentTables: [String] = []
   /// The current branch and commit.
   public var branch: String
   /// The commit HEAD points at, if any.
@@ -336,7 +339,12 @@ extension Store {
 
   /// What `folio commit` would do, without doing it.
   public func status() throws -> StoreStatus {
-    try lock.withLock {
+    try lock.withLock { try statusLocked() }
+  }
+
+  /// ``status()`` with the lock held.
+  func statusLocked() throws -> StoreStatus {
+    do {
       // A pending transaction that cannot be completed yet does not stop
       // status: it is shown (``pendingRecoveryError``).
       recoverForReading()
@@ -363,7 +371,8 @@ extension Store {
             ownLog: nil))
       }
       var tables: [StoreStatus.Table] = []
-      for table in config.tables {
+      let absent = Set(absentTables.map(\.name))
+      for table in config.tables where !absent.contains(table.name) {
         let documents = scan.documents.filter { $0.table.name == table.name }
         tables.append(
           StoreStatus.Table(
@@ -376,6 +385,7 @@ extension Store {
       var status = StoreStatus(
         tables: tables, problems: scan.problems, branch: (try? repository.headBranch()) ?? "HEAD",
         head: head?.id.description)
+      status.absentTables = absent.sorted()
       status.schemaViolations =
         config.tables.compactMap(\.missingSchemaError)
         + (try schemaViolations(scan: scan, headTree: try head?.tree(), repository: repository))
@@ -562,7 +572,9 @@ extension Store {
       }
     }
 
-    for table in config.tables {
+    // A partial replica's absent tables have no files here, and no change.
+    let absent = Set(absentTables.map(\.name))
+    for table in config.tables where !absent.contains(table.name) {
       if let candidates = plan?.candidates[table.name], let file = plan?.indexFile {
         // Only these can differ from HEAD, and git's index holds HEAD.
         var names = candidates

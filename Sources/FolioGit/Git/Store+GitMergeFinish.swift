@@ -81,7 +81,7 @@ extension Store {
       allowed[change.path] = [change.old, change.new, staged]
     }
     for path in conflicted where writes[path] == nil { writes[path] = .some(targetTree.blobID(at: path)) }
-    let evicted = try evictedPaths()
+    let evicted = try offTreePaths()
     let workTree = WorkTree(root: rootPath)
     var blocked: [String] = []
     for (path, accepted) in allowed where !conflicted.contains(path) && !evicted.contains(path) {

@@ -109,6 +109,13 @@ extension Store {
       let clock = ContinuousClock()
       let fetchStart = clock.now
       let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
+      if let theirs, repository.isPartialClone(of: remote) {
+        // What the merge and the checkout read of the held tables.
+        try fetchHeldBlobs(
+          of: try repository.commit(theirs).tree(), since: try repository.headCommit()?.tree(),
+          remote: remote,
+          repository: repository)
+      }
       summary.transferTime += clock.now - fetchStart
       if let refusal, refusal.error.reason == .refused, refusal.tip == theirs,
         refusal.inARow >= Store.refusalsForVerdict
@@ -268,8 +275,11 @@ extension Store {
 extension Store {
   /// Clones with the layers in `wiring`; the public
   /// `clone(url:into:mergeDriver:)` (module `Folio`) passes them all.
+  /// - Parameter tables: the tables a partial replica holds (see
+  ///   ``absentTables``); nil for all of them.
   package static func clone(
-    url: String, into directory: URL, mergeDriver: String = "folio", wiring: StoreWiring
+    url: String, into directory: URL, mergeDriver: String = "folio", tables: [String]? = nil,
+    wiring: StoreWiring
   )
     throws -> Store
   {
@@ -293,7 +303,8 @@ extension Store {
     let staging = parent + "/" + prefix + String(getpid())
     do {
       try? FileManager.default.removeItem(atPath: staging)
-      try cloneInto(staging, url: url, shownAs: path, mergeDriver: mergeDriver, wiring: wiring)
+      try cloneInto(
+        staging, url: url, shownAs: path, mergeDriver: mergeDriver, tables: tables, wiring: wiring)
       // An empty folder of that name is replaced; a non-empty one (made
       // meanwhile) is an error.
       try FileSystem.syscall("rename", path: path) { rename(staging, path) }
@@ -308,11 +319,12 @@ extension Store {
   /// Clones into `path` (shown in messages as `shownAs`) and sets the
   /// store up there.
   private static func cloneInto(
-    _ path: String, url: String, shownAs: String, mergeDriver: String, wiring: StoreWiring
+    _ path: String, url: String, shownAs: String, mergeDriver: String, tables: [String]?, wiring: StoreWiring
   ) throws {
     // No folio.yaml yet: only the environment can name a key.
     let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
-    let repository = try GitRepository.clone(url: url, into: path, sshKey: key)
+    let repository = try GitRepository.clone(url: url, into: path, sshKey: key, partial: tables != nil)
+    var absent: [TableConfig] = []
     var target = try repository.headCommit()?.id
     if target == nil {
       // The remote's HEAD names a branch it does not have (a bare repository
@@ -337,13 +349,24 @@ extension Store {
       // libgit2 was told not to check out: the tree is validated whole
       // first (no config yet: the remote's folio.yaml names the tables).
       let tree = try repository.commit(target).tree()
+      if tables != nil, let entry = tree.entry(at: Config.fileName) {
+        // A partial clone has no blob yet; folio.yaml names the tables.
+        try repository.fetchMissing([entry.id], remote: "origin", sshKey: key)
+      }
       let config = tree.entry(at: Config.fileName).flatMap { entry in
         try? Config(bytes: try repository.blob(entry.id), file: Config.fileName)
       }
       do {
+        if let tables {
+          absent = try absentTables(config ?? Config(), holding: tables)
+          try fetchHeldBlobs(
+            of: tree, since: nil, absentFolders: absent.map { $0.path + "/" }, remote: "origin",
+            repository: repository, sshKey: key)
+        }
         try TreePathValidator(repository: repository, config: config ?? Config()).validate(
           tree, of: target, against: nil)
-        try checkOutWhileCheckingClocks(tree, of: target, repository: repository, path: path)
+        try checkOutWhileCheckingClocks(
+          tree, of: target, repository: repository, path: path, absentFolders: absent.map { $0.path + "/" })
       } catch let error as FolioError {
         var refused = error
         refused.message += "; the clone in \(shownAs) was removed"
@@ -357,6 +380,13 @@ extension Store {
         path: shownAs)
     }
     let store = try create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
+    if let tables {
+      try store.saveHeldTableNames(Set(tables.compactMap { store.config.table(named: $0)?.name }))
+      if let target {
+        try writeSparseCheckout(
+          for: try repository.commit(target).tree(), absent: Set(absent.map(\.path)), repository: repository)
+      }
+    }
     // The clock starts past every op cloned: a sync then reads only the
     // logs HEAD does not hold (``OpHistory/latestStamp(excluding:)``).
     if let target,
@@ -374,14 +404,19 @@ extension Store {
   /// repository handle of its own, as libgit2 handles are not shared
   /// between threads.
   private static func checkOutWhileCheckingClocks(
-    _ tree: GitTree, of target: GitOID, repository: GitRepository, path: String
+    _ tree: GitTree, of target: GitOID, repository: GitRepository, path: String, absentFolders: [String]
   ) throws {
     let results = Mutex<[Int: any Error]>([:])
-    let shared = CloneCheckoutJobs(tree: tree, repository: repository)
+    let shared = CloneCheckoutJobs(tree: tree, repository: repository, absentFolders: absentFolders)
     DispatchQueue.concurrentPerform(iterations: 2) { job in
       do {
         if job == 0 {
-          _ = try shared.repository.checkout(tree: shared.tree, force: true)
+          if shared.absentFolders.isEmpty {
+            _ = try shared.repository.checkout(tree: shared.tree, force: true)
+          } else {
+            try checkOutHeldFiles(
+              shared.tree, absentFolders: shared.absentFolders, repository: shared.repository)
+          }
         } else {
           guard let own = try GitRepository.open(workTree: path) else {
             throw FolioError(.git, "the clone in \(path) has no repository to check", path: path)
@@ -405,4 +440,5 @@ extension Store {
 private struct CloneCheckoutJobs: @unchecked Sendable {
   let tree: GitTree
   let repository: GitRepository
+  let absentFolders: [String]
 }

@@ -20,12 +20,16 @@ extension Store {
   ///   print(change.pk, change.path, change.old ?? "-", change.new ?? "-")
   /// }
   /// ```
-  /// - Parameter tables: the tables to compare; all when empty.
+  /// - Parameter tables: the tables to compare; all those this replica
+  ///   holds when empty (see ``absentTables``).
   /// - Throws: `NOT_FOUND` for a revision that names no commit;
   ///   `UNKNOWN_TABLE`.
   public func diff(from: String? = nil, to: String? = nil, tables: [String] = []) throws -> StoreDiff {
     let repository = try openRepository()
-    let selected = tables.isEmpty ? config.tables : try tables.map { try table(named: $0) }
+    let absent = Set(absentTables.map(\.name))
+    let selected =
+      tables.isEmpty
+      ? config.tables.filter { !absent.contains($0.name) } : try tables.map { try table(named: $0) }
     let head = try repository.headCommit()
     let oldTree =
       from == nil ? try head?.tree() : try repository.commit(try repository.resolveCommit(from!)).tree()

@@ -109,11 +109,46 @@ extension SystemGit {
 
   /// Clones `url` into `path` without checking anything out: the fetched
   /// tree is untrusted, and the caller validates it before writing a file.
-  func clone(url: String, into path: String) throws {
+  /// - Parameter partial: fetch commits and trees but no blob (git's
+  ///   `--filter=blob:none`); the caller fetches the blobs it wants with
+  ///   ``fetchObjects(_:remote:)``.
+  /// - Throws: `REMOTE` naming the server setting when the remote cannot
+  ///   filter (git would quietly copy every blob instead).
+  func clone(url: String, into path: String, partial: Bool = false) throws {
+    // A path is cloned by copying files unless told otherwise, and a copy
+    // cannot leave blobs out.
+    let filter = partial ? ["--no-local", "--filter=blob:none"] : []
     let result = try transfer(
-      "clone", ["--no-checkout", "--no-tags", "--origin", "origin"], operands: [url, path])
+      "clone", ["--no-checkout", "--no-tags", "--origin", "origin"] + filter, operands: [url, path])
     if result.status != 0 { throw error(result, remote: "origin", url: url) }
+    if partial && result.errorText.contains("filtering not recognized by server") {
+      throw FolioError(
+        .remote,
+        "\(url) cannot leave tables out of a clone: its git server does not filter what it sends. "
+          + "Turn filtering on in the remote repository (git config uploadpack.allowFilter true), "
+          + "or clone every table (leave out --tables)",
+        function: "git clone")
+    }
   }
+
+  /// Fetches the objects `ids` (in hex) from `remote`, as git's own partial
+  /// clone fetches a missing blob: by id, with no negotiation, moving no
+  /// ref. In batches, to keep each command line short.
+  func fetchObjects(_ ids: [String], remote: String, url: String?) throws {
+    for start in stride(from: 0, to: ids.count, by: Self.objectsPerFetch) {
+      let batch = Array(ids[start..<min(start + Self.objectsPerFetch, ids.count)])
+      let result = try run(
+        [
+          "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--filter=blob:none",
+          "--no-progress", "--", remote,
+        ] + batch, settings: [("fetch.negotiationAlgorithm", "noop")], forwardingStderr: false)
+      if result.status != 0 { throw error(result, remote: remote, url: url) }
+    }
+  }
+
+  /// How many ids one `git fetch` of objects names (41 bytes each on its
+  /// command line).
+  static let objectsPerFetch = 8192
 
   /// The refusal `git push --porcelain` reports for the pushed ref, if any:
   /// a line `!<TAB>from:to<TAB>[rejected] (reason)` or `[remote rejected]`.

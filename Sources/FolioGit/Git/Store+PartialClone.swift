@@ -1,0 +1,257 @@
+import FolioCore
+import FolioSystem
+import Foundation
+import Glibc
+
+extension Store {
+  /// The paths a checkout leaves out of the working tree and keeps in
+  /// git's index marked skip-worktree: evicted documents, and every file of
+  /// a table this partial replica does not hold (whose blobs may not even
+  /// be here).
+  struct OffTreePaths {
+    /// Evicted documents' paths.
+    var evicted: Set<String>
+    /// The folders of the absent tables, each with a trailing `/`.
+    var absentFolders: [String]
+
+    func contains(_ path: String) -> Bool {
+      evicted.contains(path) || absentFolders.contains { path.hasPrefix($0) }
+    }
+  }
+
+  /// This replica's ``OffTreePaths``.
+  func offTreePaths() throws -> OffTreePaths {
+    OffTreePaths(evicted: try evictedPaths(), absentFolders: absentTables.map { $0.path + "/" })
+  }
+
+  /// The blobs of `tree` this replica holds the paths of (all but the
+  /// absent tables' files) that differ from `old`'s, fetched from `remote`
+  /// where this partial clone lacks them: what a checkout and a merge of
+  /// `tree` read.
+  /// - Returns: how many were fetched.
+  @discardableResult
+  func fetchHeldBlobs(
+    of tree: GitTree, since old: GitTree?, remote: String, repository: GitRepository
+  ) throws -> Int {
+    try Self.fetchHeldBlobs(
+      of: tree, since: old, absentFolders: absentTables.map { $0.path + "/" }, remote: remote,
+      repository: repository, sshKey: sshKeyPath)
+  }
+
+  /// ``fetchHeldBlobs(of:since:remote:repository:)`` for the absent
+  /// tables' folders `absentFolders` (each with a trailing `/`).
+  @discardableResult
+  static func fetchHeldBlobs(
+    of tree: GitTree, since old: GitTree?, absentFolders: [String], remote: String,
+    repository: GitRepository, sshKey: String?
+  ) throws -> Int {
+    let wanted = try repository.fileChanges(from: old, to: tree).compactMap { change -> GitOID? in
+      guard let id = change.new, change.newMode != TreePathValidator.gitlinkMode,
+        !absentFolders.contains(where: { change.path.hasPrefix($0) })
+      else { return nil }
+      return id
+    }
+    return try repository.fetchMissing(wanted, remote: remote, sshKey: sshKey)
+  }
+
+  /// Tells plain git which folders this partial replica checks out, in
+  /// cone mode (`git sparse-checkout`), so that a `git checkout` or
+  /// `git pull` here leaves the absent tables out as Folio does: every
+  /// folder of `tree` but the absent tables', and the files at each level.
+  static func writeSparseCheckout(for tree: GitTree, absent: Set<String>, repository: GitRepository) throws {
+    var lines = ["/*", "!/*/"]
+    func add(_ folder: GitTree, prefix: String) throws {
+      for (name, id) in try folder.subtrees() {
+        let path = prefix + name
+        if absent.contains(path) { continue }
+        if absent.contains(where: { $0.hasPrefix(path + "/") }) {
+          // A folder that holds an absent table: its files and the other
+          // folders in it, not the whole of it.
+          lines += ["/" + path + "/", "!/" + path + "/*/"]
+          try add(try repository.tree(id), prefix: path + "/")
+        } else {
+          lines.append("/" + path + "/")
+        }
+      }
+    }
+    try add(tree, prefix: "")
+    let info = repository.gitDirectory + "/info"
+    try FileSystem.makeDirectories(info)
+    try FileSystem.writeAtomically(
+      info + "/sparse-checkout", Array(lines.map { $0 + "\n" }.joined().utf8), sync: false)
+    try repository.setConfig("core.sparseCheckout", "true")
+    try repository.setConfig("core.sparseCheckoutCone", "true")
+  }
+}
+
+extension Store {
+  /// The tables of `config` a partial clone holding `names` leaves out.
+  /// - Throws: `UNKNOWN_TABLE` for a name `config` does not define.
+  static func absentTables(_ config: Config, holding names: [String]) throws -> [TableConfig] {
+    var held = Set<String>()
+    for name in names {
+      guard let table = config.table(named: name) else { throw config.unknownTableError(name) }
+      held.insert(table.name)
+    }
+    return config.tables.filter { !held.contains($0.name) }
+  }
+
+  /// A fresh partial clone's checkout: the files outside `absentFolders`
+  /// are written and indexed, and the absent tables' files are indexed
+  /// only, marked skip-worktree, so that git sees them as there and
+  /// unchanged.
+  static func checkOutHeldFiles(_ tree: GitTree, absentFolders: [String], repository: GitRepository) throws {
+    var held: [String] = []
+    var edits: [GitIndex.Edit] = []
+    for change in try repository.fileChanges(from: nil, to: tree) {
+      guard let id = change.new else { continue }
+      guard absentFolders.contains(where: { change.path.hasPrefix($0) }) else {
+        held.append(change.path)
+        continue
+      }
+      var entry = GitIndex.entry(id: id, filePath: nil)
+      entry.mode = change.newMode
+      entry.flags_extended = GitIndex.skipWorktreeFlag
+      edits.append(.init(path: change.path, entry: entry))
+    }
+    if !held.isEmpty { _ = try repository.checkout(tree: tree, paths: held, force: true) }
+    let indexPath = repository.gitDirectory + "/index"
+    guard let file = try GitIndexFile.open(indexPath) else {
+      throw FolioError(.git, "the clone's checkout wrote no index at \(indexPath)", path: indexPath)
+    }
+    edits.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+    try file.write(to: indexPath, applying: edits)
+  }
+}
+
+extension Store {
+  /// Widens this partial replica by table `name`: its documents are
+  /// fetched from the remote it was cloned from and checked out, and it
+  /// counts as held from then on (queries, status, sync). A table already
+  /// held is left as it is.
+  ///
+  /// Files are written and indexed before the table counts as held, so an
+  /// interruption never leaves a held table whose missing files a commit
+  /// would take for deletions; running it again finishes the job.
+  /// - Throws: `UNKNOWN_TABLE`; `REMOTE` when the fetch fails.
+  public func subscribe(table name: String) throws {
+    guard let table = config.table(named: name) else { throw config.unknownTableError(name) }
+    guard var held = heldTableNames, !held.contains(table.name) else { return }
+    let folder = table.path + "/"
+    while true {
+      // Fetched before the lock is taken: a fetch can take minutes.
+      let repository = try openRepository()
+      let head = try repository.headCommit()
+      let files = try head.map { try tableFiles(folder, in: try $0.tree(), repository: repository) } ?? []
+      let branch = try repository.headBranch()
+      let remote = repository.upstream(
+        of: branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch, remote: nil
+      ).remote
+      try repository.fetchMissing(files.map(\.id), remote: remote, sshKey: sshKeyPath)
+      let done = try lock.withLock { () throws -> Bool in
+        try recoverBeforeWrite()
+        let current = try openRepository()
+        // A sync moved HEAD meanwhile: fetch what it brought first.
+        guard try current.headCommit()?.id == head?.id else { return false }
+        let evicted = try evictedPaths()
+        let workTree = WorkTree(root: rootPath)
+        var edits: [GitIndex.Edit] = []
+        for file in files {
+          let path = file.path
+          if evicted.contains(path) { continue }
+          try workTree.write(path, content: try current.blob(file.id), mode: file.mode)
+          var entry = GitIndex.entry(id: file.id, filePath: rootPath + "/" + path)
+          entry.mode = file.mode
+          edits.append(.init(path: path, entry: entry))
+        }
+        try FileSystem.syncFileSystem(containing: rootPath)
+        try rewriteIndex(applying: edits, repository: current)
+        held.insert(table.name)
+        try saveHeldTableNames(held)
+        if let tree = try head?.tree() {
+          try Self.writeSparseCheckout(
+            for: tree, absent: Set(absentTables.map(\.path)), repository: current)
+        }
+        return true
+      }
+      if done { return }
+    }
+  }
+
+  /// Narrows this partial replica (or makes a full one partial) by table
+  /// `name`: its files leave the working tree, and it stays in git as it
+  /// is on the remote, marked skip-worktree, so nothing this replica does
+  /// records a change to it. A table not held is left as it is.
+  /// - Throws: `WOULD_OVERWRITE` when the table has changes not committed
+  ///   (commit them first; a sync pushes them).
+  public func unsubscribe(table name: String) throws {
+    guard let table = config.table(named: name) else { throw config.unknownTableError(name) }
+    var held = heldTableNames ?? Set(config.tables.map(\.name))
+    guard held.contains(table.name) else { return }
+    let folder = table.path + "/"
+    try lock.withLock {
+      try recoverBeforeWrite()
+      if let pending = try statusLocked().tables.first(where: { $0.name == table.name }),
+        pending.pendingOps > 0 || !pending.changedDocuments.isEmpty
+      {
+        throw FolioError(
+          .wouldOverwrite,
+          "table '\(table.name)' has changes not committed (\(pending.changedDocuments.count) document(s)), "
+            + "which leaving it would lose; commit them first (a sync pushes them)",
+          table: table.name, remedy: .commitAgain)
+      }
+      let repository = try openRepository()
+      let tree = try repository.headCommit()?.tree()
+      let files = try tree.map { try tableFiles(folder, in: $0, repository: repository) } ?? []
+      // Absent first: from here on a missing file of it is not a deletion.
+      held.remove(table.name)
+      try saveHeldTableNames(held)
+      var edits: [GitIndex.Edit] = []
+      for file in files {
+        var entry = GitIndex.entry(id: file.id, filePath: nil)
+        entry.mode = file.mode
+        entry.flags_extended = GitIndex.skipWorktreeFlag
+        edits.append(.init(path: file.path, entry: entry))
+      }
+      try rewriteIndex(applying: edits, repository: repository)
+      let workTree = WorkTree(root: rootPath)
+      for file in files { try workTree.remove(file.path) }
+      // The folders left empty (a hashed table's buckets, then its own);
+      // one that still holds something (an editor's backup) stays.
+      let root = rootPath + "/" + table.path
+      for name in (try? FileSystem.list(root)) ?? [] { rmdir(root + "/" + name) }
+      rmdir(root)
+      try FileSystem.syncFileSystem(containing: rootPath)
+      if let tree {
+        try Self.writeSparseCheckout(for: tree, absent: Set(absentTables.map(\.path)), repository: repository)
+      }
+    }
+  }
+
+  /// The files under `folder` (with its trailing `/`) in `tree`: path,
+  /// blob id and git mode.
+  private func tableFiles(_ folder: String, in tree: GitTree, repository: GitRepository) throws -> [(
+    path: String, id: GitOID, mode: UInt32
+  )] {
+    guard let subtree = try tree.subtree(at: String(folder.dropLast()), repository: repository) else {
+      return []
+    }
+    return try repository.fileChanges(from: nil, to: subtree).compactMap { change in
+      guard let id = change.new, change.newMode != TreePathValidator.gitlinkMode else { return nil }
+      return (folder + change.path, id, change.newMode)
+    }
+  }
+
+  /// Writes git's index with `edits` (any order) applied.
+  private func rewriteIndex(applying edits: [GitIndex.Edit], repository: GitRepository) throws {
+    let sorted = edits.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+    let indexPath = repository.gitDirectory + "/index"
+    if let file = try GitIndexFile.open(indexPath) {
+      try file.write(to: indexPath, applying: sorted)
+    } else {
+      let index = try repository.index()
+      try index.readFromDisk()
+      try index.writeApplying(sorted, matching: try repository.headCommit()?.tree(), repository: repository)
+    }
+  }
+}
