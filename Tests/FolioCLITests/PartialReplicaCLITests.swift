@@ -36,8 +36,11 @@ import Testing
     }
 
     @discardableResult
-    func run(_ arguments: [String], in directory: String, input: String? = nil) throws -> FolioRunner.Result {
-      let result = try FolioRunner.run(arguments, in: root.path + "/" + directory, input: input)
+    func run(
+      _ arguments: [String], in directory: String, input: String? = nil, environment: [String: String] = [:]
+    ) throws -> FolioRunner.Result {
+      let result = try FolioRunner.run(
+        arguments, in: root.path + "/" + directory, input: input, environment: environment)
       #expect(
         result.status == 0, "folio \(arguments.joined(separator: " ")) in \(directory): \(result.stderr)")
       return result
@@ -170,6 +173,28 @@ import Testing
         == (try store.shell("git -C f rev-parse HEAD:data/big")))
   }
 
+  /// Over `git http-backend` behind a password (Folio's token variables
+  /// log in): the partial clone, a sync each way, and no big blob.
+  @Test func aPartialReplicaSyncsOverHTTP() throws {
+    let store = try Store(bigCount: 300)
+    defer { store.root.remove() }
+    try store.shell("git -C remote.git config http.receivepack true")
+    let server = try GitHTTPServer(root: store.root.path, user: "folio", password: "s3cret")
+    defer { server.stop() }
+    let login = ["FOLIO_GIT_USERNAME": "folio", "FOLIO_GIT_TOKEN": "s3cret"]
+    try store.run(["clone", server.url("remote.git"), "p", "--tables", "small"], in: "", environment: login)
+    try store.run(["put", "small", "s3", "-"], in: "p", input: #"{"n": 33}"#, environment: login)
+    try store.run(["put", "big", "b3", "-"], in: "a", input: #"{"v": 33}"#)
+    try store.run(["sync"], in: "a")
+    try store.run(["sync"], in: "p", environment: login)
+    try store.run(["sync"], in: "a")
+    #expect(try store.run(["get", "small", "s3"], in: "a").stdout.contains("33"))
+    #expect(try store.export("small", in: "p") == (try store.export("small", in: "a")))
+    #expect(try store.storedBlobs("p").intersection(try store.blobsAtHead("a", under: "data/big")).isEmpty)
+    #expect(try store.shell("git -C p status --porcelain").isEmpty)
+    #expect(server.log.contains("git-upload-pack"), "\(server.log)")
+  }
+
   /// A server that does not filter would send every blob: the clone is
   /// refused, naming the setting, and leaves nothing behind. A table the
   /// remote does not have is refused the same way.
@@ -208,6 +233,10 @@ import Testing
     #expect(
       history.split(separator: "\n").map { $0.contains(#""n":700"#) ? 700 : $0.contains(#""n":70"#) ? 70 : 7 }
         == [700, 70, 7], "\(history)")
+    let first = try store.shell("git -C p log -1 --format=%H --grep 'created, 0 updated in small'")
+      .trimmingCharacters(in: .newlines)
+    let old = try store.run(["query", "small", "--as-of", first, "--where", "n >= 7"], in: "p").stdout
+    #expect(old.contains(#"{"id":"s7","n":7"#) && !old.contains(#""n":70"#), "\(old)")
     let absentHistory = try FolioRunner.run(["history", "big", "b1"], in: store.root.path + "/p")
     #expect(absentHistory.stderr.contains("TABLE_ABSENT"), "\(absentHistory.stderr)")
     let listed = try store.run(["tables"], in: "p").stdout

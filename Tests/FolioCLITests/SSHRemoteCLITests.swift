@@ -239,6 +239,50 @@ import Testing
     try box.roundTrip(box.url)
   }
 
+  /// A partial replica over ssh (issue 56): the clone leaves the other
+  /// table's blobs on the server, and syncs go both ways.
+  @Test func partialCloneOverSSH() throws {
+    var box = try Case()
+    defer { box.remove() }
+    try box.trustHost()
+    box.environment["FOLIO_SSH_KEY"] = box.keys.plain
+    try box.folio(["tables", "add", "notes"], in: "a")
+    for pk in ["n1", "n2", "n3"] {
+      try box.folio(["put", "notes", pk, "-"], in: "a", input: #"{"text": "\#(pk)"}"#)
+    }
+    try box.folio(["sync"], in: "a")
+    #expect(
+      try FolioRunner.shell("git -C remote.git config uploadpack.allowFilter true", in: box.scratch.path) == 0
+    )
+    // This sshd passes no GIT_PROTOCOL, so git speaks protocol v0, where
+    // the server must also let a client ask for a blob by id.
+    let refused = try box.folio(
+      ["clone", box.url, "b", "--tables", "todos"], in: ".", ssh: true, expectSuccess: false)
+    #expect(refused.status != 0)
+    #expect(refused.stderr.contains("uploadpack.allowReachableSHA1InWant=true"), "\(refused.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: box.scratch.path + "/b"))
+    #expect(
+      try FolioRunner.shell(
+        "git -C remote.git config uploadpack.allowReachableSHA1InWant true", in: box.scratch.path) == 0)
+    try box.folio(["clone", box.url, "b", "--tables", "todos"], in: ".", ssh: true)
+    #expect(box.views("b") == 1)
+    let notes = try FolioRunner.shellOutput("git -C a ls-tree -r HEAD data/notes", in: box.scratch.path)
+      .output
+      .split(separator: "\n").map { String($0.split(separator: " ")[2].prefix(40)) }
+    let stored = try FolioRunner.shellOutput(
+      "git -C b cat-file --batch-all-objects --batch-check", in: box.scratch.path
+    ).output
+    #expect(notes.count == 3 && notes.allSatisfy { !stored.contains($0) }, "\(notes) in \(stored)")
+    try box.folio(box.increment(2), in: "b", ssh: true)
+    try box.folio(["put", "notes", "n4", "-"], in: "a", input: #"{"text": "n4"}"#)
+    try box.folio(["sync"], in: "a")
+    try box.folio(["sync"], in: "b", ssh: true)
+    try box.folio(["sync"], in: "a")
+    #expect(box.views("a") == 3 && box.views("b") == 3)
+    let query = try box.folio(["query", "notes"], in: "b", ssh: true, expectSuccess: false)
+    #expect(query.stderr.contains("TABLE_ABSENT"), "\(query.stderr)")
+  }
+
   @Test func identityFileInSSHConfig() throws {
     let box = try Case()
     defer { box.remove() }

@@ -1,5 +1,6 @@
 internal import Clibgit2
 import FolioSystem
+import Foundation
 import Glibc
 
 extension GitRepository {
@@ -88,7 +89,9 @@ extension GitRepository {
     var blob: OpaquePointer?
     var rc = git_blob_lookup(&blob, handle, &oid)
     if rc == GIT_ENOTFOUND.rawValue, config("remote.origin.promisor") == "true" {
-      try fetchMissing([id], remote: "origin", sshKey: nil)
+      // folio.yaml's key is the store's to know; the environment's is here.
+      let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+      try fetchMissing([id], remote: "origin", sshKey: key)
       rc = git_blob_lookup(&blob, handle, &oid)
     }
     try LibGit2.check(rc, "git_blob_lookup")

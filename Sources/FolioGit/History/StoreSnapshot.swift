@@ -79,6 +79,11 @@ public final class StoreSnapshot {
   public func documents(_ query: Query) throws -> QueryCursor {
     let table = try store.table(named: query.collection.name)
     let files = try listing(table)
+    if repository.isPartialClone(of: "origin") {
+      // The versions a partial clone lacks, in one fetch rather than one
+      // each as the query reads them.
+      try repository.fetchMissing(Array(files.values), remote: "origin", sshKey: store.sshKeyPath)
+    }
     return try query.cursor(table: table, pks: Array(files.keys)) { [self] pk in
       try load(table: table, pk: pk)
     }
