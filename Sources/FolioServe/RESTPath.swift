@@ -90,7 +90,8 @@ struct RESTError: Error, Sendable {
   }
 
   /// The status for a Folio error: the caller's fault is 400, an unknown
-  /// table 404 (writes only; reads answer null), anything else 500.
+  /// table 404 (writes only; reads answer null) as is a table a partial
+  /// replica does not hold, anything else 500.
   init(_ error: FolioError) {
     switch error.code {
     case .localConstraint, .invalidPK, .invalidDocument, .invalidJSON, .invalidQuery, .usage, .unsafePath,
@@ -98,7 +99,9 @@ struct RESTError: Error, Sendable {
       self.init(400, "\(error.code): \(error.message)")
     case .schemaViolation:
       self.init(400, error.description)  // names the document, line:col and the schema's path
-    case .unknownTable, .notFound:
+    case .unknownTable, .notFound, .tableAbsent:
+      // An absent table (a partial replica's) is said to be absent, never
+      // answered as empty.
       self.init(404, "\(error.code): \(error.message)")
     case .conflict, .locked:
       self.init(409, "\(error.code): \(error.message)")

@@ -102,7 +102,8 @@ final class WatchSession {
     let now = clock()
     nextCommit = options.commitEvery.map { now + $0.seconds }
     nextSync = options.syncEvery.map { now + $0.seconds }
-    emit(.ready(tables: store.config.tables.map(\.name)))
+    let absent = Set(store.absentTables.map(\.name))
+    emit(.ready(tables: store.config.tables.map(\.name).filter { !absent.contains($0) }))
   }
 
   /// Handles events and deadlines until the loop's handle is stopped.
@@ -131,7 +132,10 @@ final class WatchSession {
   func installWatches() throws -> [String] {
     var added: [String] = []
     var ancestors = Set<Int32>()
-    for table in store.config.tables {
+    // A partial replica's absent tables are not recorded: their documents
+    // are not here, and a file saved in their folder is not one of them.
+    let absent = Set(store.absentTables.map(\.name))
+    for table in store.config.tables where !absent.contains(table.name) {
       let directory = store.directory(of: table)
       if let watch = try watchTable(table, directory: directory) {
         if tableWatches[table.name] != watch { added.append(table.name) }

@@ -193,6 +193,20 @@ import Testing
     #expect(try store.storedBlobs("p").intersection(try store.blobsAtHead("a", under: "data/big")).isEmpty)
     #expect(try store.shell("git -C p status --porcelain").isEmpty)
     #expect(server.log.contains("git-upload-pack"), "\(server.log)")
+
+    // `folio serve` on the partial replica: the held table is served, the
+    // absent one is said to be absent, not answered as empty.
+    let serve = try ServeCLITests.Server(in: store.root.path + "/p")
+    defer { #expect(serve.stop() == 0) }
+    let held = try ServeCLITests.curl("GET", serve.base + "/small/s3.json")
+    #expect(held.status == 200 && held.body.contains("33"), "\(held.body)")
+    let absent = try ServeCLITests.curl("GET", serve.base + "/big.json")
+    #expect(absent.status == 404, "\(absent.status) \(absent.body)")
+    #expect(absent.body.contains("TABLE_ABSENT"), "\(absent.body)")
+    let root = try ServeCLITests.curl("GET", serve.base + "/.json")
+    #expect(
+      root.status == 200 && root.json?["small"] != nil && root.json?["big"] == nil, "\(root.body.prefix(200))"
+    )
   }
 
   /// A server that does not filter would send every blob: the clone is
@@ -277,5 +291,17 @@ import Testing
     #expect(try store.shell("git -C p status --porcelain").isEmpty)
     try store.run(["tables", "subscribe", "small"], in: "p")
     #expect(try store.export("small", in: "p") == (try store.export("small", in: "a")))
+
+    // A table another replica adds is not held until asked for.
+    try store.run(["tables", "add", "extra"], in: "a")
+    try store.run(["put", "extra", "x1", "-"], in: "a", input: #"{"x": 1}"#)
+    try store.run(["sync"], in: "a")
+    try store.run(["sync"], in: "p")
+    #expect(!FileManager.default.fileExists(atPath: store.root.path + "/p/data/extra"))
+    #expect(try store.shell("git -C p status --porcelain").isEmpty)
+    let extra = try FolioRunner.run(["get", "extra", "x1"], in: store.root.path + "/p")
+    #expect(extra.stderr.contains("TABLE_ABSENT: table 'extra'"), "\(extra.stderr)")
+    try store.run(["tables", "subscribe", "extra"], in: "p")
+    #expect(try store.run(["get", "extra", "x1"], in: "p").stdout.contains(#""x": 1"#))
   }
 }

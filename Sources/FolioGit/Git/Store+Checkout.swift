@@ -52,7 +52,7 @@ extension Store {
     try TreePathValidator(repository: repository, config: config).validate(
       targetTree, of: target, against: fromTree)
     let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
-    let evicted = try offTreePaths()
+    let evicted = try offTreePaths(target: targetTree, repository: repository)
     let index = try entryLookup(repository)
     let removed = Self.pathsRemoved(by: changes)
     let workTree = WorkTree(root: rootPath)

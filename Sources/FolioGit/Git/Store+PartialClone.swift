@@ -19,9 +19,28 @@ extension Store {
     }
   }
 
-  /// This replica's ``OffTreePaths``.
-  func offTreePaths() throws -> OffTreePaths {
-    OffTreePaths(evicted: try evictedPaths(), absentFolders: absentTables.map { $0.path + "/" })
+  /// This replica's ``OffTreePaths`` for a checkout of `target` (whose
+  /// `folio.yaml` may add tables: a partial replica does not hold those).
+  func offTreePaths(target: GitTree? = nil, repository: GitRepository? = nil) throws -> OffTreePaths {
+    OffTreePaths(
+      evicted: try evictedPaths(), absentFolders: absentFolders(alsoIn: target, repository: repository))
+  }
+
+  /// The folders (with a trailing `/`) of the tables this partial replica
+  /// does not hold: by its `folio.yaml`, and by the one in `tree` when
+  /// given, which may define tables this replica has not heard of.
+  func absentFolders(alsoIn tree: GitTree?, repository: GitRepository?) -> [String] {
+    guard let held = heldTableNames else { return [] }
+    var folders = Set(absentTables.map { $0.path + "/" })
+    if let tree, let repository, let id = tree.blobID(at: Config.fileName),
+      let incoming = try? Config(bytes: try repository.blob(id), file: Config.fileName)
+    {
+      for table in incoming.tables
+      where !held.contains(table.name) && !table.renamedFrom.contains(where: held.contains) {
+        folders.insert(table.path + "/")
+      }
+    }
+    return folders.sorted()
   }
 
   /// The blobs of `tree` this replica holds the paths of (all but the
@@ -34,7 +53,8 @@ extension Store {
     of tree: GitTree, since old: GitTree?, remote: String, repository: GitRepository
   ) throws -> Int {
     try Self.fetchHeldBlobs(
-      of: tree, since: old, absentFolders: absentTables.map { $0.path + "/" }, remote: remote,
+      of: tree, since: old, absentFolders: absentFolders(alsoIn: tree, repository: repository),
+      remote: remote,
       repository: repository, sshKey: sshKeyPath)
   }
 
