@@ -37,6 +37,9 @@ let package = Package(
     // SHA-1 on the processor's SHA extensions, where it has them (git's
     // index and pack trailers).
     .target(name: "CSHA1"),
+    // What the binary was built from, for `folio --version`
+    // (scripts/build-info.sh links in the answer).
+    .target(name: "CBuildInfo"),
     // The library's layers, lowest first. A target depends only on those
     // before it, so the compiler refuses an upward reference; what crosses
     // targets inside the package is `package`, and `Folio` re-exports the
@@ -59,7 +62,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "FolioCLI",
-      dependencies: ["Folio", "FolioSystem"],
+      dependencies: ["Folio", "FolioSystem", "CBuildInfo"],
       path: "Sources/folio"
     ),
     .executableTarget(

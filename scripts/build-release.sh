@@ -29,6 +29,11 @@ if [[ -n "$archive" && -f "$archive" ]]; then
   echo "INPUT($archive)" >.build/static-libstdc++/libstdc++.so
   flags+=(-Xswiftc -L -Xswiftc "$PWD/.build/static-libstdc++" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc)
 fi
+# Stamped with the commit (folio --version); the binary is linked again so
+# that a new commit shows even when no source changed.
+read -r -a stamp <<<"$(scripts/build-info.sh)"
+flags+=("${stamp[@]}")
+rm -f .build/release/folio
 if [[ $# -eq 0 ]]; then
   # The programs, not every target: the tests' support target imports
   # Testing, which is there only for a build with tests.

@@ -63,7 +63,7 @@ var allCommands: [any Command.Type] {
     CommitCommand.self, StatusCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self,
     CloneCommand.self, CompactCommand.self, MergeDriverCommand.self, DiffTextconvCommand.self,
     WatchCommand.self,
-    IndexDaemonCommand.self, ServeCommand.self,
+    IndexDaemonCommand.self, ServeCommand.self, CompletionCommand.self,
   ]
 }
 

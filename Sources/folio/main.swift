@@ -1,3 +1,4 @@
+internal import CBuildInfo
 import Folio
 import FolioSystem
 import Foundation
@@ -33,7 +34,7 @@ func main() -> Int32 {
       Output.print(topHelp(usage: topUsage))
       return 0
     case "--version":
-      Output.print("folio \(Folio.version)")
+      Output.print(versionLine())
       return 0
     default:
       return usageError("unknown option '\(first)'", usage: topUsage, command: nil)
@@ -42,7 +43,26 @@ func main() -> Int32 {
   guard let name = arguments.first else {
     return usageError("missing command", usage: topUsage, command: nil)
   }
+  if name == "__complete" {
+    // The completion scripts' question (hidden: `folio completion SHELL`).
+    guard arguments.count >= 2, let index = Int(arguments[1]) else { return 64 }
+    let words = Array(arguments.dropFirst(2))
+    for candidate in Completion.candidates(words: words, index: index, directory: path) {
+      Output.print(candidate)
+    }
+    return 0
+  }
   if name == "help" {
+    if arguments.count > 1, arguments[1] == "--man" {
+      // A man page of the same text (scripts/install.sh writes them).
+      let named = arguments.count > 2 ? allCommands.first(where: { $0.name == arguments[2] }) : nil
+      if arguments.count > 2 && named == nil {
+        return usageError(
+          "unknown command '\(arguments[2])'", usage: "folio help --man [COMMAND]", command: "help")
+      }
+      Output.print(ManPage.roff(for: named, topHelp: topHelp(usage: topUsage)), terminator: "")
+      return 0
+    }
     if arguments.count > 1, let command = allCommands.first(where: { $0.name == arguments[1] }) {
       Output.print(command.help)
     } else {
@@ -77,6 +97,15 @@ func main() -> Int32 {
     Output.error("error: \(error)")
     return 1
   }
+}
+
+/// `folio 0.1.0 (3f2a9c1d0b7e)`, or the tag alone for a tagged build, or
+/// the version alone when the build did not say what it was built from.
+func versionLine() -> String {
+  let built = String(cString: folio_build_description())
+  if built.isEmpty { return "folio \(Folio.version)" }
+  if built.hasPrefix("v") && built.dropFirst().first?.isNumber == true { return "folio \(built)" }
+  return "folio \(Folio.version) (\(built))"
 }
 
 func usageError(_ message: String, usage: String, command: String?) -> Int32 {
