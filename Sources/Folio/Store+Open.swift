@@ -93,7 +93,11 @@ extension Store {
   /// stay on the remote, listed in ``absentTables``; a sync fetches only
   /// what the held tables need and never records a change to the others.
   /// The remote's git server must filter (`uploadpack.allowFilter`).
-  /// - Parameter tables: the tables to hold; nil for all of them.
+  /// - Parameters:
+  ///   - url: any URL the system git clones from.
+  ///   - directory: where the store goes; it must not exist, or be empty.
+  ///   - mergeDriver: the `folio` command git's merge driver runs.
+  ///   - tables: the tables to hold; nil for all of them.
   /// - Throws: `REMOTE` if the clone fails, or if `tables` is given and the
   ///   server cannot filter; `UNKNOWN_TABLE` for a name the remote's
   ///   `folio.yaml` does not define; `STORE_NOT_FOUND` if the repository

@@ -36,7 +36,7 @@ import Synchronization
 /// - ``init(atPath:)``
 /// - ``create(at:config:mergeDriver:)``
 /// - ``create(at:tables:mergeDriver:)``
-/// - ``clone(url:into:mergeDriver:)``
+/// - ``clone(url:into:mergeDriver:tables:)``
 /// - ``root``
 /// - ``config``
 /// - ``replicaID``
@@ -85,6 +85,13 @@ import Synchronization
 /// - ``onPull(_:)``
 /// - ``activeSubscriptions``
 /// - ``compact(message:)``
+///
+/// ### Partial replicas
+///
+/// - ``absentTables``
+/// - ``heldTableNames``
+/// - ``subscribe(table:)``
+/// - ``unsubscribe(table:)``
 ///
 /// ### Conflicts
 ///
