@@ -209,6 +209,23 @@ import Testing
     )
   }
 
+  /// Plain `git pull` in a partial replica: git's sparse checkout and
+  /// promisor remote keep the absent table out, as Folio's sync does.
+  @Test func aPlainGitPullKeepsTheAbsentTableOut() throws {
+    let store = try Store(bigCount: 50)
+    defer { store.root.remove() }
+    try store.run(["clone", store.remote, "p", "--tables", "small"], in: "")
+    try store.run(["put", "small", "s1", "-"], in: "a", input: #"{"n": 100}"#)
+    try store.run(["put", "big", "b1", "-"], in: "a", input: #"{"v": 100}"#)
+    try store.run(["sync"], in: "a")
+    try store.shell("git -C p pull -q")
+    #expect(try store.run(["get", "small", "s1"], in: "p").stdout.contains(#""n": 100"#))
+    #expect(!FileManager.default.fileExists(atPath: store.root.path + "/p/data/big"))
+    #expect(try store.shell("git -C p status --porcelain").isEmpty)
+    #expect(try store.run(["status"], in: "p").stdout.contains("nothing to commit"))
+    #expect(try store.storedBlobs("p").intersection(try store.blobsAtHead("a", under: "data/big")).isEmpty)
+  }
+
   /// A server that does not filter would send every blob: the clone is
   /// refused, naming the setting, and leaves nothing behind. A table the
   /// remote does not have is refused the same way.
