@@ -68,6 +68,35 @@ struct FetchPackTests {
     }
   }
 
+  /// Every fetch and merge leaves a pack; past ``Store/packsBeforeRepack``
+  /// a sync merges the small ones, and the store stays whole.
+  @Test func syncsMergeTheSmallPacksTheyLeave() throws {
+    let fixture = try SyncFixture()
+    defer { fixture.remove() }
+    let a = try fixture.seed(yaml: Self.yaml)
+    try a.apply(table: "todos", pk: "t", op: .insert, columns: ["views": 0])
+    try a.sync()
+    let b = try fixture.clone("b")
+    func packs(_ store: Store) throws -> Int {
+      (try FileSystem.list(store.rootPath + "/.git/objects/pack") ?? []).count { $0.hasSuffix(".pack") }
+    }
+    var most = 0
+    for round in 0..<(Store.packsBeforeRepack + 6) {
+      try a.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
+      try a.sync()
+      try b.apply(table: "todos", pk: "b\(round)", op: .insert, columns: ["views": round])
+      try b.sync()
+      most = max(most, try packs(b))
+    }
+    try a.sync()
+    #expect(most <= Store.packsBeforeRepack, "b held \(most) packs")
+    for store in [a, b] {
+      #expect(try Self.doc(store, "t")?["views"] == .integer(Store.packsBeforeRepack + 6))
+      let fsck = try git(["fsck", "--no-dangling"], in: store.rootPath)
+      #expect(fsck.status == 0, "\(fsck.output)")
+    }
+  }
+
   /// `remote.<name>.uploadpack` names the program the remote runs, as for
   /// `git fetch`: here a wrapper that leaves a mark before it runs git's.
   @Test func theRemotesUploadPackSettingIsHonoured() throws {

@@ -87,6 +87,8 @@ extension Store {
   ///   `CONFLICT` for files outside the tables that git could not merge.
   @discardableResult
   public func sync(remote requested: String? = nil, push: Bool = true) throws -> SyncSummary {
+    // Whatever the outcome: every fetch and merge leaves a pack.
+    defer { mergePacksIfMany() }
     var summary = SyncSummary(
       committed: CommitSummary(commit: nil, documents: 0, syntheticOps: 0, problems: []), action: .upToDate,
       resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
@@ -441,4 +443,28 @@ private struct CloneCheckoutJobs: @unchecked Sendable {
   let tree: GitTree
   let repository: GitRepository
   let absentFolders: [String]
+}
+
+extension Store {
+  /// How many packs a repository holds before a sync merges the small ones.
+  static let packsBeforeRepack = 24
+
+  /// Merges the small packs syncs have left (each fetch and each merge
+  /// writes one), so that an object lookup, which asks every pack, does not
+  /// slow down with the store's age: `git repack -d --geometric=2` rewrites
+  /// only the packs it needs to so that each is at least twice the size of
+  /// the next smaller, which leaves the big ones (an import's) alone.
+  /// Outside the store lock: git's readers and writers cope with a repack
+  /// running beside them. A failure changes nothing and is not reported;
+  /// the next sync tries again. A partial clone is left to `git gc`.
+  func mergePacksIfMany() {
+    let folder = gitDirectory + "/objects/pack"
+    guard let names = try? FileSystem.list(folder),
+      names.count(where: { $0.hasSuffix(".pack") }) >= Self.packsBeforeRepack,
+      // A partial clone's packs from its remote are marked as that remote's
+      // to fill in; a geometric repack could merge them into unmarked ones.
+      !names.contains(where: { $0.hasSuffix(".promisor") })
+    else { return }
+    _ = try? SystemGit(gitDirectory: gitDirectory, sshKey: nil).run(["repack", "-d", "-q", "--geometric=2"])
+  }
 }
