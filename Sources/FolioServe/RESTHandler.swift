@@ -162,8 +162,7 @@ final class RESTHandler: Sendable {
   private func tablesInfo() throws -> JSONValue {
     let store = self.store
     var out = JSONObject()
-    let absent = Set(store.absentTables.map(\.name))
-    for table in store.config.tables where !absent.contains(table.name) {
+    for table in store.heldTables {
       var info = JSONObject([
         ("count", .number(String(try store.collection(table.name).count()))),
         ("key", table.key.map { .string($0) } ?? .null),
@@ -229,8 +228,7 @@ final class RESTHandler: Sendable {
     guard let table = path.table else {
       var out = JSONObject()
       // A partial replica serves the tables it holds.
-      let absent = Set(store.absentTables.map(\.name))
-      for table in store.config.tables where !absent.contains(table.name) {
+      for table in store.heldTables {
         let value = try read(RESTPath(segments: [table.name]))
         if !value.isNull { out[table.name] = value }
       }

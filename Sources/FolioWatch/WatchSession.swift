@@ -102,8 +102,7 @@ final class WatchSession {
     let now = clock()
     nextCommit = options.commitEvery.map { now + $0.seconds }
     nextSync = options.syncEvery.map { now + $0.seconds }
-    let absent = Set(store.absentTables.map(\.name))
-    emit(.ready(tables: store.config.tables.map(\.name).filter { !absent.contains($0) }))
+    emit(.ready(tables: store.heldTables.map(\.name)))
   }
 
   /// Handles events and deadlines until the loop's handle is stopped.
@@ -134,8 +133,7 @@ final class WatchSession {
     var ancestors = Set<Int32>()
     // A partial replica's absent tables are not recorded: their documents
     // are not here, and a file saved in their folder is not one of them.
-    let absent = Set(store.absentTables.map(\.name))
-    for table in store.config.tables where !absent.contains(table.name) {
+    for table in store.heldTables {
       let directory = store.directory(of: table)
       if let watch = try watchTable(table, directory: directory) {
         if tableWatches[table.name] != watch { added.append(table.name) }

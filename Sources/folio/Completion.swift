@@ -99,8 +99,7 @@ enum Completion {
 
   private static func tableNames(in directory: String) -> [String] {
     guard let store = try? Store(atPath: directory) else { return [] }
-    let absent = Set(store.absentTables.map(\.name))
-    return store.config.tables.map(\.name).filter { !absent.contains($0) }
+    return store.heldTables.map(\.name)
   }
 
   private static func keys(of table: String, in directory: String) -> [String] {

@@ -25,15 +25,14 @@ struct FsckCommand: Command {
     for problem in problems { Output.error(problem.commandLineText) }
     var documents = 0
     // A partial replica checks the tables it holds, and says which it does not.
-    let absent = Set(store.absentTables.map(\.name))
-    for table in store.config.tables where !absent.contains(table.name) {
-      documents += try store.collection(table.name).count()
-    }
-    let tables = store.config.tables.count - absent.count
+    let held = store.heldTables
+    for table in held { documents += try store.collection(table.name).count() }
+    let tables = held.count
+    let absent = store.absentTables.map(\.name).sorted()
     Output.print(
       "checked \(documents) document\(documents == 1 ? "" : "s") in \(tables) table\(tables == 1 ? "" : "s"): "
         + (problems.isEmpty ? "ok" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")")
-        + (absent.isEmpty ? "" : " (not on this replica: \(absent.sorted().joined(separator: ", ")))"))
+        + (absent.isEmpty ? "" : " (not on this replica: \(absent.joined(separator: ", ")))"))
     return problems.isEmpty ? 0 : 1
   }
 }

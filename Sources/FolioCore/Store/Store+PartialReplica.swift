@@ -15,7 +15,7 @@ extension Store {
   /// (every write asks): a subscription another process makes counts for a
   /// store opened after it.
   public var heldTableNames: Set<String>? {
-    heldTables.withLock { cached in
+    heldTableNamesCache.withLock { cached in
       if let cached { return cached }
       var names: Set<String>?
       if let bytes = try? FileSystem.read(heldTablesPath) {
@@ -36,6 +36,13 @@ extension Store {
     return config.tables.filter { !held.contains($0.name) }
   }
 
+  /// The tables of `folio.yaml` this replica holds, in its order: every
+  /// table of a full replica. What is scanned, served, watched and listed.
+  public var heldTables: [TableConfig] {
+    guard let held = heldTableNames else { return config.tables }
+    return config.tables.filter { held.contains($0.name) }
+  }
+
   /// Records the tables this replica holds (nil: every table).
   package func saveHeldTableNames(_ names: Set<String>?) throws {
     if let names {
@@ -44,7 +51,7 @@ extension Store {
     } else {
       _ = try FileSystem.remove(heldTablesPath)
     }
-    heldTables.withLock { $0 = .some(names) }
+    heldTableNamesCache.withLock { $0 = .some(names) }
   }
 
   /// The error for a table this partial replica does not hold.

@@ -142,7 +142,6 @@ extension Store {
   }
 
   /// The text of `folio.yaml` as it is on disk now.
-  /// The text of `folio.yaml` as it is on disk.
   package func configText() throws -> String {
     let bytes = try FileSystem.read(rootPath + "/" + Config.fileName) ?? []
     return String(decoding: bytes, as: UTF8.self)

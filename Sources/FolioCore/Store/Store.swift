@@ -88,6 +88,7 @@ import Synchronization
 ///
 /// ### Partial replicas
 ///
+/// - ``heldTables``
 /// - ``absentTables``
 /// - ``heldTableNames``
 /// - ``subscribe(table:)``
@@ -174,7 +175,7 @@ public final class Store: Sendable {
   let opLogSegment = Mutex<Int>(-1)
   /// The tables a partial replica holds, once read (Store+PartialReplica.swift):
   /// nil before, `.some(nil)` for a full replica.
-  let heldTables = Mutex<Set<String>??>(nil)
+  let heldTableNamesCache = Mutex<Set<String>??>(nil)
   /// Why the transaction an earlier process left in the journal could not
   /// be completed, if it could not (Store+Recovery.swift).
   let recoveryFailure = Mutex<FolioError?>(nil)
@@ -317,9 +318,8 @@ public final class Store: Sendable {
 
   /// The table named `name`.
   /// - Throws: `UNKNOWN_TABLE`, listing the tables there are (see
-  ///   ``Config/unknownTableError(_:)``).
-  /// - Throws: `TABLE_ABSENT` for a table a partial replica does not hold
-  ///   (see ``absentTables``).
+  ///   ``Config/unknownTableError(_:)``); `TABLE_ABSENT` for a table a
+  ///   partial replica does not hold (see ``absentTables``).
   public func table(named name: String) throws -> TableConfig {
     guard let table = config.table(named: name) else { throw config.unknownTableError(name) }
     if let held = heldTableNames, !held.contains(table.name) { throw absentTableError(table.name) }

@@ -123,13 +123,12 @@ extension GitIndex {
     }
   }
 
-  /// The extended flags that go to disk (skip-worktree, intent-to-add).
   /// The skip-worktree bit of an entry's extended flags: git looks for no
   /// file at its path.
   static let skipWorktreeFlag = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue)
 
-  static let extendedMask = UInt16(
-    GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue | GIT_INDEX_ENTRY_INTENT_TO_ADD.rawValue)
+  /// The extended flags that go to disk (skip-worktree, intent-to-add).
+  static let extendedMask = skipWorktreeFlag | UInt16(GIT_INDEX_ENTRY_INTENT_TO_ADD.rawValue)
 
   /// Git's index order for paths: bytes, then the shorter first.
   static func comparePaths(_ a: UnsafePointer<CChar>, _ b: String) -> Int {

@@ -37,7 +37,7 @@ package final class GitIndex: IndexEntryLookup {
     return Entry(
       path: String(cString: e.path), id: GitOID(e.id),
       stage: Int((e.flags & UInt16(GIT_INDEX_ENTRY_STAGEMASK)) >> UInt16(GIT_INDEX_ENTRY_STAGESHIFT)),
-      skipWorktree: e.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0,
+      skipWorktree: e.flags_extended & skipWorktreeFlag != 0,
       mode: e.mode, size: e.file_size, mtimeSeconds: e.mtime.seconds, mtimeNanoseconds: e.mtime.nanoseconds,
       inode: e.ino)
   }
@@ -68,9 +68,7 @@ package final class GitIndex: IndexEntryLookup {
   )
     throws
   {
-    var entry = Self.entry(id: id, filePath: filePath)
-    if let mode { entry.mode = mode }
-    if skipWorktree { entry.flags_extended = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) }
+    var entry = Self.entry(id: id, filePath: filePath, mode: mode, skipWorktree: skipWorktree)
     try path.withCString { pointer in
       entry.path = pointer
       try LibGit2.check(git_index_add(handle, &entry), "git_index_add", path: path)
@@ -79,9 +77,17 @@ package final class GitIndex: IndexEntryLookup {
 
   /// A stage-0 entry for blob `id`, with the stat data of the file at
   /// `filePath` when given, so git sees the file as clean without rehashing.
-  static func entry(id: GitOID, filePath: String?) -> git_index_entry {
+  /// - Parameters:
+  ///   - mode: git's file mode; by default the file's (or a plain file's).
+  ///   - skipWorktree: marked skip-worktree: git looks for no file there.
+  static func entry(id: GitOID, filePath: String?, mode: UInt32? = nil, skipWorktree: Bool = false)
+    -> git_index_entry
+  {
     // lstat: a symlink's entry takes the link's own stat data, as git's.
-    entry(id: id) { st in filePath.map { lstat($0, &st) == 0 } ?? false }
+    var entry = entry(id: id) { st in filePath.map { lstat($0, &st) == 0 } ?? false }
+    if let mode { entry.mode = mode }
+    if skipWorktree { entry.flags_extended = skipWorktreeFlag }
+    return entry
   }
 
   /// A stage-0 entry for blob `id`, with the stat data of the file `name`

@@ -1,4 +1,5 @@
 internal import Clibgit2
+import FolioCore
 import FolioSystem
 import Foundation
 import Glibc
@@ -88,9 +89,9 @@ extension GitRepository {
     var oid = id.raw
     var blob: OpaquePointer?
     var rc = git_blob_lookup(&blob, handle, &oid)
-    if rc == GIT_ENOTFOUND.rawValue, config("remote.origin.promisor") == "true" {
+    if rc == GIT_ENOTFOUND.rawValue, isPartialClone(of: "origin") {
       // folio.yaml's key is the store's to know; the environment's is here.
-      let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+      let key = SyncConfig().sshKeyPath(root: "/", environment: ProcessInfo.processInfo.environment)
       try fetchMissing([id], remote: "origin", sshKey: key)
       rc = git_blob_lookup(&blob, handle, &oid)
     }

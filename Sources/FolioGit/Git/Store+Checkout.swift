@@ -284,10 +284,11 @@ extension Store {
       let skip = evicted.contains(change.path)
       // No stat data for a file someone changed since: git rehashes it.
       let statFrom = skip || leftAlone.contains(change.path) ? nil : rootPath + "/" + change.path
-      var entry = GitIndex.entry(id: new.id, filePath: statFrom)
-      entry.mode = new.mode
-      if skip { entry.flags_extended = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) }
-      edits.append(.init(path: change.path, entry: entry))
+      edits.append(
+        .init(
+          path: change.path,
+          entry: GitIndex.entry(id: new.id, filePath: statFrom, mode: new.mode, skipWorktree: skip)
+        ))
     }
     edits.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
     if let indexFile {

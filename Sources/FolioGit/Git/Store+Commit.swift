@@ -292,9 +292,8 @@ extension Store {
         path: entry.path, entry: GitIndex.entry(id: entry.id, filePath: rootPath + "/" + entry.path))
     }
     for entry in scan.evicted where edits[entry.path] == nil {
-      var skipped = GitIndex.entry(id: entry.id, filePath: nil)
-      skipped.flags_extended = UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue)
-      edits[entry.path] = GitIndex.Edit(path: entry.path, entry: skipped)
+      edits[entry.path] = GitIndex.Edit(
+        path: entry.path, entry: GitIndex.entry(id: entry.id, filePath: nil, skipWorktree: true))
     }
     let tree = changes.isEmpty ? headTree?.id : try repository.updatedTree(headTree, setting: changes)
     if !edits.isEmpty {
@@ -344,53 +343,50 @@ extension Store {
 
   /// ``status()`` with the lock held.
   func statusLocked() throws -> StoreStatus {
-    do {
-      // A pending transaction that cannot be completed yet does not stop
-      // status: it is shown (``pendingRecoveryError``).
-      recoverForReading()
-      let repository = try openRepository()
-      let head = try repository.headCommit()
-      let (plan, prior, answer) = scanPlan(head: head?.id, repository: repository)
-      let scan = try scanPending(
-        repository: repository, headTree: try head?.tree(), index: { try repository.index() }, plan: plan)
-      // Status writes nothing git reads: the state holds, with what this
-      // scan found still to commit.
-      if var state = prior {
-        state.token = answer?.token
-        state.dirty = scan.dirty
-        saveWorkTreeState(state)
-      } else if answer != nil, let file = try? GitIndexFile.open(repository.gitDirectory + "/index"),
-        (try? file.holds(try head?.tree(), repository: repository)) == true
-      {
-        // Git's index was written by someone else (a `git pull`, a
-        // `git reset`), and holds HEAD: the next status starts from here.
-        saveWorkTreeState(
-          WorkTreeState(
-            head: head?.id.description, index: SHA1.hex(file.checksum), token: answer?.token,
-            dirty: scan.dirty,
-            ownLog: nil))
-      }
-      var tables: [StoreStatus.Table] = []
-      let absent = Set(absentTables.map(\.name))
-      for table in config.tables where !absent.contains(table.name) {
-        let documents = scan.documents.filter { $0.table.name == table.name }
-        tables.append(
-          StoreStatus.Table(
-            name: table.name,
-            pendingOps: scan.ownOps.filter { $0.key.table == table.name }.reduce(0) { $0 + $1.value.count },
-            changedDocuments: documents.map(\.pk).sorted(),
-            externalEdits: documents.filter { $0.synthetic != nil }.map(\.pk).sorted(),
-            evicted: (scan.evictedByTable[table.name] ?? []).sorted().map(\.string)))
-      }
-      var status = StoreStatus(
-        tables: tables, problems: scan.problems, branch: (try? repository.headBranch()) ?? "HEAD",
-        head: head?.id.description)
-      status.absentTables = absent.sorted()
-      status.schemaViolations =
-        config.tables.compactMap(\.missingSchemaError)
-        + (try schemaViolations(scan: scan, headTree: try head?.tree(), repository: repository))
-      return status
+    // A pending transaction that cannot be completed yet does not stop
+    // status: it is shown (``pendingRecoveryError``).
+    recoverForReading()
+    let repository = try openRepository()
+    let head = try repository.headCommit()
+    let (plan, prior, answer) = scanPlan(head: head?.id, repository: repository)
+    let scan = try scanPending(
+      repository: repository, headTree: try head?.tree(), index: { try repository.index() }, plan: plan)
+    // Status writes nothing git reads: the state holds, with what this
+    // scan found still to commit.
+    if var state = prior {
+      state.token = answer?.token
+      state.dirty = scan.dirty
+      saveWorkTreeState(state)
+    } else if answer != nil, let file = try? GitIndexFile.open(repository.gitDirectory + "/index"),
+      (try? file.holds(try head?.tree(), repository: repository)) == true
+    {
+      // Git's index was written by someone else (a `git pull`, a
+      // `git reset`), and holds HEAD: the next status starts from here.
+      saveWorkTreeState(
+        WorkTreeState(
+          head: head?.id.description, index: SHA1.hex(file.checksum), token: answer?.token,
+          dirty: scan.dirty,
+          ownLog: nil))
     }
+    var tables: [StoreStatus.Table] = []
+    for table in heldTables {
+      let documents = scan.documents.filter { $0.table.name == table.name }
+      tables.append(
+        StoreStatus.Table(
+          name: table.name,
+          pendingOps: scan.ownOps.filter { $0.key.table == table.name }.reduce(0) { $0 + $1.value.count },
+          changedDocuments: documents.map(\.pk).sorted(),
+          externalEdits: documents.filter { $0.synthetic != nil }.map(\.pk).sorted(),
+          evicted: (scan.evictedByTable[table.name] ?? []).sorted().map(\.string)))
+    }
+    var status = StoreStatus(
+      tables: tables, problems: scan.problems, branch: (try? repository.headBranch()) ?? "HEAD",
+      head: head?.id.description)
+    status.absentTables = absentTables.map(\.name).sorted()
+    status.schemaViolations =
+      config.tables.compactMap(\.missingSchemaError)
+      + (try schemaViolations(scan: scan, headTree: try head?.tree(), repository: repository))
+    return status
   }
 
   package func openRepository() throws -> GitRepository {
@@ -573,8 +569,7 @@ extension Store {
     }
 
     // A partial replica's absent tables have no files here, and no change.
-    let absent = Set(absentTables.map(\.name))
-    for table in config.tables where !absent.contains(table.name) {
+    for table in heldTables {
       if let candidates = plan?.candidates[table.name], let file = plan?.indexFile {
         // Only these can differ from HEAD, and git's index holds HEAD.
         var names = candidates

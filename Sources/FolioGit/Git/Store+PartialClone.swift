@@ -74,6 +74,12 @@ extension Store {
     return try repository.fetchMissing(wanted, remote: remote, sshKey: sshKey)
   }
 
+  /// ``writeSparseCheckout(for:absent:repository:)`` for this replica's
+  /// absent tables.
+  func writeSparseCheckout(for tree: GitTree, repository: GitRepository) throws {
+    try Self.writeSparseCheckout(for: tree, absent: Set(absentTables.map(\.path)), repository: repository)
+  }
+
   /// Tells plain git which folders this partial replica checks out, in
   /// cone mode (`git sparse-checkout`), so that a `git checkout` or
   /// `git pull` here leaves the absent tables out as Folio does: every
@@ -129,10 +135,10 @@ extension Store {
         held.append(change.path)
         continue
       }
-      var entry = GitIndex.entry(id: id, filePath: nil)
-      entry.mode = change.newMode
-      entry.flags_extended = GitIndex.skipWorktreeFlag
-      edits.append(.init(path: change.path, entry: entry))
+      edits.append(
+        .init(
+          path: change.path,
+          entry: GitIndex.entry(id: id, filePath: nil, mode: change.newMode, skipWorktree: true)))
     }
     if !held.isEmpty { _ = try repository.checkout(tree: tree, paths: held, force: true) }
     let indexPath = repository.gitDirectory + "/index"
@@ -180,18 +186,16 @@ extension Store {
           let path = file.path
           if evicted.contains(path) { continue }
           try workTree.write(path, content: try current.blob(file.id), mode: file.mode)
-          var entry = GitIndex.entry(id: file.id, filePath: rootPath + "/" + path)
-          entry.mode = file.mode
-          edits.append(.init(path: path, entry: entry))
+          edits.append(
+            .init(
+              path: path, entry: GitIndex.entry(id: file.id, filePath: rootPath + "/" + path, mode: file.mode)
+            ))
         }
         try FileSystem.syncFileSystem(containing: rootPath)
         try rewriteIndex(applying: edits, repository: current)
         held.insert(table.name)
         try saveHeldTableNames(held)
-        if let tree = try head?.tree() {
-          try Self.writeSparseCheckout(
-            for: tree, absent: Set(absentTables.map(\.path)), repository: current)
-        }
+        if let tree = try head?.tree() { try writeSparseCheckout(for: tree, repository: current) }
         return true
       }
       if done { return }
@@ -226,12 +230,10 @@ extension Store {
       // Absent first: from here on a missing file of it is not a deletion.
       held.remove(table.name)
       try saveHeldTableNames(held)
-      var edits: [GitIndex.Edit] = []
-      for file in files {
-        var entry = GitIndex.entry(id: file.id, filePath: nil)
-        entry.mode = file.mode
-        entry.flags_extended = GitIndex.skipWorktreeFlag
-        edits.append(.init(path: file.path, entry: entry))
+      let edits = files.map { file in
+        GitIndex.Edit(
+          path: file.path,
+          entry: GitIndex.entry(id: file.id, filePath: nil, mode: file.mode, skipWorktree: true))
       }
       try rewriteIndex(applying: edits, repository: repository)
       let workTree = WorkTree(root: rootPath)
@@ -242,9 +244,7 @@ extension Store {
       for name in (try? FileSystem.list(root)) ?? [] { rmdir(root + "/" + name) }
       rmdir(root)
       try FileSystem.syncFileSystem(containing: rootPath)
-      if let tree {
-        try Self.writeSparseCheckout(for: tree, absent: Set(absentTables.map(\.path)), repository: repository)
-      }
+      if let tree { try writeSparseCheckout(for: tree, repository: repository) }
     }
   }
 

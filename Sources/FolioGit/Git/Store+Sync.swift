@@ -324,7 +324,7 @@ extension Store {
     _ path: String, url: String, shownAs: String, mergeDriver: String, tables: [String]?, wiring: StoreWiring
   ) throws {
     // No folio.yaml yet: only the environment can name a key.
-    let key = ProcessInfo.processInfo.environment["FOLIO_SSH_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+    let key = SyncConfig().sshKeyPath(root: path, environment: ProcessInfo.processInfo.environment)
     let repository = try GitRepository.clone(url: url, into: path, sshKey: key, partial: tables != nil)
     var absent: [TableConfig] = []
     var target = try repository.headCommit()?.id

@@ -140,7 +140,7 @@ extension Store {
     for entry in entries {
       let e = entry.pointee
       let name = e.path! + prefixLength
-      let skipWorktree = e.flags_extended & UInt16(GIT_INDEX_ENTRY_SKIP_WORKTREE.rawValue) != 0
+      let skipWorktree = e.flags_extended & GitIndex.skipWorktreeFlag != 0
       if fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 {
         // Only an evicted document may be missing.
         guard errno == ENOENT, skipWorktree,

@@ -26,10 +26,7 @@ extension Store {
   ///   `UNKNOWN_TABLE`.
   public func diff(from: String? = nil, to: String? = nil, tables: [String] = []) throws -> StoreDiff {
     let repository = try openRepository()
-    let absent = Set(absentTables.map(\.name))
-    let selected =
-      tables.isEmpty
-      ? config.tables.filter { !absent.contains($0.name) } : try tables.map { try table(named: $0) }
+    let selected = tables.isEmpty ? heldTables : try tables.map { try table(named: $0) }
     let head = try repository.headCommit()
     let oldTree =
       from == nil ? try head?.tree() : try repository.commit(try repository.resolveCommit(from!)).tree()
