@@ -52,7 +52,7 @@ let package = Package(
     .target(name: "FolioWatch", dependencies: ["FolioGit"]),
     .target(name: "FolioIndexDaemon", dependencies: ["FolioQuery"]),
     .target(name: "FolioTransfer", dependencies: ["FolioGit", "CSQLite", "Clibgit2"]),
-    .target(name: "FolioServe", dependencies: ["FolioGit", "CMicroHTTPD", "CSystem"]),
+    .target(name: "FolioServe", dependencies: ["FolioGit", "FolioTransfer", "CMicroHTTPD", "CSystem"]),
     .target(
       name: "Folio",
       dependencies: [

@@ -16,6 +16,7 @@ static struct {
   enum MHD_Result (*MHD_add_response_header)(struct MHD_Response *response, const char *header, const char *content);
   struct MHD_Response * (*MHD_create_response_from_buffer)(size_t size, void *buffer, enum MHD_ResponseMemoryMode mode);
   struct MHD_Response * (*MHD_create_response_from_callback)(uint64_t size, size_t block_size, MHD_ContentReaderCallback crc, void *crc_cls, MHD_ContentReaderFreeCallback crfc);
+  struct MHD_Response * (*MHD_create_response_from_fd64)(uint64_t size, int fd);
   void (*MHD_destroy_response)(struct MHD_Response *response);
   const union MHD_ConnectionInfo * (*MHD_get_connection_info)(struct MHD_Connection *connection, enum MHD_ConnectionInfoType info_type, ...);
   int (*MHD_get_connection_values)(struct MHD_Connection *connection, enum MHD_ValueKind kind, MHD_KeyValueIterator iterator, void *iterator_cls);
@@ -38,6 +39,7 @@ static void load(void) {
   if (!(*(void **)&table.MHD_add_response_header = dlsym(library, "MHD_add_response_header"))) missing = "MHD_add_response_header";
   if (!(*(void **)&table.MHD_create_response_from_buffer = dlsym(library, "MHD_create_response_from_buffer"))) missing = "MHD_create_response_from_buffer";
   if (!(*(void **)&table.MHD_create_response_from_callback = dlsym(library, "MHD_create_response_from_callback"))) missing = "MHD_create_response_from_callback";
+  if (!(*(void **)&table.MHD_create_response_from_fd64 = dlsym(library, "MHD_create_response_from_fd64"))) missing = "MHD_create_response_from_fd64";
   if (!(*(void **)&table.MHD_destroy_response = dlsym(library, "MHD_destroy_response"))) missing = "MHD_destroy_response";
   if (!(*(void **)&table.MHD_get_connection_info = dlsym(library, "MHD_get_connection_info"))) missing = "MHD_get_connection_info";
   if (!(*(void **)&table.MHD_get_connection_values = dlsym(library, "MHD_get_connection_values"))) missing = "MHD_get_connection_values";
@@ -82,6 +84,11 @@ struct MHD_Response * MHD_create_response_from_buffer(size_t size, void *buffer,
 struct MHD_Response * MHD_create_response_from_callback(uint64_t size, size_t block_size, MHD_ContentReaderCallback crc, void *crc_cls, MHD_ContentReaderFreeCallback crfc) {
   ready();
   return table.MHD_create_response_from_callback(size, block_size, crc, crc_cls, crfc);
+}
+
+struct MHD_Response * MHD_create_response_from_fd64(uint64_t size, int fd) {
+  ready();
+  return table.MHD_create_response_from_fd64(size, fd);
 }
 
 void MHD_destroy_response(struct MHD_Response *response) {

@@ -33,10 +33,6 @@ static struct {
   void (*git_config_free)(git_config *cfg);
   int (*git_config_get_string)(const char **out, const git_config *cfg, const char *name);
   int (*git_config_set_string)(git_config *cfg, const char *name, const char *value);
-  void (*git_diff_free)(git_diff *diff);
-  const git_diff_delta * (*git_diff_get_delta)(const git_diff *diff, size_t idx);
-  size_t (*git_diff_num_deltas)(const git_diff *diff);
-  int (*git_diff_tree_to_tree)(git_diff **diff, git_repository *repo, git_tree *old_tree, git_tree *new_tree, const git_diff_options *opts);
   const git_error * (*git_error_last)(void);
   int (*git_graph_descendant_of)(git_repository *repo, const git_oid *commit, const git_oid *ancestor);
   int (*git_index_add)(git_index *index, const git_index_entry *source_entry);
@@ -155,10 +151,6 @@ static void load(void) {
   if (!(*(void **)&table.git_config_free = dlsym(library, "git_config_free"))) missing = "git_config_free";
   if (!(*(void **)&table.git_config_get_string = dlsym(library, "git_config_get_string"))) missing = "git_config_get_string";
   if (!(*(void **)&table.git_config_set_string = dlsym(library, "git_config_set_string"))) missing = "git_config_set_string";
-  if (!(*(void **)&table.git_diff_free = dlsym(library, "git_diff_free"))) missing = "git_diff_free";
-  if (!(*(void **)&table.git_diff_get_delta = dlsym(library, "git_diff_get_delta"))) missing = "git_diff_get_delta";
-  if (!(*(void **)&table.git_diff_num_deltas = dlsym(library, "git_diff_num_deltas"))) missing = "git_diff_num_deltas";
-  if (!(*(void **)&table.git_diff_tree_to_tree = dlsym(library, "git_diff_tree_to_tree"))) missing = "git_diff_tree_to_tree";
   if (!(*(void **)&table.git_error_last = dlsym(library, "git_error_last"))) missing = "git_error_last";
   if (!(*(void **)&table.git_graph_descendant_of = dlsym(library, "git_graph_descendant_of"))) missing = "git_graph_descendant_of";
   if (!(*(void **)&table.git_index_add = dlsym(library, "git_index_add"))) missing = "git_index_add";
@@ -367,26 +359,6 @@ int git_config_get_string(const char **out, const git_config *cfg, const char *n
 int git_config_set_string(git_config *cfg, const char *name, const char *value) {
   ready();
   return table.git_config_set_string(cfg, name, value);
-}
-
-void git_diff_free(git_diff *diff) {
-  ready();
-  table.git_diff_free(diff);
-}
-
-const git_diff_delta * git_diff_get_delta(const git_diff *diff, size_t idx) {
-  ready();
-  return table.git_diff_get_delta(diff, idx);
-}
-
-size_t git_diff_num_deltas(const git_diff *diff) {
-  ready();
-  return table.git_diff_num_deltas(diff);
-}
-
-int git_diff_tree_to_tree(git_diff **diff, git_repository *repo, git_tree *old_tree, git_tree *new_tree, const git_diff_options *opts) {
-  ready();
-  return table.git_diff_tree_to_tree(diff, repo, old_tree, new_tree, opts);
 }
 
 const git_error * git_error_last(void) {

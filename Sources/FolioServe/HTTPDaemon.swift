@@ -327,6 +327,12 @@ final class HTTPDaemon: @unchecked Sendable {
       response = MHD_create_response_from_callback(
         UInt64.max, 16 * 1024, Self.readStream, Unmanaged.passRetained(stream).toOpaque(), Self.freeStream)
       headers += [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
+    case .file(let descriptor, let size, let extra):
+      headers += extra
+      // Sent from the file by the kernel; the response owns the descriptor
+      // from here on, and closes it when done (or at once, on failure).
+      response = MHD_create_response_from_fd64(size, descriptor)
+      if response == nil { close(descriptor) }
     }
     guard let response else { return .NO }
     for (name, value) in headers { _ = MHD_add_response_header(response, name, value) }

@@ -78,6 +78,9 @@ final class RESTHandler: Sendable {
       if Self.browsePrefixes.contains(where: request.rawPath.hasPrefix) {
         return shaped(try browse(request), request)
       }
+      if Self.exportPrefixes.contains(where: request.rawPath.hasPrefix) {
+        return shaped(try exportOrFacets(request), request)
+      }
       let path = try RESTPath(parsing: request.rawPath)
       if let pk = path.pk { try PrimaryKey.validate(pk) }
       if path.segments.count > RESTKeys.maxDepth {

@@ -17,11 +17,18 @@ import FolioCore
 ///   the box at its column. **Columns** picks the grid's columns and their
 ///   order as `query --select` does (`title, meta.size`, a name with a
 ///   space or a dot between backticks).
+/// - **Export**: CSV and NDJSON links download the whole view (table,
+///   ordering and direction, filter, columns) from `/.info/export`, and the
+///   same URL is shown as a curl command with the token in a header.
+/// - **Facets**: the most common values of a chosen column among the
+///   documents the filter matches, with their counts (`/.info/facets`,
+///   through the index where the column has one); a value adds
+///   `column == value` to the filter.
 /// - **Live**: the page's window is an `EventSource` query, so rows another
 ///   writer changed flash, and rows deleted or moved out of the window
 ///   leave it.
-/// - **The URL** holds the table, ordering, direction, filter, columns, cursor, open
-///   document and tab, so reload, back, forward and a pasted link give the
+/// - **The URL** holds the table, ordering, direction, filter, columns, facet,
+///   cursor, open document and tab, so reload, back, forward and a pasted link give the
 ///   same view.
 /// - **A document** opens in a JSON editor saved by `PATCH` with
 ///   `if-match` (a save over someone else's change is refused, 412, not
@@ -69,6 +76,10 @@ enum WebPage {
     #select { font: 13px ui-monospace, monospace; min-width: 8rem; flex: 0.5; }
     #where[aria-invalid="true"] { outline: 2px solid var(--bad); }
     #where-error { font: 13px ui-monospace, monospace; color: var(--bad); white-space: pre; margin: 0; }
+    #export-curl { display: block; white-space: pre-wrap; word-break: break-all; }
+    #facet-values { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .25rem .75rem; margin: .25rem 0; }
+    #facet-values button { font: 13px ui-monospace, monospace; background: none; border: 1px solid var(--line); border-radius: 4px; color: inherit; cursor: pointer; padding: .1rem .4rem; }
+    #facet-values .count { opacity: .7; margin-left: .35rem; }
     textarea { width: 100%; min-height: 18rem; font: 13px/1.4 ui-monospace, monospace; box-sizing: border-box; }
     #status { min-height: 1.4em; }
     #status.error, .error { color: var(--bad); font-weight: 600; }
@@ -108,6 +119,17 @@ enum WebPage {
           <button type="button" id="clear-filter">Clear</button>
         </form>
         <pre id="where-error" hidden></pre>
+        <div class="row" id="view-tools">
+          <label for="facet">Facet</label>
+          <select id="facet"><option value="">none</option></select>
+          <span>Export: <a id="export-csv" download>CSV</a> <a id="export-ndjson" download>NDJSON</a></span>
+          <details id="export-curl-box"><summary>as curl</summary><code id="export-curl"></code></details>
+        </div>
+        <section id="facets" hidden aria-labelledby="facets-title">
+          <h3 id="facets-title" style="font-size:.95rem;margin:.25rem 0"></h3>
+          <ul id="facet-values"></ul>
+          <p id="facet-note" role="status"></p>
+        </section>
         <div class="pager">
           <button id="prev" type="button">Previous</button>
           <button id="next" type="button">Next</button>
@@ -150,7 +172,7 @@ enum WebPage {
     const $ = (id) => document.getElementById(id);
     let token = new URLSearchParams(location.search).get("auth") || sessionStorage.getItem("folio-token") || "";
     // The view: what the URL holds. rows: the window's documents by key.
-    const view = { table: null, order: "$key", desc: false, where: "", select: "", cursor: null, doc: null, tab: "edit" };
+    const view = { table: null, order: "$key", desc: false, where: "", select: "", facet: "", cursor: null, doc: null, tab: "edit" };
     const state = { tables: {}, rows: new Map(), stream: null, doc: null, flash: new Set(), more: false, countTimer: null };
 
     function say(text, isError) {
@@ -243,6 +265,7 @@ enum WebPage {
       if (view.desc) q.set("d", "desc");
       if (view.where) q.set("w", view.where);
       if (view.select) q.set("s", view.select);
+      if (view.facet) q.set("f", view.facet);
       if (view.cursor) q.set("c", JSON.stringify(view.cursor));
       if (view.doc !== null) q.set("k", view.doc);
       if (view.doc !== null && view.tab !== "edit") q.set("v", view.tab);
@@ -257,6 +280,7 @@ enum WebPage {
       view.desc = q.get("d") === "desc";
       view.where = q.get("w") || "";
       view.select = q.get("s") || "";
+      view.facet = q.get("f") || "";
       try { view.cursor = q.get("c") ? JSON.parse(q.get("c")) : null; } catch (e) { view.cursor = null; }
       view.doc = q.get("k");
       view.tab = q.get("v") || "edit";
@@ -281,7 +305,7 @@ enum WebPage {
         count.textContent = String(info.count);
         count.setAttribute("aria-label", info.count + " documents");
         button.append(label, count);
-        button.addEventListener("click", () => go({ table: name, order: "$key", desc: false, where: "", select: "", cursor: null, doc: null, tab: "edit" }));
+        button.addEventListener("click", () => go({ table: name, order: "$key", desc: false, where: "", select: "", facet: "", cursor: null, doc: null, tab: "edit" }));
         item.append(button);
         list.append(item);
       }
@@ -316,6 +340,10 @@ enum WebPage {
       const windowKey = JSON.stringify([view.table, view.order, view.desc, view.where, view.cursor]);
       if (windowKey !== state.windowKey || !state.stream) openTable(); else render(false);
       state.windowKey = windowKey;
+      updateExport();
+      const facetKey = JSON.stringify([view.table, view.where, view.facet]);
+      if (facetKey !== state.facetKey) refreshFacets();
+      state.facetKey = facetKey;
       if (view.doc !== null) openDocument(view.doc); else closeEditor(false);
     }
 
@@ -324,6 +352,95 @@ enum WebPage {
       if (view.where) params.where = view.where;
       params.orderBy = JSON.stringify(view.order);
       return params;
+    }
+
+    // The view as a file: every document it matches, not just this page,
+    // in its order and with its columns. The link carries the token as the
+    // page's own requests do; the curl line sends it as a header instead.
+    function exportParams() {
+      const params = queryParams();
+      if (view.select) params.select = view.select;
+      if (view.desc) params.desc = "true";
+      return params;
+    }
+    function updateExport() {
+      if (!view.table) return;
+      const params = exportParams();
+      for (const format of ["csv", "ndjson"]) {
+        $("export-" + format).href = url("/.info/export/" + enc(view.table) + "." + format, params);
+      }
+      const plain = location.origin + "/.info/export/" + enc(view.table) + ".csv?" + new URLSearchParams(params);
+      const quote = (text) => "'" + text.replace(/'/g, "'\\''") + "'";
+      $("export-curl").textContent = "curl " + (token ? "-H \"Authorization: Bearer $FOLIO_SERVE_TOKEN\" " : "") + quote(plain);
+    }
+
+    // A path as `--select` and the where language write it.
+    function pathText(segments) {
+      return segments.map((s) => /^[A-Za-z0-9_$-]+$/.test(s) ? s : "`" + s + "`").join(".");
+    }
+    function updateFacetChoices(columns) {
+      const choice = $("facet");
+      const wanted = ["", ...columns.map((c) => pathText(c.segments))];
+      if (view.facet && !wanted.includes(view.facet)) wanted.push(view.facet);
+      const have = [...choice.options].map((o) => o.value);
+      if (JSON.stringify(have) !== JSON.stringify(wanted)) {
+        choice.replaceChildren(...wanted.map((value) => {
+          const option = document.createElement("option");
+          option.value = value;
+          option.textContent = value || "none";
+          return option;
+        }));
+      }
+      choice.value = view.facet;
+    }
+    let facetTimer = null;
+    function refreshFacetsSoon() {
+      clearTimeout(facetTimer);
+      if (view.facet) facetTimer = setTimeout(() => refreshFacets(), 300);
+    }
+    async function refreshFacets() {
+      const box = $("facets");
+      if (!view.table || !view.facet) { box.hidden = true; return; }
+      const table = view.table, where = view.where, facet = view.facet;
+      const params = { path: facet };
+      if (where) params.where = where;
+      const reply = await call("GET", "/.info/facets/" + enc(table) + ".json", { params }).catch((e) => ({ status: 0, value: { error: e.message } }));
+      if (table !== view.table || where !== view.where || facet !== view.facet) return;
+      box.hidden = false;
+      const list = $("facet-values");
+      list.replaceChildren();
+      if (reply.status !== 200) {
+        $("facets-title").textContent = facet;
+        $("facet-note").textContent = reply.value && reply.value.error ? reply.value.error : "The counts failed.";
+        $("facet-note").className = "error";
+        return;
+      }
+      const counts = reply.value;
+      $("facets-title").textContent = facet + ": " + counts.distinct + (counts.distinct === 1 ? " value" : " values");
+      for (const item of counts.values) {
+        const li = document.createElement("li");
+        const button = document.createElement("button");
+        button.type = "button";
+        button.dataset.value = JSON.stringify(item.value);
+        const label = document.createElement("span");
+        label.textContent = cellText(item.value);
+        const count = document.createElement("span");
+        count.className = "count";
+        count.textContent = String(item.count);
+        button.append(label, count);
+        const scalar = item.value === null || typeof item.value !== "object";
+        button.disabled = !scalar;
+        button.title = scalar ? "Filter: " + facet + " == " + JSON.stringify(item.value) : "";
+        button.addEventListener("click", () => {
+          const term = facet + " == " + JSON.stringify(item.value);
+          go({ where: view.where ? "(" + view.where + ") && " + term : term, cursor: null });
+        });
+        li.append(button);
+        list.append(li);
+      }
+      const shown = counts.values.length < counts.distinct ? "the " + counts.values.length + " most common of " + counts.distinct + "; " : "";
+      $("facet-note").className = "";
+      $("facet-note").textContent = shown + counts.nulls + " without a value, of " + counts.total + (counts.fromIndex ? " (from the index)" : "");
     }
 
     function openTable() {
@@ -360,6 +477,8 @@ enum WebPage {
         const event = JSON.parse(e.data);
         applyEvent(event, isPatch, !first);
         render(first);
+        // A live change may move the counts; the first answer does not.
+        if (!first) refreshFacetsSoon();
         first = false;
         refreshCountSoon();
         refreshTablesSoon();
@@ -505,6 +624,7 @@ enum WebPage {
       if (state.more) keys = state.forward !== view.desc ? keys.slice(0, pageSize) : keys.slice(keys.length - pageSize);
       const info = state.tables[view.table] || {};
       const columns = columnsFor(keys);
+      updateFacetChoices(columns);
       const head = $("columns");
       head.replaceChildren();
       const keyName = info.key || "key";
@@ -879,6 +999,7 @@ enum WebPage {
       go({ where: $("where").value.trim(), select, cursor: null });
     });
     $("clear-filter").addEventListener("click", () => go({ where: "", select: "", cursor: null }));
+    $("facet").addEventListener("change", () => go({ facet: $("facet").value }));
     $("where").addEventListener("input", () => { $("where-error").hidden = true; $("where").removeAttribute("aria-invalid"); });
     for (const t of document.querySelectorAll('[role="tab"]')) {
       t.addEventListener("click", () => { if (state.doc && !state.doc.isNew) go({ tab: t.dataset.tab }); });

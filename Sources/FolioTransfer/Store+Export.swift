@@ -44,6 +44,12 @@ public struct ExportOptions: Sendable {
   /// ``TableConfig/nameKeyColumn``. A table with a key column
   /// carries it in that column.
   public var pkColumn: String?
+  /// An open file to write into, in place of ``outputPath`` and stdout
+  /// (not for SQLite); the export neither closes nor renames it. How
+  /// `folio serve` hands an export to its client.
+  package var outputDescriptor: Int32?
+  /// The rows last first: the query's order reversed, read in step.
+  package var descending = false
 
   /// Default options: NDJSON to stdout.
   public init() {}
@@ -131,6 +137,7 @@ extension Store {
     var skipped: [FolioError] = []
     func documents(_ body: (JSONObject) throws -> Void) throws {
       var cursor = try snapshot?.documents(query) ?? query.documents()
+      if options.descending { cursor.reverse() }
       while let document = try cursor.next() {
         try body(try table.row(document.value, pk: document.pk, column: options.pkColumn))
       }
@@ -182,7 +189,9 @@ extension Store {
         columns: columns!.map { ($0, types[ExactKey($0)] ?? nil) }, pk: key, indexes: table.indexedPaths
       )
     } else {
-      if let path = options.outputPath {
+      if let descriptor = options.outputDescriptor {
+        fd = descriptor
+      } else if let path = options.outputPath {
         var st = stat()
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
           // A device, FIFO or `/dev/stdout`: written into as `cp` does.
@@ -212,7 +221,7 @@ extension Store {
         case .sqlite: fatalError("handled above")
         }
       } catch {
-        if fd != STDOUT_FILENO { close(fd) }
+        if fd != STDOUT_FILENO && fd != options.outputDescriptor { close(fd) }
         if let temporary { unlink(temporary) }
         throw error
       }
@@ -241,12 +250,12 @@ extension Store {
         fd = -1
         let target = FileSystem.realPath(path) ?? path
         try FileSystem.syscall("rename", path: path) { rename(temporary, target) }
-      } else if fd != STDOUT_FILENO {
+      } else if fd != STDOUT_FILENO && fd != options.outputDescriptor {
         close(fd)
         fd = -1
       }
     } catch {
-      if fd >= 0 && fd != STDOUT_FILENO { close(fd) }
+      if fd >= 0 && fd != STDOUT_FILENO && fd != options.outputDescriptor { close(fd) }
       if let temporary { unlink(temporary) }
       throw error
     }

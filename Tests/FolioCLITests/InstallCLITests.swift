@@ -73,7 +73,7 @@ import Testing
     #expect(installed.contains("installed folio 0.1.0"), "\(installed)")
     #expect(try run("command -v folio") == prefix + "/bin/folio\n")
     #expect(try run("folio --version").hasPrefix("folio "))
-    try run("folio init && folio tables add birds --layout flat && folio import birds birds.csv")
+    _ = try run("folio init && folio tables add birds --layout flat && folio import birds birds.csv")
     let heavy = try run("folio query birds --where 'weight > 100'")
     #expect(heavy == #"{"id":"b2","name":"heron","weight":1500}"# + "\n", "\(heavy)")
 

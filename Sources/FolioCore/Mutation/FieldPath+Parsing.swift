@@ -20,15 +20,17 @@ extension FieldPath {
   }
 
   /// A comma-separated list of paths, as `--select` and `--columns` take
-  /// it. A comma between backticks belongs to the segment.
+  /// it. A comma between backticks belongs to the segment; spaces around a
+  /// segment outside backticks are not part of it, so `a, b` names `b`.
   ///
   /// ```swift
-  /// try FieldPath.list(parsing: "a,b.c,`dep time`").count   // 3
+  /// try FieldPath.list(parsing: "a, b.c, `dep time`").count   // 3
   /// ```
   /// - Throws: `INVALID_QUERY` for an empty list or entry, or a path that
   ///   does not parse.
   public static func list(parsing text: String, source: String = "<paths>") throws -> [FieldPath] {
     var reader = FieldPathReader(scalars: Array(text.unicodeScalars), source: source)
+    reader.trimsSpaces = true
     var paths: [FieldPath] = []
     repeat {
       paths.append(try reader.path(stoppingAt: ","))
@@ -59,6 +61,8 @@ private struct FieldPathReader {
   let scalars: [Unicode.Scalar]
   let source: String
   var i = 0
+  /// Whether spaces around a segment are dropped (in a list, after `, `).
+  var trimsSpaces = false
 
   mutating func consume(_ c: Unicode.Scalar) -> Bool {
     guard i < scalars.count, scalars[i] == c else { return false }
@@ -78,6 +82,7 @@ private struct FieldPathReader {
   }
 
   private mutating func segment(stoppingAt stop: Unicode.Scalar?) throws -> String {
+    if trimsSpaces { skipSpaces() }
     if i < scalars.count && scalars[i] == "`" {
       let start = i
       guard let (text, end) = FieldPath.backtickedSegment(in: scalars, at: i) else {
@@ -88,6 +93,7 @@ private struct FieldPathReader {
         i = start
         throw error("empty segment: a path names a field in each part between dots")
       }
+      if trimsSpaces { skipSpaces() }
       return String(text)
     }
     let start = i
@@ -99,6 +105,9 @@ private struct FieldPathReader {
       text.append(scalars[i])
       i += 1
     }
+    if trimsSpaces {
+      while let last = text.last, last.properties.isWhitespace { text.removeLast() }
+    }
     guard !text.isEmpty else {
       i = start
       throw error(
@@ -106,6 +115,10 @@ private struct FieldPathReader {
       )
     }
     return FieldPath(String(text)).segments[0]
+  }
+
+  private mutating func skipSpaces() {
+    while i < scalars.count && scalars[i].properties.isWhitespace { i += 1 }
   }
 
   private func error(_ message: String) -> FolioError {

@@ -199,6 +199,8 @@ public struct QueryCursor {
   private let packedFilter: PackedFilter?
   /// Scratch space for ``packedFilter``.
   private var packedScratch: [Range<Int>?] = []
+  /// Whether the documents come last first (``reverse()``).
+  private var descending = false
   /// Where documents come from in place of the table's files (a past
   /// commit's tree, ``Query/cursor(table:pks:load:)``).
   private let source: ((String) throws -> JSONObject?)?
@@ -262,7 +264,7 @@ public struct QueryCursor {
       guard returned < n else { return nil }
       fallthrough
     case nil:
-      while let pk = range.next() {
+      while let pk = descending ? range.previous() : range.next() {
         if let document = try load(pk) {
           returned += 1
           return document
@@ -270,6 +272,14 @@ public struct QueryCursor {
       }
       return nil
     }
+  }
+
+  /// Hands the documents out last first, for a query without a limit that
+  /// has not handed any out yet: a descending export reads in step, with
+  /// nothing buffered.
+  package mutating func reverse() {
+    precondition(limit == nil && returned == 0 && !descending, "only a fresh cursor without a limit reverses")
+    descending = true
   }
 
   /// The document `pk`, if it still exists and passes the filter.

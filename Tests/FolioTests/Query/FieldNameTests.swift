@@ -32,6 +32,11 @@ struct FieldNameTests {
     let paths = try FieldPath.list(parsing: "a,`b, c`.d,e")
     #expect(paths.map(\.segments) == [["a"], ["b, c", "d"], ["e"]])
     #expect(throws: FolioError.self) { try FieldPath.list(parsing: "a,,b") }
+    // Spaces around a segment are a list's layout, as a person types it;
+    // inside backticks they belong to the name.
+    let spaced = try FieldPath.list(parsing: " a , b . c, ` d e ` ,f g")
+    #expect(spaced.map(\.segments) == [["a"], ["b", "c"], [" d e "], ["f g"]])
+    #expect(throws: FolioError.self) { try FieldPath.list(parsing: "a, ,b") }
   }
 
   @Test func selectingKeepsNestingAndSkipsWhatIsMissing() {
