@@ -2,13 +2,15 @@
 # Installs the Debian packages Folio needs, only those missing, with one
 # `apt-get update` first. Sourced by demo.sh and test.sh.
 set -euo pipefail
-packages=(libgit2-dev libyaml-dev libsqlite3-dev zlib1g-dev libmicrohttpd-dev curl git vim sqlite3 openssh-server openssh-client chromium man-db "$@")
+packages=(libgit2-dev libyaml-dev libsqlite3-dev zlib1g-dev libmicrohttpd-dev curl git vim sqlite3 openssh-server openssh-client chromium man-db lintian dpkg-dev binutils "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
 done
 # vim: the real-editor watch test; sqlite3: the SQLite export schema test;
-# man-db: the install test reads the man pages it installs.
+# man-db: the install test reads the man pages it installs; lintian,
+# dpkg-dev and binutils: the Debian package test builds, checks and
+# installs folio's .deb.
 # The credentials test serves git over HTTP with a small Python front;
 # openssh-server/-client: the ssh remote tests run a real sshd, ssh-agent
 # and ssh-keygen. chromium: the `folio serve` page test drives Debian's

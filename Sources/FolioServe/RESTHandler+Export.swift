@@ -112,7 +112,7 @@ extension RESTHandler {
       }
       limit = count
     }
-    let collection = try store.collection(table)
+    let collection = store.collection(table)
     let query = try RESTQuery(parameters).query(on: collection, limited: false)
     let counts = try query.facets(of: path, limit: limit)
     // A misspelt column would count every document as null, in silence.

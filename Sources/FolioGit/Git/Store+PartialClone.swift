@@ -87,7 +87,7 @@ extension Store {
   static func writeSparseCheckout(for tree: GitTree, absent: Set<String>, repository: GitRepository) throws {
     var lines = ["/*", "!/*/"]
     func add(_ folder: GitTree, prefix: String) throws {
-      for (name, id) in try folder.subtrees() {
+      for (name, id) in folder.subtrees() {
         let path = prefix + name
         if absent.contains(path) { continue }
         if absent.contains(where: { $0.hasPrefix(path + "/") }) {

@@ -100,7 +100,7 @@ struct FacetTests {
     defer { scratch.remove() }
     let table = store.collection("penguins")
     for query in [
-      try table.query(), try table.query().orderByKey(), try table.query().orderBy(child: "bill_length_mm"),
+      table.query(), try table.query().orderByKey(), try table.query().orderBy(child: "bill_length_mm"),
       try table.query().where("species == \"Gentoo\""),
       try table.query().orderBy(child: "island").where("sex == \"male\""),
     ] {
