@@ -90,19 +90,20 @@ for command in $("$folio" __complete 1 folio ""); do
   "$folio" help --man "$command" | gzip -9n >"$root/usr/share/man/man1/folio-$command.1.gz"
 done
 date=$(git log -1 --format=%aD 2>/dev/null || date -R)
+# The maintainers are whoever made the commit packaged.
+maintainer=$(git log -1 --format='%an <%ae>' 2>/dev/null || echo "The Folio developers <folio@localhost>")
 cat >"$stage/changelog" <<CHANGELOG
 folio ($version) unstable; urgency=medium
 
   * Release $version ($("$folio" --version | cut -d' ' -f2-)).
 
- -- The Folio developers <folio@users.noreply.github.com>  $date
+ -- $maintainer  $date
 CHANGELOG
 gzip -9n <"$stage/changelog" >"$root/usr/share/doc/folio/changelog.gz"
 {
   cat <<'COPYRIGHT'
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: folio
-Source: https://github.com/folio-db/folio
 
 Files: *
 Copyright: 2026 The Folio developers
@@ -134,12 +135,11 @@ cat >"$root/DEBIAN/control" <<CONTROL
 Package: folio
 Version: $version
 Architecture: $arch
-Maintainer: The Folio developers <folio@users.noreply.github.com>
+Maintainer: $maintainer
 Installed-Size: $installed
 Depends: $(IFS=,; echo "${depends[*]}" | sed 's/,/, /g')
 Section: database
 Priority: optional
-Homepage: https://github.com/folio-db/folio
 Description: database kept as JSON files in a git repository
  Folio keeps each table as a folder and each document as one JSON file in
  a git repository. Edits made in any text editor are recorded as
