@@ -47,12 +47,23 @@ let package = Package(
     .target(name: "FolioSystem", dependencies: ["CSystem", "CProcess", "CSHA1"]),
     .target(name: "FolioJSON", dependencies: ["FolioSystem"]),
     .target(name: "FolioCore", dependencies: ["FolioJSON", "FolioSystem", "CYAML"]),
-    .target(name: "FolioQuery", dependencies: ["FolioCore"]),
-    .target(name: "FolioGit", dependencies: ["FolioQuery", "Clibgit2", "CZlib"]),
-    .target(name: "FolioWatch", dependencies: ["FolioGit"]),
-    .target(name: "FolioIndexDaemon", dependencies: ["FolioQuery"]),
-    .target(name: "FolioTransfer", dependencies: ["FolioGit", "CSQLite", "Clibgit2"]),
-    .target(name: "FolioServe", dependencies: ["FolioGit", "FolioTransfer", "CMicroHTTPD", "CSystem"]),
+    .target(name: "FolioQuery", dependencies: ["FolioCore", "FolioJSON", "FolioSystem"]),
+    .target(
+      name: "FolioGit",
+      dependencies: ["FolioQuery", "FolioCore", "FolioJSON", "FolioSystem", "Clibgit2", "CZlib"]),
+    .target(name: "FolioWatch", dependencies: ["FolioGit", "FolioCore", "FolioJSON", "FolioSystem"]),
+    .target(name: "FolioIndexDaemon", dependencies: ["FolioQuery", "FolioCore", "FolioJSON", "FolioSystem"]),
+    .target(
+      name: "FolioTransfer",
+      dependencies: [
+        "FolioGit", "FolioQuery", "FolioCore", "FolioJSON", "FolioSystem", "CSQLite", "Clibgit2",
+      ]),
+    .target(
+      name: "FolioServe",
+      dependencies: [
+        "FolioTransfer", "FolioGit", "FolioQuery", "FolioCore", "FolioJSON", "FolioSystem", "CMicroHTTPD",
+        "CSystem",
+      ]),
     .target(
       name: "Folio",
       dependencies: [

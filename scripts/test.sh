@@ -13,7 +13,13 @@ if ! git config user.name >/dev/null 2>&1; then
 fi
 # The tests that want an index daemon turn it on themselves and stop it.
 export FOLIO_INDEX_DAEMON=off
-swift build --build-tests
+# Checked before anything is built: the house format, and that every
+# module a target imports is one Package.swift declares for it (so the
+# layers are what the manifest says, not what SwiftPM resolves through a
+# neighbour). The code then builds without a warning.
+swift format lint --strict --recursive Sources Tests Package.swift
+python3 scripts/check-imports.py
+swift build --build-tests -Xswiftc -warnings-as-errors
 # The Debian package test packages the release build, as users get it:
 # built here, one build at a time, rather than inside a test beside others.
 bash scripts/build-release.sh --product folio

@@ -19,7 +19,7 @@
 ///
 /// Integers are written as JSON numbers here, every digit kept (a counter
 /// grown by `increment` past 32 bits is stored as a decimal string by the
-/// Kizuna transform rules; see ``JSONValueEncoder/IntegerEncoding-swift.enum`` for how a
+/// the transform rules; see ``JSONValueEncoder/IntegerEncoding-swift.enum`` for how a
 /// whole `Codable` value is encoded).
 public protocol JSONRepresentable {
   /// The value as JSON.

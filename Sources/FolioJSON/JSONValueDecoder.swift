@@ -13,7 +13,7 @@ import Foundation
 /// ```
 ///
 /// **Integers** are read from a JSON integer number, or from a decimal
-/// string (Kizuna's stores a counter past the 32-bit range as one), so
+/// string (the transform rules store a counter past the 32-bit range as one), so
 /// a field `views: Int` reads both forms; a number with a fraction or
 /// exponent is accepted only when its value is a whole number that fits.
 /// **Dates** are read per ``JSONValueEncoder/DateEncoding-swift.enum``, by

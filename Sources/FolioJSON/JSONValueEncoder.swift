@@ -3,7 +3,7 @@ import Foundation
 
 /// Encodes any `Encodable` value to a ``JSONValue``, with no JSON text in
 /// between (Foundation's `JSONEncoder` would print and Folio would parse
-/// again; see DESIGN.md, "Foundation on Linux").
+/// again).
 ///
 /// ```swift
 /// struct Todo: Codable { var id: String; var title: String; var views: Int }
@@ -11,7 +11,7 @@ import Foundation
 /// value["views"]   // .number("1")
 /// ```
 ///
-/// **Integers** follow the Kizuna transform rules, which stores a counter past the 32-bit
+/// **Integers** follow the transform rules, which stores a counter past the 32-bit
 /// signed range as a decimal string: with the default
 /// ``IntegerEncoding-swift.enum/counter``, an `Int` of 3 is written as `3` and
 /// one of 5_000_000_000 as `"5000000000"`, exactly as `increment` would have
@@ -60,7 +60,7 @@ public struct JSONValueEncoder: Sendable {
     case omit
   }
 
-  /// How integers are written; by default the Kizuna counter rule.
+  /// How integers are written; by default the transform rules' counter form.
   public var integerEncoding: IntegerEncoding = .counter
   /// How dates are written; by default milliseconds since 1970.
   public var dateEncoding: DateEncoding = .millisecondsSince1970

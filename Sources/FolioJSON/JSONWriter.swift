@@ -6,7 +6,7 @@
 /// only `"`, `\` and U+0000–U+001F. So equal values give equal bytes on every
 /// replica.
 ///
-/// The canonical form, for document files (DESIGN.md, "Document files"),
+/// The canonical form, for document files (docs/architecture.md),
 /// has a 2-space indent, one member or element per line, `": "` after keys,
 /// `[]` and `{}` when empty, and a trailing newline. The compact form has no
 /// whitespace at all and no trailing newline, for NDJSON lines.

@@ -240,7 +240,7 @@ final class EventStream: Sendable {
       defer { state.liveQueries = [:] }
       return Array(state.liveQueries.values)
     }
-    live.forEach { $0.stop() }
+    for query in live { query.stop() }
     wakeReader()
   }
 
@@ -268,7 +268,7 @@ final class EventStream: Sendable {
       defer { state.liveQueries = [:] }
       return Array(state.liveQueries.values)
     }
-    live.forEach { $0.stop() }
+    for query in live { query.stop() }
     wakeReader()
   }
 
@@ -376,6 +376,6 @@ final class StreamRegistry: Sendable {
       closed.store(true, ordering: .sequentiallyConsistent)
       return Array(streams.values)
     }
-    streams.forEach { $0.close() }
+    for stream in streams { stream.close() }
   }
 }

@@ -28,7 +28,8 @@ extension FileSystem {
   /// - Throws: `UNSAFE_PATH` naming `path` when `flags` hold `O_NOFOLLOW`
   ///   and it is a link; `IO` otherwise.
   package static func openFile(_ path: String, _ flags: Int32, mode: UInt32 = 0o644) throws -> Int32 {
-    switch try syscall("open", path: path, expecting: [ELOOP]) { Glibc.open(path, flags, mode) } {
+    let opened = try syscall("open", path: path, expecting: [ELOOP]) { Glibc.open(path, flags, mode) }
+    switch opened {
     case .success(let fd): return fd
     case .failure: throw unsafePathError(path, isLink: true)
     }

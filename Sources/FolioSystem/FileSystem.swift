@@ -56,7 +56,10 @@ package enum FileSystem {
 
   /// An `.io` error for `errno` value `code`; an empty `path` names none.
   package static func error(_ code: Int32, _ function: StaticString, path: String) -> FolioError {
-    FolioError(.io, String(cString: strerror(code)), path: path.isEmpty ? nil : path, function: "\(function)")
+    var error = FolioError(
+      .io, String(cString: strerror(code)), path: path.isEmpty ? nil : path, function: "\(function)")
+    error.systemError = code
+    return error
   }
 
   /// The whole file, or nil if it does not exist.

@@ -23,7 +23,7 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String { rawValue }
 
     /// A mutation broke a local rule: a malformed transform, a duplicate
-    /// insert, a key column that disagrees with the pk (the Kizuna transform rules).
+    /// insert, a key column that disagrees with the pk (the transform rules, docs/architecture.md).
     public static let localConstraint = Code(rawValue: "LOCAL_CONSTRAINT")
     /// Text that is not valid JSON.
     public static let invalidJSON = Code(rawValue: "INVALID_JSON")
@@ -114,6 +114,10 @@ public struct FolioError: Error, CustomStringConvertible, Sendable, Equatable {
   public var pk: String?
   /// The C function or syscall that failed, if any.
   public var function: String?
+  /// The `errno` the failed call set, for an `IO` error from a syscall;
+  /// how a caller tells one cause (`EPIPE`: the reader left) from another
+  /// without reading the message.
+  public var systemError: Int32?
   /// What the user can do about it, named rather than worded: the library
   /// words it in its API's terms (``description``), and the `folio` tool
   /// as a command to run. The ``message`` itself names neither.

@@ -5,7 +5,7 @@ import Glibc
 /// The descriptor is non-blocking; callers wait for it with `poll` and then
 /// drain it with ``readEvents()``. Watches are not recursive, and a folder
 /// may already hold files by the time its watch is added, so callers scan a
-/// folder after watching it (DESIGN.md, "inotify pitfalls").
+/// folder after watching it (docs/architecture.md, "How the watcher knows a save").
 package final class Inotify: Sendable {
   /// One event, with the name copied out of the kernel's buffer.
   package struct Event: Sendable, Hashable {

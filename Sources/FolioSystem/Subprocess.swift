@@ -88,9 +88,9 @@ package enum Subprocess {
     out: Int32, err: Int32
   ) throws -> pid_t {
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
+    defer { for argument in argv { free(argument) } }
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { envp.forEach { free($0) } }
+    defer { for variable in envp { free(variable) } }
     var pid = pid_t()
     let rc = directory.withOptionalCString { dir in
       folio_spawn_tied(executable, argv, envp, dir, out, err, &pid)

@@ -286,7 +286,7 @@ extension Store {
   ) throws {
     var missing = Set(columns)
     var known = Set<FieldPath>()
-    let whole = try collection(table.name).query()
+    let whole = collection(table.name).query()
     var cursor = try snapshot?.documents(whole) ?? whole.documents()
     while !missing.isEmpty, let document = try cursor.next() {
       let row = try table.row(document.value, pk: document.pk, column: pkColumn)

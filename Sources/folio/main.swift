@@ -90,7 +90,7 @@ func main() -> Int32 {
     return usageError(error.message, usage: command.usage, command: command.name)
   } catch let error as FolioError {
     // A reader that stopped reading streamed output: quiet, as in git.
-    if error.code == .io && error.message == String(cString: strerror(EPIPE)) { return 0 }
+    if error.code == .io && error.systemError == EPIPE { return 0 }
     Output.error(error.commandLineText)
     return 1
   } catch {

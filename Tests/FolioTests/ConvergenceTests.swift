@@ -8,7 +8,7 @@ import Testing
 
 @testable import FolioGit
 
-/// The randomized replica test of DESIGN.md's merge invariants: three
+/// The randomized replica test of the merge's invariants (docs/architecture.md, "The replay merge"): three
 /// replicas mutate at random, sync in random orders (through a shared bare
 /// remote and directly with each other, which makes criss-cross histories),
 /// then each merges the others' final heads on its own. Afterwards every

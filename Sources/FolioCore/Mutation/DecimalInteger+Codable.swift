@@ -1,7 +1,7 @@
 import FolioJSON
 
 /// A `DecimalInteger` field holds a counter of any size, stored as the
-/// Kizuna transform rules store one: a JSON number inside the 32-bit signed range, a
+/// the transform rules store one: a JSON number inside the 32-bit signed range, a
 /// decimal string outside it. It reads either form.
 ///
 /// ```swift
@@ -27,7 +27,7 @@ extension DecimalInteger: Codable, JSONRepresentable {
     self = integer
   }
 
-  /// Writes the Kizuna form.
+  /// Writes the counter form of the transform rules.
   public func encode(to encoder: any Encoder) throws {
     var single = encoder.singleValueContainer()
     try single.encode(jsonValue)

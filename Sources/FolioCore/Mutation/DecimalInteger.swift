@@ -1,4 +1,4 @@
-/// A signed integer of any size, for `increment` (Kizuna's transform rules: "by is a
+/// A signed integer of any size, for `increment` (the transform rules: "by is a
 /// signed integer, either a number or a decimal string", of any size).
 ///
 /// Stored as base-10⁹ limbs, least significant first, so that parsing and

@@ -11,7 +11,7 @@ extension Mutation {
   }
 
   /// Applies the mutation to `document` (nil when absent), with the rules of
-  /// the Kizuna transform rules and DESIGN.md. This one function serves local writes and
+  /// the transform rules (docs/architecture.md). This one function serves local writes and
   /// merge replay, so a replica that replays an op gets the bytes the writer
   /// got.
   ///

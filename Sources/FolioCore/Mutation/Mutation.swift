@@ -3,13 +3,13 @@ import FolioJSON
 /// One atomic change to one document: insert, update, upsert or remove, with
 /// its assignments, unsets and transforms.
 ///
-/// Assignments apply first, then transforms on top (the Kizuna transform rules). No
+/// Assignments apply first, then transforms on top (the transform rules, docs/architecture.md). No
 /// assignment path lies inside another's, so their order does not matter.
 public struct Mutation: Sendable, Hashable {
   /// What the mutation does to the document as a whole.
   public enum Kind: String, Sendable, Hashable, CaseIterable {
     /// Creates the document; fails if it exists. Transforms are validated,
-    /// then ignored (the Kizuna transform rules).
+    /// then ignored (the transform rules, docs/architecture.md).
     case insert
     /// Changes an existing document; does nothing if it is missing.
     case update

@@ -25,8 +25,8 @@ public struct Op: Sendable, Hashable {
   /// Whether the op only says that the document was written (by an import)
   /// and its content is to be taken from the tree it was committed in. Such
   /// an op replays as nothing; a commit takes the file as it is, and a merge
-  /// explains the side's document by a diff (DESIGN.md: "record the import
-  /// compactly and take the content from the tree").
+  /// explains the side's document by a diff (so that an import is
+  /// recorded compactly and its content taken from the tree).
   public var fromTree: Bool
 
   /// Creates an op.

@@ -1,7 +1,7 @@
 import FolioJSON
 import FolioSystem
 
-/// A change to one column that merges rather than overwrites (the Kizuna transform rules).
+/// A change to one column that merges rather than overwrites (the transform rules, docs/architecture.md).
 ///
 /// Transforms ride on an update: the assignments apply first and the
 /// transforms on top of the result. In the JSON form accepted by
@@ -13,15 +13,15 @@ import FolioSystem
 /// {"op": "arrayRemove", "values": ["draft"]}
 /// ```
 public enum Transform: Sendable, Hashable {
-  /// Adds to an integer (Kizuna's transform rules: "a missing or null column counts as 0").
+  /// Adds to an integer (the transform rules: "a missing or null column counts as 0").
   case increment(DecimalInteger)
   /// Appends each value the array does not already hold.
   case arrayUnion([JSONValue])
   /// Drops every member equal to one of the values.
   case arrayRemove([JSONValue])
 
-  /// Reads a transform from its JSON form, applying every Kizuna
-  /// transform rule.
+  /// Reads a transform from its JSON form, applying every check of the
+  /// transform rules.
   /// - Parameter column: the column the transform is for, named in errors.
   /// - Throws: `LOCAL_CONSTRAINT` when the entry is not an object, `op` is
   ///   missing or unknown, `by` is missing or not a signed integer, or
@@ -87,7 +87,7 @@ public enum Transform: Sendable, Hashable {
     }
   }
 
-  /// The operation's name in the Kizuna transform rules.
+  /// The operation's name in the transform rules.
   public var name: String {
     switch self {
     case .increment: "increment"

@@ -11,7 +11,7 @@ import FolioJSON
 /// ```
 extension Document {
   /// The whole document decoded as `type`, through ``JSONValueDecoder``
-  /// (exact numbers; counters in either Kizuna form).
+  /// (exact numbers; counters in either form the transform rules store).
   /// - Throws: `DecodingError` naming the coding path of the mismatch.
   public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONValueDecoder = JSONValueDecoder())
     throws -> T

@@ -85,7 +85,7 @@ extension MutableDocumentPath {
     document.assign(value, at: path)
   }
 
-  /// Adds `amount`, any integer type (Kizuna's increment).
+  /// Adds `amount`, any integer type (an increment transform).
   public func increment<T: BinaryInteger>(by amount: T) {
     let (document, path) = attached("increment")
     document.transform(.increment(DecimalInteger(exactly: amount)), at: path)

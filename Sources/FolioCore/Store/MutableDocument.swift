@@ -52,7 +52,7 @@ public final class MutableDocument {
   /// Records an assignment (nil: an unset).
   ///
   /// The record is kept so that replaying it (assignments first, transforms
-  /// after, as Kizuna's rules order them) gives exactly the sequence of
+  /// after, as the transform rules order them) gives exactly the sequence of
   /// changes made here: a later set replaces earlier changes beneath it, and
   /// a transform under an assigned path is folded into the assigned value.
   func set(_ newValue: JSONValue?, at path: FieldPath) {

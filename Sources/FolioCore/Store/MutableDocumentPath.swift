@@ -59,7 +59,7 @@ public struct MutableDocumentPath {
     document.set(nil, at: path)
   }
 
-  /// Adds `amount` (Kizuna's increment).
+  /// Adds `amount` (an increment transform).
   public func increment(by amount: Int) {
     increment(by: DecimalInteger(amount))
   }

@@ -649,7 +649,7 @@ public final class Store: Sendable {
     DocumentCollection(store: self, name: name)
   }
 
-  /// Applies one mutation, with every Kizuna transform rule, and returns what
+  /// Applies one mutation, with every transform rule (docs/architecture.md, "The transform rules"), and returns what
   /// it changed.
   ///
   /// ```swift

@@ -83,7 +83,7 @@ public final class WriteTransaction {
 
   // MARK: Mutations
 
-  /// Applies one mutation with every Kizuna transform rule; see
+  /// Applies one mutation with every transform rule (docs/architecture.md, "The transform rules"); see
   /// ``Store/apply(table:pk:op:columns:transforms:)-(_,_,_,JSONObject,_)``.
   @discardableResult
   public func apply(

@@ -4,7 +4,7 @@ import FolioSystem
 
 /// A value that a concurrent assignment overwrote in a merge: two replicas
 /// set the same path without either having seen the other's write, and the
-/// later stamp won (DESIGN.md invariant 4). The loser is kept here so that a
+/// later stamp won (the replay merge's rule: the later stamp wins). The loser is kept here so that a
 /// person can see it and choose.
 ///
 /// Each merge that meets such a pair commits one record file,

@@ -2,7 +2,7 @@ import FolioCore
 import FolioJSON
 
 /// Resolves one document changed on both sides of a merge by replaying
-/// operations (DESIGN.md "Op log, merges and sync").
+/// operations (docs/architecture.md, "The replay merge").
 ///
 /// Start from the base document, then apply both sides' ops since the base in
 /// HLC order: assignments set, increments add, unions and removes apply, a

@@ -168,6 +168,8 @@ extension Query {
     var items: [(value: OrderValue, pk: String)] = []
     items.reserveCapacity(documents.count)
     let filter = self.filter
+    // swift-format-ignore: ReplaceForEachWithForLoop
+    // (PackedDocuments is not a Sequence: its forEach reads records in place.)
     try documents.forEach { pk, object in
       if let filter, !filter.matches(object) { return }
       items.append((OrderValue(object.childValue(at: path)), pk))

@@ -2,7 +2,7 @@ import FolioCore
 import FolioJSON
 import FolioSystem
 
-/// Write with filters (Kizuna's transform rules: transforms travel "on Update data and
+/// Write with filters (the transform rules: transforms travel "on Update data and
 /// Write with filters"): one mutation applied to every document a query
 /// returns.
 ///

@@ -3,7 +3,7 @@ import FolioJSON
 
 extension Store {
   /// Applies one mutation to every document of `table` that matches
-  /// `expression` (Kizuna's "Write with filters"), in one transaction
+  /// `expression` (write with filters), in one transaction
   /// with one op per document; see ``Query/update(columns:transforms:dryRun:)-1msov``
   /// for the rules.
   ///

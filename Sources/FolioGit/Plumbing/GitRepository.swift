@@ -4,8 +4,8 @@ import Glibc
 
 /// An open libgit2 repository. Owns its handle and frees it on deinit.
 ///
-/// Confinement rule (libgit2's threading rules; DESIGN.md "libgit2 objects
-/// are confined to one serial executor"): a `GitRepository`, and every
+/// Confinement rule (libgit2's threading rules: its objects are confined
+/// to one serial executor): a `GitRepository`, and every
 /// object it hands out (``GitIndex``, ``GitTree``, ``GitCommit``), is
 /// created, used and freed on one thread. It is deliberately not `Sendable`
 /// (nor `@unchecked Sendable`), so the compiler refuses to let one cross an

@@ -96,7 +96,7 @@ extension GitRepository {
     let baseline = try base ?? emptyTree()
     // The path strings must outlive the call.
     let paths = changes.map { strdup($0.path) }
-    defer { paths.forEach { free($0) } }
+    defer { for path in paths { free(path) } }
     var updates = zip(changes, paths).map { change, path in
       var update = git_tree_update()
       update.action = change.id == nil ? GIT_TREE_UPDATE_REMOVE : GIT_TREE_UPDATE_UPSERT

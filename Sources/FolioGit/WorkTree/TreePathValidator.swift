@@ -5,7 +5,7 @@ import Glibc
 
 /// Checks every path and mode a tree from git would bring into the working
 /// tree, before anything is written: the one gate between untrusted trees
-/// (DESIGN.md, "Trust boundary") and the disk. Every writer of a working
+/// (docs/security.md) and the disk. Every writer of a working
 /// tree calls it: Folio's checkout (`folio sync`, the post-merge hook), the
 /// in-process merge, concluding a stopped `git pull`, and `folio clone`.
 ///
