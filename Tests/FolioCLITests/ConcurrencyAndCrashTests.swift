@@ -52,7 +52,7 @@ struct ConcurrencyAndCrashTests {
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()
-      usleep(UInt32(random.next() % 30_000))
+      pause(seconds: Double(random.next() % 30_000) / 1e6)
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
     }

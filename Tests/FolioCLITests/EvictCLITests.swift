@@ -58,7 +58,7 @@ import Testing
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()
-      usleep(UInt32(random.next() % 40_000))
+      pause(seconds: Double(random.next() % 40_000) / 1e6)
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
       try box.folio(["status"], in: "s")  // opens the store: finishes what was cut off

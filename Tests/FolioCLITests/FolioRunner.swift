@@ -53,11 +53,16 @@ struct FolioRunner {
     if let input { stdin.fileHandleForWriting.write(input) }
     try stdin.fileHandleForWriting.close()
     let errorData = Mutexed<Data>(Data())
-    let reader = Thread { errorData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+    let readAll = DispatchSemaphore(value: 0)
+    let reader = Thread {
+      errorData.set(stderr.fileHandleForReading.readDataToEndOfFile())
+      readAll.signal()
+    }
     reader.start()
     let out = stdout.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    while !errorData.isSet { usleep(1000) }
+    // stderr's end: the process has exited, so its end comes.
+    readAll.wait()
     return Result(
       status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
       stderr: String(decoding: errorData.value, as: UTF8.self))

@@ -68,10 +68,9 @@ struct ImportInterruptCLITests {
     let process = try startImport(scratch)
     // Wait until rows are being staged, then interrupt.
     let staging = scratch.path + "/.git/folio/import/docs"
-    let deadline = Date().addingTimeInterval(60)
-    while process.isRunning && Date() < deadline {
-      if ((try? FileManager.default.contentsOfDirectory(atPath: staging))?.count ?? 0) >= 50 { break }
-      usleep(2000)
+    eventually(timeout: 60) {
+      !process.isRunning
+        || ((try? FileManager.default.contentsOfDirectory(atPath: staging))?.count ?? 0) >= 50
     }
     #expect(process.isRunning, "the import ended before it could be interrupted")
     kill(process.processIdentifier, SIGINT)
@@ -105,7 +104,7 @@ struct ImportInterruptCLITests {
     for round in 0..<2 {
       let process = try startImport(scratch)
       state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      usleep(UInt32(100_000 + (state >> 33) % 1_500_000))
+      pause(seconds: Double(100_000 + (state >> 33) % 1_500_000) / 1e6)
       kill(process.processIdentifier, SIGINT)
       process.waitUntilExit()
       let stderr = scratch.read("stderr.txt") ?? ""

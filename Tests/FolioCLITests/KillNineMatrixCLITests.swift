@@ -138,7 +138,7 @@ import Testing
         duration = ProcessInfo.processInfo.systemUptime - start
       } else {
         let process = try Self.start(arguments, in: directory)
-        usleep(UInt32(Double(random.next() % 1_000) / 1_000 * duration * 1_000_000))
+        pause(seconds: Double(random.next() % 1_000) / 1_000 * duration)
         let signal = [SIGKILL, SIGTERM, SIGINT][Int(random.next() % 3)]
         kill(process.processIdentifier, signal)
         process.waitUntilExit()

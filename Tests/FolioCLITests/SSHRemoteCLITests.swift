@@ -184,7 +184,7 @@ import Testing
     /// SIGKILL and a poll: Foundation's waitUntilExit can miss the exit.
     static func stop(_ agent: Process) {
       kill(agent.processIdentifier, SIGKILL)
-      for _ in 0..<500 where agent.isRunning { usleep(10_000) }
+      eventually(timeout: 5) { !agent.isRunning }
     }
 
     func views(_ replica: String) -> Int? { scratch.views(in: replica) }

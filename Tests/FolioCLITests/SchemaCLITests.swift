@@ -97,7 +97,7 @@ struct SchemaCLITests {
     holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
     holder.arguments = [
       "-c",
-      "import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(600)",
+      "import fcntl, signal, sys\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('held', flush=True)\nsignal.pause()",
       scratch.path + "/.git/folio/lock",
     ]
     let out = Pipe()

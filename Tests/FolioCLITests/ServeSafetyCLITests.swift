@@ -112,12 +112,11 @@ struct ServeSafetyCLITests {
       // folio.yaml's serve: cors: adds an origin while the server runs.
       try FolioRunner.shell(
         "printf '\\nserve:\\n  cors: [\"https://other.example\"]\\n' >> folio.yaml", in: scratch.path)
-      let deadline = Date().addingTimeInterval(30)
       var other = try Self.curl(
         "GET", server.base + "/todos.json", headers: ["Origin: https://other.example"])
-      while other.status != 200 && Date() < deadline {
-        usleep(50_000)
+      try eventually(timeout: 30) {
         other = try Self.curl("GET", server.base + "/todos.json", headers: ["Origin: https://other.example"])
+        return other.status == 200
       }
       #expect(other.status == 200)
       #expect(other.headers["access-control-allow-origin"] == "https://other.example")
@@ -269,13 +268,11 @@ struct ServeSafetyCLITests {
       let first = try EventClient(server.base + "/todos/k1.json")
       #expect(first.event(1)?.0 == "put")
       first.stop()
-      let deadline = Date().addingTimeInterval(10)
-      var admitted = false
-      repeat {
+      let admitted = try eventually(timeout: 10) {
         let next = try EventClient(server.base + "/todos/k1.json")
-        admitted = next.event(1, timeout: 1)?.0 == "put"
-        next.stop()
-      } while !admitted && Date() < deadline
+        defer { next.stop() }
+        return next.event(1, timeout: 1)?.0 == "put"
+      }
       #expect(admitted)
     }
   }
@@ -287,12 +284,7 @@ struct ServeSafetyCLITests {
         try Self.curl("GET", url + (credential.map { "?auth=" + $0 } ?? "")).status
       }
       func waitFor(_ credential: String?, _ expected: Int) throws -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-          if try status(credential) == expected { return true }
-          usleep(20_000)
-        }
-        return false
+        try eventually(timeout: 30) { try status(credential) == expected }
       }
       #expect(try status("first") == 200)
       #expect(try status(nil) == 401)

@@ -64,11 +64,7 @@ import Testing
       process.standardError = FileHandle.nullDevice
       try process.run()
       if let pause {
-        var waited = 0
-        while !FileManager.default.fileExists(atPath: marker) && waited < 30_000 && process.isRunning {
-          usleep(10_000)
-          waited += 10
-        }
+        eventually(timeout: 30) { FileManager.default.fileExists(atPath: marker) || !process.isRunning }
         #expect(
           FileManager.default.fileExists(atPath: marker),
           "seed \(seed) round \(round): sync never reached \(pause)")
@@ -88,7 +84,7 @@ import Testing
           try box.root.write("b/todos/.\(name).folio-tmp", old.output)
         }
       } else {
-        usleep(UInt32(random.next() % 150_000))
+        FolioTestSupport.pause(seconds: Double(random.next() % 150_000) / 1e6)
       }
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()

@@ -274,7 +274,7 @@ struct TransferCLITests {
       eventually { staging() || !process.isRunning }
       #expect(staging(), "seed \(seed): the import never began staging before it ended")
       state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      usleep(UInt32((state >> 33) % 700_000))
+      pause(seconds: Double((state >> 33) % 700_000) / 1e6)
       #expect(process.isRunning, "seed \(seed): the import ended before the kill; give it more rows")
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()

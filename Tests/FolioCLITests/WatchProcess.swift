@@ -67,23 +67,16 @@ final class WatchProcess: @unchecked Sendable {
   func waitForLine(
     timeout: Double = stateTimeout, where predicate: ([String: Any]) -> Bool
   ) -> [String: Any]? {
-    let deadline = Date().addingTimeInterval(timeout)
-    repeat {
-      if let line = records.first(where: predicate) { return line }
-      usleep(3_000)
-    } while Date() < deadline && process.isRunning
+    eventually(timeout: timeout) { records.contains(where: predicate) || !process.isRunning }
     return records.first(where: predicate)
   }
 
   /// Waits until there are `count` records of `event` in total.
   @discardableResult
   func waitFor(_ count: Int, _ event: String, timeout: Double = stateTimeout) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    repeat {
-      if records.filter({ $0["event"] as? String == event }).count >= count { return true }
-      usleep(3_000)
-    } while Date() < deadline && process.isRunning
-    return false
+    let counted = { self.records.filter({ $0["event"] as? String == event }).count >= count }
+    eventually(timeout: timeout) { counted() || !process.isRunning }
+    return counted()
   }
 
   /// The op records so far, less those of ``fence(in:)``'s markers.

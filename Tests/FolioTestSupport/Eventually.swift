@@ -21,6 +21,16 @@ public func eventually(timeout: Double = stateTimeout, _ condition: () throws ->
   }
 }
 
+/// Lets `seconds` go by, for a test that paces what it does itself: an
+/// editor saving every few milliseconds, a consumer slow on purpose, the
+/// random gaps of a crash test, a retry's back-off. Never to wait for a
+/// state: ``eventually(timeout:_:)`` does that, and ends as soon as the
+/// state holds.
+public func pause(seconds: Double) {
+  guard seconds > 0 else { return }
+  usleep(useconds_t(min(seconds, 60) * 1_000_000))
+}
+
 /// ``eventually(timeout:_:)`` for async tests: checks `condition` every
 /// few milliseconds without holding a thread, and records an issue if it
 /// never holds. It runs on the caller's actor, so a `@MainActor` test can

@@ -31,7 +31,7 @@ public final class GitDaemon {
       if port == nil {
         candidate = LoopbackPort.random()
       } else {
-        usleep(useconds_t(100_000 * min(attempt + 1, 5)))
+        pause(seconds: 0.1 * Double(min(attempt + 1, 5)))
       }
     }
     throw GitDaemonError(port: candidate)
@@ -65,7 +65,7 @@ public final class GitDaemon {
   public func stop() {
     guard process.isRunning else { return }
     kill(process.processIdentifier, SIGKILL)
-    for _ in 0..<500 where Self.canConnect(port: port) || process.isRunning { usleep(10_000) }
+    eventually(timeout: 5) { !Self.canConnect(port: port) && !process.isRunning }
   }
 
   /// Kills the daemon and every process it started (the `receive-pack` or

@@ -46,7 +46,7 @@ public final class GitHTTPServer {
   public func stop() {
     guard process.isRunning else { return }
     kill(process.processIdentifier, SIGKILL)
-    for _ in 0..<500 where process.isRunning { usleep(10_000) }
+    eventually(timeout: 5) { !process.isRunning }
     try? FileManager.default.removeItem(atPath: directory)
   }
 

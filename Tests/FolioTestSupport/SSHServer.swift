@@ -54,7 +54,7 @@ public final class SSHServer: @unchecked Sendable {
       shell.standardOutput = FileHandle.nullDevice
       shell.standardError = FileHandle.nullDevice
       try shell.run()
-      for _ in 0..<150 where !LoopbackPort.canConnect(port: candidate) { usleep(20_000) }
+      eventually(timeout: 3) { LoopbackPort.canConnect(port: candidate) }
       if LoopbackPort.canConnect(port: candidate) {
         port = candidate
         self.shell = shell

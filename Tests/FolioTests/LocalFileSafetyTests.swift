@@ -271,7 +271,9 @@ import Testing
     let saves = 300
     let applies = 300
     let lost = Mutex<[String]>([])
+    let editorDone = DispatchSemaphore(value: 0)
     let editor = Thread {
+      defer { editorDone.signal() }
       for i in 1...saves {
         guard let data = FileManager.default.contents(atPath: path),
           case .object(var object)? = try? JSONValue(parsing: Array(data))
@@ -282,7 +284,7 @@ import Testing
         _ = FileManager.default.createFile(
           atPath: temp, contents: Data(JSONValue.object(object).canonicalBytes()))
         rename(temp, path)
-        usleep(200)
+        pause(seconds: 0.0002)
       }
     }
     editor.start()
@@ -290,7 +292,7 @@ import Testing
       try store.apply(
         table: "todos", pk: "c", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
     }
-    while !editor.isFinished { usleep(1000) }
+    editorDone.wait()
     let final = try #require(try store.collection("todos").findByID("c").exec())
     #expect(final["note"] == .string("e\(saves)"))
     // Every apply is in the log, and every save Folio caught between its

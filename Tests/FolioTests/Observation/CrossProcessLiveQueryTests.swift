@@ -28,7 +28,7 @@ struct CrossProcessLiveQueryTests {
       logPath: other.opLogPath, logOffset: try OpLog.size(of: other.opLogPath), logBytes: [], writes: writes)
     let trailer = try journal.write(to: other.journalPath, root: other.rootPath)
     for write in writes.prefix(count) {
-      Thread.sleep(forTimeInterval: pause)
+      FolioTestSupport.pause(seconds: pause)
       try FileSystem.writeAtomically(write.path, write.new!, sync: false)
     }
     return trailer

@@ -100,7 +100,7 @@ struct SingleDocumentLiveQueryTests {
       }) > 1 {
         overlapped.update { $0 = true }
       }
-      Thread.sleep(forTimeInterval: 0.005)
+      pause(seconds: 0.005)
       recorder.append((document, event))
       active.update { $0 -= 1 }
       signals.append(signalNext)  // the test signals, as a slow consumer would
@@ -144,7 +144,7 @@ struct SingleDocumentLiveQueryTests {
       }) > 1 {
         overlapped.update { $0 = true }
       }
-      Thread.sleep(forTimeInterval: 0.002)
+      pause(seconds: 0.002)
       active.update { $0 -= 1 }
       recorder.append(document?["n"])
     }
@@ -163,7 +163,7 @@ struct SingleDocumentLiveQueryTests {
     let late = Shared(0)
     let recorder = EventRecorder<Int>()
     let live = try store.collection("todos").findByID("a").observeLocal { _, _ in
-      Thread.sleep(forTimeInterval: 0.02)  // still running when stop() is called
+      pause(seconds: 0.02)  // still running when stop() is called
       if stopped.value { late.update { $0 += 1 } }
       recorder.append(1)
     }
