@@ -137,7 +137,7 @@ extension Store {
     var skipped: [FolioError] = []
     func documents(_ body: (JSONObject) throws -> Void) throws {
       var cursor = try snapshot?.documents(query) ?? query.documents()
-      if options.descending { cursor.reverse() }
+      if options.descending { try cursor.reverse() }
       while let document = try cursor.next() {
         try body(try table.row(document.value, pk: document.pk, column: options.pkColumn))
       }

@@ -155,6 +155,11 @@ struct ServePageExportTests {
       ("GET", "/.info/export/todos.sqlite", 400, "export as .csv"),
       ("GET", "/.info/export/todos", 400, "name one table and a format"),
       ("GET", "/.info/export/todos.csv?desc=yes", 400, "desc must be true or false"),
+      // A limit with desc would crash a precondition, not answer 400.
+      (
+        "GET", "/.info/export/todos.csv?orderBy=%22$key%22&limitToFirst=1&desc=true", 400,
+        "drop limitToFirst and limitToLast"
+      ),
       ("GET", "/.info/export/todos.csv?select=titel", 400, "did you mean title"),
       ("GET", "/.info/export/todos.csv?where=views%20%3E", 400, "INVALID_QUERY"),
       ("POST", "/.info/export/todos.csv", 405, "read-only"),

@@ -279,8 +279,16 @@ public struct QueryCursor {
   /// Hands the documents out last first, for a query without a limit that
   /// has not handed any out yet: a descending export reads in step, with
   /// nothing buffered.
-  package mutating func reverse() {
-    precondition(limit == nil && returned == 0 && !descending, "only a fresh cursor without a limit reverses")
+  /// - Throws: `INVALID_QUERY` for a query with a limit, whose first or
+  ///   last documents reversed would be neither.
+  package mutating func reverse() throws {
+    guard limit == nil else {
+      throw FolioError(
+        .invalidQuery,
+        "a reversed read takes every document of the range: drop limitToFirst and limitToLast, or use limitToLast for the last ones"
+      )
+    }
+    precondition(returned == 0 && !descending, "only a fresh cursor reverses")
     descending = true
   }
 

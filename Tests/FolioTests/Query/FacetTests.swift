@@ -106,11 +106,13 @@ struct FacetTests {
     ] {
       let forward = try query.get().map(\.pk)
       var cursor = try query.documents()
-      cursor.reverse()
+      try cursor.reverse()
       var backward: [String] = []
       while let document = try cursor.next() { backward.append(document.pk) }
       #expect(backward == forward.reversed(), "\(query)")
       #expect(!forward.isEmpty)
     }
+    var limited = try table.query().limitToFirst(3).documents()
+    #expect(throws: FolioError.self) { try limited.reverse() }
   }
 }
