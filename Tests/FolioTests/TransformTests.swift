@@ -147,14 +147,26 @@ struct TransformTests {
     let before = scratch.read(try store.file("notes", "a"))
     let opsBefore = try store.ops().count
     for op in Mutation.Kind.allCases where op != .remove {
-      let error = #expect(throws: FolioError.self) {
-        try store.apply(
-          table: "notes", pk: "a", op: op, columns: ["w": 2],
-          transforms: ["ok": .increment(1), "v": transform])
+      // Both forms, the dictionary and the byte-keyed JSONObject, go
+      // through one body, and the error names the document either way.
+      let errors = [
+        #expect(throws: FolioError.self) {
+          try store.apply(
+            table: "notes", pk: "a", op: op, columns: ["w": 2],
+            transforms: ["ok": .increment(1), "v": transform])
+        },
+        #expect(throws: FolioError.self) {
+          let transforms: JSONObject = ["ok": .increment(1), "v": transform]
+          try store.apply(
+            table: "notes", pk: "a", op: op, columns: ["w": 2] as JSONObject, transforms: transforms)
+        },
+      ]
+      for error in errors {
+        #expect(error?.code == .localConstraint)
+        #expect(error?.description.contains(fragment) == true, "\(error?.description ?? "")")
+        #expect(error?.description.hasPrefix("error: LOCAL_CONSTRAINT: ") == true)
+        #expect(error?.table == "notes" && error?.pk == "a", "\(String(describing: error))")
       }
-      #expect(error?.code == .localConstraint)
-      #expect(error?.description.contains(fragment) == true, "\(error?.description ?? "")")
-      #expect(error?.description.hasPrefix("error: LOCAL_CONSTRAINT: ") == true)
     }
     #expect(scratch.read(try store.file("notes", "a")) == before)
     #expect(try store.ops().count == opsBefore)

@@ -1,4 +1,5 @@
 import FolioJSON
+import FolioSystem
 
 extension WriteTransaction {
   /// ``apply(table:pk:op:columns:transforms:)`` with the columns and
@@ -19,9 +20,16 @@ extension WriteTransaction {
     func sorted(_ object: JSONObject) -> [(key: String, value: JSONValue)] {
       object.members.sorted { $0.key.utf8Compare($1.key) < 0 }
     }
-    // seed 002: a malformed transform throws "before anything is written".
-    let entries = try sorted(transforms).map {
-      Mutation.TransformEntry(path: .column($0.key), transform: try Transform(json: $0.value, column: $0.key))
+    // A malformed transform throws before anything is written, naming the
+    // document it was for.
+    let entries = try sorted(transforms).map { member in
+      do {
+        return Mutation.TransformEntry(
+          path: .column(member.key), transform: try Transform(json: member.value, column: member.key))
+      } catch var error as FolioError {
+        (error.table, error.pk) = (table, pk)
+        throw error
+      }
     }
     let assignments = sorted(columns).map { Mutation.Assignment(path: .column($0.key), value: $0.value) }
     return try record(

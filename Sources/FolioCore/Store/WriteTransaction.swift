@@ -90,24 +90,10 @@ public final class WriteTransaction {
     table: String, pk: String, op: Mutation.Kind, columns: [String: JSONValue] = [:],
     transforms: [String: JSONValue] = [:]
   ) throws -> [UpdateResult] {
-    let config = try store.table(named: table)
-    try PrimaryKey.validate(pk)
-    // seed 002: a malformed transform throws "before anything is written".
-    var entries: [Mutation.TransformEntry] = []
-    for column in transforms.keys.sorted() {
-      do {
-        entries.append(
-          .init(path: .column(column), transform: try Transform(json: transforms[column]!, column: column)))
-      } catch var error as FolioError {
-        (error.table, error.pk) = (table, pk)  // issue 15: the error names where
-        throw error
-      }
-    }
-    let assignments = columns.keys.sorted().map {
-      Mutation.Assignment(path: .column($0), value: columns[$0]!)
-    }
-    return try record(
-      Mutation(kind: op, assignments: assignments, transforms: entries), table: config, pk: pk)
+    // One body for both forms: a dictionary's keys are distinct.
+    try apply(
+      table: table, pk: pk, op: op, columns: JSONObject(columns.map { ($0.key, $0.value) }),
+      transforms: JSONObject(transforms.map { ($0.key, $0.value) }))
   }
 
   /// Calls `body` with the document (nil if missing) and records what it
