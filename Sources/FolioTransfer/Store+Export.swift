@@ -130,23 +130,37 @@ extension Store {
         "table '\(table.name)' carries its pk in its key column '\(key)'; --pk names the pk column only for "
           + "a table that keeps its pk in the file name (key: null)", table: table.name)
     }
+    let rows = ExportRows(query: query, snapshot: snapshot, table: table, options: options)
+    let layout = try exportLayout(of: rows, table: table, snapshot: snapshot, options: options)
+    let output = try ExportOutput(options: options)
+    var summary = ExportSummary()
+    do {
+      let writer = try output.writer(for: layout, table: table, options: options)
+      // Known without reading a document only on an index and without a filter.
+      let total = snapshot == nil && query.isIndexed(table) && query.filter == nil ? try query.count() : nil
+      try rows.read { document in
+        try writer.write(layout.reshape(document))
+        summary.rows += 1
+        if summary.rows % 512 == 0 { onProgress(summary.rows, total) }
+      }
+      try writer.finish()
+      try output.finish()
+    } catch {
+      output.abandon()
+      throw error
+    }
+    onProgress(summary.rows, summary.rows)
+    summary.skipped = rows.skipped
+    return summary
+  }
 
+  /// The columns an export writes, and what each row is turned into.
+  private func exportLayout(
+    of rows: ExportRows, table: TableConfig, snapshot: StoreSnapshot?, options: ExportOptions
+  ) throws -> ExportLayout {
     // A table that keeps its pk in the file name gets it back in each row,
     // so the rows can be imported again.
     let key = table.rowKey(options.pkColumn)
-    var skipped: [FolioError] = []
-    func documents(_ body: (JSONObject) throws -> Void) throws {
-      var cursor = try snapshot?.documents(query) ?? query.documents()
-      if options.descending { try cursor.reverse() }
-      while let document = try cursor.next() {
-        try body(try table.row(document.value, pk: document.pk, column: options.pkColumn))
-      }
-      // A first pass for the columns meets the same files again.
-      for error in cursor.skipped where !skipped.contains(where: { $0.location == error.location }) {
-        skipped.append(error)
-      }
-    }
-
     let given = options.columnPaths ?? options.columns?.map { FieldPath.column($0) }
     if let given {
       try checkColumnsExist(given, table: table, snapshot: snapshot, pkColumn: options.pkColumn)
@@ -156,7 +170,7 @@ extension Store {
     var types: [ExactKey: SQLiteExportWriter.ColumnType?] = [:]
     if options.format == .sqlite || (columns == nil && (options.format == .csv || options.format == .tsv)) {
       var seen = Set<ExactKey>()
-      try documents { document in
+      try rows.read { document in
         for (key, value) in document {
           let exact = ExactKey(key)
           seen.insert(exact)
@@ -174,96 +188,150 @@ extension Store {
       columns = [key] + given
       paths = [.column(key)] + paths
     }
-    // Nested paths are read into a flat row headed by the column names.
-    let flatten = paths.contains { $0.segments.count > 1 }
+    return ExportLayout(
+      key: key, columns: columns ?? [], paths: paths, types: types,
+      // Nested paths are read into a flat row headed by the column names.
+      reshapes: paths.contains { $0.segments.count > 1 }
+        || ((options.format == .ndjson || options.format == .json) && given != nil))
+  }
+}
 
-    let writer: any ExportWriter
-    var fd: Int32 = STDOUT_FILENO
-    var temporary: String?
+/// What an export reads: the query's rows, as the table writes them back
+/// (its pk in the key column), with the files that did not parse gathered
+/// over every pass.
+private final class ExportRows {
+  let query: Query
+  let snapshot: StoreSnapshot?
+  let table: TableConfig
+  let options: ExportOptions
+  private(set) var skipped: [FolioError] = []
+
+  init(query: Query, snapshot: StoreSnapshot?, table: TableConfig, options: ExportOptions) {
+    self.query = query
+    self.snapshot = snapshot
+    self.table = table
+    self.options = options
+  }
+
+  /// Calls `body` with each row, in the export's order.
+  func read(_ body: (JSONObject) throws -> Void) throws {
+    var cursor = try snapshot?.documents(query) ?? query.documents()
+    if options.descending { try cursor.reverse() }
+    while let document = try cursor.next() {
+      try body(try table.row(document.value, pk: document.pk, column: options.pkColumn))
+    }
+    // A first pass for the columns meets the same files again.
+    for error in cursor.skipped where !skipped.contains(where: { $0.location == error.location }) {
+      skipped.append(error)
+    }
+  }
+}
+
+/// The columns of an export and how a row becomes what is written.
+private struct ExportLayout {
+  /// The table's key column in a row.
+  var key: String
+  /// The column names, in order (CSV, TSV and SQLite; NDJSON and JSON only
+  /// when projected).
+  var columns: [String]
+  /// The path each column reads.
+  var paths: [FieldPath]
+  /// Each column's SQLite type, by name.
+  var types: [ExactKey: SQLiteExportWriter.ColumnType?]
+  /// Whether a row is cut down to the columns (a projection, or nested
+  /// paths read into flat columns) rather than written whole.
+  var reshapes: Bool
+
+  func reshape(_ row: JSONObject) -> JSONObject {
+    guard reshapes else { return row }
+    var projected = JSONObject()
+    for (column, path) in zip(columns, paths) {
+      if let value = row.value(at: path) { projected[column] = value }
+    }
+    return projected
+  }
+}
+
+/// Where an export's bytes go: stdout, a descriptor the caller owns, a
+/// device written into in place, or a file written under a temporary name
+/// and renamed at the end, so that a failed export never leaves a half
+/// file under the real name. SQLite writes its own file.
+private final class ExportOutput {
+  private let options: ExportOptions
+  private var fd: Int32 = STDOUT_FILENO
+  private var temporary: String?
+
+  init(options: ExportOptions) throws {
+    self.options = options
+    guard options.format != .sqlite else { return }
+    if let descriptor = options.outputDescriptor {
+      fd = descriptor
+    } else if let path = options.outputPath {
+      var st = stat()
+      if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+        // A device, FIFO or `/dev/stdout`: written into as `cp` does.
+        // Renaming over it would replace the node, not feed it.
+        fd = try FileSystem.syscall("open", path: path) { open(path, O_WRONLY | O_CLOEXEC) }
+      } else {
+        // Through a symlink, as `cp` does: the file it names is replaced.
+        let target = FileSystem.realPath(path) ?? path
+        let temp = FileSystem.temporaryPath(for: target)
+        fd = try FileSystem.syscall("open", path: temp) {
+          open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        }
+        temporary = temp
+      }
+    }
+  }
+
+  /// Whether the descriptor is the export's own, to close.
+  private var ownsDescriptor: Bool { fd >= 0 && fd != STDOUT_FILENO && fd != options.outputDescriptor }
+
+  func writer(for layout: ExportLayout, table: TableConfig, options: ExportOptions) throws -> any ExportWriter
+  {
     if options.format == .sqlite {
       guard let path = options.outputPath else {
         throw FolioError(.usage, "SQLite output needs a file: give -o FILE")
       }
-      writer = try SQLiteExportWriter(
+      return try SQLiteExportWriter(
         path: path, table: options.sqliteTable ?? table.name,
-        columns: columns!.map { ($0, types[ExactKey($0)] ?? nil) }, pk: key, indexes: table.indexedPaths
-      )
-    } else {
-      if let descriptor = options.outputDescriptor {
-        fd = descriptor
-      } else if let path = options.outputPath {
-        var st = stat()
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
-          // A device, FIFO or `/dev/stdout`: written into as `cp` does.
-          // Renaming over it would replace the node, not feed it.
-          fd = try FileSystem.syscall("open", path: path) { open(path, O_WRONLY | O_CLOEXEC) }
-        } else {
-          // Written under a temporary name and renamed at the end, so a
-          // failed export never leaves a half file under the real name.
-          // Through a symlink, as `cp` does: the file it names is replaced.
-          let target = FileSystem.realPath(path) ?? path
-          let temp = FileSystem.temporaryPath(for: target)
-          fd = try FileSystem.syscall("open", path: temp) {
-            open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-          }
-          temporary = temp
-        }
-      }
-      let sink = ByteSink(fd: fd, name: options.outputPath ?? "<stdout>")
-      do {
-        switch options.format {
-        case .ndjson: writer = NDJSONExportWriter(sink: sink)
-        case .json: writer = JSONArrayExportWriter(sink: sink)
-        case .csv, .tsv:
-          writer = try CSVExportWriter(
-            sink: sink, columns: columns!, separator: options.format == .csv ? UInt8(ascii: ",") : 0x09,
-            nullValues: options.nullValues, crlf: options.crlf)
-        case .sqlite: fatalError("handled above")
-        }
-      } catch {
-        if fd != STDOUT_FILENO && fd != options.outputDescriptor { close(fd) }
-        if let temporary { unlink(temporary) }
-        throw error
-      }
+        columns: layout.columns.map { ($0, layout.types[ExactKey($0)] ?? nil) }, pk: layout.key,
+        indexes: table.indexedPaths)
     }
-    var summary = ExportSummary()
-    do {
-      // Known without reading a document only on an index and without a filter.
-      let total = snapshot == nil && query.isIndexed(table) && query.filter == nil ? try query.count() : nil
-      let project = (options.format == .ndjson || options.format == .json) && given != nil
-      try documents { document in
-        if project || flatten {
-          var projected = JSONObject()
-          for (column, path) in zip(columns!, paths) {
-            if let value = document.value(at: path) { projected[column] = value }
-          }
-          try writer.write(projected)
-        } else {
-          try writer.write(document)
-        }
-        summary.rows += 1
-        if summary.rows % 512 == 0 { onProgress(summary.rows, total) }
-      }
-      try writer.finish()
-      if let temporary, let path = options.outputPath {
-        close(fd)
-        fd = -1
-        let target = FileSystem.realPath(path) ?? path
-        try FileSystem.syscall("rename", path: path) { rename(temporary, target) }
-      } else if fd != STDOUT_FILENO && fd != options.outputDescriptor {
-        close(fd)
-        fd = -1
-      }
-    } catch {
-      if fd >= 0 && fd != STDOUT_FILENO && fd != options.outputDescriptor { close(fd) }
-      if let temporary { unlink(temporary) }
-      throw error
+    let sink = ByteSink(fd: fd, name: options.outputPath ?? "<stdout>")
+    switch options.format {
+    case .ndjson: return NDJSONExportWriter(sink: sink)
+    case .json: return JSONArrayExportWriter(sink: sink)
+    case .csv, .tsv:
+      return try CSVExportWriter(
+        sink: sink, columns: layout.columns, separator: options.format == .csv ? UInt8(ascii: ",") : 0x09,
+        nullValues: options.nullValues, crlf: options.crlf)
+    case .sqlite: fatalError("handled above")
     }
-    onProgress(summary.rows, summary.rows)
-    summary.skipped = skipped
-    return summary
   }
 
+  /// Closes the file the export opened and gives it its real name.
+  func finish() throws {
+    if ownsDescriptor {
+      close(fd)
+      fd = -1
+    }
+    if let temporary, let path = options.outputPath {
+      let target = FileSystem.realPath(path) ?? path
+      try FileSystem.syscall("rename", path: path) { rename(temporary, target) }
+      self.temporary = nil
+    }
+  }
+
+  /// Closes and removes what a failed export wrote.
+  func abandon() {
+    if ownsDescriptor { close(fd) }
+    fd = -1
+    if let temporary { unlink(temporary) }
+  }
+}
+
+extension Store {
   /// The CSV/TSV columns when none are given. With the table's `fields`
   /// (the order of the file it was imported from): those, then the other
   /// columns seen, by name; the key column goes first only when asked and
