@@ -104,108 +104,163 @@ struct SchemaCompiler {
     guard case .object(let object) = value else { return }
     for (keyword, argument) in object {
       let at = here.appending(keyword)
-      switch keyword {
-      case "$schema":
-        guard here.tokens.isEmpty else {
-          throw error("'$schema' belongs at the top of the file only", at: at, key: true)
-        }
-        let text = argument.stringValue ?? ""
-        guard text == JSONSchema.draft || text == JSONSchema.draft + "#" else {
-          throw error("'$schema' must be \(JSONSchema.draft): Folio reads that draft only", at: at)
-        }
-      case "$id":
-        // Another base URI inside the file would change what a $ref names.
-        guard here.tokens.isEmpty else {
-          throw error(
-            "'$id' inside a schema is not supported; only the top may name the file", at: at, key: true)
-        }
-        guard argument.stringValue != nil else { throw error("'$id' must be a string", at: at) }
-      case _ where Self.annotations.contains(keyword):
+      if Self.annotations.contains(keyword) { continue }
+      if try compileFileKeyword(keyword, argument, at: at, here: here) { continue }
+      if try compileShapeKeyword(keyword, argument, at: at, into: &node) { continue }
+      if try compileValueKeyword(keyword, argument, at: at, into: &node) { continue }
+      if try compileReferenceKeyword(keyword, argument, at: at, node: index, here: here, into: &node) {
         continue
-      case "type":
-        node.types = try types(argument, at: at)
-      case "properties", "$defs":
-        guard case .object(let members) = argument else {
-          throw error("'\(keyword)' must be an object of schemas", at: at)
-        }
-        for (name, schema) in members {
-          let child = try subschema(schema, at: at.appending(name))
-          if keyword == "properties" { node.properties[name] = child }
-        }
-      case "required":
-        guard case .array(let names) = argument, names.allSatisfy({ $0.stringValue != nil }) else {
-          throw error("'required' must be an array of property names", at: at)
-        }
-        let list = names.compactMap(\.stringValue)
-        guard Set(list).count == list.count else { throw error("'required' names a property twice", at: at) }
-        node.required = list
-      case "additionalProperties":
-        node.additionalProperties = try subschema(argument, at: at)
-      case "items":
-        if case .array = argument {
-          throw error(
-            "'items' must be one schema for every member; the tuple form ('prefixItems') is not supported",
-            at: at)
-        }
-        node.items = try subschema(argument, at: at)
-      case "enum":
-        guard case .array(let values) = argument else { throw error("'enum' must be an array", at: at) }
-        node.enumValues = values
-      case "const":
-        node.constValue = argument
-      case "minimum", "maximum":
-        guard case .number(let text) = argument, let number = ExactNumber(text) else {
-          throw error("'\(keyword)' must be a number", at: at)
-        }
-        if keyword == "minimum" {
-          (node.minimum, node.minimumText) = (number, text)
-        } else {
-          (node.maximum, node.maximumText) = (number, text)
-        }
-      case "minLength", "maxLength":
-        guard case .number(let text) = argument, let number = ExactNumber(text), number.isInteger,
-          number.sign >= 0
-        else {
-          throw error("'\(keyword)' must be a non-negative integer", at: at)
-        }
-        let count = number.digits.count > 18 || number.exponent > 18 ? Int.max : Int(wholeValue(number))
-        if keyword == "minLength" { node.minLength = count } else { node.maxLength = count }
-      case "pattern":
-        guard let text = argument.stringValue else { throw error("'pattern' must be a string", at: at) }
-        do {
-          node.pattern = try SchemaPattern(text)
-        } catch {
-          throw self.error("'pattern' is not a regular expression Folio can read: \(error)", at: at)
-        }
-      case "format":
-        guard let text = argument.stringValue else { throw error("'format' must be a string", at: at) }
-        guard text == "date-time" else {
-          throw error("format '\(text)' is not supported; Folio checks format date-time only", at: at)
-        }
-        node.dateTime = true
-      case "$ref":
-        guard let text = argument.stringValue else { throw error("'$ref' must be a string", at: at) }
-        guard let target = JSONPointer(fragment: text) else {
-          throw error(
-            "$ref '\(text)' is not supported: Folio follows a $ref to a place in this file ('#/$defs/name'), not to another file or an anchor",
-            at: at)
-        }
-        refs.append((index, target, here))
-      case "anyOf", "oneOf":
-        guard case .array(let choices) = argument, !choices.isEmpty else {
-          throw error("'\(keyword)' must be a non-empty array of schemas", at: at)
-        }
-        var list: [Int] = []
-        for (position, choice) in choices.enumerated() {
-          list.append(try subschema(choice, at: at.appending(index: position)))
-        }
-        if keyword == "anyOf" { node.anyOf = list } else { node.oneOf = list }
-      default:
-        throw error(
-          "unsupported keyword '\(keyword)'; Folio checks \(Self.checked.joined(separator: ", ")) (see docs/schemas.md)",
-          at: at, key: true)
       }
+      throw error(
+        "unsupported keyword '\(keyword)'; Folio checks \(Self.checked.joined(separator: ", ")) (see docs/schemas.md)",
+        at: at, key: true)
     }
+  }
+
+  /// `$schema` and `$id`, which only the top of the file may hold.
+  /// - Returns: whether `keyword` is one of them.
+  private func compileFileKeyword(
+    _ keyword: String, _ argument: JSONValue, at: JSONPointer, here: JSONPointer
+  )
+    throws -> Bool
+  {
+    switch keyword {
+    case "$schema":
+      guard here.tokens.isEmpty else {
+        throw error("'$schema' belongs at the top of the file only", at: at, key: true)
+      }
+      let text = argument.stringValue ?? ""
+      guard text == JSONSchema.draft || text == JSONSchema.draft + "#" else {
+        throw error("'$schema' must be \(JSONSchema.draft): Folio reads that draft only", at: at)
+      }
+    case "$id":
+      // Another base URI inside the file would change what a $ref names.
+      guard here.tokens.isEmpty else {
+        throw error(
+          "'$id' inside a schema is not supported; only the top may name the file", at: at, key: true)
+      }
+      guard argument.stringValue != nil else { throw error("'$id' must be a string", at: at) }
+    default:
+      return false
+    }
+    return true
+  }
+
+  /// The keywords of a value's shape: `type`, `properties`, `$defs`,
+  /// `required`, `additionalProperties` and `items`.
+  /// - Returns: whether `keyword` is one of them.
+  private mutating func compileShapeKeyword(
+    _ keyword: String, _ argument: JSONValue, at: JSONPointer, into node: inout JSONSchema.Node
+  ) throws -> Bool {
+    switch keyword {
+    case "type":
+      node.types = try types(argument, at: at)
+    case "properties", "$defs":
+      guard case .object(let members) = argument else {
+        throw error("'\(keyword)' must be an object of schemas", at: at)
+      }
+      for (name, schema) in members {
+        let child = try subschema(schema, at: at.appending(name))
+        if keyword == "properties" { node.properties[name] = child }
+      }
+    case "required":
+      guard case .array(let names) = argument, names.allSatisfy({ $0.stringValue != nil }) else {
+        throw error("'required' must be an array of property names", at: at)
+      }
+      let list = names.compactMap(\.stringValue)
+      guard Set(list).count == list.count else { throw error("'required' names a property twice", at: at) }
+      node.required = list
+    case "additionalProperties":
+      node.additionalProperties = try subschema(argument, at: at)
+    case "items":
+      if case .array = argument {
+        throw error(
+          "'items' must be one schema for every member; the tuple form ('prefixItems') is not supported",
+          at: at)
+      }
+      node.items = try subschema(argument, at: at)
+    default:
+      return false
+    }
+    return true
+  }
+
+  /// The keywords that bound a value: `enum`, `const`, `minimum`,
+  /// `maximum`, `minLength`, `maxLength`, `pattern` and `format`.
+  /// - Returns: whether `keyword` is one of them.
+  private func compileValueKeyword(
+    _ keyword: String, _ argument: JSONValue, at: JSONPointer, into node: inout JSONSchema.Node
+  ) throws -> Bool {
+    switch keyword {
+    case "enum":
+      guard case .array(let values) = argument else { throw error("'enum' must be an array", at: at) }
+      node.enumValues = values
+    case "const":
+      node.constValue = argument
+    case "minimum", "maximum":
+      guard case .number(let text) = argument, let number = ExactNumber(text) else {
+        throw error("'\(keyword)' must be a number", at: at)
+      }
+      if keyword == "minimum" {
+        (node.minimum, node.minimumText) = (number, text)
+      } else {
+        (node.maximum, node.maximumText) = (number, text)
+      }
+    case "minLength", "maxLength":
+      guard case .number(let text) = argument, let number = ExactNumber(text), number.isInteger,
+        number.sign >= 0
+      else {
+        throw error("'\(keyword)' must be a non-negative integer", at: at)
+      }
+      let count = number.digits.count > 18 || number.exponent > 18 ? Int.max : Int(wholeValue(number))
+      if keyword == "minLength" { node.minLength = count } else { node.maxLength = count }
+    case "pattern":
+      guard let text = argument.stringValue else { throw error("'pattern' must be a string", at: at) }
+      do {
+        node.pattern = try SchemaPattern(text)
+      } catch {
+        throw self.error("'pattern' is not a regular expression Folio can read: \(error)", at: at)
+      }
+    case "format":
+      guard let text = argument.stringValue else { throw error("'format' must be a string", at: at) }
+      guard text == "date-time" else {
+        throw error("format '\(text)' is not supported; Folio checks format date-time only", at: at)
+      }
+      node.dateTime = true
+    default:
+      return false
+    }
+    return true
+  }
+
+  /// `$ref`, resolved once every node is compiled, and `anyOf`/`oneOf`.
+  /// - Returns: whether `keyword` is one of them.
+  private mutating func compileReferenceKeyword(
+    _ keyword: String, _ argument: JSONValue, at: JSONPointer, node index: Int, here: JSONPointer,
+    into node: inout JSONSchema.Node
+  ) throws -> Bool {
+    switch keyword {
+    case "$ref":
+      guard let text = argument.stringValue else { throw error("'$ref' must be a string", at: at) }
+      guard let target = JSONPointer(fragment: text) else {
+        throw error(
+          "$ref '\(text)' is not supported: Folio follows a $ref to a place in this file ('#/$defs/name'), not to another file or an anchor",
+          at: at)
+      }
+      refs.append((index, target, here))
+    case "anyOf", "oneOf":
+      guard case .array(let choices) = argument, !choices.isEmpty else {
+        throw error("'\(keyword)' must be a non-empty array of schemas", at: at)
+      }
+      var list: [Int] = []
+      for (position, choice) in choices.enumerated() {
+        list.append(try subschema(choice, at: at.appending(index: position)))
+      }
+      if keyword == "anyOf" { node.anyOf = list } else { node.oneOf = list }
+    default:
+      return false
+    }
+    return true
   }
 
   private func wholeValue(_ number: ExactNumber) -> Int64 {
