@@ -319,14 +319,10 @@ struct ConfigDecoder {
     return tables
   }
 
-  /// Decodes one table. Also returns the node to blame for its path: the
-  /// `path` value, or the table's name when the path defaults to it.
-  private func decodeTable(nameNode: YAMLNode, body: YAMLNode) throws -> (TableConfig, YAMLNode, [YAMLNode]) {
-    let name = nameNode.keyText
-    try checkTableName(name, at: nameNode)
-
-    var path = name
-    var pathNode = nameNode
+  /// A table's settings as read, with the nodes errors point at.
+  private struct TableSettings {
+    var path: String
+    var pathNode: YAMLNode
     var key: String? = "id"
     var order: [String] = []
     var indexes: [(path: String, node: YAMLNode)] = []
@@ -336,7 +332,14 @@ struct ConfigDecoder {
     var fields: [String] = []
     var renamedFrom: [(path: String, node: YAMLNode)] = []
     var layout = TableLayout.flat
+  }
 
+  /// Decodes one table. Also returns the node to blame for its path: the
+  /// `path` value, or the table's name when the path defaults to it.
+  private func decodeTable(nameNode: YAMLNode, body: YAMLNode) throws -> (TableConfig, YAMLNode, [YAMLNode]) {
+    let name = nameNode.keyText
+    try checkTableName(name, at: nameNode)
+    var settings = TableSettings(path: name, pathNode: nameNode)
     // `todos:` with nothing under it is a table with every default.
     if !body.isNull {
       guard case .mapping(let pairs) = body.content else {
@@ -344,97 +347,101 @@ struct ConfigDecoder {
           "table '\(name)' must be a mapping of settings (\(Self.tableKeys.joined(separator: ", "))); "
             + "found \(body.typeDescription)", at: body)
       }
-      for pair in pairs {
-        let value = pair.value
-        switch pair.key.keyText {
-        case "path":
-          if value.isNull { continue }
-          guard let text = value.text else {
-            throw error(
-              "'path' of table '\(name)' must be a string; found \(value.typeDescription)",
-              at: value)
-          }
-          path = text
-          pathNode = value
-        case "key":
-          // `key: null` keeps the pk in the file name only, as Firebase
-          // keeps a key in the path.
-          if value.isNull {
-            key = nil
-            continue
-          }
-          guard let text = value.text else {
-            throw error(
-              "'key' of table '\(name)' must be a string, or null to keep the pk in the file name only; "
-                + "found \(value.typeDescription)",
-              at: value)
-          }
-          if text.isEmpty {
-            throw error("'key' of table '\(name)' must not be empty", at: value)
-          }
-          key = text
-        case "order":
-          order = try decodePaths(value, table: name, setting: "order", noun: "order key").map(\.path)
-        case "indexes":
-          indexes = try decodePaths(value, table: name, setting: "indexes", noun: "index path")
-        case "columns":
-          (columns, columnNodes) = try decodeColumns(value, table: name)
-        case "schema":
-          if !value.isNull { schemaNode = value }
-        case "fields":
-          fields = try decodeFields(value, table: name)
-        case "layout":
-          guard let text = value.text, let chosen = TableLayout(rawValue: text) else {
-            throw error(
-              "'layout' of table '\(name)' must be flat or hashed; found \(value.text.map { "'\($0)'" } ?? value.typeDescription)",
-              at: value)
-          }
-          layout = chosen
-        case "renamed-from":
-          renamedFrom = try decodePaths(value, table: name, setting: "renamed-from", noun: "former name")
-          for former in renamedFrom {
-            try checkTableName(former.path, at: former.node)
-            if former.path == name {
-              throw error("table '\(name)' lists its own name in 'renamed-from'", at: former.node)
-            }
-          }
-        default:
-          throw unknownKey(pair.key, expected: Self.tableKeys, table: name)
-        }
-      }
+      for pair in pairs { try decodeSetting(pair.key, pair.value, table: name, into: &settings) }
     }
 
     // The key column holds the pk, which is also the file name: counting it
     // or merging it as a set would make the document disagree with its name.
-    if let key, let node = columnNodes[key] {
+    if let key = settings.key, let node = settings.columnNodes[key] {
       throw error(
         "column '\(key)' is the key of table '\(name)' and always a register; remove its kind",
         at: node)
     }
-
     // An order key has its index already; listing it again would suggest
     // a second one.
-    if let twin = indexes.first(where: { order.contains($0.path) }) {
+    if let twin = settings.indexes.first(where: { settings.order.contains($0.path) }) {
       throw error(
         "index path '\(twin.path)' of table '\(name)' is an order key, which is indexed already; "
           + "remove it from 'indexes'", at: twin.node)
     }
+    return (try makeTable(settings, name: name), settings.pathNode, settings.renamedFrom.map(\.node))
+  }
 
-    let normalized = try checkPath(path, at: pathNode, table: name)
+  /// Reads one setting of table `name` into `settings`.
+  private func decodeSetting(
+    _ keyNode: YAMLNode, _ value: YAMLNode, table name: String, into settings: inout TableSettings
+  )
+    throws
+  {
+    switch keyNode.keyText {
+    case "path":
+      if value.isNull { return }
+      guard let text = value.text else {
+        throw error("'path' of table '\(name)' must be a string; found \(value.typeDescription)", at: value)
+      }
+      (settings.path, settings.pathNode) = (text, value)
+    case "key":
+      // `key: null` keeps the pk in the file name only, as Firebase
+      // keeps a key in the path.
+      if value.isNull {
+        settings.key = nil
+        return
+      }
+      guard let text = value.text else {
+        throw error(
+          "'key' of table '\(name)' must be a string, or null to keep the pk in the file name only; "
+            + "found \(value.typeDescription)",
+          at: value)
+      }
+      if text.isEmpty { throw error("'key' of table '\(name)' must not be empty", at: value) }
+      settings.key = text
+    case "order":
+      settings.order = try decodePaths(value, table: name, setting: "order", noun: "order key").map(\.path)
+    case "indexes":
+      settings.indexes = try decodePaths(value, table: name, setting: "indexes", noun: "index path")
+    case "columns":
+      (settings.columns, settings.columnNodes) = try decodeColumns(value, table: name)
+    case "schema":
+      if !value.isNull { settings.schemaNode = value }
+    case "fields":
+      settings.fields = try decodeFields(value, table: name)
+    case "layout":
+      guard let text = value.text, let chosen = TableLayout(rawValue: text) else {
+        throw error(
+          "'layout' of table '\(name)' must be flat or hashed; found \(value.text.map { "'\($0)'" } ?? value.typeDescription)",
+          at: value)
+      }
+      settings.layout = chosen
+    case "renamed-from":
+      settings.renamedFrom = try decodePaths(value, table: name, setting: "renamed-from", noun: "former name")
+      for former in settings.renamedFrom {
+        try checkTableName(former.path, at: former.node)
+        if former.path == name {
+          throw error("table '\(name)' lists its own name in 'renamed-from'", at: former.node)
+        }
+      }
+    default:
+      throw unknownKey(keyNode, expected: Self.tableKeys, table: name)
+    }
+  }
+
+  /// The table `settings` describe, its path checked and its schema read.
+  private func makeTable(_ settings: TableSettings, name: String) throws -> TableConfig {
+    let normalized = try checkPath(settings.path, at: settings.pathNode, table: name)
     var table = TableConfig(
-      name: name, path: normalized, key: key, order: order, indexes: indexes.map(\.path), columns: columns,
-      layout: layout)
-    table.fields = fields
-    table.renamedFrom = renamedFrom.map(\.path)
-    if let schemaNode {
+      name: name, path: normalized, key: settings.key, order: settings.order,
+      indexes: settings.indexes.map(\.path), columns: settings.columns, layout: settings.layout)
+    table.fields = settings.fields
+    table.renamedFrom = settings.renamedFrom.map(\.path)
+    if let schemaNode = settings.schemaNode {
       table.schemaFile = try checkSchemaPath(schemaNode, table: name)
       if let root {
         table.schema = try loadSchema(table.schemaFile!, root: root, at: schemaNode, table: name)
         table.schemaMissing = table.schema == nil
-        try checkColumnKinds(table, nodes: columnNodes)
+        try checkColumnKinds(table, nodes: settings.columnNodes)
       }
     }
-    return (table, pathNode, renamedFrom.map(\.node))
+    return table
   }
 
   /// Table names double as default folder names and appear on the command
