@@ -36,37 +36,56 @@ struct StatusCommand: Command {
     let status = try store.status()
     let conflicts = Dictionary(grouping: try store.conflicts(), by: \.table).mapValues(\.count)
     if json {
-      for table in status.tables {
-        let object: JSONObject = [
-          "table": .string(table.name), "pendingOps": .number(String(table.pendingOps)),
-          "changed": .array(table.changedDocuments.map(JSONValue.string)),
-          "editedOutsideFolio": .array(table.externalEdits.map(JSONValue.string)),
-          "evicted": .array(table.evicted.map(JSONValue.string)),
-          "conflicts": .number(String(conflicts[table.name] ?? 0)),
-        ]
-        Output.print(JSONValue.object(object).compactString)
-      }
-      for name in status.absentTables {
-        Output.print(JSONValue.object(["table": .string(name), "absent": .bool(true)]).compactString)
-      }
-      for problem in status.problems {
-        Output.print(JSONValue.object(["problem": .string(problem.description)]).compactString)
-      }
-      for violation in status.schemaViolations {
-        Output.print(JSONValue.object(["schemaViolation": .string(violation.description)]).compactString)
-      }
-      if let merge = store.stoppedGitMerge {
-        Output.print(JSONValue.object(["stoppedGitMerge": .string(merge)]).compactString)
-      }
-      if let pending = store.pendingRecoveryError {
-        let object: JSONObject = [
-          "pendingWrite": .string(pending.message), "code": .string(pending.code.rawValue),
-          "path": pending.path.map(JSONValue.string) ?? .null,
-        ]
-        Output.print(JSONValue.object(object).compactString)
-      }
+      printJSON(status, conflicts: conflicts, store: store)
       return status.problems.isEmpty ? 0 : LeftOutFiles.exitStatus
     }
+    printBranch(status)
+    var clean = printTables(status, conflicts: conflicts)
+    // Named as query, export and commit name them (on stderr, exit 3).
+    let leftOut = LeftOutFiles.report(status.problems)
+    if leftOut != 0 { clean = false }
+    if printUnfinishedWork(status, store: store) { clean = false }
+    if clean { Output.print("nothing to commit") }
+    return leftOut
+  }
+
+  /// `--json`: one object per table, absent table, problem, schema
+  /// violation and unfinished step.
+  private func printJSON(_ status: StoreStatus, conflicts: [String: Int], store: Store) {
+    for table in status.tables {
+      let object: JSONObject = [
+        "table": .string(table.name), "pendingOps": .number(String(table.pendingOps)),
+        "changed": .array(table.changedDocuments.map(JSONValue.string)),
+        "editedOutsideFolio": .array(table.externalEdits.map(JSONValue.string)),
+        "evicted": .array(table.evicted.map(JSONValue.string)),
+        "conflicts": .number(String(conflicts[table.name] ?? 0)),
+      ]
+      Output.print(JSONValue.object(object).compactString)
+    }
+    for name in status.absentTables {
+      Output.print(JSONValue.object(["table": .string(name), "absent": .bool(true)]).compactString)
+    }
+    for problem in status.problems {
+      Output.print(JSONValue.object(["problem": .string(problem.description)]).compactString)
+    }
+    for violation in status.schemaViolations {
+      Output.print(JSONValue.object(["schemaViolation": .string(violation.description)]).compactString)
+    }
+    if let merge = store.stoppedGitMerge {
+      Output.print(JSONValue.object(["stoppedGitMerge": .string(merge)]).compactString)
+    }
+    if let pending = store.pendingRecoveryError {
+      let object: JSONObject = [
+        "pendingWrite": .string(pending.message), "code": .string(pending.code.rawValue),
+        "path": pending.path.map(JSONValue.string) ?? .null,
+      ]
+      Output.print(JSONValue.object(object).compactString)
+    }
+  }
+
+  /// The branch and commit, as git words them, and the tables a partial
+  /// replica does not hold.
+  private func printBranch(_ status: StoreStatus) {
     let branch = status.branch.hasPrefix("refs/heads/") ? String(status.branch.dropFirst(11)) : status.branch
     if status.branch == "HEAD", let head = status.head {
       Output.print("HEAD detached at \(head.prefix(12))")  // as git says it
@@ -80,6 +99,11 @@ struct StatusCommand: Command {
         "partial replica: not holding \(status.absentTables.joined(separator: ", ")) "
           + "(folio tables subscribe NAME fetches one)")
     }
+  }
+
+  /// Each table's pending ops, changes, evictions and open conflicts.
+  /// - Returns: whether none has any.
+  private func printTables(_ status: StoreStatus, conflicts: [String: Int]) -> Bool {
     var clean = true
     for table in status.tables
     where table.pendingOps > 0 || !table.changedDocuments.isEmpty || !table.evicted.isEmpty {
@@ -97,26 +121,29 @@ struct StatusCommand: Command {
       Output.print(
         "\(table.name): \(conflicts[table.name]!) open conflict(s); see 'folio conflicts \(table.name)'")
     }
-    // Named as query, export and commit name them (on stderr, exit 3).
-    let leftOut = LeftOutFiles.report(status.problems)
-    if leftOut != 0 { clean = false }
+    return clean
+  }
+
+  /// Schema violations, a stopped git merge, an unfinished checkout or write.
+  /// - Returns: whether there was any.
+  private func printUnfinishedWork(_ status: StoreStatus, store: Store) -> Bool {
+    var any = false
     for violation in status.schemaViolations {
-      clean = false
+      any = true
       Output.print("schema: \(violation.headline)")
     }
     if let merge = store.stoppedGitMerge {
-      clean = false
+      any = true
       Output.print(
         "a git merge of \(merge.prefix(12)) stopped before its commit; 'folio commit' concludes it by replay")
     }
     if let problem = store.pendingCheckoutProblem() {
-      clean = false
+      any = true
       Output.print("unfinished sync checkout: \(problem)")
     } else if let pending = store.pendingRecoveryError {
-      clean = false
+      any = true
       Output.print("pending write: \(pending.message)")
     }
-    if clean { Output.print("nothing to commit") }
-    return leftOut
+    return any
   }
 }
