@@ -50,12 +50,17 @@ import Testing
     #expect(try store.collection("notes").findByID("a").exec()?["n"] == 13)
     #expect(try store.collection("notes").findByID("b").exec()?["n"] == 14)
     // The first writes make files and keep the ones they swap out; from the
-    // third checkpoint on, writes go into those.
-    #expect(store.spares.statistics.reused >= 16)
-    #expect(store.spares.statistics.unlinked == 0)
+    // third checkpoint on, writes go into those. A spare that someone still
+    // has open when its turn to be zeroed comes is unlinked instead, by
+    // design, and a new file takes its place: on a loaded machine a reader
+    // of the old document may still hold one. Rarely, and never most.
+    let unlinked = store.spares.statistics.unlinked
+    #expect(unlinked <= 2, "spares unlinked: \(unlinked)")
+    #expect(store.spares.statistics.reused >= 16 - 2 * unlinked)
     // So the 24 writes put 8 files at most in place (two rounds of new
-    // files, and then the spares they make), not 24.
-    #expect(seen.count <= 8)
+    // files, and then the spares they make), not 24, and one more for each
+    // spare unlinked.
+    #expect(seen.count <= 8 + unlinked, "inodes: \(seen.count), spares unlinked: \(unlinked)")
     let spares = try #require(try FileSystem.list(store.spares.folderPath))
     #expect(spares.count <= 8)
     // Every spare waiting to be written holds zeros or an old document.
