@@ -27,7 +27,6 @@ extension RESTHandler {
       }
     }
     if let table = path.table { _ = try store.table(named: table) }
-    let now = SystemClock.nowMilliseconds()
     let ifMatch = request.header("if-match")
     // Firebase takes if-match on PUT and DELETE; Folio also on PATCH (the
     // ETag of the value at the request's path), so that an editor can save
@@ -36,39 +35,12 @@ extension RESTHandler {
       throw RESTError(400, "if-match applies to PUT, PATCH and DELETE")
     }
     let method = request.method
-    var targets: [Target] = []
-    switch method {
-    case "PATCH":
-      guard case .object(let members) = body else {
-        throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
-      }
-      for (key, value) in members {
-        let full = RESTPath(segments: path.segments + (try RESTKeys.patchSegments(key, under: path.segments)))
-        try RESTKeys.check(value, at: full.segments)
-        if full.table != path.table, let table = full.table { _ = try store.table(named: table) }
-        targets.append(Target(path: full, values: try ServerValues(value, now: now)))
-      }
-      try Self.checkDisjoint(targets.map(\.path))
-    case "PUT", "DELETE":
-      guard !path.segments.isEmpty else {
-        throw RESTError(400, "write a table or a path below it, not the whole store")
-      }
-      try RESTKeys.check(body, at: path.segments)
-      targets = [Target(path: path, values: try ServerValues(body, now: now))]
-    default:  // POST: push a new child with a generated, time-sortable key
-      guard !path.segments.isEmpty else { throw RESTError(400, "POST to a table, as in /todos.json") }
-      let child = RESTPath(segments: path.segments + [PrimaryKey.generate()])
-      // The SDKs' `push()` with no value posts "" to get a key for a later
-      // set. A document is an object, so "" at a table's child cannot be
-      // stored: the key is handed out and nothing is written.
-      if path.segments.count == 1, body == .string("") {
-        return .json(200, ["name": .string(child.pk!)])
-      }
-      try RESTKeys.check(body, at: child.segments)
-      targets = [Target(path: child, values: try ServerValues(body, now: now))]
+    let targets: [Target]
+    switch try writeTargets(method, path: path, body: body) {
+    case .keyOnly(let key): return .json(200, ["name": .string(key)])
+    case .targets(let found): targets = found
     }
     let plan = WritePlan(targets)
-    let written = targets
     // A write that reads or replaces a whole table (or the store) reads the
     // files, which do not show a shared transaction's earlier writes: it
     // gets a transaction of its own.
@@ -90,10 +62,54 @@ extension RESTHandler {
       }
       try self.apply(plan, in: transaction)
       let reply = try self.reply(
-        to: method, path: path, body: body, written: written, in: transaction)
+        to: method, path: path, body: body, written: targets, in: transaction)
       // A conditional write answers with the new ETag, for the next one.
       guard ifMatch != nil else { return reply }
       return reply.adding(headers: [("ETag", Self.etag(try self.read(path, in: transaction)))])
+    }
+  }
+
+  /// What a request writes, worked out from its body alone.
+  private enum WriteTargets {
+    /// The places and their values, checked against Firebase's key rules.
+    case targets([Target])
+    /// A POST of "" to a table: a key handed out, nothing written.
+    case keyOnly(String)
+  }
+
+  /// The places `method` with `body` writes under `path`: each of a PATCH's
+  /// paths, the path itself for PUT and DELETE, a new child for POST.
+  private func writeTargets(_ method: String, path: RESTPath, body: JSONValue) throws -> WriteTargets {
+    let now = SystemClock.nowMilliseconds()
+    switch method {
+    case "PATCH":
+      guard case .object(let members) = body else {
+        throw RESTError(400, "PATCH takes an object of paths to values, not \(body.kindName)")
+      }
+      var targets: [Target] = []
+      for (key, value) in members {
+        let full = RESTPath(segments: path.segments + (try RESTKeys.patchSegments(key, under: path.segments)))
+        try RESTKeys.check(value, at: full.segments)
+        if full.table != path.table, let table = full.table { _ = try store.table(named: table) }
+        targets.append(Target(path: full, values: try ServerValues(value, now: now)))
+      }
+      try Self.checkDisjoint(targets.map(\.path))
+      return .targets(targets)
+    case "PUT", "DELETE":
+      guard !path.segments.isEmpty else {
+        throw RESTError(400, "write a table or a path below it, not the whole store")
+      }
+      try RESTKeys.check(body, at: path.segments)
+      return .targets([Target(path: path, values: try ServerValues(body, now: now))])
+    default:  // POST: push a new child with a generated, time-sortable key
+      guard !path.segments.isEmpty else { throw RESTError(400, "POST to a table, as in /todos.json") }
+      let child = RESTPath(segments: path.segments + [PrimaryKey.generate()])
+      // The SDKs' `push()` with no value posts "" to get a key for a later
+      // set. A document is an object, so "" at a table's child cannot be
+      // stored: the key is handed out and nothing is written.
+      if path.segments.count == 1, body == .string("") { return .keyOnly(child.pk!) }
+      try RESTKeys.check(body, at: child.segments)
+      return .targets([Target(path: child, values: try ServerValues(body, now: now))])
     }
   }
 

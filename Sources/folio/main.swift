@@ -4,6 +4,9 @@ import FolioSystem
 import Foundation
 import Glibc
 
+/// The top usage line, for errors and `--help`.
+let topUsage = "folio [-C DIR] COMMAND [ARGS...]"
+
 /// `folio`: parses the global options, picks the command, and maps errors to
 /// exit codes: 0 success, 1 failure, 64 usage.
 func main() -> Int32 {
@@ -12,8 +15,21 @@ func main() -> Int32 {
   // getcwd and chdir, not FileManager: making one costs a fresh process
   // more than the rest of a `folio get`.
   var path = FileSystem.currentDirectory()
-  let topUsage = "folio [-C DIR] COMMAND [ARGS...]"
+  if let status = takeGlobalOptions(&arguments, path: &path) { return status }
+  guard let name = arguments.first else {
+    return usageError("missing command", usage: topUsage, command: nil)
+  }
+  if name == "__complete" { return answerCompletion(Array(arguments.dropFirst()), directory: path) }
+  if name == "help" { return printHelp(Array(arguments.dropFirst())) }
+  guard let command = allCommands.first(where: { $0.name == name }) else {
+    return usageError("unknown command '\(name)'", usage: topUsage, command: nil)
+  }
+  return runCommand(command, Array(arguments.dropFirst()), in: path)
+}
 
+/// Takes `-C DIR`, `--help` and `--version` off the front of `arguments`.
+/// - Returns: the exit status when one of them ends the run.
+func takeGlobalOptions(_ arguments: inout [String], path: inout String) -> Int32? {
   while let first = arguments.first, first.hasPrefix("-") {
     switch first {
     case "-C":
@@ -40,40 +56,44 @@ func main() -> Int32 {
       return usageError("unknown option '\(first)'", usage: topUsage, command: nil)
     }
   }
-  guard let name = arguments.first else {
-    return usageError("missing command", usage: topUsage, command: nil)
+  return nil
+}
+
+/// The completion scripts' question, `folio __complete INDEX WORDS…`
+/// (hidden: `folio completion SHELL` writes the scripts that ask it).
+func answerCompletion(_ arguments: [String], directory: String) -> Int32 {
+  guard let first = arguments.first, let index = Int(first) else { return 64 }
+  for candidate in Completion.candidates(
+    words: Array(arguments.dropFirst()), index: index, directory: directory)
+  {
+    Output.print(candidate)
   }
-  if name == "__complete" {
-    // The completion scripts' question (hidden: `folio completion SHELL`).
-    guard arguments.count >= 2, let index = Int(arguments[1]) else { return 64 }
-    let words = Array(arguments.dropFirst(2))
-    for candidate in Completion.candidates(words: words, index: index, directory: path) {
-      Output.print(candidate)
+  return 0
+}
+
+/// `folio help [COMMAND]`, and `folio help --man [COMMAND]`: a man page of
+/// the same text (scripts/install.sh writes them).
+func printHelp(_ arguments: [String]) -> Int32 {
+  if arguments.first == "--man" {
+    let named = arguments.count > 1 ? allCommands.first(where: { $0.name == arguments[1] }) : nil
+    if arguments.count > 1 && named == nil {
+      return usageError(
+        "unknown command '\(arguments[1])'", usage: "folio help --man [COMMAND]", command: "help")
     }
+    Output.print(ManPage.roff(for: named, topHelp: topHelp(usage: topUsage)), terminator: "")
     return 0
   }
-  if name == "help" {
-    if arguments.count > 1, arguments[1] == "--man" {
-      // A man page of the same text (scripts/install.sh writes them).
-      let named = arguments.count > 2 ? allCommands.first(where: { $0.name == arguments[2] }) : nil
-      if arguments.count > 2 && named == nil {
-        return usageError(
-          "unknown command '\(arguments[2])'", usage: "folio help --man [COMMAND]", command: "help")
-      }
-      Output.print(ManPage.roff(for: named, topHelp: topHelp(usage: topUsage)), terminator: "")
-      return 0
-    }
-    if arguments.count > 1, let command = allCommands.first(where: { $0.name == arguments[1] }) {
-      Output.print(command.help)
-    } else {
-      Output.print(topHelp(usage: topUsage))
-    }
-    return 0
+  if let name = arguments.first, let command = allCommands.first(where: { $0.name == name }) {
+    Output.print(command.help)
+  } else {
+    Output.print(topHelp(usage: topUsage))
   }
-  guard let command = allCommands.first(where: { $0.name == name }) else {
-    return usageError("unknown command '\(name)'", usage: topUsage, command: nil)
-  }
-  let rest = Array(arguments.dropFirst())
+  return 0
+}
+
+/// Parses `rest` for `command` and runs it in `path`, mapping its errors to
+/// exit codes.
+func runCommand(_ command: any Command.Type, _ rest: [String], in path: String) -> Int32 {
   let beforeDashes = rest.prefix { $0 != "--" }
   if beforeDashes.contains("-h") || beforeDashes.contains("--help") {
     Output.print(command.help)
@@ -84,8 +104,7 @@ func main() -> Int32 {
     // One query and out: an inotify watch would cost more at exit than
     // it could save (see OrderIndexCache.setWatchesFolders).
     if !parsed.runsUntilStopped { OrderIndexCache.setWatchesFolders(false) }
-    return try parsed.run(
-      in: CommandContext(path: path))
+    return try parsed.run(in: CommandContext(path: path))
   } catch let error as UsageError {
     return usageError(error.message, usage: command.usage, command: command.name)
   } catch let error as FolioError {

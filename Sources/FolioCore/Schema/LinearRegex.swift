@@ -385,60 +385,70 @@ extension LinearRegex {
         offset += 1
         return ScalarClass(Unicode.Scalar(letter.value % 32)!)
       case "x": return ScalarClass(try hexScalar(digits: 2, start: start))
-      case "u":
-        if peek == "{" {
-          offset += 1
-          var value: UInt32 = 0
-          var count = 0
-          while let digit = peek, let nibble = digit.hexValue {
-            value = value &* 16 &+ nibble
-            count += 1
-            offset += 1
-            if count > 6 { break }
-          }
-          guard count > 0, peek == "}", let made = Unicode.Scalar(value) else {
-            throw error("'\\u{…}' must hold 1 to 6 hex digits naming a Unicode scalar", at: start)
-          }
-          offset += 1
-          return ScalarClass(made)
-        }
-        let unit = try hexValue(digits: 4, start: start)
-        if (0xD800...0xDBFF).contains(unit), offset + 1 < scalars.count, scalars[offset] == "\\",
-          scalars[offset + 1] == "u"
-        {
-          // A high surrogate then a low one: one code point, as ECMA-262
-          // reads `\uD83D\uDE00` (a JSON string holds the scalar).
-          var lookahead = self
-          lookahead.offset += 2
-          if let low = try? lookahead.hexValue(digits: 4, start: offset), (0xDC00...0xDFFF).contains(low) {
-            self = lookahead
-            return ScalarClass(Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))!)
-          }
-        }
-        // A lone surrogate: no scalar of a JSON string is one.
-        return Unicode.Scalar(unit).map { ScalarClass($0) } ?? ScalarClass.nothing
-      case "p", "P":
-        guard peek == "{" else { throw error("'\\\(scalar)' must be followed by '{name}'", at: start) }
-        offset += 1
-        var name = ""
-        while let character = peek, character != "}" {
-          name.unicodeScalars.append(character)
-          offset += 1
-        }
-        guard peek == "}" else { throw error("'\\\(scalar){' has no closing '}'", at: start) }
-        offset += 1
-        guard let property = ScalarClass.property(name) else {
-          throw error(
-            "unknown property '\(name)': Folio knows general categories (L, Letter, Lu, Nd, P, …), Any, ASCII, Alphabetic and White_Space",
-            at: start)
-        }
-        return ScalarClass(property, negated: scalar == "P")
+      case "u": return try parseUnicodeEscape(start: start)
+      case "p", "P": return try parsePropertyEscape(scalar, start: start)
       default:
         if scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)) {
           throw error("unknown escape '\\\(scalar)'", at: start)
         }
         return ScalarClass(scalar)
       }
+    }
+
+    /// `\u{…}` (1 to 6 hex digits), or `\uXXXX`, a surrogate pair of two
+    /// of them making one scalar (after the `u`).
+    mutating func parseUnicodeEscape(start: Int) throws(SyntaxError) -> ScalarClass {
+      if peek == "{" {
+        offset += 1
+        var value: UInt32 = 0
+        var count = 0
+        while let digit = peek, let nibble = digit.hexValue {
+          value = value &* 16 &+ nibble
+          count += 1
+          offset += 1
+          if count > 6 { break }
+        }
+        guard count > 0, peek == "}", let made = Unicode.Scalar(value) else {
+          throw error("'\\u{…}' must hold 1 to 6 hex digits naming a Unicode scalar", at: start)
+        }
+        offset += 1
+        return ScalarClass(made)
+      }
+      let unit = try hexValue(digits: 4, start: start)
+      if (0xD800...0xDBFF).contains(unit), offset + 1 < scalars.count, scalars[offset] == "\\",
+        scalars[offset + 1] == "u"
+      {
+        // A high surrogate then a low one: one code point, as ECMA-262
+        // reads `\uD83D\uDE00` (a JSON string holds the scalar).
+        var lookahead = self
+        lookahead.offset += 2
+        if let low = try? lookahead.hexValue(digits: 4, start: offset), (0xDC00...0xDFFF).contains(low) {
+          self = lookahead
+          return ScalarClass(Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))!)
+        }
+      }
+      // A lone surrogate: no scalar of a JSON string is one.
+      return Unicode.Scalar(unit).map { ScalarClass($0) } ?? ScalarClass.nothing
+    }
+
+    /// `\p{name}` or `\P{name}` (after the `p` or `P`).
+    mutating func parsePropertyEscape(_ scalar: Unicode.Scalar, start: Int) throws(SyntaxError) -> ScalarClass
+    {
+      guard peek == "{" else { throw error("'\\\(scalar)' must be followed by '{name}'", at: start) }
+      offset += 1
+      var name = ""
+      while let character = peek, character != "}" {
+        name.unicodeScalars.append(character)
+        offset += 1
+      }
+      guard peek == "}" else { throw error("'\\\(scalar){' has no closing '}'", at: start) }
+      offset += 1
+      guard let property = ScalarClass.property(name) else {
+        throw error(
+          "unknown property '\(name)': Folio knows general categories (L, Letter, Lu, Nd, P, …), Any, ASCII, Alphabetic and White_Space",
+          at: start)
+      }
+      return ScalarClass(property, negated: scalar == "P")
     }
 
     mutating func hexScalar(digits: Int, start: Int) throws(SyntaxError) -> Unicode.Scalar {

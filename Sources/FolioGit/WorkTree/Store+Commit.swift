@@ -201,24 +201,31 @@ extension Store {
     // The log segment is committed whole: past its size, the next op
     // starts a new one, and this one is never written again.
     let newSegment = sealOpLogSegmentIfFull()
-    // Git's index now holds exactly HEAD's tree: what the next scan starts
-    // from, with the documents left out still to look at.
-    if let checksum = Self.indexChecksum(repository.gitDirectory + "/index") {
-      let newHead = commit ?? head?.id
-      let tree = try commit.map { try repository.commit($0).tree() } ?? headTree
-      var ownLog: WorkTreeState.CommittedLog?
-      var st = stat()
-      if !newSegment, let blob = tree?.blobID(at: logPath), lstat(opLogPath, &st) == 0 {
-        let size = scan.files.first { $0.path == logPath }?.bytes?.count ?? Int(st.st_size)
-        ownLog = WorkTreeState.CommittedLog(inode: UInt64(st.st_ino), size: size, blob: blob.description)
-      }
-      saveWorkTreeState(
-        WorkTreeState(
-          head: newHead?.description, index: checksum, token: answer?.token, dirty: scan.leftOut,
-          ownLog: ownLog
-        ))
-    }
+    let tree = try commit.map { try repository.commit($0).tree() } ?? headTree
+    saveStateAfterCommit(
+      scan, head: commit ?? head?.id, tree: tree, token: answer?.token, sealedLog: newSegment,
+      repository: repository)
     return summary
+  }
+
+  /// Saves what the next scan starts from: git's index now holds exactly
+  /// HEAD's tree, with the documents left out still to look at, and this
+  /// replica's op log as committed (unless its segment was just sealed).
+  private func saveStateAfterCommit(
+    _ scan: PendingScan, head: GitOID?, tree: GitTree?, token: String?, sealedLog: Bool,
+    repository: GitRepository
+  ) {
+    guard let checksum = Self.indexChecksum(repository.gitDirectory + "/index") else { return }
+    let logPath = Store.opsFolder + "/" + opLogName
+    var ownLog: WorkTreeState.CommittedLog?
+    var st = stat()
+    if !sealedLog, let blob = tree?.blobID(at: logPath), lstat(opLogPath, &st) == 0 {
+      let size = scan.files.first { $0.path == logPath }?.bytes?.count ?? Int(st.st_size)
+      ownLog = WorkTreeState.CommittedLog(inode: UInt64(st.st_ino), size: size, blob: blob.description)
+    }
+    saveWorkTreeState(
+      WorkTreeState(
+        head: head?.description, index: checksum, token: token, dirty: scan.leftOut, ownLog: ownLog))
   }
 
   /// Which files the next scan must look at, from the state the last one
