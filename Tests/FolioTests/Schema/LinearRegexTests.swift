@@ -74,11 +74,16 @@ struct LinearRegexTests {
     func pattern(_ depth: Int) -> String {
       var text = ""
       for _ in 0..<random.int(1...3) {
+        let group = depth > 0 && random.chance(25)
         var atom =
-          depth > 0 && random.chance(25)
+          group
           ? "(" + pattern(depth - 1) + (random.chance(40) ? "|" + pattern(depth - 1) : "") + ")"
           : atoms[random.int(0...(atoms.count - 1))]
-        switch random.int(0...9) {
+        // A group is repeated by `?` at most: the reference engine, Swift's
+        // backtracking Regex, was seen to run for minutes on a repeated
+        // group that can match nothing (a seeded CI run hung here). Ours
+        // has its own tests of such patterns, bounded in steps.
+        switch group ? (random.chance(20) ? 2 : 5) : random.int(0...9) {
         case 0: atom += "*"
         case 1: atom += "+"
         case 2: atom += "?"
