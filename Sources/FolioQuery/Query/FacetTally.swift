@@ -10,30 +10,44 @@ struct FacetTally {
     case composite([UInt8])
   }
 
-  private var counts: [Identity: (value: JSONValue, count: Int)] = [:]
+  /// One value's count, with its place in the value order worked out once,
+  /// when the value is first seen, rather than at every comparison.
+  private struct Entry {
+    var value: JSONValue
+    var count: Int
+    let order: OrderValue
+    let identity: Identity
+  }
+
+  private var entries: [Identity: Entry] = [:]
   private var nulls = 0
   private var total = 0
 
   mutating func add(_ value: JSONValue?) {
     total += 1
-    let identity: Identity
-    switch value {
-    case nil, .null?:
+    guard let value, value != .null else {
       nulls += 1
       return
-    case .bool(let flag)?: identity = .bool(flag)
-    case .number(let text)?: identity = ExactNumber(text).map(Identity.number) ?? .composite(Array(text.utf8))
-    case .string(let text)?: identity = .string(ExactKey(text))
-    case .array?, .object?: identity = .composite(value!.compactBytes())
     }
-    counts[identity, default: (value!, 0)].count += 1
+    let identity: Identity
+    switch value {
+    case .bool(let flag): identity = .bool(flag)
+    case .number(let text): identity = ExactNumber(text).map(Identity.number) ?? .composite(Array(text.utf8))
+    case .string(let text): identity = .string(ExactKey(text))
+    case .array, .object, .null: identity = .composite(value.compactBytes())
+    }
+    if entries[identity] != nil {
+      entries[identity]!.count += 1
+    } else {
+      entries[identity] = Entry(value: value, count: 1, order: OrderValue(value), identity: identity)
+    }
   }
 
   func counts(path: FieldPath, limit: Int, fromIndex: Bool) -> FacetCounts {
     // Only the top `limit` are sorted: a column of unique values (a key)
     // would otherwise sort the whole table.
-    var top: [(value: JSONValue, count: Int)] = []
-    for entry in counts.values {
+    var top: [Entry] = []
+    for entry in entries.values {
       if top.count == limit, let last = top.last, !Self.precedes(entry, last) { continue }
       let place = top.firstIndex { Self.precedes(entry, $0) } ?? top.count
       top.insert(entry, at: place)
@@ -41,17 +55,18 @@ struct FacetTally {
     }
     return FacetCounts(
       path: path, values: top.map { FacetCounts.Value(value: $0.value, count: $0.count) },
-      distinct: counts.count, nulls: nulls, total: total, fromIndex: fromIndex)
+      distinct: entries.count, nulls: nulls, total: total, fromIndex: fromIndex)
   }
 
   /// More common first; equally common in value order, then by JSON text
-  /// (composites all rank alike).
-  private static func precedes(_ a: (value: JSONValue, count: Int), _ b: (value: JSONValue, count: Int))
-    -> Bool
-  {
+  /// (composites all rank alike, and only they can tie in value order).
+  private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
     if a.count != b.count { return a.count > b.count }
-    let order = OrderValue(a.value).compare(OrderValue(b.value))
+    let order = a.order.compare(b.order)
     if order != 0 { return order < 0 }
-    return a.value.compactBytes().lexicographicallyPrecedes(b.value.compactBytes())
+    if case .composite(let x) = a.identity, case .composite(let y) = b.identity {
+      return x.lexicographicallyPrecedes(y)
+    }
+    return false
   }
 }
