@@ -51,7 +51,7 @@ step "5. Bad input gets a clear error, and nothing changes"
 if "$folio" apply todos buy-milk --op update --transforms '{"views": {"op": "increment", "by": 1.5}}'; then
   echo "expected a LOCAL_CONSTRAINT error" >&2; exit 1
 fi
-oops=$("$folio" get todos oops --path)   # data/todos/<2 hex digits>/oops.json: the table is hashed
+oops=$("$folio" get todos oops --path)   # data/todos/<2 hex digits>/<1>/oops.json: the table is nested
 mkdir -p "$(dirname "$oops")"
 printf '{\n  "id": "oops",\n  "title": "missing comma"\n  "views": 1\n}\n' > "$oops"
 if "$folio" fsck; then echo "expected fsck to fail" >&2; exit 1; fi

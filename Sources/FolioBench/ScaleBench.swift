@@ -31,13 +31,15 @@ struct ScaleBenchOptions {
       case "--changes": changes = max(1, Int(value()) ?? 10)
       case "--dir": directory = value()
       case "--layout":
-        guard let chosen = TableLayout(rawValue: value()) else { fatalError("--layout takes hashed or flat") }
+        guard let chosen = TableLayout(rawValue: value()) else {
+          fatalError("--layout takes nested, hashed or flat")
+        }
         layout = chosen
       case "-h", "--help":
         print(
           """
           USAGE: folio-bench scale [--sizes 10000,100000,300000,1000000] [--runs 3] [--changes 10] [--dir DIR]
-                                   [--layout hashed|flat]
+                                   [--layout nested|hashed|flat]
 
           For each size: a store of that many documents, made as a user makes one (folio init,
           folio tables add, folio import of an NDJSON file; --layout overrides the default

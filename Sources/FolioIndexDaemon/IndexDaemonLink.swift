@@ -22,9 +22,14 @@ package struct IndexDaemonLink: IndexPublisherLink {
   /// (``IndexPublisher/onDemandDocuments``): a small store's check costs
   /// less than a process is worth, and a query should not leave a process
   /// behind for nothing. The count decides, not the check's time, which
-  /// would start daemons on a loaded machine and not on a calm one.
+  /// would start daemons on a loaded machine and not on a calm one. A
+  /// folder the check lists (a hashed or nested table's) counts as four
+  /// documents: it is opened, read and closed, where a document file takes
+  /// one stat. So a nested table of 10,000 documents in 4,352 folders
+  /// starts one, and a hashed one of that size does not.
   package func publisherMissed(store: Store, documents: Int) {
-    guard documents >= IndexPublisher.onDemandDocuments else { return }
+    let folders = store.config.tables.reduce(0) { $0 + $1.layout.folderCount }
+    guard documents + 4 * min(documents, folders) >= IndexPublisher.onDemandDocuments else { return }
     IndexPublisher.publisherMissed(store: store)
   }
 

@@ -123,11 +123,14 @@ final class ImportFileWriter: @unchecked Sendable {
     // The path is only spelled out for an error.
     let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
     var opened = try FileSystem.openAt(folder, name, flags, path: directory + "/" + name, expecting: [ENOENT])
-    if case .failure = opened, let slash = name.utf8.firstIndex(of: UInt8(ascii: "/")) {
-      // The first file of a hashed table's subfolder.
-      let subfolder = String(name[..<slash])
-      _ = try FileSystem.syscall("mkdirat", path: directory + "/" + subfolder, expecting: [EEXIST]) {
-        mkdirat(folder, subfolder, 0o755)
+    if case .failure = opened, name.utf8.contains(UInt8(ascii: "/")) {
+      // The first file of a hashed or nested table's folder: it and the
+      // folders above it, outermost first.
+      for slash in name.utf8.indices where name.utf8[slash] == UInt8(ascii: "/") {
+        let subfolder = String(name[..<slash])
+        _ = try FileSystem.syscall("mkdirat", path: directory + "/" + subfolder, expecting: [EEXIST]) {
+          mkdirat(folder, subfolder, 0o755)
+        }
       }
       opened = try FileSystem.openAt(folder, name, flags, path: directory + "/" + name, expecting: [])
     }

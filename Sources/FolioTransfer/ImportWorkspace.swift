@@ -65,15 +65,15 @@ struct ImportWorkspace {
   }
 
   private func removeStaged() throws {
-    if let names = try FileSystem.list(documentsDirectory) {
-      for name in names where unlink(documentsDirectory + "/" + name) != 0 && errno == EISDIR {
-        // A hashed table's subfolder.
-        let folder = documentsDirectory + "/" + name
-        for file in try FileSystem.list(folder) ?? [] { unlink(folder + "/" + file) }
-        rmdir(folder)
+    // A hashed or nested table's folders, down to its files.
+    func remove(_ folder: String) throws {
+      for name in try FileSystem.list(folder) ?? [] where unlink(folder + "/" + name) != 0 && errno == EISDIR
+      {
+        try remove(folder + "/" + name)
       }
-      rmdir(documentsDirectory)
+      rmdir(folder)
     }
+    try remove(documentsDirectory)
     unlink(opsPath)
     unlink(opsPath + ".new")
   }
@@ -166,29 +166,31 @@ struct ImportWorkspace {
     }
     if FileSystem.isDirectory(documentsDirectory) {
       try FileSystem.makeDirectories(record.tableDirectory)
-      for name in try FileSystem.list(documentsDirectory) ?? [] {
-        let from = documentsDirectory + "/" + name
-        let to = record.tableDirectory + "/" + name
-        guard FileSystem.isDirectoryNoFollow(from) else {
-          try FileSystem.syscall("rename", path: to) { rename(from, to) }
-          continue
-        }
-        // A hashed table's subfolder, which may be there already.
-        try FileSystem.makeDirectories(to)
-        for file in try FileSystem.list(from) ?? [] {
-          try FileSystem.syscall("rename", path: to + "/" + file) {
-            rename(from + "/" + file, to + "/" + file)
-          }
-        }
-        try FileSystem.syncDirectory(to)
-        rmdir(from)
-      }
-      try FileSystem.syncDirectory(record.tableDirectory)
+      try Self.moveEntries(of: documentsDirectory, into: record.tableDirectory)
     }
     try FileSystem.syncFile(record.logPath)
     try Journal.clear(at: journalPath)
     try discard()
     return whole
+  }
+
+  /// Moves each file in folder `from` into folder `to`, and each folder's
+  /// files into the folder of the same name there, made when missing (a
+  /// hashed or nested table's folders may be there already); then removes
+  /// the folders left empty.
+  private static func moveEntries(of from: String, into to: String) throws {
+    try FileSystem.makeDirectories(to)
+    for name in try FileSystem.list(from) ?? [] {
+      let source = from + "/" + name
+      let target = to + "/" + name
+      if FileSystem.isDirectoryNoFollow(source) {
+        try moveEntries(of: source, into: target)
+        rmdir(source)
+      } else {
+        try FileSystem.syscall("rename", path: target) { rename(source, target) }
+      }
+    }
+    try FileSystem.syncDirectory(to)
   }
 
   /// Copies the staged op lines to the log at the recorded offset, in chunks.

@@ -53,34 +53,37 @@ extension Store {
       logID = try rest.addBlob(file: opLogPath)
       let headFolder = try headTree?.subtree(at: table.path, repository: repository)
       folderTree = try manifest.ids.withUnsafeBytes { ids in
-        guard table.layout == .hashed else {
-          let bytes = GitTree.mergedBytes(headFolder, adding: order.count) {
-            let k = order[$0]
-            return (names[k], UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)]))
+        // The folder at `level` holding the names `order[range]`, whose
+        // first `offset` characters are its path. Names are `xx/y/name`,
+        // so the sorted order groups them by folder at every level.
+        func tree(_ head: GitTree?, _ range: Range<Int>, offset: Int, level: Int) throws -> GitOID {
+          guard level < table.layout.depth else {
+            return try rest.addTree(
+              GitTree.mergedBytes(head, adding: range.count) {
+                let k = order[range.lowerBound + $0]
+                return (
+                  String(names[k].dropFirst(offset)),
+                  UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)])
+                )
+              })
           }
-          return try rest.addTree(bytes)
-        }
-        // Each subfolder the import wrote into, then the table's folder
-        // of subfolders. Names are `xx/name`, so the sorted order groups
-        // them by subfolder.
-        var subfolders: [(name: String, id: GitOID)] = []
-        var start = 0
-        while start < order.count {
-          let bucket = String(names[order[start]].prefix(2))
-          var end = start
-          while end < order.count && names[order[end]].hasPrefix(bucket + "/") { end += 1 }
-          let bytes = GitTree.mergedBytes(
-            try headFolder?.subtree(at: bucket, repository: repository), adding: end - start
-          ) {
-            let k = order[start + $0]
-            return (
-              String(names[k].dropFirst(3)), UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)])
-            )
+          let width = table.layout.folderWidths[level]
+          var subfolders: [(name: String, id: GitOID)] = []
+          var start = range.lowerBound
+          while start < range.upperBound {
+            let path = String(names[order[start]].prefix(offset + width + 1))
+            let name = String(path.dropFirst(offset).dropLast())
+            var end = start
+            while end < range.upperBound && names[order[end]].hasPrefix(path) { end += 1 }
+            let inner = try tree(
+              try head?.subtree(at: name, repository: repository), start..<end, offset: offset + width + 1,
+              level: level + 1)
+            subfolders.append((name, inner))
+            start = end
           }
-          subfolders.append((bucket, try rest.addTree(bytes)))
-          start = end
+          return try rest.addTree(GitTree.mergedBytes(head, subfolders: subfolders))
         }
-        return try rest.addTree(GitTree.mergedBytes(headFolder, subfolders: subfolders))
+        return try tree(headFolder, 0..<order.count, offset: 0, level: 0)
       }
       try rest.store(in: repository)
       try pack.store(in: repository)

@@ -245,7 +245,7 @@ final class WatchSession {
       }
       if event.has(IN_ISDIR) {
         // A subfolder made: the files already in it.
-        guard config.layout == .hashed else { return }
+        guard config.layout != .flat else { return }
         for case .file(let name) in found where EditorFiles.documentPK(table: config, name: name) != nil {
           debouncer.touch(FileKey(table: table, name: name), now: now)
         }

@@ -107,12 +107,12 @@ struct UsageError: Error {
 }
 
 extension CommandLineArguments {
-  /// The value of `--layout` (flat or hashed); `TableLayout.forNewTables`
+  /// The value of `--layout` (flat, hashed or nested); `TableLayout.forNewTables`
   /// when it is not given.
   func layout() throws -> TableLayout {
     guard let text = value("--layout") else { return .forNewTables }
     guard let layout = TableLayout(rawValue: text) else {
-      throw UsageError("--layout takes flat or hashed, not '\(text)'")
+      throw UsageError("--layout takes flat, hashed or nested, not '\(text)'")
     }
     return layout
   }

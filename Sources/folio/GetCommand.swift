@@ -14,8 +14,8 @@ struct GetCommand: Command {
                     an id, branch, tag, HEAD~N, or a date (2026-11-30, '2 days ago')
                     meaning the branch's last commit before it.
       --path        Print the path of the document's file, relative to the store, instead:
-                    where it is, or where a new one goes (in a hashed table, its subfolder,
-                    such as data/todos/86/a.json), to open or create in an editor.
+                    where it is, or where a new one goes (in a nested table, its folders,
+                    such as data/todos/86/f/a.json), to open or create in an editor.
 
     Exits 1 with 'error: NOT_FOUND: …' when there is no such document.
     """

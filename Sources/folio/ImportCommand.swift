@@ -8,7 +8,7 @@ struct ImportCommand: Command {
     folio import TABLE FILE|- [--format ndjson|json|csv|tsv|sqlite] [--sqlite-table NAME]
                  [--mode insert|upsert|merge|replace] [--pk COLUMN] [--no-detect-types]
                  [--null VALUE]… [--batch-size N] [--continue] [--no-commit] [-m MESSAGE] [--json]
-                 [--create [--order A[,B…]] [--key-in-name] [--layout hashed|flat]]
+                 [--create [--order A[,B…]] [--key-in-name] [--layout nested|hashed|flat]]
     """
   static let details = """
     ARGUMENTS:
@@ -51,8 +51,9 @@ struct ImportCommand: Command {
                             data/TABLE, key --pk or id), and print what was added.
       --order A[,B…]        With --create: the new table's order keys.
       --key-in-name         With --create: keep the pk in the file name only (key: null).
-      --layout L            With --create: hashed (default; files in 256 subfolders, so a
-                            small change stays small as the table grows) or flat.
+      --layout L            With --create: nested (default; files in 4,096 folders two
+                            levels down, so a small change stays small as the table
+                            grows), hashed (256 folders) or flat.
 
     A JSON file that is one object whose values are all objects, the shape of a Firebase
     export ({"id1": {...}, "id2": {...}}), imports one document per member, the member's key

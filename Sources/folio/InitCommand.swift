@@ -4,7 +4,7 @@ import Foundation
 struct InitCommand: Command {
   static let name = "init"
   static let abstract = "Create a store (a git repository with folio.yaml), or repair one; safe to rerun."
-  static let usage = "folio init [DIR] [--table NAME[:PATH]]… [--layout hashed|flat] [--editor vscode]"
+  static let usage = "folio init [DIR] [--table NAME[:PATH]]… [--layout nested|hashed|flat] [--editor vscode]"
   static let details = """
     ARGUMENTS:
       DIR                    The directory to make a store (default: the current one, or -C DIR).
@@ -12,9 +12,10 @@ struct InitCommand: Command {
     OPTIONS:
       --table NAME[:PATH]    Add a table (folder PATH, default data/NAME); repeatable. A
                              table already there with that folder is left as it is.
-      --layout L             The --table tables' layout: hashed (default; document files in
-                             256 subfolders, so a commit of a few stays small however big the
-                             table grows) or flat (every file in the table's folder).
+      --layout L             The --table tables' layout: nested (default; document files
+                             in 4,096 folders two levels down, so a commit of a few stays
+                             small however big the table grows), hashed (256 folders) or
+                             flat (every file in the table's folder).
       --editor vscode        Map each table's folder to its JSON Schema ('schema:' in
                              folio.yaml) in .vscode/settings.json, merged into the file
                              if there is one, so VS Code checks documents as you type.

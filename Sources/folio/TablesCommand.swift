@@ -7,10 +7,10 @@ struct TablesCommand: Command {
   static let usage = """
     folio tables [--json]
            folio tables add NAME [--path PATH] [--key COLUMN | --key-in-name] [--order A[,B…]]
-                            [--counter C]… [--set S]… [--layout hashed|flat]
+                            [--counter C]… [--set S]… [--layout nested|hashed|flat]
            folio tables rm NAME
            folio tables rename OLD NEW
-           folio tables layout TABLE hashed|flat
+           folio tables layout TABLE nested|hashed|flat
            folio tables subscribe|unsubscribe TABLE
            folio tables index add|rm TABLE PATH
            folio tables index list TABLE [--json]
@@ -30,10 +30,11 @@ struct TablesCommand: Command {
       --order A[,B…]      add: order keys, indexed and the default sort of export.
       --counter COLUMN    add: a counter column (an edit 3 -> 5 merges as +2); repeatable.
       --set COLUMN        add: a set column (edits merge as unions and removes); repeatable.
-      --layout L          add: hashed (default) keeps each document file in one of 256
-                          subfolders named by the SHA-1 of its pk (data/NAME/86/a.json), so
+      --layout L          add: nested (default) keeps each document file two folders
+                          down, named by the SHA-1 of its pk (data/NAME/86/f/a.json), so
                           a commit of a few documents writes a few small git trees however
-                          big the table grows; flat keeps every file in the folder.
+                          big the table grows; hashed uses one level of 256 folders
+                          (data/NAME/86/a.json); flat keeps every file in the folder.
 
     'add' appends the table to folio.yaml, keeping the file's comments and layout, creates
     its folder and updates .gitattributes. It refuses a name or folder another table has.
@@ -128,7 +129,7 @@ struct TablesCommand: Command {
     case "layout":
       try parsed.expectPositionals(3...3)
       guard let layout = TableLayout(rawValue: parsed.positionals[2]) else {
-        throw UsageError("a layout is hashed or flat, not '\(parsed.positionals[2])'")
+        throw UsageError("a layout is nested, hashed or flat, not '\(parsed.positionals[2])'")
       }
       action = .layout(table: parsed.positionals[1], layout)
     case "subscribe":

@@ -114,6 +114,31 @@ struct IndexDaemonCLITests {
     #expect(try status(scratch) == "no index daemon\n")
   }
 
+  /// A folder the full check lists counts as four documents: with the bar
+  /// at 1,000, 210 documents in a nested table (210 folders or more) start
+  /// a daemon, and the same 210 in a flat one do not.
+  @Test(arguments: [("flat", false), ("nested", true)])
+  func theFoldersANestedTableIsListedInCountTowardsADaemon(layout: String, starts: Bool) throws {
+    let scratch = try CLIScratch(yaml: nil)
+    defer {
+      _ = try? scratch.folio("index-daemon", "--stop")
+      scratch.remove()
+    }
+    #expect(try scratch.folio("init").status == 0)
+    let rows = (0..<210).map { #"{"id": "d\#($0)", "rank": \#($0)}"# }.joined(separator: "\n")
+    try scratch.write("rows.ndjson", rows + "\n")
+    let imported = try scratch.folio("import", "todos", "rows.ndjson", "--create", "--layout", layout)
+    #expect(imported.status == 0, "\(imported.stderr)")
+    let first = try FolioRunner.run(
+      ["query", "todos"], in: scratch.path,
+      environment: [
+        "FOLIO_INDEX_DAEMON": "auto", "FOLIO_DEBUG_INDEX": "1", "FOLIO_INDEX_DAEMON_MIN_DOCUMENTS": "1000",
+      ])
+    #expect(first.status == 0)
+    #expect(first.stderr.contains("full stat check (no publisher)"), "\(first.stderr)")
+    #expect(first.stderr.contains("started an index daemon") == starts, "\(first.stderr)")
+  }
+
   @Test func theEnvironmentOrTheConfigTurnsItOff() throws {
     let scratch = try makeStore()
     defer {

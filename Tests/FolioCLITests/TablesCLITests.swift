@@ -48,7 +48,7 @@ import Testing
               path: data/people
               key: id
               order: [age, name]
-              layout: hashed
+              layout: nested
               columns:
                 tags: set
                 visits: counter
@@ -73,7 +73,7 @@ import Testing
               path: data/people
               key: id
               order: [age, name]
-              layout: hashed
+              layout: nested
               columns:
                 tags: set
                 visits: counter
@@ -88,9 +88,9 @@ import Testing
     #expect(config.table(named: "people")?.columns == ["visits": .counter, "tags": .set])
     #expect(config.sync.pullEvery == .seconds(60))
     #expect(FileManager.default.fileExists(atPath: scratch.path + "/data/people"))
-    // A hashed table's files are a level down.
-    #expect(scratch.read(".gitattributes")?.contains("data/people/*/*.json merge=folio") == true)
-    #expect(config.table(named: "people")?.layout == .hashed)
+    // A nested table's files are two levels down.
+    #expect(scratch.read(".gitattributes")?.contains("data/people/*/*/*.json merge=folio") == true)
+    #expect(config.table(named: "people")?.layout == .nested)
     let listed = try scratch.folio("tables")
     #expect(listed.stdout.contains("people  data/people  0"), "\(listed.stdout)")
   }
@@ -102,7 +102,7 @@ import Testing
     #expect(try scratch.folio("tables", "add", "todos").status == 0)
     #expect(
       scratch.read("folio.yaml")
-        == "version: 1\ntables:\n  todos:\n    path: data/todos\n    key: id\n    order: []\n    layout: hashed\n"
+        == "version: 1\ntables:\n  todos:\n    path: data/todos\n    key: id\n    order: []\n    layout: nested\n"
     )
   }
 
@@ -209,7 +209,7 @@ import Testing
       #expect(imported.status == 0, "\(imported.stderr)")
       #expect(
         imported.stderr
-          == "created table 'people' in folio.yaml:\n  people:\n    path: data/people\n    key: id\n    order: [name]\n    layout: hashed\n"
+          == "created table 'people' in folio.yaml:\n  people:\n    path: data/people\n    key: id\n    order: [name]\n    layout: nested\n"
       )
       #expect(imported.stdout.hasPrefix("imported 2 row(s) into people: 2 created"))
       let rows = try scratch.folio("query", "people").stdout.split(separator: "\n")

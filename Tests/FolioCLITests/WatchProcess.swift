@@ -98,7 +98,11 @@ final class WatchProcess: @unchecked Sendable {
   func fence(in folder: String, layout: TableLayout = .flat) -> Bool {
     let pk = Self.fencePrefix + "\(fenceCount.value + 1)"
     let name = (try? TableConfig(name: "t", layout: layout).documentName(for: pk)) ?? pk + ".json"
-    if layout == .hashed { mkdir(folder + "/" + TableLayout.bucket(of: pk), 0o755) }
+    var made = folder
+    for name in layout.folder(of: pk).split(separator: "/") {
+      made += "/" + name
+      mkdir(made, 0o755)
+    }
     Save.tempThenRename(folder + "/" + name, #"{"fence": true}"#)
     guard waitForLine(where: { $0["event"] as? String == "op" && $0["pk"] as? String == pk }) != nil else {
       return false

@@ -68,7 +68,7 @@ public func makeStoreWithNotes() throws -> (Store, Scratch) {
 
 /// `yaml` with `layout: L` added to every table that names its `path:`
 /// and no layout, where the environment's `FOLIO_TABLE_LAYOUT` is `L`: so
-/// the suite runs again over hashed tables (`scripts/test.sh` does).
+/// the suite runs again over nested tables (`scripts/test.sh` does).
 public func withTestLayout(_ yaml: String) -> String {
   guard let layout = ProcessInfo.processInfo.environment["FOLIO_TABLE_LAYOUT"], !yaml.contains("layout:")
   else { return yaml }

@@ -15,7 +15,7 @@ struct StoreTests {
     #expect(scratch.exists(".folio/ops"))
     let attributes = try #require(scratch.read(".gitattributes"))
     for (table, folder) in [("todos", "data/todos"), ("notes", "notes")] {
-      let files = try store.table(named: table).layout == .hashed ? "*/*.json" : "*.json"
+      let files = String(repeating: "*/", count: try store.table(named: table).layout.depth) + "*.json"
       #expect(attributes.contains("\(folder)/\(files) merge=folio"))
     }
     #expect(store.replicaID.count == 16)

@@ -531,26 +531,38 @@ struct WatchPartsTests {
   @Test func editorFilesAreNotDocuments() {
     let flat = TableConfig(name: "t", layout: .flat)
     let hashed = TableConfig(name: "t", layout: .hashed)
+    let nested = TableConfig(name: "t", layout: .nested)
     for name in [
       ".a.json.swp", "a.json.swp", "a.json~", "4913", ".#a.json", "#a.json#", "a.json.tmp", "sedAb12Cd",
       ".a.json.folio-tmp", "a.json___jb_tmp___", ".goutputstream-XYZ", "a.txt", "a%zz.json",
     ] {
       #expect(EditorFiles.documentPK(table: flat, name: name) == nil, "\(name)")
-      #expect(
-        EditorFiles.documentPK(table: hashed, name: TableLayout.bucket(of: "a") + "/" + name) == nil,
-        "\(name)")
+      for table in [hashed, nested] {
+        #expect(
+          EditorFiles.documentPK(table: table, name: table.layout.folder(of: "a") + "/" + name) == nil,
+          "\(name)")
+      }
     }
     #expect(EditorFiles.documentPK(table: flat, name: "a.json") == "a")
     #expect(EditorFiles.documentPK(table: flat, name: "sedan.json") == "sedan")
     #expect(EditorFiles.documentPK(table: flat, name: "a%20b.json") == "a b")
-    // A hashed table's documents are in their subfolder, and only there.
-    #expect(EditorFiles.documentPK(table: hashed, name: "a.json") == nil)
-    #expect(EditorFiles.documentPK(table: hashed, name: TableLayout.bucket(of: "a") + "/a.json") == "a")
-    #expect(
-      EditorFiles.documentPK(table: hashed, name: "00/a.json")
-        == (TableLayout.bucket(of: "a") == "00" ? "a" : nil))
-    #expect(
-      EditorFiles.documentPK(table: hashed, name: TableLayout.bucket(of: "a b") + "/a%20b.json") == "a b")
+    // A hashed or nested table's documents are in their folder, and only
+    // there.
+    let a = TableLayout.nested.folder(of: "a")
+    #expect(a == TableLayout.hashed.folder(of: "a") + "/" + a.suffix(1))
+    for table in [hashed, nested] {
+      let folder = table.layout.folder(of: "a")
+      #expect(EditorFiles.documentPK(table: table, name: "a.json") == nil)
+      #expect(EditorFiles.documentPK(table: table, name: folder + "/a.json") == "a")
+      #expect(
+        EditorFiles.documentPK(table: table, name: table.layout == .nested ? "00/0/a.json" : "00/a.json")
+          == (folder == "00" || folder == "00/0" ? "a" : nil))
+      #expect(
+        EditorFiles.documentPK(table: table, name: table.layout.folder(of: "a b") + "/a%20b.json") == "a b")
+    }
+    // One level too few or too many.
+    #expect(EditorFiles.documentPK(table: nested, name: String(a.prefix(2)) + "/a.json") == nil)
+    #expect(EditorFiles.documentPK(table: hashed, name: a + "/a.json") == nil)
   }
 
   @Test func debouncerJoinsABurstIntoOne() {

@@ -408,7 +408,7 @@ struct ConfigDecoder {
     case "layout":
       guard let text = value.text, let chosen = TableLayout(rawValue: text) else {
         throw error(
-          "'layout' of table '\(name)' must be flat or hashed; found \(value.text.map { "'\($0)'" } ?? value.typeDescription)",
+          "'layout' of table '\(name)' must be flat, hashed or nested; found \(value.text.map { "'\($0)'" } ?? value.typeDescription)",
           at: value)
       }
       settings.layout = chosen

@@ -1,36 +1,26 @@
 import FolioSystem
+import Glibc
 
 extension TableConfig {
   /// The path of document `pk`'s file inside the table's folder: its file
-  /// name, under its subfolder in a hashed table (see ``TableLayout``).
+  /// name, under its folders in a hashed or nested table (see
+  /// ``TableLayout``).
   /// - Throws: as ``PrimaryKey/fileName(for:)``.
   public func documentName(for pk: String) throws -> String {
     let file = try PrimaryKey.fileName(for: pk)
-    switch layout {
-    case .flat: return file
-    case .hashed: return TableLayout.bucket(of: pk) + "/" + file
-    }
+    return layout == .flat ? file : layout.folder(of: pk) + "/" + file
   }
 
   /// The pk of the document whose file is at `name` inside the table's
   /// folder, or nil when no document of this table lives there: not a
   /// document file name, or not in the place the layout gives its pk.
   public func pk(fromDocumentName name: some StringProtocol) -> String? {
-    switch layout {
-    case .flat:
-      if name.utf8.contains(UInt8(ascii: "/")) { return nil }
-      return PrimaryKey.pk(fromFileName: String(name))
-    case .hashed:
-      let utf8 = name.utf8
-      guard utf8.count > 3, utf8[utf8.index(utf8.startIndex, offsetBy: 2)] == UInt8(ascii: "/") else {
-        return nil
-      }
-      let bucket = name.prefix(2)
-      guard TableLayout.isBucket(bucket), let pk = PrimaryKey.pk(fromFileName: String(name.dropFirst(3))),
-        TableLayout.bucket(of: pk) == bucket
-      else { return nil }
-      return pk
-    }
+    let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == layout.depth + 1 else { return nil }
+    for level in 0..<layout.depth where !layout.isFolder(parts[level], level: level) { return nil }
+    guard let pk = PrimaryKey.pk(fromFileName: String(parts[layout.depth])) else { return nil }
+    if layout != .flat && layout.folder(of: pk) != parts.dropLast().joined(separator: "/") { return nil }
+    return pk
   }
 
   /// The path, relative to the store root, of document `pk`'s file.
@@ -42,20 +32,47 @@ extension TableConfig {
   public func path(ofDocumentName name: String) -> String { path + "/" + name }
 
   /// The document names under the table's folder `directory` (absolute):
-  /// its files, and in a hashed table the files of its two-hex-digit
-  /// subfolders as `xx/name`. Names that are not documents are included:
-  /// callers filter with ``pk(fromDocumentName:)``. Nil when the folder
-  /// does not exist. A subfolder that is a link is not entered: its
+  /// its files, and in a hashed or nested table the files of its folders
+  /// as `xx/name` or `xx/y/name`. Names that are not documents are
+  /// included: callers filter with ``pk(fromDocumentName:)``. Nil when the
+  /// folder does not exist. A folder that is a link is not entered: its
   /// files are not the store's (`fsck` reports it).
   package func listDocumentNames(in directory: String) throws -> [String]? {
     guard let top = try FileSystem.list(directory) else { return nil }
-    guard layout == .hashed else { return top }
+    guard layout != .flat else { return top }
     var names: [String] = []
-    for entry in top
-    where TableLayout.isBucket(entry) && FileSystem.isDirectoryNoFollow(directory + "/" + entry) {
-      for name in try FileSystem.list(directory + "/" + entry) ?? [] { names.append(entry + "/" + name) }
+    func collect(_ entries: [String], prefix: String, level: Int) throws {
+      for entry in entries where layout.isFolder(entry, level: level) {
+        let path = directory + "/" + prefix + entry
+        guard FileSystem.isDirectoryNoFollow(path) else { continue }
+        let inner = try FileSystem.list(path) ?? []
+        if level + 1 == layout.depth {
+          for name in inner { names.append(prefix + entry + "/" + name) }
+        } else {
+          try collect(inner, prefix: prefix + entry + "/", level: level + 1)
+        }
+      }
     }
+    try collect(top, prefix: "", level: 0)
     return names
+  }
+}
+
+extension TableLayout {
+  /// Removes each folder of this layout under the table folder `directory`
+  /// (absolute) that is empty, innermost first; one that still holds
+  /// something (a file of another layout, an editor's backup) stays.
+  package func removeEmptyFolders(in directory: String) {
+    func sweep(_ folder: String, level: Int) {
+      guard level < depth else { return }
+      for name in (try? FileSystem.list(folder)) ?? [] where isFolder(name, level: level) {
+        let path = folder + "/" + name
+        guard FileSystem.isDirectoryNoFollow(path) else { continue }
+        sweep(path, level: level + 1)
+        rmdir(path)
+      }
+    }
+    sweep(directory, level: 0)
   }
 }
 
@@ -75,10 +92,12 @@ extension Config {
 
 extension TableConfig {
   /// The inotify watches a folder of this table needs: the folder, and in
-  /// a hashed table each subfolder (see ``FolderWatchSet``).
+  /// a hashed or nested table each of its folders (see ``FolderWatchSet``).
   package func watchSet(folder: String) -> FolderWatchSet {
-    guard layout == .hashed else { return FolderWatchSet(folder: folder, isSubfolder: nil) }
-    let isBucket: @Sendable (Substring) -> Bool = { name in TableLayout.isBucket(name) }
-    return FolderWatchSet(folder: folder, isSubfolder: isBucket)
+    let layout = self.layout
+    let levels: [@Sendable (Substring) -> Bool] = (0..<layout.depth).map { level in
+      { name in layout.isFolder(name, level: level) }
+    }
+    return FolderWatchSet(folder: folder, levels: levels)
   }
 }

@@ -88,20 +88,24 @@ extension Store {
   }
 
   /// The entries `fsck` looks at in the folder of `table`, sorted: its
-  /// files and folders, and in a hashed table the entries of each
-  /// two-hex-digit subfolder (as `xx/name`) in place of the subfolder.
+  /// files and folders, and in a hashed or nested table the entries of
+  /// each of its folders (as `xx/name`, `xx/y/name`) in place of the folder.
   private func fsckNames(of table: TableConfig, in directory: String) throws -> [String] {
-    let top = (try FileSystem.list(directory) ?? []).sorted()
-    guard table.layout == .hashed else { return top }
-    var names: [String] = []
-    for name in top {
-      if TableLayout.isBucket(name) && FileSystem.isDirectoryNoFollow(directory + "/" + name) {
-        names += (try FileSystem.list(directory + "/" + name) ?? []).sorted().map { name + "/" + $0 }
-      } else {
-        names.append(name)
+    let layout = table.layout
+    func names(in inner: String, level: Int) throws -> [String] {
+      let base = inner.isEmpty ? directory : directory + "/" + inner
+      var result: [String] = []
+      for name in (try FileSystem.list(base) ?? []).sorted() {
+        let path = inner.isEmpty ? name : inner + "/" + name
+        if layout.isFolder(name, level: level) && FileSystem.isDirectoryNoFollow(base + "/" + name) {
+          result += try names(in: path, level: level + 1)
+        } else {
+          result.append(path)
+        }
       }
+      return result
     }
-    return names
+    return try names(in: "", level: 0)
   }
 
   /// The line and column of the first `"key"` member name in `bytes`, or 1:1.
@@ -186,9 +190,11 @@ extension Store {
     }
     while kept.last == "" { kept.removeLast() }
     var block = [begin, "\(Store.opsFolder)/*.ndjson merge=folio"]
-    // In a pattern with a slash, `*` stops at one: a hashed table's files
-    // are a level down.
-    block += tables.map { "\($0.path)/\($0.layout == .hashed ? "*/" : "")*.json merge=folio diff=folio" }
+    // In a pattern with a slash, `*` stops at one: a hashed or nested
+    // table's files are a level or two down.
+    block += tables.map {
+      "\($0.path)/\(String(repeating: "*/", count: $0.layout.depth))*.json merge=folio diff=folio"
+    }
     block.append(end)
     let text = (kept.isEmpty ? [] : kept + [""]) + block
     return text.joined(separator: "\n") + "\n"

@@ -49,7 +49,8 @@ package final class GitTree {
   }
 
   /// The blobs of `table`'s folder, named as inside it: its files, and in
-  /// a hashed table those of its two-hex-digit subfolders as `xx/name`.
+  /// a hashed or nested table those of its folders as `xx/name` or
+  /// `xx/y/name`.
   package func documentBlobs(of table: TableConfig, repository: GitRepository) throws -> [(
     name: String, id: GitOID
   )] {
@@ -61,21 +62,27 @@ package final class GitTree {
   package func documentBlobs(in path: String, layout: TableLayout, repository: GitRepository) throws -> [(
     name: String, id: GitOID
   )] {
-    guard layout == .hashed else { return try blobs(in: path, repository: repository) }
+    guard layout != .flat else { return try blobs(in: path, repository: repository) }
     guard let folder = path.isEmpty ? self : try subtree(at: path, repository: repository) else { return [] }
     var result: [(name: String, id: GitOID)] = []
-    let count = git_tree_entrycount(folder.handle)
-    for index in 0..<count {
-      guard let entry = git_tree_entry_byindex(folder.handle, index),
-        git_tree_entry_type(entry) == GIT_OBJECT_TREE
-      else { continue }
-      let bucket = String(cString: git_tree_entry_name(entry))
-      guard TableLayout.isBucket(bucket) else { continue }
-      let inner = try repository.tree(GitOID(git_tree_entry_id(entry).pointee))
-      for (name, id) in try inner.blobs(in: "", repository: repository) {
-        result.append((bucket + "/" + name, id))
+    func collect(_ folder: GitTree, prefix: String, level: Int) throws {
+      for index in 0..<git_tree_entrycount(folder.handle) {
+        guard let entry = git_tree_entry_byindex(folder.handle, index),
+          git_tree_entry_type(entry) == GIT_OBJECT_TREE
+        else { continue }
+        let name = String(cString: git_tree_entry_name(entry))
+        guard layout.isFolder(name, level: level) else { continue }
+        let inner = try repository.tree(GitOID(git_tree_entry_id(entry).pointee))
+        if level + 1 < layout.depth {
+          try collect(inner, prefix: prefix + name + "/", level: level + 1)
+        } else {
+          for (file, id) in try inner.blobs(in: "", repository: repository) {
+            result.append((prefix + name + "/" + file, id))
+          }
+        }
       }
     }
+    try collect(folder, prefix: "", level: 0)
     return result
   }
 

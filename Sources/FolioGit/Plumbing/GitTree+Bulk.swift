@@ -29,8 +29,8 @@ extension GitTree {
   }
 
   /// The raw content of `folder`'s tree (none for nil) with the folders
-  /// in `subfolders` (sorted by name) added or replaced: a hashed table's
-  /// folder after an import filled its subfolders.
+  /// in `subfolders` (sorted by name) added or replaced: a hashed or
+  /// nested table's folder after an import filled its folders.
   package static func mergedBytes(_ folder: GitTree?, subfolders: [(name: String, id: GitOID)]) -> [UInt8] {
     let ids = subfolders.flatMap(\.id.bytes)
     return ids.withUnsafeBytes { raw in

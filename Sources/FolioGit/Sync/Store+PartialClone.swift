@@ -238,10 +238,10 @@ extension Store {
       try rewriteIndex(applying: edits, repository: repository)
       let workTree = WorkTree(root: rootPath)
       for file in files { try workTree.remove(file.path) }
-      // The folders left empty (a hashed table's buckets, then its own);
-      // one that still holds something (an editor's backup) stays.
+      // The folders left empty (a hashed or nested table's, then its
+      // own); one that still holds something (an editor's backup) stays.
       let root = rootPath + "/" + table.path
-      for name in (try? FileSystem.list(root)) ?? [] { rmdir(root + "/" + name) }
+      table.layout.removeEmptyFolders(in: root)
       rmdir(root)
       try FileSystem.syncFileSystem(containing: rootPath)
       if let tree { try writeSparseCheckout(for: tree, repository: repository) }

@@ -315,7 +315,26 @@ extension Store {
           ownLog: changes.contains { $0.path == ownLog } ? nil : prior.ownLog))
     }
     try unlinks?.finish()
+    removeFoldersLeftEmpty(by: removals)
     _ = try FileSystem.remove(checkoutJournalPath)
+  }
+
+  /// Removes the folders inside a table's folder that `removals` left
+  /// empty, innermost first, as git's checkout does: a subfolder whose last
+  /// document went, or the folders of a layout another replica converted
+  /// the table from. The table's folder itself stays, and so does a folder
+  /// that still holds something.
+  private func removeFoldersLeftEmpty(by removals: [CheckoutChange]) {
+    var folders = Set<String>()
+    for change in removals {
+      guard let table = config.tables.first(where: { change.path.hasPrefix($0.path + "/") }) else { continue }
+      var folder = FileSystem.split(change.path).directory
+      while folder.utf8.count > table.path.utf8.count {
+        guard folders.insert(folder).inserted else { break }
+        folder = FileSystem.split(folder).directory
+      }
+    }
+    for folder in folders.sorted(by: { $0.utf8.count > $1.utf8.count }) { rmdir(rootPath + "/" + folder) }
   }
 
   /// Brings one path to `change.new` when it holds `change.old` (or

@@ -15,7 +15,7 @@ extension Store {
   /// writes in the old layout meanwhile is merged into the new one.
   ///
   /// ```swift
-  /// let (store, commit) = try store.setLayout(.hashed, of: "todos")
+  /// let (store, commit) = try store.setLayout(.nested, of: "todos")
   /// ```
   /// - Returns: the store opened again on the new config, and the commit's
   ///   id; nil when the table has that layout already.
@@ -37,14 +37,10 @@ extension Store {
       let commit = try commitWholeTableChange(
         tree, onto: head, message: "folio: table '\(name)' to the \(layout.rawValue) layout",
         verb: ("converting", "convert"), repository: repository)
-      if layout == .flat {
-        // The checkout empties the subfolders; a flat table's folder holds
-        // only documents (`fsck`).
-        let folder = directory(of: table)
-        for name in (try? FileSystem.list(folder)) ?? [] where TableLayout.isBucket(name) {
-          rmdir(folder + "/" + name)
-        }
-      }
+      // The checkout empties the old layout's folders the new one does not
+      // use; a table's folder holds only documents and its layout's
+      // folders (`fsck`).
+      table.layout.removeEmptyFolders(in: directory(of: table))
       return commit
     }
     return (try Store(rootPath: rootPath, wiring: wiring), commit?.description)

@@ -30,34 +30,58 @@ extension Store {
     defer { git_tree_entry_free(folderEntry) }
     guard git_tree_entry_type(folderEntry) == GIT_OBJECT_TREE else { return false }
     let folder = try repository.tree(GitOID(git_tree_entry_id(folderEntry).pointee))
-    guard table.layout == .hashed else {
+    return try foldersMatchHead(
+      table.layout, path: table.path, folder: folder, level: 0, index: index, repository: repository,
+      evicted: evicted)
+  }
+
+  /// Whether the folders of `level` inside the folder at `path` (`folder`
+  /// in HEAD) match HEAD, down to the document files: each folder HEAD
+  /// has, and no other folder there with a document-like file in it.
+  private func foldersMatchHead(
+    _ layout: TableLayout, path: String, folder: GitTree, level: Int, index: GitIndex,
+    repository: GitRepository, evicted: Set<ExactKey>
+  ) throws -> Bool {
+    guard level < layout.depth else {
       return try folderMatchesHead(
-        path: table.path, folder: folder, index: index, repository: repository, evicted: evicted)
+        path: path, folder: folder, index: index, repository: repository, evicted: evicted)
     }
-    // A hashed table: each subfolder of HEAD's, and no other subfolder
-    // here with a document-like file in it.
-    var buckets = Set<String>()
+    var names = Set<String>()
     for position in 0..<git_tree_entrycount(folder.handle) {
       guard let entry = git_tree_entry_byindex(folder.handle, position) else { return false }
       let name = String(cString: git_tree_entry_name(entry))
-      guard git_tree_entry_type(entry) == GIT_OBJECT_TREE, TableLayout.isBucket(name) else { continue }
-      buckets.insert(name)
+      guard git_tree_entry_type(entry) == GIT_OBJECT_TREE, layout.isFolder(name, level: level) else {
+        continue
+      }
+      names.insert(name)
       guard
-        try folderMatchesHead(
-          path: table.path + "/" + name,
-          folder: try repository.tree(GitOID(git_tree_entry_id(entry).pointee)),
+        try foldersMatchHead(
+          layout, path: path + "/" + name,
+          folder: try repository.tree(GitOID(git_tree_entry_id(entry).pointee)), level: level + 1,
           index: index, repository: repository, evicted: evicted)
       else { return false }
     }
-    let directory = self.directory(of: table)
+    let directory = rootPath + "/" + path
     for name in try FileSystem.list(directory) ?? []
-    where TableLayout.isBucket(name) && !buckets.contains(name) {
-      let dirfd = open(directory + "/" + name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-      guard dirfd >= 0 else { continue }
-      defer { close(dirfd) }
-      if Self.countDocumentLikeNames(dirfd) != 0 { return false }
+    where layout.isFolder(name, level: level) && !names.contains(name) {
+      if Self.holdsDocumentLikeNames(directory + "/" + name, layout: layout, level: level + 1) {
+        return false
+      }
     }
     return true
+  }
+
+  /// Whether the folder at `path`, of `level` in `layout`, or a folder of
+  /// the layout's inside it, holds a document-like file.
+  private static func holdsDocumentLikeNames(_ path: String, layout: TableLayout, level: Int) -> Bool {
+    let dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+    guard dirfd >= 0 else { return false }
+    defer { close(dirfd) }
+    guard level < layout.depth else { return countDocumentLikeNames(dirfd) != 0 }
+    for name in (try? FileSystem.list(path)) ?? [] where layout.isFolder(name, level: level) {
+      if holdsDocumentLikeNames(path + "/" + name, layout: layout, level: level + 1) { return true }
+    }
+    return false
   }
 
   /// ``folderMatchesHead(_:headTree:index:repository:evicted:)`` for one

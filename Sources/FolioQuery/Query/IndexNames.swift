@@ -12,22 +12,20 @@ enum IndexNames {
 
   /// Writes the file name of the pk in `pk` (UTF-8) into `buffer` as a C
   /// string, encoded by ``PrimaryKey/encodeStem(_:_:)`` as document files
-  /// are named, without allocating; `hashed` puts it in its subfolder
-  /// (``TableLayout/hashed``). False if it does not fit.
-  static func fileName(of pk: UnsafeRawBufferPointer, into buffer: inout [CChar], hashed: Bool = false)
-    -> Bool
-  {
-    let prefix = hashed ? 3 : 0
+  /// are named, without allocating, under its folders in `layout`
+  /// (``TableLayout/folderBytes(of:into:)``). False if it does not fit.
+  static func fileName(
+    of pk: UnsafeRawBufferPointer, into buffer: inout [CChar], layout: TableLayout = .flat,
+    folder: inout [UInt8]
+  ) -> Bool {
+    let prefix = layout.folderBytes(of: pk, into: &folder)
     let limit = buffer.count - 1 - PrimaryKey.fileExtension.utf8.count - prefix
     return buffer.withUnsafeMutableBufferPointer { out in
       var n = 0
       var fits = true
-      if hashed {
-        let (high, low) = TableLayout.bucketDigits(of: pk)
-        out[0] = CChar(bitPattern: high)
-        out[1] = CChar(bitPattern: low)
-        out[2] = CChar(bitPattern: UInt8(ascii: "/"))
-        n = 3
+      for i in 0..<prefix {
+        out[n] = CChar(bitPattern: folder[i])
+        n += 1
       }
       PrimaryKey.encodeStem(pk) { byte in
         guard n < limit + prefix else {

@@ -201,10 +201,10 @@ final class TableIndex {
     var st = stat()
     guard fstat(dirfd, &st) == 0 else { throw FileSystem.error(errno, "fstat", path: folder) }
     let directoryNow = FileStat(st)
-    // A hashed table's files are in subfolders, whose changes the folder's
+    // A hashed or nested table's files are in folders, whose changes the folder's
     // own stat data does not show: it is listed every time.
     let listed =
-      table.layout == .hashed || directoryNow != directory
+      table.layout != .flat || directoryNow != directory
       || directory.map { $0.isRacy(checkedAt: directoryCheckedAt) } ?? true
 
     var suspects: [String] = []
@@ -274,17 +274,21 @@ final class TableIndex {
     let chunk = (count + workers - 1) / workers
     let found = Mutex<[Int]>([])
     let overridden = self.overridden
-    let hashed = table.layout == .hashed
+    let layout = table.layout
     DispatchQueue.concurrentPerform(iterations: workers) { worker in
       var local: [Int] = []
-      var name = [CChar](repeating: 0, count: PrimaryKey.maximumFileNameLength + 1)
+      var name = [CChar](
+        repeating: 0, count: TableLayout.maximumFolderBytes + PrimaryKey.maximumFileNameLength + 1)
+      var folder = [UInt8](repeating: 0, count: TableLayout.maximumFolderBytes)
       let end = Swift.min(count, (worker + 1) * chunk)
       var st = stat()
       var doc = worker * chunk
       while doc < end {
         defer { doc += 1 }
         if overridden[doc] { continue }
-        let ok = base.withPKBytes(doc) { IndexNames.fileName(of: $0, into: &name, hashed: hashed) }
+        let ok = base.withPKBytes(doc) {
+          IndexNames.fileName(of: $0, into: &name, layout: layout, folder: &folder)
+        }
         guard ok, fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
           local.append(doc)
           continue
