@@ -15,12 +15,20 @@ extension TableConfig {
   /// folder, or nil when no document of this table lives there: not a
   /// document file name, or not in the place the layout gives its pk.
   public func pk(fromDocumentName name: some StringProtocol) -> String? {
-    let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == layout.depth + 1 else { return nil }
-    for level in 0..<layout.depth where !layout.isFolder(parts[level], level: level) { return nil }
-    guard let pk = PrimaryKey.pk(fromFileName: String(parts[layout.depth])) else { return nil }
-    if layout != .flat && layout.folder(of: pk) != parts.dropLast().joined(separator: "/") { return nil }
-    return pk
+    // Called for every file a full check lists: no splitting. The folders
+    // the pk's SHA-1 gives, `/` included, must be the name's first bytes.
+    let prefix = layout.folderWidths.reduce(0) { $0 + $1 + 1 }
+    let utf8 = name.utf8
+    guard utf8.count > prefix else { return nil }
+    let fileStart = utf8.index(utf8.startIndex, offsetBy: prefix)
+    let file = name[fileStart...]
+    if file.utf8.contains(UInt8(ascii: "/")) { return nil }
+    guard let pk = PrimaryKey.pk(fromFileName: String(file)) else { return nil }
+    guard prefix > 0 else { return pk }
+    var folder = [UInt8](repeating: 0, count: TableLayout.maximumFolderBytes)
+    var copy = pk
+    let count = copy.withUTF8 { layout.folderBytes(of: UnsafeRawBufferPointer($0), into: &folder) }
+    return count == prefix && utf8[..<fileStart].elementsEqual(folder[..<count]) ? pk : nil
   }
 
   /// The path, relative to the store root, of document `pk`'s file.
