@@ -751,11 +751,17 @@ enum WebPage {
 
     async function reloadDocument() {
       const doc = state.doc;
+      // Replies can come back out of order (a reload after a save, then
+      // one for a change made elsewhere): only the last asked is shown.
+      const ticket = doc.reloads = (doc.reloads || 0) + 1;
       const reply = await call("GET", docPath(doc.table, doc.key), {
         params: { print: "pretty" }, headers: { "X-Firebase-ETag": "true" },
       });
       if (reply.status !== 200) throw failure(reply);
-      if (state.doc !== doc) return;
+      if (state.doc !== doc || doc.reloads !== ticket) return;
+      // Typed into meanwhile: the edit stays, and the banner says the
+      // document changed.
+      if (doc.dirty) { $("changed").hidden = false; return; }
       doc.etag = reply.etag;
       doc.original = reply.value;
       doc.dirty = false;
@@ -950,6 +956,9 @@ enum WebPage {
         throw new Error("Not saved: " + doc.key + " changed since you opened it. Save again to replace that change.");
       }
       if (reply.status !== 200) throw saveFailure(reply);
+      // The text is what was saved: a change made elsewhere from now on
+      // reloads it, rather than waiting behind an edit that is no more.
+      doc.dirty = false;
       say("Saved " + doc.key + ".");
       await reloadDocument();
     }
