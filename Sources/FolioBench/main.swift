@@ -63,6 +63,10 @@ struct Options {
 // Line by line, so that a run piped to a file shows its progress and keeps
 // every figure printed before a failure (a fatal error does not flush).
 folio_line_buffer_stdout()
+// The library's settings, as `folio` takes them; what the benchmarks
+// `setenv` later is for the `folio` processes they start.
+FolioSettings.use(FolioSettings(environment: ProcessInfo.processInfo.environment))
+
 if CommandLine.arguments.dropFirst().first == "query" {  // queries: QueryBench.swift
   try runQueryBenchmark(Array(CommandLine.arguments.dropFirst(2)))
   exit(0)

@@ -26,23 +26,14 @@ extension IndexPublisher {
 
   /// A query that took the full check starts a daemon only for a table of
   /// at least this many documents, whose stat sweep costs tens of
-  /// milliseconds or more (`FOLIO_INDEX_DAEMON_MIN_DOCUMENTS` overrides it;
+  /// milliseconds or more (``FolioSettings/indexDaemonMinimumDocuments``;
   /// 0 starts one on every missed check).
-  static var onDemandDocuments: Int {
-    getenv("FOLIO_INDEX_DAEMON_MIN_DOCUMENTS").flatMap { Int(String(cString: $0)) } ?? 20_000
-  }
+  static var onDemandDocuments: Int { FolioSettings.current.indexDaemonMinimumDocuments }
 
-  /// The mode the environment or the config asks for:
-  /// `FOLIO_INDEX_DAEMON` (`auto`/`on` or `off`) when set, else `index.daemon`.
+  /// The mode the process's settings or the config ask for:
+  /// ``FolioSettings/indexDaemon`` when set, else `index.daemon`.
   static func daemonMode(config: IndexConfig) -> IndexConfig.DaemonMode {
-    if let value = getenv("FOLIO_INDEX_DAEMON") {
-      switch String(cString: value).lowercased() {
-      case "off", "0", "false", "no", "never": return .off
-      case "auto", "on", "1", "true", "yes": return .auto
-      default: break
-      }
-    }
-    return config.daemon
+    FolioSettings.current.indexDaemon ?? config.daemon
   }
 
   static func enableOnDemand(store: Store, executable: String) {

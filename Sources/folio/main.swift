@@ -11,6 +11,7 @@ let topUsage = "folio [-C DIR] COMMAND [ARGS...]"
 /// exit codes: 0 success, 1 failure, 64 usage.
 func main() -> Int32 {
   Output.ignoreBrokenPipeSignal()
+  FolioSettings.use(FolioSettings(environment: settingVariables()))
   var arguments = Array(CommandLine.arguments.dropFirst())
   // getcwd and chdir, not FileManager: making one costs a fresh process
   // more than the rest of a `folio get`.
@@ -25,6 +26,17 @@ func main() -> Int32 {
     return usageError("unknown command '\(name)'", usage: topUsage, command: nil)
   }
   return runCommand(command, Array(arguments.dropFirst()), in: path)
+}
+
+/// The environment variables the library's settings come from, each read
+/// with `getenv`: a dictionary of the whole environment costs a fresh
+/// process more than these few lookups.
+func settingVariables() -> [String: String] {
+  var found: [String: String] = [:]
+  for name in FolioSettings.variableNames {
+    if let value = getenv(name) { found[name] = String(cString: value) }
+  }
+  return found
 }
 
 /// Takes `-C DIR`, `--help` and `--version` off the front of `arguments`.

@@ -2,12 +2,19 @@ import Folio
 import FolioSystem
 import Foundation
 
+/// The library's settings in the test process, taken from its environment
+/// as `folio` takes them (`FOLIO_TABLE_LAYOUT` for the suite's run over
+/// nested tables), before the first scratch folder is made.
+private let testSettings: Void = FolioSettings.use(
+  FolioSettings(environment: ProcessInfo.processInfo.environment))
+
 /// A scratch directory under the system temp folder, removed by `remove()`.
 public struct Scratch: Sendable {
   public let path: String
   public var url: URL { URL(fileURLWithPath: path, isDirectory: true) }
 
   public init() {
+    _ = testSettings
     var template = Array((NSTemporaryDirectory() + "/folio-test-XXXXXX").utf8CString)
     let made = template.withUnsafeMutableBufferPointer { buffer in
       mkdtemp(buffer.baseAddress!).map { String(cString: $0) }

@@ -711,20 +711,58 @@ struct ConfigYAMLTextTests {
     #expect(config.sync.sshKey == "~/.ssh/id_ed25519")
     #expect(config.sync.isExplicit && config.sync.remote == "origin")
     let home = ["HOME": "/home/ann"]
-    #expect(config.sync.sshKeyPath(root: "/s", environment: home) == "/home/ann/.ssh/id_ed25519")
-    #expect(SyncConfig(sshKey: "~").sshKeyPath(root: "/s", environment: home) == "/home/ann")
+    #expect(
+      config.sync.sshKeyPath(root: "/s", settings: FolioSettings(environment: home))
+        == "/home/ann/.ssh/id_ed25519")
+    #expect(
+      SyncConfig(sshKey: "~").sshKeyPath(root: "/s", settings: FolioSettings(environment: home))
+        == "/home/ann")
     // Relative to the store root, not the working directory.
     #expect(
-      SyncConfig(sshKey: "keys/deploy").sshKeyPath(root: "/srv/store", environment: [:])
+      SyncConfig(sshKey: "keys/deploy").sshKeyPath(
+        root: "/srv/store", settings: FolioSettings(environment: [:]))
         == "/srv/store/keys/deploy")
-    #expect(SyncConfig(sshKey: "/etc/key").sshKeyPath(root: "/s", environment: [:]) == "/etc/key")
-    // The environment overrides the file; an empty variable does not.
-    #expect(config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "/env/key"]) == "/env/key")
     #expect(
-      config.sync.sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "", "HOME": "/h"])
+      SyncConfig(sshKey: "/etc/key").sshKeyPath(root: "/s", settings: FolioSettings(environment: [:]))
+        == "/etc/key")
+    // The environment overrides the file; an empty variable does not.
+    #expect(
+      config.sync.sshKeyPath(root: "/s", settings: FolioSettings(environment: ["FOLIO_SSH_KEY": "/env/key"]))
+        == "/env/key")
+    #expect(
+      config.sync.sshKeyPath(
+        root: "/s", settings: FolioSettings(environment: ["FOLIO_SSH_KEY": "", "HOME": "/h"]))
         == "/h/.ssh/id_ed25519")
-    #expect(SyncConfig().sshKeyPath(root: "/s", environment: ["FOLIO_SSH_KEY": "/env/key"]) == "/env/key")
-    #expect(SyncConfig().sshKeyPath(root: "/s", environment: [:]) == nil)
+    #expect(
+      SyncConfig().sshKeyPath(root: "/s", settings: FolioSettings(environment: ["FOLIO_SSH_KEY": "/env/key"]))
+        == "/env/key")
+    #expect(SyncConfig().sshKeyPath(root: "/s", settings: FolioSettings(environment: [:])) == nil)
+  }
+
+  /// The library reads no environment variable: `folio` hands it what its
+  /// `FOLIO_*` variables say, once, and values it cannot use keep their
+  /// defaults.
+  @Test func settingsComeFromTheVariablesFolioReads() {
+    let defaults = FolioSettings()
+    #expect(FolioSettings(environment: [:]) == defaults)
+    #expect(defaults.lockTimeout == 10 && defaults.indexDaemonMinimumDocuments == 20_000)
+    #expect(defaults.tableLayout == nil && defaults.indexDaemon == nil && !defaults.debugIndex)
+    let set = FolioSettings(environment: [
+      "FOLIO_LOCK_TIMEOUT": "2.5", "FOLIO_TABLE_LAYOUT": "hashed", "FOLIO_SSH_KEY": "/k",
+      "FOLIO_INDEX_DAEMON": "OFF", "FOLIO_INDEX_DAEMON_MIN_DOCUMENTS": "0", "FOLIO_DEBUG_INDEX": "1",
+      "HOME": "/h",
+    ])
+    #expect(set.lockTimeout == 2.5 && set.tableLayout == .hashed && set.sshKey == "/k")
+    #expect(set.indexDaemon == .off && set.indexDaemonMinimumDocuments == 0 && set.debugIndex)
+    #expect(set.home == "/h")
+    let odd = FolioSettings(environment: [
+      "FOLIO_LOCK_TIMEOUT": "-1", "FOLIO_TABLE_LAYOUT": "round", "FOLIO_SSH_KEY": "",
+      "FOLIO_INDEX_DAEMON": "maybe", "FOLIO_INDEX_DAEMON_MIN_DOCUMENTS": "many", "FOLIO_DEBUG_INDEX": "0",
+    ])
+    #expect(odd == defaults)
+    #expect(FolioSettings(environment: ["FOLIO_INDEX_DAEMON": "yes"]).indexDaemon == .auto)
+    // Every name it reads is one `folio` looks up.
+    #expect(Set(FolioSettings.variableNames).count == 7)
   }
 
   @Test(arguments: roundTripConfigs)

@@ -63,18 +63,19 @@ public struct SyncConfig: Sendable, Hashable {
     self.isExplicit = remote != "origin" || pullEvery != SyncConfig.defaultPullInterval || sshKey != nil
   }
 
-  /// The ssh key file to offer after the ssh agent: `FOLIO_SSH_KEY` when set
-  /// (the environment overrides the file), else ``sshKey`` with `~`
-  /// expanded to `HOME` and a relative path taken from `root`.
+  /// The ssh key file to offer after the ssh agent: the process's
+  /// (``FolioSettings/sshKey``, from `FOLIO_SSH_KEY`) when set, since it
+  /// overrides the file, else ``sshKey`` with `~` expanded to the home
+  /// folder and a relative path taken from `root`.
   /// - Parameters:
   ///   - root: the store root.
-  ///   - environment: the process environment.
+  ///   - settings: the process's settings.
   /// - Returns: an absolute path, or nil when neither names a key.
-  public func sshKeyPath(root: String, environment: [String: String]) -> String? {
-    if let key = environment["FOLIO_SSH_KEY"], !key.isEmpty { return key }
+  public func sshKeyPath(root: String, settings: FolioSettings) -> String? {
+    if let key = settings.sshKey, !key.isEmpty { return key }
     guard let sshKey else { return nil }
     if sshKey == "~" || sshKey.hasPrefix("~/") {
-      let home = environment["HOME"] ?? "/"
+      let home = settings.home ?? "/"
       let trimmed = home.hasSuffix("/") && home.count > 1 ? String(home.dropLast()) : home
       return trimmed + sshKey.dropFirst()
     }

@@ -31,20 +31,16 @@ public enum TableLayout: String, Sendable, Hashable, CaseIterable {
   case nested
 
   /// The layout `TableConfig`'s initializer gives a table when none is
-  /// named: `FOLIO_TABLE_LAYOUT` (`flat`, `hashed` or `nested`) when set,
-  /// else flat. A `folio.yaml` entry without `layout:` is always flat, so
-  /// existing stores read as they were written.
-  public static let `default`: TableLayout = environment ?? .flat
+  /// named: ``FolioSettings/tableLayout`` when set, else flat. A
+  /// `folio.yaml` entry without `layout:` is always flat, so existing
+  /// stores read as they were written.
+  public static var `default`: TableLayout { FolioSettings.current.tableLayout ?? .flat }
 
   /// The layout of a table the command line creates (`folio init --table`,
   /// `folio tables add`, `folio import` into a new table):
-  /// `FOLIO_TABLE_LAYOUT` when set, else nested, the layout that keeps a
-  /// small change small as the table grows.
-  public static let forNewTables: TableLayout = environment ?? .nested
-
-  private static let environment: TableLayout? = getenv("FOLIO_TABLE_LAYOUT").flatMap {
-    TableLayout(rawValue: String(cString: $0))
-  }
+  /// ``FolioSettings/tableLayout`` when set, else nested, the layout that
+  /// keeps a small change small as the table grows.
+  public static var forNewTables: TableLayout { FolioSettings.current.tableLayout ?? .nested }
 
   /// The number of hex digits in each folder name on the way from the
   /// table's folder to a document file, outermost first.

@@ -23,13 +23,8 @@ package final class StoreLock: Sendable {
     self.subject = subject
   }
 
-  /// The timeout set by `FOLIO_LOCK_TIMEOUT` (seconds), or 10 s.
-  static var defaultTimeout: Double {
-    if let text = getenv("FOLIO_LOCK_TIMEOUT"), let value = Double(String(cString: text)), value >= 0 {
-      return value
-    }
-    return 10
-  }
+  /// The timeout in force in this process (``FolioSettings/lockTimeout``).
+  static var defaultTimeout: Double { FolioSettings.current.lockTimeout }
 
   /// Runs `body` while holding the lock.
   package func withLock<T>(_ body: () throws -> T) throws -> T {

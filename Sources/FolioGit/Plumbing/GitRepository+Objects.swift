@@ -90,8 +90,8 @@ extension GitRepository {
     var blob: OpaquePointer?
     var rc = git_blob_lookup(&blob, handle, &oid)
     if rc == GIT_ENOTFOUND.rawValue, isPartialClone(of: "origin") {
-      // folio.yaml's key is the store's to know; the environment's is here.
-      let key = SyncConfig().sshKeyPath(root: "/", environment: ProcessInfo.processInfo.environment)
+      // folio.yaml's key is the store's to know; the process's is here.
+      let key = SyncConfig().sshKeyPath(root: "/", settings: FolioSettings.current)
       try fetchMissing([id], remote: "origin", sshKey: key)
       rc = git_blob_lookup(&blob, handle, &oid)
     }

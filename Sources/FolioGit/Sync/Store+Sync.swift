@@ -267,10 +267,10 @@ extension GitRepository {
 }
 
 extension Store {
-  /// The ssh key fetches and pushes offer after the agent: `FOLIO_SSH_KEY`,
-  /// else `ssh-key` under `sync:` in folio.yaml.
+  /// The ssh key fetches and pushes offer after the agent: the process's
+  /// (``FolioSettings/sshKey``), else `ssh-key` under `sync:` in folio.yaml.
   var sshKeyPath: String? {
-    config.sync.sshKeyPath(root: rootPath, environment: ProcessInfo.processInfo.environment)
+    config.sync.sshKeyPath(root: rootPath, settings: FolioSettings.current)
   }
 }
 
@@ -323,8 +323,8 @@ extension Store {
   private static func cloneInto(
     _ path: String, url: String, shownAs: String, mergeDriver: String, tables: [String]?, wiring: StoreWiring
   ) throws {
-    // No folio.yaml yet: only the environment can name a key.
-    let key = SyncConfig().sshKeyPath(root: path, environment: ProcessInfo.processInfo.environment)
+    // No folio.yaml yet: only the process's settings can name a key.
+    let key = SyncConfig().sshKeyPath(root: path, settings: FolioSettings.current)
     let repository = try GitRepository.clone(url: url, into: path, sshKey: key, partial: tables != nil)
     var absent: [TableConfig] = []
     var target = try repository.headCommit()?.id
