@@ -4,9 +4,11 @@ import Synchronization
 /// `FOLIO_*` environment variables of the `folio` executable, read once
 /// where the process starts and handed over with ``use(_:)``.
 ///
-/// The library reads no environment variable of its own. A process that
-/// never calls ``use(_:)`` gets the defaults, so an app that embeds Folio
-/// behaves the same whatever its users' shells export.
+/// The library reads none of these variables itself (it hands the
+/// environment on to the `git` it runs, and one test hook,
+/// `FOLIO_TEST_PAUSE_AT`, is read where it acts). A process that never
+/// calls ``use(_:)`` gets the defaults, so an app that embeds Folio behaves
+/// the same whatever its users' shells export.
 ///
 /// ```swift
 /// FolioSettings.use(FolioSettings(environment: ProcessInfo.processInfo.environment))
