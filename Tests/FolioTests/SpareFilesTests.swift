@@ -85,12 +85,17 @@ import Testing
     // last one are due for zeroing.
     try increment(store, "b")
     try checkpoint(store)
-    // The open one was unlinked instead; the other was zeroed.
-    #expect(store.spares.statistics.unlinked == 1)
+    // The open one was unlinked instead; the other was zeroed. On a loaded
+    // machine the other may be unlinked too, by design: a process another
+    // test is starting can hold a copy of a descriptor of it for an
+    // instant, and the kernel then refuses the lease.
+    let unlinked = store.spares.statistics.unlinked
+    #expect(unlinked == 1 || unlinked == 2, "spares unlinked: \(unlinked)")
     let bytes = try FileSystem.readAll(reader, path: "a.json")
     #expect(String(decoding: bytes, as: UTF8.self) == original)
-    // `b`'s first old file, zeroed, and its second, not yet due.
-    #expect(try FileSystem.list(store.spares.folderPath)?.count == 2)
+    // `b`'s first old file, zeroed (unless unlinked), and its second, not
+    // yet due.
+    #expect(try FileSystem.list(store.spares.folderPath)?.count == 3 - unlinked)
   }
 
   /// A file with another name (a hard link a deduplicating tool made) is
