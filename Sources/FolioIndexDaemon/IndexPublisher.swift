@@ -163,6 +163,40 @@ public final class IndexPublisher: Sendable {
     return false
   }
 
+  /// The error for a lock another process holds, naming it from what it
+  /// wrote in the lock file ("PID" or "PID daemon").
+  private static func lockedError(lockPath: String) -> FolioError {
+    let holder = (try? FileSystem.read(lockPath)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    let words = holder.split(whereSeparator: \.isWhitespace)
+    let who =
+      words.isEmpty
+      ? "" : " (pid \(words[0])\(words.count > 1 && words[1] == "daemon" ? ", an index daemon" : ""))"
+    return FolioError(
+      .locked, "another process\(who) already publishes this store's index state; one publisher is enough",
+      path: lockPath)
+  }
+
+  /// The publisher's socket in `directory`, bound and listening, and its
+  /// path. A socket left by a publisher that died goes first: the caller
+  /// holds the lock, so it is no one's.
+  private static func listeningSocket(directory: String) throws -> (Int32, String) {
+    unlinkSocket(directory)
+    let socketPath = directory + "/" + socketName
+    let listen = try FileSystem.makeSocket(AF_UNIX, Int32(SOCK_STREAM.rawValue), path: socketPath)
+    do {
+      let bound: Void? = try IndexPublisherClient.withSocketAddress(indexDirectory: directory) {
+        address, length in
+        try FileSystem.bindSocket(listen, address, length, path: socketPath)
+      }
+      if bound == nil { throw FileSystem.error(ENOENT, "bind", path: socketPath) }
+      try FileSystem.syscall("listen", path: socketPath) { Glibc.listen(listen, 16) }
+    } catch {
+      close(listen)
+      throw error
+    }
+    return (listen, socketPath)
+  }
+
   /// - Throws: `LOCKED` when another process already publishes for this
   ///   store; `IO` when the lock, the socket or (for a daemon) the watches
   ///   cannot be made.
@@ -176,15 +210,7 @@ public final class IndexPublisher: Sendable {
     var started = false
     defer { if !started { for fd in descriptors { close(fd) } } }
     if try !Self.lockAfterOwnStoppedPublisher(lock, path: lockPath, directory: directory) {
-      let holder = (try? FileSystem.read(lockPath)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-      let words = holder.split(whereSeparator: \.isWhitespace)
-      let who =
-        words.isEmpty
-        ? "" : " (pid \(words[0])\(words.count > 1 && words[1] == "daemon" ? ", an index daemon" : ""))"
-      throw FolioError(
-        .locked,
-        "another process\(who) already publishes this store's index state; one publisher is enough",
-        path: lockPath)
+      throw Self.lockedError(lockPath: lockPath)
     }
     _ = ftruncate(lock, 0)
     // "PID" or "PID daemon": what `folio index-daemon --status` reports,
@@ -192,18 +218,8 @@ public final class IndexPublisher: Sendable {
     let holder = "\(getpid())" + (mode == .embedded ? "" : " daemon") + "\n"
     try? FileSystem.writeAll(lock, Array(holder.utf8), path: lockPath)
 
-    // A socket left by a publisher that died: we hold the lock, so it is
-    // no one's.
-    Self.unlinkSocket(directory)
-    let socketPath = directory + "/" + Self.socketName
-    let listen = try FileSystem.makeSocket(AF_UNIX, Int32(SOCK_STREAM.rawValue), path: socketPath)
+    let (listen, socketPath) = try Self.listeningSocket(directory: directory)
     descriptors.append(listen)
-    let bound: Void? = try IndexPublisherClient.withSocketAddress(indexDirectory: directory) {
-      address, length in
-      try FileSystem.bindSocket(listen, address, length, path: socketPath)
-    }
-    if bound == nil { throw FileSystem.error(ENOENT, "bind", path: socketPath) }
-    try FileSystem.syscall("listen", path: socketPath) { Glibc.listen(listen, 16) }
 
     let (shared, finished) = (self.shared, self.finished)
     loop = try EventLoop.startThread(named: "folio index publisher") { loop, started in

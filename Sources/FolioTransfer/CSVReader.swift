@@ -142,6 +142,10 @@ final class CSVReader: RowReader {
   }
 
   /// Reads one record's fields, or nil at end of file.
+  ///
+  /// One long function on purpose: it is the CSV import's hot loop, which
+  /// walks every byte with the cursor and the field's state in locals
+  /// (quoted or not, where it started, whether it needs unescaping).
   private func readRecord() throws -> ([Field], Int)? {
     var i = stream.start
     if i == stream.end {

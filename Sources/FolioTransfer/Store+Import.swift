@@ -285,10 +285,7 @@ extension Store {
       open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(ops) }
-    var opBytes: [UInt8] = []
-    opBytes.reserveCapacity(1 << 20)
     let clock = try lastHLC()
-    var last = clock
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = options.batchSize
     let documents = workspace.documentsDirectory
@@ -298,14 +295,15 @@ extension Store {
     let writer = try ImportFileWriter(capacity: batch, directory: documents, recorder: recorder)
     var writerFinished = false
     defer { if !writerFinished { try? writer.finish() } }
+    var staging = RowStaging(
+      table: table, keyColumn: keyColumn, mode: options.mode, kind: kind, inputName: reader.name,
+      manifest: manifest, writer: writer, documents: documents, tableDirectory: tableDirectory, last: clock)
+    staging.opBytes.reserveCapacity(1 << 20)
 
     func bad(_ error: FolioError) throws {
       guard options.continueOnError else { throw error }
       summary.skipped += 1
       onBadRow(error)
-    }
-    func rowError(_ code: FolioError.Code, _ message: String, line: Int) -> FolioError {
-      FolioError(code, message, location: .init(file: reader.name, line: line, column: 1))
     }
 
     while let event = try reader.next() {
@@ -320,165 +318,19 @@ extension Store {
         let (done, total) = reader.progress
         onProgress(ImportProgress(rows: summary.rows, done: done, total: total, phase: .reading))
       }
-      if summary.rows % batch == 0 && !opBytes.isEmpty {
-        try FileSystem.writeAll(ops, opBytes, path: opsPath)
-        opBytes.removeAll(keepingCapacity: true)
+      if summary.rows % batch == 0 && !staging.opBytes.isEmpty {
+        try FileSystem.writeAll(ops, staging.opBytes, path: opsPath)
+        staging.opBytes.removeAll(keepingCapacity: true)
       }
-      let value: JSONValue
-      let line: Int
-      var memberKey: String?
-      switch event {
-      case .row(let row, let at): (value, line) = (row, at)
-      case .keyedRow(let key, let row, let at): (value, line, memberKey) = (row, at, key)
-      case .bad(let error):
-        try bad(error)
-        continue
+      switch try stageRow(event, &staging) {
+      case .refused(let error): try bad(error)
+      case .unchanged: summary.unchanged += 1
+      case .created: summary.created += 1
+      case .updated: summary.updated += 1
+      case .restaged: break
       }
-      guard case .object(var row) = value else {
-        try bad(rowError(.invalidDocument, "a row must be a JSON object, not \(value.kindName)", line: line))
-        continue
-      }
-      if let memberKey {
-        // A member of an object keyed by pk: its key is the pk, and a key
-        // column the value holds must agree with it.
-        if let own = row[keyColumn], table.key != nil, !Store.keyMatches(own, pk: memberKey) {
-          try bad(
-            rowError(
-              .localConstraint,
-              "member '\(memberKey)' holds '\(keyColumn)' \(own.compactString); the key is the pk, so they must agree",
-              line: line))
-          continue
-        }
-        if row[keyColumn] == nil { row[keyColumn] = .string(memberKey) }
-      }
-      let pk: String
-      switch row[keyColumn] {
-      case .string(let text)?: pk = text
-      case .number(let text)?: pk = text
-      case nil, .null?:
-        // From the import's own clock, so generated pks sort in file order.
-        last = HLC.next(after: last, now: SystemClock.nowMilliseconds(), replica: replicaID)
-        pk = PrimaryKey.generate(at: last!)
-        if table.key != nil { row[keyColumn] = .string(pk) }
-      case let other?:
-        try bad(
-          rowError(
-            .invalidPK, "pk column '\(keyColumn)' must be a string or a number, not \(other.kindName)",
-            line: line))
-        continue
-      }
-      let fileName: String
-      do {
-        fileName = try table.documentName(for: pk)
-      } catch let error as FolioError {
-        try bad(rowError(.invalidPK, error.message, line: line))
-        continue
-      }
-      if let tableKey = table.key, keyColumn != tableKey {
-        if let key = row[tableKey] {
-          guard Store.keyMatches(key, pk: pk) else {
-            try bad(
-              rowError(
-                .localConstraint,
-                "column '\(tableKey)' (the table's key) is \(key.compactString) but --pk column '\(keyColumn)' says '\(pk)'",
-                line: line))
-            continue
-          }
-        } else {
-          row[tableKey] = .string(pk)
-        }
-      } else if table.key == nil {
-        // The pk lives in the file name only: the row's pk column is not
-        // part of the document.
-        _ = row.removeValue(forKey: keyColumn)
-      }
-      let stagedIndex = manifest.index[fileName]
-      // Spelled out only for a pk staged before (or an error about it).
-      var stagedPath: String { documents + "/" + fileName }
-      let stagedBefore = try stagedIndex.flatMap { _ in
-        try writer.drain()
-        return try FileSystem.read(stagedPath)
-      }
-      // The file as first read, to tell at landing whether a writer changed
-      // it meanwhile. In a table that was empty there is nothing to look up
-      // (landing checks that it still is).
-      let base =
-        stagedIndex == nil && !manifest.tableWasEmpty ? FileStat.of(tableDirectory + "/" + fileName) : nil
-      let inTable = { (name: String) throws -> JSONObject? in
-        manifest.tableWasEmpty ? nil : try self.readDocument(at: tableDirectory + "/" + name)?.object
-      }
-      let current: JSONObject?
-      if options.mode == .insert {
-        // Inserting a document exactly as it already is changes nothing, so
-        // rerunning an import that was interrupted after it landed is safe.
-        let existing =
-          try stagedBefore.flatMap { try JSONValue(parsing: $0, file: stagedPath).objectValue }
-          ?? (try? inTable(fileName)) ?? nil
-        if let existing, JSONValue.object(existing) == JSONValue.object(row) {
-          summary.unchanged += 1
-          continue
-        }
-        if stagedBefore != nil {
-          try bad(
-            rowError(
-              .localConstraint, "pk '\(pk)' appears more than once in the input (mode insert)", line: line))
-          continue
-        }
-        if !manifest.tableWasEmpty && FileSystem.exists(tableDirectory + "/" + fileName) {
-          try bad(
-            rowError(
-              .localConstraint,
-              "document '\(pk)' already exists in table '\(table.name)'; use --mode upsert, merge or replace to change it",
-              line: line))
-          continue
-        }
-        current = nil
-      } else if let stagedBefore {
-        current = try JSONValue(parsing: stagedBefore, file: stagedPath).objectValue
-      } else {
-        current = try inTable(fileName)
-      }
-      let result: JSONObject
-      switch options.mode {
-      case .insert, .replace: result = row
-      case .upsert:
-        var merged = current ?? JSONObject()
-        for (key, value) in row { merged[key] = value }
-        result = merged
-      case .merge:
-        result = Store.deepMerge(current ?? JSONObject(), row)
-      }
-      if let current, JSONValue.object(current) == JSONValue.object(result) {
-        summary.unchanged += 1
-        continue
-      }
-      // The document as it would land must pass the table's schema.
-      if let violation = table.schema?.validate(.object(result)).first {
-        try bad(rowError(.schemaViolation, violation.description, line: line))
-        continue
-      }
-      let bytes = JSONValue.object(result).canonicalBytes()
-      if bytes.count > config.limits.documentBytes {
-        try bad(
-          rowError(
-            .tooLarge,
-            "the document would be \(bytes.count) bytes, more than the store's limit of \(config.limits.documentBytes) (\(ByteSize.format(config.limits.documentBytes)))",
-            line: line))
-        continue
-      }
-      // The writer is drained (above) for a pk staged before, so its thread
-      // is idle while the recorder is told.
-      if stagedIndex != nil { writer.recorder?.abandon() }
-      try writer.write(bytes, named: fileName, pk: pk)
-      try manifest.add(fileName, bytes: bytes, at: stagedIndex, base: base)
-      if stagedBefore == nil {
-        if current == nil { summary.created += 1 } else { summary.updated += 1 }
-      }
-      last = HLC.next(after: last, now: SystemClock.nowMilliseconds(), replica: replicaID)
-      let op = Op(hlc: last!, table: table.name, pk: pk, mutation: Mutation(kind: kind), fromTree: true)
-      op.appendLogLine(to: &opBytes)
     }
-    try FileSystem.writeAll(ops, opBytes, path: opsPath)
+    try FileSystem.writeAll(ops, staging.opBytes, path: opsPath)
     writerFinished = true
     try writer.finish()
     recorder?.settle()
@@ -488,6 +340,249 @@ extension Store {
     staged = true
     return StagedImport(
       manifest: manifest, summary: summary, clock: clock, inputName: reader.name, recorder: recorder)
+  }
+
+  /// What ``stage`` keeps from row to row.
+  private struct RowStaging {
+    let table: TableConfig
+    let keyColumn: String
+    let mode: ImportMode
+    let kind: Mutation.Kind
+    let inputName: String
+    let manifest: ImportManifest
+    let writer: ImportFileWriter
+    let documents: String
+    let tableDirectory: String
+    /// The import's clock, from which generated pks and op stamps come.
+    var last: HLC?
+    /// Op lines not yet written to the staged log.
+    var opBytes: [UInt8] = []
+  }
+
+  /// What became of one row.
+  private enum RowOutcome {
+    case refused(FolioError)
+    case unchanged
+    case created
+    case updated
+    /// A pk the input held before: staged again, counted once.
+    case restaged
+  }
+
+  /// Stages one row: its document into the staging folder and its op line
+  /// into `staging`.
+  private func stageRow(_ event: RowEvent, _ staging: inout RowStaging) throws -> RowOutcome {
+    let (table, manifest, writer) = (staging.table, staging.manifest, staging.writer)
+    let (documents, tableDirectory, inputName) = (
+      staging.documents, staging.tableDirectory, staging.inputName
+    )
+    func rowError(_ code: FolioError.Code, _ message: String, line: Int) -> FolioError {
+      FolioError(code, message, location: .init(file: inputName, line: line, column: 1))
+    }
+    let value: JSONValue
+    let line: Int
+    var memberKey: String?
+    switch event {
+    case .row(let row, let at): (value, line) = (row, at)
+    case .keyedRow(let key, let row, let at): (value, line, memberKey) = (row, at, key)
+    case .bad(let error):
+      return .refused(error)
+    }
+    guard case .object(var row) = value else {
+      return .refused(
+        rowError(.invalidDocument, "a row must be a JSON object, not \(value.kindName)", line: line))
+    }
+    let pk: String
+    let fileName: String
+    switch importKey(
+      of: &row, memberKey: memberKey, keyColumn: staging.keyColumn, table: table, clock: &staging.last,
+      at: FolioError.SourceLocation(file: inputName, line: line, column: 1))
+    {
+    case .success(let found): (pk, fileName) = found
+    case .failure(let error):
+      return .refused(error)
+    }
+    let stagedIndex = manifest.index[fileName]
+    // Spelled out only for a pk staged before (or an error about it).
+    var stagedPath: String { documents + "/" + fileName }
+    let stagedBefore = try stagedIndex.flatMap { _ in
+      try writer.drain()
+      return try FileSystem.read(stagedPath)
+    }
+    // The file as first read, to tell at landing whether a writer changed
+    // it meanwhile. In a table that was empty there is nothing to look up
+    // (landing checks that it still is).
+    let base =
+      stagedIndex == nil && !manifest.tableWasEmpty ? FileStat.of(tableDirectory + "/" + fileName) : nil
+    let current: JSONObject?
+    switch try rowBase(
+      row, pk: pk, fileName: fileName, stagedBefore: stagedBefore, stagedPath: stagedPath, mode: staging.mode,
+      table: table, manifest: manifest, tableDirectory: tableDirectory)
+    {
+    case .unchanged: return .unchanged
+    case .refused(let message): return .refused(rowError(.localConstraint, message, line: line))
+    case .over(let document): current = document
+    }
+    let result = Store.imported(row, over: current, mode: staging.mode)
+    if let current, JSONValue.object(current) == JSONValue.object(result) {
+      return .unchanged
+    }
+    let bytes: [UInt8]
+    switch landingBytes(
+      result, table: table, at: FolioError.SourceLocation(file: inputName, line: line, column: 1))
+    {
+    case .success(let made): bytes = made
+    case .failure(let error):
+      return .refused(error)
+    }
+    // The writer is drained (above) for a pk staged before, so its thread
+    // is idle while the recorder is told.
+    if stagedIndex != nil { writer.recorder?.abandon() }
+    try writer.write(bytes, named: fileName, pk: pk)
+    try manifest.add(fileName, bytes: bytes, at: stagedIndex, base: base)
+    staging.last = HLC.next(after: staging.last, now: SystemClock.nowMilliseconds(), replica: replicaID)
+    let op = Op(
+      hlc: staging.last!, table: table.name, pk: pk, mutation: Mutation(kind: staging.kind), fromTree: true)
+    op.appendLogLine(to: &staging.opBytes)
+    return stagedBefore != nil ? .restaged : current == nil ? .created : .updated
+  }
+
+  /// What an import row meets where it lands.
+  private enum RowBase {
+    /// The document is the row already.
+    case unchanged
+    /// Mode insert, and the pk is taken.
+    case refused(String)
+    /// The document the row lands over; nil: none.
+    case over(JSONObject?)
+  }
+
+  /// The document import row `row` lands over: the one staged before for
+  /// its pk (`stagedBefore`, at `stagedPath`), else the table's. In mode
+  /// insert, none: a pk the input or the table holds already refuses the
+  /// row, unless that document is exactly the row, so that rerunning an
+  /// import that was interrupted after it landed changes nothing.
+  private func rowBase(
+    _ row: JSONObject, pk: String, fileName: String, stagedBefore: [UInt8]?, stagedPath: String,
+    mode: ImportMode,
+    table: TableConfig, manifest: ImportManifest, tableDirectory: String
+  ) throws -> RowBase {
+    let inTable = { (name: String) throws -> JSONObject? in
+      manifest.tableWasEmpty ? nil : try self.readDocument(at: tableDirectory + "/" + name)?.object
+    }
+    guard mode == .insert else {
+      if let stagedBefore { return .over(try JSONValue(parsing: stagedBefore, file: stagedPath).objectValue) }
+      return .over(try inTable(fileName))
+    }
+    let existing =
+      try stagedBefore.flatMap { try JSONValue(parsing: $0, file: stagedPath).objectValue }
+      ?? (try? inTable(fileName)) ?? nil
+    if let existing, JSONValue.object(existing) == JSONValue.object(row) { return .unchanged }
+    if stagedBefore != nil { return .refused("pk '\(pk)' appears more than once in the input (mode insert)") }
+    if !manifest.tableWasEmpty && FileSystem.exists(tableDirectory + "/" + fileName) {
+      return .refused(
+        "document '\(pk)' already exists in table '\(table.name)'; use --mode upsert, merge or replace to change it"
+      )
+    }
+    return .over(nil)
+  }
+
+  /// The pk of import row `row` and its file's name in `table`: from
+  /// `keyColumn`, or the key of the member it was in an object keyed by pk
+  /// (`memberKey`), or made from the import's `clock` (so generated pks
+  /// sort in file order). `row` is made to agree with the table's key.
+  /// - Returns: a row error, at `location`, when the row cannot have one.
+  private func importKey(
+    of row: inout JSONObject, memberKey: String?, keyColumn: String, table: TableConfig, clock: inout HLC?,
+    at location: FolioError.SourceLocation
+  ) -> Result<(pk: String, fileName: String), FolioError> {
+    func refused(_ code: FolioError.Code, _ message: String) -> Result<
+      (pk: String, fileName: String), FolioError
+    > {
+      .failure(FolioError(code, message, location: location))
+    }
+    if let memberKey {
+      // A key column the member's value holds must agree with its key.
+      if let own = row[keyColumn], table.key != nil, !Store.keyMatches(own, pk: memberKey) {
+        return refused(
+          .localConstraint,
+          "member '\(memberKey)' holds '\(keyColumn)' \(own.compactString); the key is the pk, so they must agree"
+        )
+      }
+      if row[keyColumn] == nil { row[keyColumn] = .string(memberKey) }
+    }
+    let pk: String
+    switch row[keyColumn] {
+    case .string(let text)?: pk = text
+    case .number(let text)?: pk = text
+    case nil, .null?:
+      clock = HLC.next(after: clock, now: SystemClock.nowMilliseconds(), replica: replicaID)
+      pk = PrimaryKey.generate(at: clock!)
+      if table.key != nil { row[keyColumn] = .string(pk) }
+    case let other?:
+      return refused(
+        .invalidPK, "pk column '\(keyColumn)' must be a string or a number, not \(other.kindName)")
+    }
+    let fileName: String
+    do {
+      fileName = try table.documentName(for: pk)
+    } catch let error as FolioError {
+      return refused(.invalidPK, error.message)
+    } catch {
+      return refused(.invalidPK, "\(error)")
+    }
+    if let tableKey = table.key, keyColumn != tableKey {
+      if let key = row[tableKey] {
+        guard Store.keyMatches(key, pk: pk) else {
+          return refused(
+            .localConstraint,
+            "column '\(tableKey)' (the table's key) is \(key.compactString) but --pk column '\(keyColumn)' says '\(pk)'"
+          )
+        }
+      } else {
+        row[tableKey] = .string(pk)
+      }
+    } else if table.key == nil {
+      // The pk lives in the file name only: the row's pk column is not
+      // part of the document.
+      _ = row.removeValue(forKey: keyColumn)
+    }
+    return .success((pk, fileName))
+  }
+
+  /// The document import row `row` makes of `current` (nil: none yet) in
+  /// `mode`.
+  static func imported(_ row: JSONObject, over current: JSONObject?, mode: ImportMode) -> JSONObject {
+    switch mode {
+    case .insert, .replace: return row
+    case .upsert:
+      var merged = current ?? JSONObject()
+      for (key, value) in row { merged[key] = value }
+      return merged
+    case .merge: return Store.deepMerge(current ?? JSONObject(), row)
+    }
+  }
+
+  /// The bytes `document` lands as, once it passes the table's schema and
+  /// the store's size limit; else the row error, at `location`.
+  private func landingBytes(
+    _ document: JSONObject, table: TableConfig, at location: FolioError.SourceLocation
+  ) -> Result<
+    [UInt8], FolioError
+  > {
+    if let violation = table.schema?.validate(.object(document)).first {
+      return .failure(FolioError(.schemaViolation, violation.description, location: location))
+    }
+    let bytes = JSONValue.object(document).canonicalBytes()
+    let limit = config.limits.documentBytes
+    if bytes.count > limit {
+      return .failure(
+        FolioError(
+          .tooLarge,
+          "the document would be \(bytes.count) bytes, more than the store's limit of \(limit) (\(ByteSize.format(limit)))",
+          location: location))
+    }
+    return .success(bytes)
   }
 
   static func fileSize(_ path: String) throws -> Int {

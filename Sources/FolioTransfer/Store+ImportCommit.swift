@@ -5,6 +5,70 @@ import FolioSystem
 import Glibc
 
 extension Store {
+  /// The tree of the table's folder after an import: HEAD's (`head`) with
+  /// each imported file set, `names[k]` (`xx/y/name` in a nested table)
+  /// to the blob `ids[k * 20..<k * 20 + 20]`, written to `pack`. `order`
+  /// sorts the names, which groups them by folder at every level.
+  static func importedFolderTree(
+    table: TableConfig, names: [String], order: [Int], ids: [UInt8], head: GitTree?, pack: GitPackFile,
+    repository: GitRepository
+  ) throws -> GitOID {
+    try ids.withUnsafeBytes { ids in
+      // The folder at `level` holding the names `order[range]`, whose
+      // first `offset` characters are its path.
+      func tree(_ head: GitTree?, _ range: Range<Int>, offset: Int, level: Int) throws -> GitOID {
+        guard level < table.layout.depth else {
+          return try pack.addTree(
+            GitTree.mergedBytes(head, adding: range.count) {
+              let k = order[range.lowerBound + $0]
+              return (
+                String(names[k].dropFirst(offset)),
+                UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)])
+              )
+            })
+        }
+        let width = table.layout.folderWidths[level]
+        var subfolders: [(name: String, id: GitOID)] = []
+        var start = range.lowerBound
+        while start < range.upperBound {
+          let path = String(names[order[start]].prefix(offset + width + 1))
+          let name = String(path.dropFirst(offset).dropLast())
+          var end = start
+          while end < range.upperBound && names[order[end]].hasPrefix(path) { end += 1 }
+          let inner = try tree(
+            try head?.subtree(at: name, repository: repository), start..<end, offset: offset + width + 1,
+            level: level + 1)
+          subfolders.append((name, inner))
+          start = end
+        }
+        return try pack.addTree(GitTree.mergedBytes(head, subfolders: subfolders))
+      }
+      return try tree(head, 0..<order.count, offset: 0, level: 0)
+    }
+  }
+
+  /// Adds to `pack` the final bytes of each document the import staged
+  /// more than once (a later row for the same pk) whose first bytes, the
+  /// ones packed while staging, are not the final ones, as its file in the
+  /// table's folder `directory` holds them.
+  /// - Throws: `IO` when a file no longer holds what the import wrote.
+  static func packRestaged(
+    _ manifest: ImportManifest, table: TableConfig, directory: String, into pack: GitPackFile
+  )
+    throws
+  {
+    for (k, packed) in manifest.restaged.sorted(by: { $0.key < $1.key }) {
+      let final = GitOID(bytes: Array(manifest.ids[(k * 20)..<(k * 20 + 20)]))
+      guard final != packed else { continue }
+      guard let bytes = try FileSystem.read(directory + "/" + manifest.names[k]),
+        try pack.addBlob(bytes) == final
+      else {
+        throw FolioError(
+          .io, "an imported document changed before the commit", path: table.path + "/" + manifest.names[k])
+      }
+    }
+  }
+
   /// Commits a landed import: the imported documents and this replica's op
   /// log, as one commit. The documents' blobs are already in the import's
   /// pack (``ImportManifest``), which is being finished on another thread;
@@ -40,51 +104,12 @@ extension Store {
     let logID: GitOID
     let folderTree: GitOID
     do {
-      for (k, packed) in manifest.restaged.sorted(by: { $0.key < $1.key }) {
-        let final = GitOID(bytes: Array(manifest.ids[(k * 20)..<(k * 20 + 20)]))
-        guard final != packed else { continue }
-        guard let bytes = try FileSystem.read(tableDirectory + "/" + names[k]),
-          try rest.addBlob(bytes) == final
-        else {
-          throw FolioError(
-            .io, "an imported document changed before the commit", path: table.path + "/" + names[k])
-        }
-      }
+      try Self.packRestaged(manifest, table: table, directory: tableDirectory, into: rest)
       logID = try rest.addBlob(file: opLogPath)
       let headFolder = try headTree?.subtree(at: table.path, repository: repository)
-      folderTree = try manifest.ids.withUnsafeBytes { ids in
-        // The folder at `level` holding the names `order[range]`, whose
-        // first `offset` characters are its path. Names are `xx/y/name`,
-        // so the sorted order groups them by folder at every level.
-        func tree(_ head: GitTree?, _ range: Range<Int>, offset: Int, level: Int) throws -> GitOID {
-          guard level < table.layout.depth else {
-            return try rest.addTree(
-              GitTree.mergedBytes(head, adding: range.count) {
-                let k = order[range.lowerBound + $0]
-                return (
-                  String(names[k].dropFirst(offset)),
-                  UnsafeRawBufferPointer(rebasing: ids[(k * 20)..<(k * 20 + 20)])
-                )
-              })
-          }
-          let width = table.layout.folderWidths[level]
-          var subfolders: [(name: String, id: GitOID)] = []
-          var start = range.lowerBound
-          while start < range.upperBound {
-            let path = String(names[order[start]].prefix(offset + width + 1))
-            let name = String(path.dropFirst(offset).dropLast())
-            var end = start
-            while end < range.upperBound && names[order[end]].hasPrefix(path) { end += 1 }
-            let inner = try tree(
-              try head?.subtree(at: name, repository: repository), start..<end, offset: offset + width + 1,
-              level: level + 1)
-            subfolders.append((name, inner))
-            start = end
-          }
-          return try rest.addTree(GitTree.mergedBytes(head, subfolders: subfolders))
-        }
-        return try tree(headFolder, 0..<order.count, offset: 0, level: 0)
-      }
+      folderTree = try Self.importedFolderTree(
+        table: table, names: names, order: order, ids: manifest.ids, head: headFolder, pack: rest,
+        repository: repository)
       try rest.store(in: repository)
       try pack.store(in: repository)
     } catch {

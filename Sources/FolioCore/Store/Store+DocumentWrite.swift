@@ -28,147 +28,17 @@ extension Store {
     _ write: Journal.Write, in dirfd: Int32, name: String, sync: Bool, after last: HLC?,
     spares: SpareFiles? = nil
   ) throws -> [Op] {
-    var expected = write.oldHash
-    var bytes = write.new
-    var fold = write.fold
-    var folds: [Op] = []
-    let temp = FileSystem.temporaryName(for: name)
-    let tempPath = FileSystem.split(write.path).directory + "/" + temp
-
-    /// Folds `current` (what the editor left) in; false if it cannot be.
-    func foldIn(_ current: [UInt8]?) -> Bool {
-      guard let step = fold, let folded = step.apply(over: current) else { return false }
-      if !folded.mutation.isEmpty {
-        folds.append(
-          Op(
-            hlc: HLC.next(
-              after: folds.last?.hlc ?? last, now: SystemClock.nowMilliseconds(), replica: replicaID),
-            table: step.table.name, pk: step.pk, mutation: folded.mutation))
-      }
-      fold!.original = folded.edited
-      fold!.new = folded.folded
-      bytes = folded.folded.map { JSONValue.object($0).canonicalBytes() }
-      expected = current.map { FNV.hex($0) }
-      return true
-    }
-
-    func read(_ file: String? = nil, in folder: Int32? = nil, path: String? = nil) throws -> [UInt8]? {
-      let display = path ?? write.path
-      return try FileSystem.openForReading(in: folder ?? dirfd, name: file ?? name, path: relative(display))
-        .map {
-          fd in
-          defer { close(fd) }
-          return try FileSystem.readAll(fd, path: display)
-        }
-    }
-
-    /// The new content in a file of its own: a ready spare if there is
-    /// one, else the temp file next to the document.
-    func stage(_ content: [UInt8]) throws -> StagedFile {
-      if let spares, let spare = spares.take(), let folder = spares.folder() {
-        do {
-          if let staged = try StagedFile.spare(spare, in: folder, content, path: tempPath) { return staged }
-        } catch {
-          spares.keep(spare.name, length: max(spare.length, content.count))
-          throw error
-        }
-      }
-      let fd = try FileSystem.createExclusive(in: dirfd, name: temp, path: tempPath)
-      do {
-        try FileSystem.writeAll(fd, content, path: tempPath)
-        if sync { try FileSystem.syscall("fsync", path: tempPath) { fsync(fd) } }
-        close(fd)
-      } catch {
-        close(fd)
-        unlinkat(dirfd, temp, 0)
-        throw error
-      }
-      return StagedFile(folder: dirfd, name: temp, path: tempPath, length: content.count, isSpare: false)
-    }
-
-    /// Done with a staged file that holds no one's current document: back
-    /// to the spares if it is one (or can be made one), else unlinked.
-    func discard(_ staged: StagedFile, length: Int) {
-      if staged.isSpare {
-        spares!.keep(staged.name, length: length)
-      } else if spares?.adopt(staged.name, in: staged.folder, length: length) != true {
-        unlinkat(staged.folder, staged.name, 0)
-      }
-    }
-
+    let placement = DocumentPlacement(
+      store: self, write: write, dirfd: dirfd, name: name, sync: sync, last: last, spares: spares)
     // An edit saved before this point is folded in before anything moves.
-    let current = try read()
-    if current.map({ FNV.hex($0) }) != expected && !foldIn(current) { return folds }
-
-    for _ in 0..<Store.foldLimit {
-      guard let content = bytes else {
-        // A removal: only the content the transaction read is removed.
-        _ = try FileSystem.syscall("unlinkat", path: write.path, expecting: [ENOENT]) {
-          unlinkat(dirfd, name, 0)
-        }
-        return folds
-      }
-      let staged = try stage(content)
-      let flags = expected == nil ? FileSystem.renameNoReplace : FileSystem.renameExchange
-      let renamed: Result<Int32, FileSystem.Errno>
-      do {
-        renamed = try FileSystem.syscall(
-          "renameat2", path: write.path, expecting: [EEXIST, ENOENT, EINVAL, ENOSYS, EXDEV]
-        ) { FileSystem.renameat2(staged.folder, staged.name, dirfd, name, flags) }
-      } catch {
-        discard(staged, length: content.count)
-        throw error
-      }
-      if case .failure(let failure) = renamed {
-        let code = failure.code
-        if code == EXDEV {
-          // The spares are on another file system than the table.
-          discard(staged, length: content.count)
-          spares?.disable()
-          continue
-        }
-        if code == EEXIST || code == ENOENT {
-          // Created (or removed) by someone since it was read.
-          discard(staged, length: content.count)
-          if !foldIn(try read()) { return folds }
-          continue
-        }
-        // No renameat2 here: check right before a plain rename.
-        spares?.disable()
-        let now = try read()
-        if now.map({ FNV.hex($0) }) != expected {
-          discard(staged, length: content.count)
-          if !foldIn(now) { return folds }
-          continue
-        }
-        try FileSystem.syscall("renameat", path: write.path) {
-          renameat(staged.folder, staged.name, dirfd, name)
-        }
-        return folds
-      }
-      if flags == FileSystem.renameNoReplace { return folds }
-      // Exchanged: the file that was in place is now at the staged name.
-      let replaced = try read(staged.name, in: staged.folder, path: staged.path)
-      if replaced.map({ FNV.hex($0) }) == expected {
-        discard(staged, length: replaced?.count ?? 0)
-        return folds
-      }
-      // An editor saved over the file after it was read: its save is the
-      // file just swapped out, made over the content this write expected,
-      // and what is in place now is this write's.
-      let placed = fold?.new
-      if !foldIn(replaced) {
-        // Not a JSON object: put the editor's file back as it was saved.
-        try FileSystem.syscall("renameat", path: write.path) {
-          renameat(staged.folder, staged.name, dirfd, name)
-        }
-        return folds
-      }
-      unlinkat(staged.folder, staged.name, 0)
-      fold!.original = placed
-      expected = FNV.hex(content)
+    let current = try placement.read()
+    if current.map({ FNV.hex($0) }) != placement.expected && !placement.foldIn(current) {
+      return placement.folds
     }
-    return folds
+    for _ in 0..<Store.foldLimit {
+      if try placement.attempt() { break }
+    }
+    return placement.folds
   }
 }
 

@@ -59,36 +59,14 @@ extension Store {
           + " still conflict; resolve them, 'git add' them and run 'git commit' (or 'git merge --abort')")
     }
     let targetTree = try repository.tree(result.tree)
-    let headTree = try head.tree()
-    var writes: [String: GitOID?] = [:]
-    var allowed: [String: Set<GitOID?>] = [:]
-    for change in try repository.changes(from: headTree, to: targetTree) {
-      writes[change.path] = change.new
-      // The file may hold HEAD's version, git's merge of it (staged), or
-      // the result already; anything else is someone's edit.
-      allowed[change.path] = [change.old, change.new, index.entry(at: change.path)?.id]
-    }
-    // git's own merge also staged and wrote the paths it merged cleanly,
-    // and its verdict may not be replay's (a document one side removed
-    // after the other inserted it): each path that differs between the two
-    // sides and is staged unlike the result goes back to the result.
-    for change in try repository.changes(from: headTree, to: try repository.commit(theirs).tree())
-    where writes[change.path] == nil {
-      let target = targetTree.blobID(at: change.path)
-      let staged = index.entry(at: change.path)?.id
-      guard conflicted.contains(change.path) || staged != target else { continue }
-      writes[change.path] = .some(target)
-      allowed[change.path] = [change.old, change.new, staged]
-    }
-    for path in conflicted where writes[path] == nil { writes[path] = .some(targetTree.blobID(at: path)) }
+    let (writes, allowed) = try gitMergeWrites(
+      from: try head.tree(), theirs: theirs, to: targetTree, index: index, conflicted: conflicted,
+      repository: repository)
     let evicted = try offTreePaths()
     let workTree = WorkTree(root: rootPath)
-    var blocked: [String] = []
-    for (path, accepted) in allowed where !conflicted.contains(path) && !evicted.contains(path) {
-      let current = try workTree.read(path).map {
-        try GitRepository.hashBlob($0)
-      }
-      if !accepted.contains(current) { blocked.append(path) }
+    let blocked = try allowed.keys.filter { path in
+      guard !conflicted.contains(path) && !evicted.contains(path) else { return false }
+      return !allowed[path]!.contains(try workTree.read(path).map { try GitRepository.hashBlob($0) })
     }
     if !blocked.isEmpty {
       throw FolioError(
@@ -96,16 +74,8 @@ extension Store {
         "finishing the git merge would overwrite changes to \(blocked.sorted().joined(separator: ", ")) "
           + "made since; move them aside, then commit again", remedy: .commitAgain)
     }
-    var message = "folio: merge \(theirs.description.prefix(12))\n"
-    if let bytes = try FileSystem.read(gitDirectory + "/MERGE_MSG") {
-      let lines = String(decoding: bytes, as: UTF8.self).split(
-        separator: "\n", omittingEmptySubsequences: false
-      )
-      .filter { !$0.hasPrefix("#") }
-      let text = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-      if !text.isEmpty { message = text + "\n" }
-    }
-    let target = try repository.createCommit(tree: result.tree, parents: [head.id, theirs], message: message)
+    let target = try repository.createCommit(
+      tree: result.tree, parents: [head.id, theirs], message: try gitMergeMessage(theirs: theirs))
     if let latest = result.latestStamp { try observe(remoteStamp: latest) }
     // Removals first, deepest first, then writes, so a folder replaced by
     // a file (or the reverse) finds its place free; modes as git keeps them.
@@ -138,6 +108,50 @@ extension Store {
     try repository.setReference(try repository.headBranch(), to: target, message: "folio: finish git merge")
     try dropGitMergeState()
     return writes.keys.sorted()
+  }
+
+  /// What finishing the merge writes, each path's blob (nil: removed),
+  /// and the versions its file may hold now without being someone's edit.
+  private func gitMergeWrites(
+    from headTree: GitTree, theirs: GitOID, to targetTree: GitTree, index: GitIndex, conflicted: Set<String>,
+    repository: GitRepository
+  ) throws -> (writes: [String: GitOID?], allowed: [String: Set<GitOID?>]) {
+    var writes: [String: GitOID?] = [:]
+    var allowed: [String: Set<GitOID?>] = [:]
+    for change in try repository.changes(from: headTree, to: targetTree) {
+      writes[change.path] = change.new
+      // The file may hold HEAD's version, git's merge of it (staged), or
+      // the result already; anything else is someone's edit.
+      allowed[change.path] = [change.old, change.new, index.entry(at: change.path)?.id]
+    }
+    // git's own merge also staged and wrote the paths it merged cleanly,
+    // and its verdict may not be replay's (a document one side removed
+    // after the other inserted it): each path that differs between the two
+    // sides and is staged unlike the result goes back to the result.
+    for change in try repository.changes(from: headTree, to: try repository.commit(theirs).tree())
+    where writes[change.path] == nil {
+      let target = targetTree.blobID(at: change.path)
+      let staged = index.entry(at: change.path)?.id
+      guard conflicted.contains(change.path) || staged != target else { continue }
+      writes[change.path] = .some(target)
+      allowed[change.path] = [change.old, change.new, staged]
+    }
+    for path in conflicted where writes[path] == nil { writes[path] = .some(targetTree.blobID(at: path)) }
+    return (writes, allowed)
+  }
+
+  /// The message git prepared for the merge of `theirs` (`MERGE_MSG`,
+  /// without its comment lines), else one that names the commit.
+  private func gitMergeMessage(theirs: GitOID) throws -> String {
+    guard let bytes = try FileSystem.read(gitDirectory + "/MERGE_MSG") else {
+      return "folio: merge \(theirs.description.prefix(12))\n"
+    }
+    let lines = String(decoding: bytes, as: UTF8.self).split(
+      separator: "\n", omittingEmptySubsequences: false
+    )
+    .filter { !$0.hasPrefix("#") }
+    let text = lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+    return text.isEmpty ? "folio: merge \(theirs.description.prefix(12))\n" : text + "\n"
   }
 
   /// Removes the files git keeps while a merge waits to be concluded.

@@ -218,6 +218,69 @@ struct TreeMerge {
     return changed ? (merge, trees.base, trees.ours, trees.theirs) : nil
   }
 
+  /// The documents whose file changed on one side only, or on neither,
+  /// that both sides recorded ops for: they still need replay. `handled`
+  /// holds the paths already queued.
+  private func documentsWithOpsOnBothSides(
+    ourOps: [OpHistory.DocumentKey: [Op]], theirOps: [OpHistory.DocumentKey: [Op]], handled: Set<String>,
+    trees: (base: GitTree?, ours: GitTree, theirs: GitTree)
+  ) throws -> [MergeContext.Job] {
+    // Listings of table folders, read once per tree: looking a path up in
+    // a 100k-entry folder parses the whole folder each time.
+    var listings: [String: [String: GitOID]] = [:]
+    func blobID(_ tree: GitTree?, _ path: String) throws -> GitOID? {
+      guard let tree else { return nil }
+      let (directory, name) = FileSystem.split(path)
+      let key = tree.id.description + ":" + directory
+      if listings[key] == nil {
+        listings[key] = Dictionary(
+          try tree.blobs(in: directory, repository: repository).map { ($0.name, $0.id) },
+          uniquingKeysWith: { a, _ in a })
+      }
+      return listings[key]![name]
+    }
+    var documents: [MergeContext.Job] = []
+    for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: OpHistory.DocumentKey.precedes) {
+      guard let table = config.table(named: key.table),
+        let path = try? table.path(of: key.pk)
+      else { continue }
+      if handled.contains(path) { continue }
+      documents.append(
+        .init(
+          key: key, path: path, table: table,
+          ids: (try blobID(trees.base, path), try blobID(trees.ours, path), try blobID(trees.theirs, path))))
+    }
+    return documents
+  }
+
+  /// Resolves `documents` by replay, in batches so that the blobs read
+  /// ahead stay bounded: each merged document's blob goes into `updates`
+  /// (none where it is ours already), its key into `resolved`.
+  private func resolve(
+    _ documents: [MergeContext.Job], context: MergeContext,
+    updates: inout [String: (id: GitOID?, mode: UInt32)],
+    resolved: inout [OpHistory.DocumentKey], oversized: inout [String]
+  ) throws {
+    for start in stride(from: 0, to: documents.count, by: Self.resolveBatch) {
+      let batch = Array(documents[start..<min(start + Self.resolveBatch, documents.count)])
+      for (job, outcome) in zip(batch, context.resolveAll(batch)) {
+        let merged: JSONObject?
+        do {
+          merged = try outcome.get()
+        } catch let error as FolioError where error.code == .tooLarge {
+          // A document past the limit (an older build wrote it) is not
+          // read: it stays as this side has it, and the merge goes on for
+          // the rest. `folio rm` of it clears it everywhere.
+          oversized.append(job.path)
+          continue
+        }
+        let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
+        if id != job.ids.1 { updates[job.path] = (id, 0) } else { updates[job.path] = nil }
+        resolved.append(job.key)
+      }
+    }
+  }
+
   private func mergeInOneLayout(
     base: GitTree?, baseCommit: GitOID?, ours: (tree: GitTree, stamp: HLC),
     theirs: (tree: GitTree, stamp: HLC)
@@ -240,21 +303,6 @@ struct TreeMerge {
     var conflicts: [String] = []
     // Path → new blob id (nil: removed) and mode, over ours.
     var updates: [String: (id: GitOID?, mode: UInt32)] = [:]
-
-    // Listings of table folders, read once per tree: looking a path up in
-    // a 100k-entry folder parses the whole folder each time.
-    var listings: [String: [String: GitOID]] = [:]
-    func blobID(_ tree: GitTree?, _ path: String) throws -> GitOID? {
-      guard let tree else { return nil }
-      let (directory, name) = FileSystem.split(path)
-      let key = tree.id.description + ":" + directory
-      if listings[key] == nil {
-        listings[key] = Dictionary(
-          try tree.blobs(in: directory, repository: repository).map { ($0.name, $0.id) },
-          uniquingKeysWith: { a, _ in a })
-      }
-      return listings[key]![name]
-    }
 
     // Documents to resolve by replay, in the order met; resolved together
     // (on two threads when there are many) once both sides are read.
@@ -290,37 +338,9 @@ struct TreeMerge {
         conflicts.append(path)
       }
     }
-    // A document only one side's file changed still needs replay when both
-    // sides recorded ops for it.
-    for key in Set(ourOps.keys).intersection(theirOps.keys).sorted(by: OpHistory.DocumentKey.precedes) {
-      guard let table = config.table(named: key.table),
-        let path = try? table.path(of: key.pk)
-      else { continue }
-      if handled.contains(path) { continue }
-      documents.append(
-        .init(
-          key: key, path: path, table: table,
-          ids: (try blobID(base, path), try blobID(ours.tree, path), try blobID(theirs.tree, path))))
-    }
-    // In batches, so that the blobs read ahead stay bounded.
-    for start in stride(from: 0, to: documents.count, by: Self.resolveBatch) {
-      let batch = Array(documents[start..<min(start + Self.resolveBatch, documents.count)])
-      for (job, outcome) in zip(batch, context.resolveAll(batch)) {
-        let merged: JSONObject?
-        do {
-          merged = try outcome.get()
-        } catch let error as FolioError where error.code == .tooLarge {
-          // A document past the limit (an older build wrote it) is not
-          // read: it stays as this side has it, and the merge goes on for
-          // the rest. `folio rm` of it clears it everywhere.
-          oversized.append(job.path)
-          continue
-        }
-        let id = try merged.map { try repository.writeBlob(JSONValue.object($0).canonicalBytes()) }
-        if id != job.ids.1 { updates[job.path] = (id, 0) } else { updates[job.path] = nil }
-        resolved.append(job.key)
-      }
-    }
+    documents += try documentsWithOpsOnBothSides(
+      ourOps: ourOps, theirOps: theirOps, handled: handled, trees: (base, ours.tree, theirs.tree))
+    try resolve(documents, context: context, updates: &updates, resolved: &resolved, oversized: &oversized)
     if !conflicts.isEmpty {
       throw FolioError(
         .conflict,

@@ -119,22 +119,7 @@ extension Store {
           repository: repository)
       }
       summary.transferTime += clock.now - fetchStart
-      if let refusal, refusal.error.reason == .refused, refusal.tip == theirs,
-        refusal.inARow >= Store.refusalsForVerdict
-      {
-        // The remote stood still through several refusals: its verdict, not
-        // a race. One refusal at a still tip is not enough, since a rival
-        // push can hold the remote's ref lock and then fail itself.
-        // A refusal a server setting makes says which setting.
-        let fix =
-          SystemGit.serverSetting(in: refusal.error.detail)
-          ?? "ask the remote's owner, or push to another branch"
-        throw FolioError(
-          .pushRejected,
-          "remote '\(remote)' refused the push: \(refusal.error.detail). Everything is committed and merged locally; "
-            + fix,
-          function: "git_remote_push")
-      }
+      if let verdict = Store.verdict(of: refusal, at: theirs, remote: remote) { throw verdict }
       var oversized: [String] = []
       let (action, resolved, head) = try lock.withLock {
         try recoverBeforeWrite()
@@ -173,6 +158,26 @@ extension Store {
         + "rounds (last: \(refusal?.error.detail ?? "refused")). Everything is committed and merged locally; "
         + "sync again",
       function: "git_remote_push", remedy: .syncAgain)
+  }
+
+  /// The error that ends a sync when the remote stood still through
+  /// several refusals of the push (its verdict, not a race), else nil. One
+  /// refusal at a still tip is not enough, since a rival push can hold the
+  /// remote's ref lock and then fail itself. A refusal a server setting
+  /// makes says which setting.
+  private static func verdict(
+    of refusal: (error: PushRefusal, tip: GitOID?, inARow: Int)?, at tip: GitOID?, remote: String
+  ) -> FolioError? {
+    guard let refusal, refusal.error.reason == .refused, refusal.tip == tip,
+      refusal.inARow >= Store.refusalsForVerdict
+    else { return nil }
+    let fix =
+      SystemGit.serverSetting(in: refusal.error.detail) ?? "ask the remote's owner, or push to another branch"
+    return FolioError(
+      .pushRejected,
+      "remote '\(remote)' refused the push: \(refusal.error.detail). Everything is committed and merged locally; "
+        + fix,
+      function: "git_remote_push")
   }
 
   /// Brings `theirs` into the current branch: nothing, a fast-forward or a

@@ -249,6 +249,23 @@ final class ObservationWatcher: Sendable {
       }
     }
 
+    /// Waits for a writer midway: nothing, until a second has passed
+    /// since the wait began; then the store lock, which the writer holds
+    /// until it is done, and under it the recovery of what a killed writer
+    /// left and `cleanUp`; then the step runs again.
+    func waitForWriter(_ cleanUp: () -> Void = {}) {
+      let now = SystemClock.monotonicSeconds()
+      let since = waitingSince ?? now
+      waitingSince = since
+      if now - since < 1 { return }
+      _ = try? store.lock.withLock {
+        try store.recover()
+        cleanUp()
+      }
+      waitingSince = nil
+      again = true
+    }
+
     /// What follows each wake-up: waits out transactions under way, then
     /// refreshes the observers of what changed.
     func step() {
@@ -262,17 +279,7 @@ final class ObservationWatcher: Sendable {
       // the wait goes on under the store lock, which the writer holds until
       // it is done; a mark still there then is one a killed writer left.
       if TransactionMarker.isPresent(privateDirectory: store.privateDirectory) {
-        let now = SystemClock.monotonicSeconds()
-        let since = waitingSince ?? now
-        waitingSince = since
-        if now - since < 1 { return }
-        _ = try? store.lock.withLock {
-          try store.recover()
-          TransactionMarker.remove(privateDirectory: store.privateDirectory)
-        }
-        waitingSince = nil
-        again = true
-        return
+        return waitForWriter { TransactionMarker.remove(privateDirectory: store.privateDirectory) }
       }
       // A Folio transaction under way (here or in another process) is seen
       // whole: once it stamps itself applied (or, from an older writer or a
@@ -294,14 +301,7 @@ final class ObservationWatcher: Sendable {
         underWay = keys
         // Only the op log, or a folder, changed: that is the transaction's.
         if changes.isEmpty || changes.contains(where: { Drained.overlap(underWay[$0.key], $0.value) }) {
-          let now = SystemClock.monotonicSeconds()
-          let since = waitingSince ?? now
-          waitingSince = since
-          if now - since < 1 { return }
-          _ = try? store.lock.withLock { try store.recover() }
-          waitingSince = nil
-          again = true
-          return
+          return waitForWriter()
         }
       }
       waitingSince = nil

@@ -286,11 +286,12 @@ final class IndexBase: @unchecked Sendable {
 
   // MARK: Writing
 
-  /// The bytes of a base file holding `entries`.
-  static func encode(
-    signature: String, generation: UInt64, directory: FileStat, directoryCheckedAt: Int64, keyCount: Int,
-    entries: [(pk: String, entry: IndexEntry)]
-  ) -> [UInt8] {
+  /// The heap of pk and value bytes an index file ends with, each
+  /// document's references into it, each order key's permutation (by
+  /// value, then pk) and the pk order: what ``encode`` lays out.
+  private static func heapAndOrders(_ entries: [(pk: String, entry: IndexEntry)], keyCount: Int) -> (
+    heap: [UInt8], pkRefs: [(UInt32, UInt32)], valueRefs: [[(UInt32, UInt32)]], perms: [[Int]], pkPerm: [Int]
+  ) {
     let n = entries.count
     var heap: [UInt8] = []
     var pkRefs: [(UInt32, UInt32)] = []
@@ -326,6 +327,16 @@ final class IndexBase: @unchecked Sendable {
         })
     }
     let pkPerm = (0..<n).sorted { pkKeys[$0].compare(pkKeys[$1]) < 0 }
+    return (heap, pkRefs, valueRefs, perms, pkPerm)
+  }
+
+  /// The bytes of a base file holding `entries`.
+  static func encode(
+    signature: String, generation: UInt64, directory: FileStat, directoryCheckedAt: Int64, keyCount: Int,
+    entries: [(pk: String, entry: IndexEntry)]
+  ) -> [UInt8] {
+    let n = entries.count
+    let (heap, pkRefs, valueRefs, perms, pkPerm) = heapAndOrders(entries, keyCount: keyCount)
     let racy = entries.indices.filter { entries[$0].entry.isRacy }
 
     var out: [UInt8] = []

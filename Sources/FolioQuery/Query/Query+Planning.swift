@@ -211,33 +211,7 @@ extension Query {
     plan.snapshot = snapshot
     plan.contentsChecked = contents
 
-    let naturalEstimate: Int
-    switch plan.natural {
-    case .pk:
-      naturalEstimate =
-        MergedRange(runs: snapshot.runs(key: nil, constant: .null), lower: plan.lower, upper: plan.upper)
-        .estimatedCount
-    case .index(let key, let path):
-      // A filter on the order path narrows the range, where the query sets
-      // no bound of its own on that side.
-      if usesFilterBounds, let filter {
-        let bounds = Query.filterBounds(filter, path: path)
-        if plan.lower == nil, let point = bounds.lower {
-          plan.lower = (point, true)
-          plan.narrowed = true
-        }
-        if plan.upper == nil, let point = bounds.upper {
-          plan.upper = (point, true)
-          plan.narrowed = true
-        }
-        plan.filterImplied = start == nil && end == nil && Query.isImpliedByRange(filter, path: path)
-      }
-      naturalEstimate =
-        MergedRange(runs: snapshot.runs(key: key, constant: .null), lower: plan.lower, upper: plan.upper)
-        .estimatedCount
-    case .scan:
-      naturalEstimate = snapshot.approximateCount
-    }
+    let naturalEstimate = self.naturalEstimate(&plan, snapshot: snapshot)
 
     guard
       let best = candidates.map({ candidate in
@@ -262,6 +236,37 @@ extension Query {
       plan.narrowed = true
     }
     return plan
+  }
+
+  /// About how many documents the plan's natural access reads; a filter
+  /// on the path of the index it walks narrows that index's range first,
+  /// where the query sets no bound of its own on that side (recorded in
+  /// `plan`).
+  private func naturalEstimate(_ plan: inout AccessPlan, snapshot: IndexSnapshot) -> Int {
+    switch plan.natural {
+    case .pk:
+      return
+        MergedRange(runs: snapshot.runs(key: nil, constant: .null), lower: plan.lower, upper: plan.upper)
+        .estimatedCount
+    case .index(let key, let path):
+      if usesFilterBounds, let filter {
+        let bounds = Query.filterBounds(filter, path: path)
+        if plan.lower == nil, let point = bounds.lower {
+          plan.lower = (point, true)
+          plan.narrowed = true
+        }
+        if plan.upper == nil, let point = bounds.upper {
+          plan.upper = (point, true)
+          plan.narrowed = true
+        }
+        plan.filterImplied = start == nil && end == nil && Query.isImpliedByRange(filter, path: path)
+      }
+      return
+        MergedRange(runs: snapshot.runs(key: key, constant: .null), lower: plan.lower, upper: plan.upper)
+        .estimatedCount
+    case .scan:
+      return snapshot.approximateCount
+    }
   }
 
   /// How this query will run, without reading any document.
