@@ -49,7 +49,7 @@ public struct SyncConfig: Sendable, Hashable {
 
   /// The ssh private key for remotes reached over ssh, as written in the
   /// file: `~` or `~/…` for the home folder, else absolute or relative to
-  /// the store root (see ``sshKeyPath(root:environment:)``). Its public key
+  /// the store root (see ``sshKeyPath(root:settings:)``). Its public key
   /// is the same path plus `.pub`.
   public var sshKey: String?
 
