@@ -750,19 +750,20 @@ struct ConfigYAMLTextTests {
     let set = FolioSettings(environment: [
       "FOLIO_LOCK_TIMEOUT": "2.5", "FOLIO_TABLE_LAYOUT": "hashed", "FOLIO_SSH_KEY": "/k",
       "FOLIO_INDEX_DAEMON": "OFF", "FOLIO_INDEX_DAEMON_MIN_DOCUMENTS": "0", "FOLIO_DEBUG_INDEX": "1",
-      "HOME": "/h",
+      "FOLIO_SPLIT_INDEX_MIN_ENTRIES": "0", "HOME": "/h",
     ])
     #expect(set.lockTimeout == 2.5 && set.tableLayout == .hashed && set.sshKey == "/k")
     #expect(set.indexDaemon == .off && set.indexDaemonMinimumDocuments == 0 && set.debugIndex)
-    #expect(set.home == "/h")
+    #expect(set.home == "/h" && set.splitIndexMinimumEntries == 0)
     let odd = FolioSettings(environment: [
       "FOLIO_LOCK_TIMEOUT": "-1", "FOLIO_TABLE_LAYOUT": "round", "FOLIO_SSH_KEY": "",
       "FOLIO_INDEX_DAEMON": "maybe", "FOLIO_INDEX_DAEMON_MIN_DOCUMENTS": "many", "FOLIO_DEBUG_INDEX": "0",
+      "FOLIO_SPLIT_INDEX_MIN_ENTRIES": "-3",
     ])
     #expect(odd == defaults)
     #expect(FolioSettings(environment: ["FOLIO_INDEX_DAEMON": "yes"]).indexDaemon == .auto)
     // Every name it reads is one `folio` looks up.
-    #expect(Set(FolioSettings.variableNames).count == 7)
+    #expect(Set(FolioSettings.variableNames).count == 8)
   }
 
   @Test(arguments: roundTripConfigs)

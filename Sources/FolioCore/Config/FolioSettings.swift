@@ -38,6 +38,11 @@ public struct FolioSettings: Sendable, Equatable {
   /// How many documents make a full check worth a daemon
   /// (`FOLIO_INDEX_DAEMON_MIN_DOCUMENTS`; 20,000).
   public var indexDaemonMinimumDocuments = 20_000
+  /// How many entries git's index has before Folio writes it split, when
+  /// the repository's `core.splitIndex` is unset
+  /// (`FOLIO_SPLIT_INDEX_MIN_ENTRIES`; 50,000). Test suites set 0 to run
+  /// again over split indexes.
+  public var splitIndexMinimumEntries = 50_000
   /// Whether each index check writes how it was made to stderr
   /// (`FOLIO_DEBUG_INDEX=1`).
   public var debugIndex = false
@@ -63,6 +68,9 @@ public struct FolioSettings: Sendable, Equatable {
     if let text = environment["FOLIO_INDEX_DAEMON_MIN_DOCUMENTS"], let value = Int(text) {
       indexDaemonMinimumDocuments = value
     }
+    if let text = environment["FOLIO_SPLIT_INDEX_MIN_ENTRIES"], let value = Int(text), value >= 0 {
+      splitIndexMinimumEntries = value
+    }
     if let text = environment["FOLIO_DEBUG_INDEX"] { debugIndex = !text.isEmpty && text != "0" }
     home = environment["HOME"]
   }
@@ -70,7 +78,7 @@ public struct FolioSettings: Sendable, Equatable {
   /// The names ``init(environment:)`` reads.
   public static let variableNames = [
     "FOLIO_LOCK_TIMEOUT", "FOLIO_TABLE_LAYOUT", "FOLIO_SSH_KEY", "FOLIO_INDEX_DAEMON",
-    "FOLIO_INDEX_DAEMON_MIN_DOCUMENTS", "FOLIO_DEBUG_INDEX", "HOME",
+    "FOLIO_INDEX_DAEMON_MIN_DOCUMENTS", "FOLIO_SPLIT_INDEX_MIN_ENTRIES", "FOLIO_DEBUG_INDEX", "HOME",
   ]
 
   private static let shared = Mutex(FolioSettings())

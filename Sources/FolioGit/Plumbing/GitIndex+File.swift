@@ -209,17 +209,33 @@ struct IndexFileWriter {
     if buffer.count >= 1 << 20 { try flush() }
   }
 
+  /// An entry from a mapped index whose path does not follow its fields
+  /// (a split index's replacing entry): its fields, its path's length in
+  /// the flags, the path and padding.
+  mutating func append(copying entry: GitIndexFile.Entry) {
+    buffer += UnsafeRawBufferPointer(start: entry.fields, count: 60)
+    let flags = UInt16(bigEndian: entry.fields.loadUnaligned(fromByteOffset: 60, as: UInt16.self))
+    append16(flags & ~0xFFF | UInt16(min(entry.path.count, 0xFFF)))
+    let size = entry.extended ? 64 : 62
+    if entry.extended { buffer += UnsafeRawBufferPointer(start: entry.fields + 62, count: 2) }
+    buffer += entry.path
+    buffer += repeatElement(0, count: (size + entry.path.count + 8) & ~7 - size - entry.path.count)
+  }
+
   mutating func flush() throws {
     hash.update(buffer)
     try FileSystem.writeAll(fd, buffer, path: path)
     buffer.removeAll(keepingCapacity: true)
   }
 
-  /// The trailer: the SHA-1 of everything before it.
-  mutating func finish() throws {
+  /// The trailer: the SHA-1 of everything before it, which it returns.
+  @discardableResult
+  mutating func finish() throws -> [UInt8] {
     hash.update(buffer)
-    buffer += hash.finish()
+    let checksum = hash.finish()
+    buffer += checksum
     try FileSystem.writeAll(fd, buffer, path: path)
     buffer = []
+    return checksum
   }
 }

@@ -1,4 +1,5 @@
 internal import Clibgit2
+import FolioSystem
 import Glibc
 
 /// Where a checkout finds the index entry of a path: libgit2's index, or
@@ -136,6 +137,10 @@ package final class GitIndex: IndexEntryLookup {
   /// is not read again, so use it on a handle with no unsaved changes:
   /// reading 100,000 entries costs tens of milliseconds each time.
   func readFromDisk() throws {
+    // libgit2 cannot read a split index: Folio may have written one since.
+    if let path = git_index_path(handle).map({ String(cString: $0) }) {
+      try GitIndexFile.unsplitIfNeeded(gitDirectory: FileSystem.split(path).directory)
+    }
     try LibGit2.check(git_index_read(handle, 0), "git_index_read")
   }
 

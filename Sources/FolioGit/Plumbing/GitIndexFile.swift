@@ -10,182 +10,207 @@ import Glibc
 /// same file.
 ///
 /// Versions 2 and 3 are read (what git and libgit2 write by default and
-/// what Folio writes). Version 4 (prefix-compressed paths), a split index
-/// (the `link` extension, whose entries live in another file) and a sparse
-/// index (`sdir`) are not: ``open(_:)`` returns nil for them, and callers
-/// go through libgit2.
+/// what Folio writes), whole or split: a split index (the `link`
+/// extension) keeps most entries in a shared file that does not change,
+/// `.git/sharedindex.<sha>`, and only what changed since in `.git/index`
+/// (``GitIndexFile+Split``). Version 4 (prefix-compressed paths) and a
+/// sparse index (`sdir`) are not: ``open(_:)`` returns nil for them, and
+/// callers go through libgit2.
 final class GitIndexFile: IndexEntryLookup {
-  /// One entry, pointing into the mapped file.
+  /// One entry, pointing into a mapped file.
   struct Entry {
-    /// Where the entry starts in the file, and its length with padding.
-    var offset: Int
+    /// The entry's fields (stat data, id, flags), in mapped memory.
+    var fields: UnsafeRawPointer
+    /// The bytes the entry takes where it is: fields, path and padding.
     var length: Int
-    /// The path's bytes, without the NUL.
+    /// The path's bytes, without the NUL. They follow the fields, except
+    /// for an entry a split index replaced without repeating the path,
+    /// which has the replaced entry's.
     var path: UnsafeBufferPointer<UInt8>
     /// The stage (0 for a merged entry).
     var stage: Int
+    /// Whether the fields carry a second flags word (version 3).
+    var extended: Bool
     var skipWorktree: Bool
 
+    /// Whether the path's bytes follow the fields: the entry can be copied
+    /// as it is.
+    var isWhole: Bool {
+      UnsafeRawPointer(path.baseAddress!) == fields + (extended ? 64 : 62)
+    }
+
+    /// The 32-bit field at `offset`.
+    func word(_ offset: Int) -> UInt32 {
+      UInt32(bigEndian: fields.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
     /// The blob id.
-    func id(in file: GitIndexFile) -> GitOID {
-      GitOID(bytes: Array(UnsafeRawBufferPointer(rebasing: file.bytes[(offset + 40)..<(offset + 60)])))
+    var id: GitOID {
+      GitOID(bytes: Array(UnsafeRawBufferPointer(start: fields + 40, count: 20)))
     }
 
     /// Whether the file's stat data is what the entry recorded: size,
     /// modification time and inode, as git's own check (ctime is left out,
     /// as `core.trustctime` allows, since a backup tool changes it).
-    func matches(_ st: stat, in file: GitIndexFile) -> Bool {
-      file.word(offset + 8) == UInt32(truncatingIfNeeded: st.st_mtim.tv_sec)
-        && file.word(offset + 12) == UInt32(truncatingIfNeeded: st.st_mtim.tv_nsec)
-        && file.word(offset + 20) == UInt32(truncatingIfNeeded: st.st_ino)
-        && file.word(offset + 36) == UInt32(truncatingIfNeeded: st.st_size)
+    func matches(_ st: stat) -> Bool {
+      word(8) == UInt32(truncatingIfNeeded: st.st_mtim.tv_sec)
+        && word(12) == UInt32(truncatingIfNeeded: st.st_mtim.tv_nsec)
+        && word(20) == UInt32(truncatingIfNeeded: st.st_ino)
+        && word(36) == UInt32(truncatingIfNeeded: st.st_size)
     }
   }
 
-  /// The mapped bytes.
-  let bytes: UnsafeRawBufferPointer
-  /// The version (2 or 3).
-  let version: UInt32
-  /// Every entry, in the file's (path) order, read from the mapped bytes
-  /// when asked for: only their offsets are kept, 4 bytes an entry.
+  /// `.git/index`: every entry, or for a split index those changed since
+  /// the shared one.
+  let top: MappedIndexFile
+  /// The shared index a split one names.
+  let shared: MappedIndexFile?
+  /// Every entry, in path order, read from the mapped bytes when asked
+  /// for: only their positions are kept, 4 bytes an entry.
   let entries: Entries
 
-  /// The entries, as a collection over their offsets.
+  /// `.git/index`'s trailing SHA-1: it names this index.
+  var checksum: [UInt8] { top.checksum }
+  /// Whether the entries are split between two files.
+  var isSplit: Bool { shared != nil }
+
+  /// The entries, as a collection over their positions.
   struct Entries: RandomAccessCollection {
-    let bytes: UnsafeRawBufferPointer
-    /// Where each entry starts, and where the last one ends.
-    let offsets: [UInt32]
+    let top: MappedIndexFile
+    let shared: MappedIndexFile?
+    /// For a split index, each entry's place: the shared index's entry at
+    /// a position, or with ``topFlag`` set, the top file's.
+    let view: [UInt32]?
+    /// The shared entry whose path each replacing entry (top position)
+    /// takes, when it left its own out.
+    let replacedPaths: [Int: Int]
+
+    /// Marks a position in `view` as the top file's.
+    static let topFlag: UInt32 = 1 << 31
 
     var startIndex: Int { 0 }
-    var endIndex: Int { offsets.count - 1 }
+    var endIndex: Int { view?.count ?? top.offsets.count }
 
     subscript(position: Int) -> Entry {
-      let offset = Int(offsets[position])
-      let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-      let flags = UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 60, as: UInt16.self))
-      var header = 62
-      var extended: UInt16 = 0
-      if flags & 0x4000 != 0 {
-        extended = UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 62, as: UInt16.self))
-        header = 64
-      }
-      var length = Int(flags & 0xFFF)
-      if length == 0xFFF {
-        length = strlen(UnsafeRawPointer(base + offset + header).assumingMemoryBound(to: CChar.self))
-      }
-      return Entry(
-        offset: offset, length: Int(offsets[position + 1]) - offset,
-        path: UnsafeBufferPointer(start: base + offset + header, count: length),
-        stage: Int((flags >> 12) & 3),
-        skipWorktree: extended & 0x4000 != 0)
+      guard let view else { return top.entry(at: position) }
+      let place = view[position]
+      guard place & Self.topFlag != 0 else { return shared!.entry(at: Int(place)) }
+      let at = Int(place & ~Self.topFlag)
+      var entry = top.entry(at: at)
+      if entry.path.isEmpty, let from = replacedPaths[at] { entry.path = shared!.entry(at: from).path }
+      return entry
+    }
+
+    /// The shared index's position of the entry at `position`, if it is
+    /// one of the shared index's entries.
+    func sharedPosition(_ position: Int) -> Int? {
+      guard let view, view[position] & Self.topFlag == 0 else { return nil }
+      return Int(view[position])
     }
   }
-  /// The trailing SHA-1: it names this content.
-  let checksum: [UInt8]
 
-  /// Maps the index at `path`.
+  /// Maps the index at `path`, and the shared index it names if it is split.
   /// - Returns: nil when there is no index, or it is a version or a form
   ///   this reader leaves to libgit2.
-  /// - Throws: `GIT` for a file that is not a whole index.
+  /// - Throws: `GIT` for a file that is not a whole index, or a split
+  ///   index whose shared part is missing or does not fit it.
   static func open(_ path: String) throws -> GitIndexFile? {
-    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard fd >= 0 else {
-      if errno == ENOENT { return nil }
-      throw FileSystem.error(errno, "open", path: path)
+    guard let top = try MappedIndexFile.open(path) else { return nil }
+    guard let link = top.link, link.count >= 20, link.prefix(20).contains(where: { $0 != 0 }) else {
+      return GitIndexFile(top: top)
     }
-    defer { close(fd) }
-    var st = stat()
-    guard fstat(fd, &st) == 0 else { throw FileSystem.error(errno, "fstat", path: path) }
-    let size = Int(st.st_size)
-    guard size >= 32 else { throw corrupt(path, "it is \(size) bytes long") }
-    // Not populated: a status looks at a few entries, and the pages it
-    // never touches need not count against its memory.
-    guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
-      throw FileSystem.error(errno, "mmap", path: path)
+    let name = "sharedindex." + SHA1.hex(Array(link.prefix(20)))
+    let sharedPath = FileSystem.split(path).directory + "/" + name
+    guard let shared = try MappedIndexFile.open(sharedPath) else {
+      throw FolioError(
+        .git,
+        "git's index is split, and its shared part \(name) is missing; "
+          + "remove .git/index and run 'git reset' to rebuild it", path: path)
     }
-    let bytes = UnsafeRawBufferPointer(start: base, count: size)
-    do {
-      guard let file = try GitIndexFile(bytes: bytes, path: path) else {
-        munmap(base, size)
-        return nil
-      }
-      return file
-    } catch {
-      munmap(base, size)
-      throw error
+    guard shared.link == nil, shared.checksum == Array(link.prefix(20)) else {
+      throw MappedIndexFile.corrupt(sharedPath, "it is not the shared index .git/index names")
     }
+    return try GitIndexFile(top: top, shared: shared, link: UnsafeRawBufferPointer(rebasing: link[20...]))
   }
 
-  private init?(bytes: UnsafeRawBufferPointer, path: String) throws {
-    self.bytes = bytes
-    func word(_ offset: Int) -> UInt32 {
-      UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-    }
-    guard word(0) == 0x4449_5243 else { throw Self.corrupt(path, "it does not start with DIRC") }
-    version = word(4)
-    // Offsets are kept in 32 bits; git's own index format is bounded so.
-    guard version == 2 || version == 3, bytes.count < Int(UInt32.max) else { return nil }
-    let count = Int(word(8))
-    let end = bytes.count - 20
-    checksum = Array(bytes[end...])
-    var offsets: [UInt32] = []
-    offsets.reserveCapacity(count + 1)
-    var offset = 12
-    // The pages walked are let go as the walk goes on, so a million
-    // entries (85 MB) never all count as this process's memory at once:
-    // they stay in the page cache for the lookups and the copy after.
-    let release = 8 << 20
-    var released = 0
-    let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-    for _ in 0..<count {
-      guard offset + 62 <= end else { throw Self.corrupt(path, "it ends inside an entry") }
-      let flags = UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 60, as: UInt16.self))
-      var header = 62
-      if flags & 0x4000 != 0 {
-        guard version == 3 else { throw Self.corrupt(path, "a version 2 entry has extended flags") }
-        header = 64
-      }
-      let start = offset + header
-      var length = Int(flags & 0xFFF)
-      if length == 0xFFF {
-        guard let nul = memchr(base + start, 0, end - start) else {
-          throw Self.corrupt(path, "a path has no end")
-        }
-        length = UnsafeRawPointer(nul) - UnsafeRawPointer(base + start)
-      }
-      let padded = (header + length + 8) & ~7
-      guard offset + padded <= end else { throw Self.corrupt(path, "it ends inside an entry") }
-      offsets.append(UInt32(offset))
-      offset += padded
-      if offset - released >= release {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let upTo = offset / page * page
-        madvise(
-          UnsafeMutableRawPointer(mutating: bytes.baseAddress! + released), upTo - released, MADV_DONTNEED)
-        released = upTo
-      }
-    }
-    offsets.append(UInt32(offset))
-    // A split index's entries are in another file (`link`), and a sparse
-    // index's folder entries mean nothing without `sdir`, which a rewrite
-    // would drop: both are left to libgit2.
-    var next = offset
-    while next + 8 <= end {
-      let signature = word(next)
-      if signature == 0x6C69_6E6B || signature == 0x7364_6972 { return nil }
-      next += 8 + Int(word(next + 4))
-    }
-    entries = Entries(bytes: bytes, offsets: offsets)
+  private init(top: MappedIndexFile) {
+    self.top = top
+    shared = nil
+    entries = Entries(top: top, shared: nil, view: nil, replacedPaths: [:])
   }
 
-  deinit { munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count) }
-
-  private static func corrupt(_ path: String, _ why: String) -> FolioError {
-    FolioError(.git, "git's index is damaged: \(why); run 'git reset' to rebuild it", path: path)
+  /// A split index: the shared entries less those `link` deletes, those it
+  /// replaces swapped for the top file's first entries, and the top file's
+  /// other entries added in path order (an added entry takes the place of
+  /// a shared one at its path and stage), as git merges them.
+  private init(top: MappedIndexFile, shared: MappedIndexFile, link: UnsafeRawBufferPointer) throws {
+    self.top = top
+    self.shared = shared
+    let limit = shared.offsets.count
+    var deleted: [Int] = []
+    var replaced: [Int] = []
+    if !link.isEmpty {
+      guard let deletes = EWAHBitmap.decode(link, limit: limit),
+        let replaces = EWAHBitmap.decode(
+          UnsafeRawBufferPointer(rebasing: link[deletes.length...]), limit: limit),
+        deletes.length + replaces.length == link.count
+      else { throw MappedIndexFile.corrupt(top.path, "its link extension's bitmaps are damaged") }
+      (deleted, replaced) = (deletes.positions, replaces.positions)
+    }
+    guard replaced.count <= top.offsets.count else {
+      throw MappedIndexFile.corrupt(top.path, "it replaces more entries than it holds")
+    }
+    let topFlag = Entries.topFlag
+    // The shared entries that stay, the replaced ones swapped.
+    var kept: [UInt32] = []
+    kept.reserveCapacity(limit)
+    var replacedPaths: [Int: Int] = [:]
+    var nextDeleted = 0
+    var nextReplaced = 0
+    for position in 0..<limit {
+      var place = UInt32(position)
+      if nextReplaced < replaced.count, replaced[nextReplaced] == position {
+        place = UInt32(nextReplaced) | topFlag
+        if top.entry(at: nextReplaced).path.isEmpty { replacedPaths[nextReplaced] = position }
+        nextReplaced += 1
+      }
+      if nextDeleted < deleted.count, deleted[nextDeleted] == position {
+        nextDeleted += 1
+        continue
+      }
+      kept.append(place)
+    }
+    let partial = Entries(top: top, shared: shared, view: kept, replacedPaths: replacedPaths)
+    // The added entries, each put in place by a binary search of the rest.
+    var view: [UInt32] = []
+    view.reserveCapacity(kept.count + top.offsets.count - replaced.count)
+    var from = 0
+    var previous: Entry?
+    for added in replaced.count..<top.offsets.count {
+      let entry = top.entry(at: added)
+      guard !entry.path.isEmpty, previous.map({ Self.order($0, entry) < 0 }) ?? true else {
+        throw MappedIndexFile.corrupt(top.path, "its added entries are not in path order")
+      }
+      previous = entry
+      var low = from
+      var high = kept.count
+      while low < high {
+        let middle = (low + high) / 2
+        if Self.order(partial[middle], entry) < 0 { low = middle + 1 } else { high = middle }
+      }
+      view += kept[from..<low]
+      view.append(UInt32(added) | topFlag)
+      from = low
+      if low < kept.count, Self.order(partial[low], entry) == 0 { from += 1 }
+    }
+    view += kept[from...]
+    entries = Entries(top: top, shared: shared, view: view, replacedPaths: replacedPaths)
   }
 
-  func word(_ offset: Int) -> UInt32 {
-    UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+  /// Git's entry order: path, then stage.
+  static func order(_ a: Entry, _ b: Entry) -> Int {
+    let byPath = compare(a.path, b.path)
+    return byPath != 0 ? byPath : (a.stage - b.stage).signum()
   }
 
   /// The position of the first entry whose path is `path` or sorts after
@@ -204,10 +229,9 @@ final class GitIndexFile: IndexEntryLookup {
   func entry(at path: String) -> GitIndex.Entry? {
     guard let entry = rawEntry(at: path) else { return nil }
     return GitIndex.Entry(
-      path: path, id: entry.id(in: self), stage: 0, skipWorktree: entry.skipWorktree,
-      mode: word(entry.offset + 24),
-      size: word(entry.offset + 36), mtimeSeconds: Int32(bitPattern: word(entry.offset + 8)),
-      mtimeNanoseconds: word(entry.offset + 12), inode: word(entry.offset + 20))
+      path: path, id: entry.id, stage: 0, skipWorktree: entry.skipWorktree, mode: entry.word(24),
+      size: entry.word(36), mtimeSeconds: Int32(bitPattern: entry.word(8)),
+      mtimeNanoseconds: entry.word(12), inode: entry.word(20))
   }
 
   /// The stage-0 entry at `path`, in place.
@@ -223,9 +247,14 @@ final class GitIndexFile: IndexEntryLookup {
 
   /// Git's path order: bytes, then the shorter first.
   static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Int {
+    b.withUnsafeBufferPointer { compare(a, $0) }
+  }
+
+  /// Git's path order of two paths in place.
+  static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
     let common = min(a.count, b.count)
     guard common > 0 else { return (a.count - b.count).signum() }
-    let result = b.withUnsafeBufferPointer { memcmp(a.baseAddress!, $0.baseAddress!, common) }
+    let result = memcmp(a.baseAddress!, b.baseAddress!, common)
     if result != 0 { return Int(result.signum()) }
     return (a.count - b.count).signum()
   }
@@ -239,7 +268,7 @@ final class GitIndexFile: IndexEntryLookup {
     var files = GitIndex.TreeFiles(root: tree, repository: repository)
     for entry in entries {
       guard entry.stage == 0,
-        try files.next(path: entry.path, mode: word(entry.offset + 24), id: entry.id(in: self))
+        try files.next(path: entry.path, mode: entry.word(24), id: entry.id)
       else { return false }
     }
     return try files.isExhausted()

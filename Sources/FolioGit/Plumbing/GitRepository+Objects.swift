@@ -142,6 +142,8 @@ extension GitRepository {
 
   /// The repository's own index (the staging area).
   package func index() throws -> GitIndex {
+    // libgit2 cannot read a split index, which Folio and git may write.
+    try GitIndexFile.unsplitIfNeeded(gitDirectory: gitDirectory)
     var index: OpaquePointer?
     try LibGit2.check(git_repository_index(&index, handle), "git_repository_index")
     return GitIndex(handle: index!)
@@ -265,6 +267,8 @@ extension GitRepository {
     if paths != nil {
       options.checkout_strategy |= GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH.rawValue
     }
+    // libgit2's checkout reads the index, and cannot read a split one.
+    try GitIndexFile.unsplitIfNeeded(gitDirectory: gitDirectory)
     let rc = strings.withUnsafeMutableBufferPointer { buffer in
       if paths != nil { options.paths = git_strarray(strings: buffer.baseAddress, count: buffer.count) }
       return withExtendedLifetime(conflicts) { git_checkout_tree(handle, tree.handle, &options) }
@@ -426,6 +430,9 @@ extension GitRepository {
       try LibGit2.check(git_config_set_string(config, name, value), "git_config_set_string", path: name)
     }
   }
+
+  /// When git's index is written split: `core.splitIndex`.
+  var splitIndexPolicy: SplitIndexPolicy { SplitIndexPolicy(configValue: config("core.splitIndex")) }
 
   /// Reads a string from the repository's config (all levels).
   func config(_ name: String) -> String? {

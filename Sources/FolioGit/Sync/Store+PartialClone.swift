@@ -146,7 +146,7 @@ extension Store {
       throw FolioError(.git, "the clone's checkout wrote no index at \(indexPath)", path: indexPath)
     }
     edits.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
-    try file.write(to: indexPath, applying: edits)
+    try file.write(to: indexPath, applying: edits, policy: repository.splitIndexPolicy)
   }
 }
 
@@ -267,7 +267,7 @@ extension Store {
     let sorted = edits.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
     let indexPath = repository.gitDirectory + "/index"
     if let file = try GitIndexFile.open(indexPath) {
-      try file.write(to: indexPath, applying: sorted)
+      try file.write(to: indexPath, applying: sorted, policy: repository.splitIndexPolicy)
     } else {
       let index = try repository.index()
       try index.readFromDisk()

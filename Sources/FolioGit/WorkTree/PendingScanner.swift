@@ -43,7 +43,8 @@ final class PendingScanner {
   func indexEntry(_ path: String) throws -> (id: GitOID, skipWorktree: Bool, matches: (stat) -> Bool)? {
     if let file = plan?.indexFile {
       return file.rawEntry(at: path).map { entry in
-        (entry.id(in: file), entry.skipWorktree, { entry.matches($0, in: file) })
+        // The entry points into the file's mapping: the closure keeps it.
+        (entry.id, entry.skipWorktree, { st in withExtendedLifetime(file) { entry.matches(st) } })
       }
     }
     return try libgit2Index().entry(at: path).map { entry in
@@ -160,7 +161,7 @@ final class PendingScanner {
       for name in names.sorted() {
         guard let pk = table.pk(fromDocumentName: name) else { continue }
         let path = table.path + "/" + name
-        let headID = file.rawEntry(at: path).map { $0.id(in: file) }
+        let headID = file.rawEntry(at: path).map(\.id)
         var st = stat()
         let exists = lstat(store.rootPath + "/" + path, &st) == 0
         examine(table, name: name, pk: pk, headID: headID, exists: exists, hashing: true)

@@ -294,7 +294,7 @@ extension Store {
     if let indexFile {
       // Copied around the edits: a few milliseconds for 300k entries, where
       // libgit2 would read them all first.
-      try indexFile.write(to: indexPath, applying: edits)
+      try indexFile.write(to: indexPath, applying: edits, policy: repository.splitIndexPolicy)
     } else {
       try libgit2Index(repository).writeApplying(
         edits, matching: try repository.commit(target).tree(), repository: repository)

@@ -234,7 +234,7 @@ extension Store {
   func scanPlan(head: GitOID?, repository: GitRepository) -> (ScanPlan?, WorkTreeState?, ChangedFiles?) {
     let indexPath = repository.gitDirectory + "/index"
     let prior = currentWorkTreeState(head: head, repository: repository)
-    let answer = changedFiles(since: prior?.token) { Self.indexEntryCount(indexPath) }
+    let answer = changedFiles(since: prior?.token) { GitIndexFile.entryCount(indexPath) }
     guard let prior else {
       IndexDebug.log("scan: every file checked (no state git's index and HEAD still match)")
       return (nil, nil, answer)
@@ -259,16 +259,6 @@ extension Store {
         "scan: table \(table.name): \(plan.candidates[table.name]!.count) file(s) the journal named")
     }
     return (plan, prior, answer)
-  }
-
-  /// How many entries the index at `path` has, from its header.
-  static func indexEntryCount(_ path: String) -> Int {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard fd >= 0 else { return 0 }
-    defer { close(fd) }
-    var header = [UInt8](repeating: 0, count: 12)
-    guard pread(fd, &header, 12, 0) == 12 else { return 0 }
-    return header[8..<12].reduce(0) { $0 << 8 | Int($1) }
   }
 
   /// Writes the scan's blobs, HEAD's tree with their paths changed, and
@@ -305,7 +295,8 @@ extension Store {
     let tree = changes.isEmpty ? headTree?.id : try repository.updatedTree(headTree, setting: changes)
     if !edits.isEmpty {
       let ordered = edits.values.sorted { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
-      try index.write(to: repository.gitDirectory + "/index", applying: ordered)
+      try index.write(
+        to: repository.gitDirectory + "/index", applying: ordered, policy: repository.splitIndexPolicy)
     }
     guard let tree, tree != headTree?.id else { return nil }
     let text = message ?? defaultCommitMessage(scan.documents)
