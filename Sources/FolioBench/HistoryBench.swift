@@ -51,27 +51,7 @@ func runHistoryBenchmark(_ arguments: [String]) throws {
   let options = HistoryBenchOptions(arguments)
   let folio = folioBinaryBesideBench()
   let root = options.directory
-  shell("rm -rf '\(root)'", in: "/")
-  try writeItemsStoreFiles(at: root, docs: options.docs)
-  let store = try Store.create(at: URL(fileURLWithPath: root), mergeDriver: folio)
-  try store.commit(message: "import")
-  print("changing \(options.changes) documents…")
-  var start = 0
-  while start < options.changes {
-    let end = min(options.changes, start + 1000)
-    try store.write { tx in
-      for i in start..<end {
-        try tx.apply(
-          table: "items", pk: "d\(i * (options.docs / options.changes))", op: .update,
-          columns: ["title": .string("changed \(i)")], transforms: ["views": ["op": "increment", "by": 1]])
-      }
-    }
-    start = end
-  }
-  try store.commit(message: "changes")
-  shell("git gc -q", in: root)
-  shell("sync", in: "/")
-
+  let store = try makeHistoryStore(root: root, folio: folio, options: options)
   func compare(_ label: String, folioArguments: [String], peer: (String, [String]), peerName: String) {
     var ours: [Double] = []
     var theirs: [Double] = []
@@ -105,14 +85,46 @@ func runHistoryBenchmark(_ arguments: [String]) throws {
     folioArguments: ["query", "items", "--where", "views > 990", "--count", "--as-of", "HEAD~1"],
     peer: (folio, ["-C", root, "query", "items", "--where", "views > 990", "--count"]),
     peerName: "the same on HEAD")
+  try writeHotDocument(store, ops: options.ops)
+  try measureBlame(store, folio: folio, root: root, options: options)
+  if !options.keep { shell("rm -rf '\(root)'", in: "/") }
+}
 
-  print("writing \(options.ops) ops on one document, in 10 commits…")
+/// A store at `root` of `options.docs` documents, committed, then
+/// `options.changes` of them changed in a second commit, packed.
+private func makeHistoryStore(root: String, folio: String, options: HistoryBenchOptions) throws -> Store {
+  shell("rm -rf '\(root)'", in: "/")
+  try writeItemsStoreFiles(at: root, docs: options.docs)
+  let store = try Store.create(at: URL(fileURLWithPath: root), mergeDriver: folio)
+  try store.commit(message: "import")
+  print("changing \(options.changes) documents…")
+  var start = 0
+  while start < options.changes {
+    let end = min(options.changes, start + 1000)
+    try store.write { tx in
+      for i in start..<end {
+        try tx.apply(
+          table: "items", pk: "d\(i * (options.docs / options.changes))", op: .update,
+          columns: ["title": .string("changed \(i)")], transforms: ["views": ["op": "increment", "by": 1]])
+      }
+    }
+    start = end
+  }
+  try store.commit(message: "changes")
+  shell("git gc -q", in: root)
+  shell("sync", in: "/")
+  return store
+}
+
+/// Writes `ops` ops on one document, `hot`, in 10 commits.
+private func writeHotDocument(_ store: Store, ops: Int) throws {
+  print("writing \(ops) ops on one document, in 10 commits…")
   try store.apply(table: "items", pk: "hot", op: .insert, columns: ["title": "hot", "views": 0, "tags": []])
-  let perCommit = max(1, options.ops / 10)
+  let perCommit = max(1, ops / 10)
   var written = 1
   var commit = 0
-  while written < options.ops {
-    let count = min(perCommit, options.ops - written)
+  while written < ops {
+    let count = min(perCommit, ops - written)
     try store.write { tx in
       for n in 0..<count {
         let transforms: JSONObject =
@@ -128,6 +140,10 @@ func runHistoryBenchmark(_ arguments: [String]) throws {
     commit += 1
     try store.commit(message: "hot \(commit)")
   }
+}
+
+/// Blame and history of `hot`, against `git log` of its file.
+private func measureBlame(_ store: Store, folio: String, root: String, options: HistoryBenchOptions) throws {
   var inProcess: [Double] = []
   var blame: [Double] = []
   var history: [Double] = []
@@ -149,5 +165,4 @@ func runHistoryBenchmark(_ arguments: [String]) throws {
         "history of that document: folio history %.1f ms, git log -- items/hot.json %.1f ms: folio/git %.2fx",
       benchMedianOf(history) * 1000, benchMedianOf(gitLog) * 1000,
       benchMedianOf(history) / benchMedianOf(gitLog)))
-  if !options.keep { shell("rm -rf '\(root)'", in: "/") }
 }

@@ -171,41 +171,66 @@ let naiveScript = """
   """
 
 func runImportBench(_ arguments: [String]) {
-  let options = ImportBenchOptions(arguments)
-  let work = options.work
-  let binDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    .deletingLastPathComponent().path
-  let folio = binDirectory + "/folio"
-  precondition(
-    FileManager.default.isExecutableFile(atPath: folio), "build folio first: bash scripts/build-release.sh")
-  try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-  let ndjson = work + "/flights.ndjson"
-  let csv = work + "/flights.csv"
-  print("generating \(options.rows) rows, 19 columns + id…")
-  generateFlights(rows: options.rows, ndjson: ndjson, csv: csv)
+  let bench = ImportBench(ImportBenchOptions(arguments))
+  defer { bench.removeStores() }
+  bench.measure()
+  bench.printRatios()
+}
 
-  let venv = work + "/venv"
-  if !FileManager.default.isExecutableFile(atPath: venv + "/bin/sqlite-utils") {
-    print("installing sqlite-utils into \(venv)…")
-    shell("python3 -m venv '\(venv)' && '\(venv)/bin/pip' install -q sqlite-utils")
-  }
-  let sqliteUtils = venv + "/bin/sqlite-utils"
-
-  // ext4 here slows inode allocation for minutes after a mass delete (the
-  // kernel's `recently_deleted` check walks the freed inodes), which more
-  // than tripled a 337k-file import timed right after the last run's
-  // stores were removed. So every store is new, and old ones go at the end.
+/// `folio-bench import`: the generated files, the peers' tools, the stores
+/// each run makes, and the medians.
+private final class ImportBench {
+  let options: ImportBenchOptions
+  let work: String
+  let folio: String
+  let ndjson: String
+  let csv: String
+  let sqliteUtils: String
+  /// Names every store of this run, so none reuses an old folder.
   let stamp = String(Int(benchNow() * 1000))
-  let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: work)) ?? []).filter {
-    $0.hasPrefix("folio-ndjson") || $0.hasPrefix("folio-csv") || $0.hasPrefix("naive-") || $0 == "naive"
-  }
-  if !leftovers.isEmpty {
-    print(
-      "(\(leftovers.count) store(s) from an earlier run stay until the end: removing them now would slow file creation)"
-    )
-  }
+  /// Stores an earlier run left, removed at the end.
+  let leftovers: [String]
+  /// The stores this run made.
   var made: [String] = []
-  defer {
+  /// The medians, by label.
+  var results: [String: RunResult] = [:]
+  /// The last NDJSON import's store, which the exports read.
+  var exportStore = ""
+
+  init(_ options: ImportBenchOptions) {
+    self.options = options
+    work = options.work
+    let binDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+      .deletingLastPathComponent().path
+    folio = binDirectory + "/folio"
+    precondition(
+      FileManager.default.isExecutableFile(atPath: folio), "build folio first: bash scripts/build-release.sh")
+    try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    ndjson = work + "/flights.ndjson"
+    csv = work + "/flights.csv"
+    print("generating \(options.rows) rows, 19 columns + id…")
+    generateFlights(rows: options.rows, ndjson: ndjson, csv: csv)
+    let venv = work + "/venv"
+    if !FileManager.default.isExecutableFile(atPath: venv + "/bin/sqlite-utils") {
+      print("installing sqlite-utils into \(venv)…")
+      shell("python3 -m venv '\(venv)' && '\(venv)/bin/pip' install -q sqlite-utils")
+    }
+    sqliteUtils = venv + "/bin/sqlite-utils"
+    // ext4 here slows inode allocation for minutes after a mass delete (the
+    // kernel's `recently_deleted` check walks the freed inodes), which more
+    // than tripled a 337k-file import timed right after the last run's
+    // stores were removed. So every store is new, and old ones go at the end.
+    leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: work)) ?? []).filter {
+      $0.hasPrefix("folio-ndjson") || $0.hasPrefix("folio-csv") || $0.hasPrefix("naive-") || $0 == "naive"
+    }
+    if !leftovers.isEmpty {
+      print(
+        "(\(leftovers.count) store(s) from an earlier run stay until the end: removing them now would slow file creation)"
+      )
+    }
+  }
+
+  func removeStores() {
     print("removing the benchmark's stores…")
     for path in leftovers.map({ work + "/" + $0 }) + made {
       let result = shell("rm -rf '\(path)'", in: "/")
@@ -213,6 +238,7 @@ func runImportBench(_ arguments: [String]) {
     }
   }
 
+  /// A new store with an empty `flights` table and one commit.
   func freshStore(_ name: String) -> String {
     let path = work + "/" + name + "-" + stamp + "-" + String(made.count)
     made.append(path)
@@ -225,106 +251,101 @@ func runImportBench(_ arguments: [String]) {
     return path
   }
 
-  var results: [(String, RunResult)] = []
-  func record(_ label: String, _ runs: [RunResult]) -> RunResult {
+  /// Runs `run` --runs times, and records and prints the median time and
+  /// the highest peak RSS.
+  func record(_ label: String, _ run: () -> RunResult) {
+    let runs = (0..<options.runs).map { _ in run() }
     let sorted = runs.sorted { $0.seconds < $1.seconds }
     let result = RunResult(seconds: sorted[sorted.count / 2].seconds, peakMB: runs.map(\.peakMB).max()!)
-    results.append((label, result))
+    results[label] = result
     let load =
       (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
       .joined(separator: " ") ?? "?"
     print(
       "  " + label.padding(toLength: 44, withPad: " ", startingAt: 0)
         + String(format: " %8.2f s   peak RSS %7.1f MB", result.seconds, result.peakMB) + "   load \(load)")
-    return result
   }
 
-  // Each Folio step is followed by its peer, so both see about the same
-  // load from whatever else runs on the machine.
-  var exportStore = ""  // the last NDJSON import's store
-  print("timing (median of \(options.runs)):")
-  let folioNDJSON = record(
-    "folio import (NDJSON, with commit)",
-    (0..<options.runs).map { _ in
-      let store = freshStore("folio-ndjson")
-      exportStore = store
-      return runMeasured("'\(folio)' import flights '\(ndjson)'", in: store)
-    })
-  let sqliteNDJSON = record(
-    "sqlite-utils insert --nl",
-    (0..<options.runs).map { _ in
+  /// Each Folio step is followed by its peer, so both see about the same
+  /// load from whatever else runs on the machine.
+  func measure() {
+    print("timing (median of \(options.runs)):")
+    record("folio import (NDJSON, with commit)") {
+      exportStore = freshStore("folio-ndjson")
+      return runMeasured("'\(folio)' import flights '\(ndjson)'", in: exportStore)
+    }
+    record("sqlite-utils insert --nl") {
       shell("rm -f '\(work)/su.db'")
       return runMeasured("'\(sqliteUtils)' insert su.db flights '\(ndjson)' --nl --pk id", in: work)
-    })
-  let folioCSV = record(
-    "folio import (CSV, with commit)",
-    (0..<options.runs).map { _ in
+    }
+    record("folio import (CSV, with commit)") {
       runMeasured("'\(folio)' import flights '\(csv)'", in: freshStore("folio-csv"))
-    })
-  let sqliteCSV = record(
-    "sqlite-utils insert --csv",
-    (0..<options.runs).map { _ in
+    }
+    record("sqlite-utils insert --csv") {
       shell("rm -f '\(work)/su-csv.db'")
       return runMeasured("'\(sqliteUtils)' insert su-csv.db flights '\(csv)' --csv --pk id", in: work)
-    })
-  let folioExport = record(
-    "folio export --format ndjson",
-    (0..<options.runs).map { _ in
-      runMeasured("'\(folio)' export flights --format ndjson -o '\(work)/export.ndjson'", in: exportStore)
-    })
-  let sqliteExport = record(
-    "sqlite-utils rows --nl",
-    (0..<options.runs).map { _ in
+    }
+    let export = "'\(folio)' export flights --format ndjson -o '\(work)/export.ndjson'"
+    record("folio export --format ndjson") { runMeasured(export, in: exportStore) }
+    record("sqlite-utils rows --nl") {
       runMeasured("'\(sqliteUtils)' rows su.db flights --nl > '\(work)/su-export.ndjson'", in: work)
-    })
-  // The first export after an import builds the table's index, from the
-  // packed document cache the import wrote; every later one has the index
-  // and reads the same cache.
-  let folioExportAgain = record(
-    "folio export again (packed cache)",
-    (0..<options.runs).map { _ in
-      runMeasured("'\(folio)' export flights --format ndjson -o '\(work)/export.ndjson'", in: exportStore)
-    })
-  var naive: RunResult?
-  if options.naive {
-    try! naiveScript.write(toFile: work + "/naive.py", atomically: true, encoding: .utf8)
-    naive = record(
-      "naive: file per row + git add -A + commit",
-      (0..<options.runs).map { _ in
-        let store = work + "/naive-" + stamp + "-" + String(made.count)
-        made.append(store)
-        shell("mkdir -p '\(store)' && cd '\(store)' && git init -q")
-        // Without gc.auto=0 the commit leaves `git gc --auto` packing 337k
-        // loose objects in the background, into the next timed step (and
-        // racing the final `rm -rf`). It never counted in git's time.
-        return runMeasured(
-          "sh -c \"python3 '\(work)/naive.py' '\(ndjson)' && git add -A && git -c gc.auto=0 -c user.name=b -c user.email=b@b commit -qm import\"",
-          in: store)
-      })
+    }
+    // The first export after an import builds the table's index, from the
+    // packed document cache the import wrote; every later one has the index
+    // and reads the same cache.
+    record("folio export again (packed cache)") { runMeasured(export, in: exportStore) }
+    if options.naive { measureNaive() }
   }
-  print("ratios (lower is better for Folio):")
-  print(
-    String(
-      format: "  import NDJSON: folio / sqlite-utils = %.2fx (target <= 1.0)",
-      folioNDJSON.seconds / sqliteNDJSON.seconds))
-  print(String(format: "  import CSV:    folio / sqlite-utils = %.2fx", folioCSV.seconds / sqliteCSV.seconds))
-  if let naive {
+
+  /// A file per row written by Python's json, then `git add -A` and a commit.
+  func measureNaive() {
+    try! naiveScript.write(toFile: work + "/naive.py", atomically: true, encoding: .utf8)
+    record("naive: file per row + git add -A + commit") {
+      let store = work + "/naive-" + stamp + "-" + String(made.count)
+      made.append(store)
+      shell("mkdir -p '\(store)' && cd '\(store)' && git init -q")
+      // Without gc.auto=0 the commit leaves `git gc --auto` packing 337k
+      // loose objects in the background, into the next timed step (and
+      // racing the final `rm -rf`). It never counted in git's time.
+      return runMeasured(
+        "sh -c \"python3 '\(work)/naive.py' '\(ndjson)' && git add -A && git -c gc.auto=0 -c user.name=b -c user.email=b@b commit -qm import\"",
+        in: store)
+    }
+  }
+
+  func printRatios() {
+    func seconds(_ label: String) -> Double { results[label]!.seconds }
+    let folioNDJSON = seconds("folio import (NDJSON, with commit)")
+    let sqliteExport = seconds("sqlite-utils rows --nl")
+    print("ratios (lower is better for Folio):")
     print(
       String(
-        format: "  import NDJSON: folio / naive pipeline = %.2fx (target <= 0.35)",
-        folioNDJSON.seconds / naive.seconds))
+        format: "  import NDJSON: folio / sqlite-utils = %.2fx (target <= 1.0)",
+        folioNDJSON / seconds("sqlite-utils insert --nl")))
+    print(
+      String(
+        format: "  import CSV:    folio / sqlite-utils = %.2fx",
+        seconds("folio import (CSV, with commit)") / seconds("sqlite-utils insert --csv")))
+    if let naive = results["naive: file per row + git add -A + commit"] {
+      print(
+        String(
+          format: "  import NDJSON: folio / naive pipeline = %.2fx (target <= 0.35)",
+          folioNDJSON / naive.seconds))
+    }
+    print(
+      String(
+        format: "  export NDJSON: folio / sqlite-utils rows = %.2fx (target <= 1.0)",
+        seconds("folio export --format ndjson") / sqliteExport))
+    print(
+      String(
+        format: "  export NDJSON again: folio / sqlite-utils rows = %.2fx",
+        seconds("folio export again (packed cache)") / sqliteExport))
+    let importPeak = max(
+      results["folio import (NDJSON, with commit)"]!.peakMB,
+      results["folio import (CSV, with commit)"]!.peakMB)
+    print(
+      String(
+        format: "  peak RSS: import %.0f MB, export %.0f MB (target < 150)", importPeak,
+        results["folio export --format ndjson"]!.peakMB))
   }
-  print(
-    String(
-      format: "  export NDJSON: folio / sqlite-utils rows = %.2fx (target <= 1.0)",
-      folioExport.seconds / sqliteExport.seconds))
-  print(
-    String(
-      format: "  export NDJSON again: folio / sqlite-utils rows = %.2fx",
-      folioExportAgain.seconds / sqliteExport.seconds
-    ))
-  print(
-    String(
-      format: "  peak RSS: import %.0f MB, export %.0f MB (target < 150)",
-      max(folioNDJSON.peakMB, folioCSV.peakMB), folioExport.peakMB))
 }

@@ -100,35 +100,98 @@ func runObserveBenchmark(_ arguments: [String]) throws {
   try? FileManager.default.removeItem(atPath: root)
   try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
   defer { if !options.keep { try? FileManager.default.removeItem(atPath: root) } }
-  try """
-  version: 1
-  tables:
-    items:
-      order: [rank]
-  """.write(toFile: root + "/folio.yaml", atomically: true, encoding: .utf8)
-  let store = try Store.create(at: URL(fileURLWithPath: root))
-  let items = store.collection("items")
   print(
     "observe: \(options.docs) documents, \(options.observers) live queries, \(options.mutations) mutations")
-  var start = Date()
-  var i = 0
-  while i < options.docs {
-    let end = min(options.docs, i + 1_000)
-    try store.write { tx in
-      for n in i..<end {
-        try tx.apply(table: "items", pk: "d\(n)", op: .insert, columns: ["rank": .integer(n)])
-      }
-    }
-    i = end
+  let bench = try ObserveBench(root: root, options: options)
+  // Without observers.
+  var ends: [Int: Int] = [:]
+  let basePlan = mutationPlan(docs: options.docs, count: options.mutations, watched: bench.singles, seed: 1)
+  print(
+    String(
+      format: "  mutations/s, no observers  %.0f", try bench.applyPlan(basePlan, seqBase: 0, ends: &ends)))
+  // With observers: the handlers note when each seq is first seen.
+  let seen = SeenSeqs()
+  let live = try bench.openLiveQueries(seen: seen)
+  let watchedPlan = mutationPlan(
+    docs: options.docs, count: options.mutations, watched: bench.singles, seed: 2)
+  ends = [:]
+  bench.returns = []
+  let observedRate = try bench.applyPlan(watchedPlan, seqBase: 0, ends: &ends)
+  print(String(format: "  mutations/s, observed      %.0f", observedRate))
+  Thread.sleep(forTimeInterval: 1)
+  report("in process", ends: ends, seen: seen.times.withLock { $0 })
+  let returns = bench.returns.sorted()
+  if !returns.isEmpty {
+    print(
+      String(
+        format: "  commit -> call returns, observed p50 %.2f ms, p99 %.2f ms",
+        Double(returns[returns.count / 2]) / 1e6,
+        Double(returns[min(returns.count - 1, returns.count * 99 / 100)]) / 1e6))
   }
-  _ = try items.query().limitToFirst(1).get()  // builds the order index
-  print(String(format: "  setup                      %.1f s", Date().timeIntervalSince(start)))
+  seen.times.withLock { $0 = [:] }
+  let childEnds = try bench.writeFromAnotherProcess()
+  report("another process", ends: childEnds, seen: seen.times.withLock { $0 })
+  for query in live { query.stop() }
+  // This machine's speed drifts: a second run without observers, after
+  // them, shows how much.
+  var afterEnds: [Int: Int] = [:]
+  let afterPlan = mutationPlan(docs: options.docs, count: options.mutations, watched: bench.singles, seed: 4)
+  let afterRate = try bench.applyPlan(afterPlan, seqBase: 2_000_000, ends: &afterEnds)
+  print(String(format: "  mutations/s, no observers, again  %.0f", afterRate))
+  if options.keep { print("  store: \(root)") }
+}
 
-  var random = BenchRandom(state: 42)
-  let singles = (0..<options.observers / 2).map { _ in "d\(random.next(options.docs))" }
+/// When each seq was first seen by a handler (wall clock, nanoseconds).
+private final class SeenSeqs: Sendable {
+  let times = Mutex<[Int: Int]>([:])
+}
 
-  // The commit instant of each seq, and how long after it the call returned.
+/// `folio-bench observe`: the store, the documents single-document queries
+/// watch, and the time from each commit to the call's return.
+private final class ObserveBench {
+  let root: String
+  let options: ObserveOptions
+  let store: Store
+  let items: DocumentCollection
+  /// Picks the pks and ranks the live queries watch.
+  var random: BenchRandom
+  /// The pks half the live queries watch one by one.
+  let singles: [String]
+  /// For each mutation, how long after its commit instant the call returned.
   var returns: [Int] = []
+
+  /// Makes the store at `root` with `options.docs` documents ordered by rank.
+  init(root: String, options: ObserveOptions) throws {
+    self.root = root
+    self.options = options
+    try """
+    version: 1
+    tables:
+      items:
+        order: [rank]
+    """.write(toFile: root + "/folio.yaml", atomically: true, encoding: .utf8)
+    store = try Store.create(at: URL(fileURLWithPath: root))
+    items = store.collection("items")
+    let start = Date()
+    var i = 0
+    while i < options.docs {
+      let end = min(options.docs, i + 1_000)
+      try store.write { tx in
+        for n in i..<end {
+          try tx.apply(table: "items", pk: "d\(n)", op: .insert, columns: ["rank": .integer(n)])
+        }
+      }
+      i = end
+    }
+    _ = try items.query().limitToFirst(1).get()  // builds the order index
+    print(String(format: "  setup                      %.1f s", Date().timeIntervalSince(start)))
+    var generator = BenchRandom(state: 42)
+    singles = (0..<options.observers / 2).map { _ in "d\(generator.next(options.docs))" }
+    random = generator
+  }
+
+  /// Applies `plan`, noting each seq's commit instant in `ends`; returns
+  /// mutations per second.
   func applyPlan(_ plan: [(String, Int)], seqBase: Int, ends: inout [Int: Int]) throws -> Double {
     let begin = Date()
     for (seq, (pk, rank)) in plan.enumerated() {
@@ -142,87 +205,63 @@ func runObserveBenchmark(_ arguments: [String]) throws {
     return Double(plan.count) / Date().timeIntervalSince(begin)
   }
 
-  // Without observers.
-  var ends: [Int: Int] = [:]
-  let basePlan = mutationPlan(docs: options.docs, count: options.mutations, watched: singles, seed: 1)
-  let baseRate = try applyPlan(basePlan, seqBase: 0, ends: &ends)
-  print(String(format: "  mutations/s, no observers  %.0f", baseRate))
-
-  // With observers: the handlers note when each seq is first seen.
-  let seen = Mutex<[Int: Int]>([:])
-  @Sendable func note(_ document: Document?) {
-    guard let seq = document?["seq"]?.intValue else { return }
-    let now = wallNanos()
-    seen.withLock { if $0[seq] == nil { $0[seq] = now } }
-  }
-  start = Date()
-  var live: [LiveQuery] = []
-  // The library's default is the main queue (seed 000), which this
-  // program does not run.
-  let delivery = DispatchQueue(label: "folio-bench.observe")
-  for pk in singles {
-    live.append(try items.findByID(pk).observeLocal(deliverOn: delivery) { document, _ in note(document) })
-  }
-  for n in 0..<(options.observers - singles.count) {
-    let ordered = try items.query().orderBy(child: "rank")
-    let bound = JSONValue.integer(random.next(options.docs))
-    let query =
-      n % 2 == 0 ? try ordered.startAt(bound).limitToFirst(10) : try ordered.endAt(bound).limitToLast(10)
-    live.append(
-      try query.observeLocal(deliverOn: delivery) { _, event in
-        guard case .update(let update) = event else { return }
-        for child in update.childEvents where child.kind != .removed { note(child.document) }
-      })
-  }
-  print(String(format: "  open live queries          %.1f s", Date().timeIntervalSince(start)))
-  let watchedPlan = mutationPlan(docs: options.docs, count: options.mutations, watched: singles, seed: 2)
-  ends = [:]
-  returns = []
-  let observedRate = try applyPlan(watchedPlan, seqBase: 0, ends: &ends)
-  print(String(format: "  mutations/s, observed      %.0f", observedRate))
-  Thread.sleep(forTimeInterval: 1)
-  report("in process", ends: ends, seen: seen.withLock { $0 })
-  returns.sort()
-  if !returns.isEmpty {
-    print(
-      String(
-        format: "  commit -> call returns, observed p50 %.2f ms, p99 %.2f ms",
-        Double(returns[returns.count / 2]) / 1e6,
-        Double(returns[min(returns.count - 1, returns.count * 99 / 100)]) / 1e6))
+  /// Opens the live queries: one per single pk, and windows of ten around
+  /// random ranks; each notes in `seen` when it first sees a seq.
+  func openLiveQueries(seen: SeenSeqs) throws -> [LiveQuery] {
+    @Sendable func note(_ document: Document?) {
+      guard let seq = document?["seq"]?.intValue else { return }
+      let now = wallNanos()
+      seen.times.withLock { if $0[seq] == nil { $0[seq] = now } }
+    }
+    let start = Date()
+    var live: [LiveQuery] = []
+    // The library's default is the main queue (seed 000), which this
+    // program does not run.
+    let delivery = DispatchQueue(label: "folio-bench.observe")
+    for pk in singles {
+      live.append(try items.findByID(pk).observeLocal(deliverOn: delivery) { document, _ in note(document) })
+    }
+    for n in 0..<(options.observers - singles.count) {
+      let ordered = try items.query().orderBy(child: "rank")
+      let bound = JSONValue.integer(random.next(options.docs))
+      let query =
+        n % 2 == 0 ? try ordered.startAt(bound).limitToFirst(10) : try ordered.endAt(bound).limitToLast(10)
+      live.append(
+        try query.observeLocal(deliverOn: delivery) { _, event in
+          guard case .update(let update) = event else { return }
+          for child in update.childEvents where child.kind != .removed { note(child.document) }
+        })
+    }
+    print(String(format: "  open live queries          %.1f s", Date().timeIntervalSince(start)))
+    return live
   }
 
-  // Another process writes.
-  seen.withLock { $0 = [:] }
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-  process.arguments =
-    ["observe-writer", root, String(options.docs), String(options.mutations), "3"] + singles
-  let output = Pipe()
-  process.standardOutput = output
-  try process.run()
-  let data = output.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  Thread.sleep(forTimeInterval: 1)
-  var childEnds: [Int: Int] = [:]
-  for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-    let parts = line.split(separator: " ")
-    if parts.count == 2, let seq = Int(parts[0]), let end = Int(parts[1]) { childEnds[seq] = end }
+  /// Another process writes (`observe-writer`); returns each seq's commit
+  /// instant as it reported them, and prints its rate.
+  func writeFromAnotherProcess() throws -> [Int: Int] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    process.arguments =
+      ["observe-writer", root, String(options.docs), String(options.mutations), "3"] + singles
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    Thread.sleep(forTimeInterval: 1)
+    var childEnds: [Int: Int] = [:]
+    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+      let parts = line.split(separator: " ")
+      if parts.count == 2, let seq = Int(parts[0]), let end = Int(parts[1]) { childEnds[seq] = end }
+    }
+    let writes = childEnds.values.sorted()
+    if writes.count > 1 {
+      let seconds = Double(writes.last! - writes.first!) / 1e9
+      print(
+        String(format: "  mutations/s, observed, another process  %.0f", Double(writes.count - 1) / seconds))
+    }
+    return childEnds
   }
-  let writes = childEnds.values.sorted()
-  if writes.count > 1 {
-    let seconds = Double(writes.last! - writes.first!) / 1e9
-    print(
-      String(format: "  mutations/s, observed, another process  %.0f", Double(writes.count - 1) / seconds))
-  }
-  report("another process", ends: childEnds, seen: seen.withLock { $0 })
-  for query in live { query.stop() }
-  // This machine's speed drifts: a second run without observers, after
-  // them, shows how much.
-  var afterEnds: [Int: Int] = [:]
-  let afterPlan = mutationPlan(docs: options.docs, count: options.mutations, watched: singles, seed: 4)
-  let afterRate = try applyPlan(afterPlan, seqBase: 2_000_000, ends: &afterEnds)
-  print(String(format: "  mutations/s, no observers, again  %.0f", afterRate))
-  if options.keep { print("  store: \(root)") }
 }
 
 private func report(_ name: String, ends: [Int: Int], seen: [Int: Int]) {

@@ -48,54 +48,47 @@ func runQueryBenchmark(_ arguments: [String]) throws {
   let keep = options.directory != nil
   let root = options.directory ?? (NSTemporaryDirectory() + "folio-query-bench-\(getpid())")
   defer { if !keep { try? FileManager.default.removeItem(atPath: root) } }
-  let storePath = root + "/store"
-  let databasePath = root + "/flights.sqlite"
-  let marker = root + "/generated-\(options.docs)"
-  let folio = folioBinaryBesideBench()
-
-  if !FileManager.default.fileExists(atPath: marker) {
-    try? FileManager.default.removeItem(atPath: root)
-    try FileManager.default.createDirectory(atPath: storePath + "/flights", withIntermediateDirectories: true)
-    print("generating \(options.docs) flight documents and the sqlite database…")
-    try generateFlights(count: options.docs, storePath: storePath, databasePath: databasePath, root: root)
-    _ = FileManager.default.createFile(atPath: marker, contents: nil)
-  }
-  let store = try Store.create(at: URL(fileURLWithPath: storePath))
+  let store = try prepareQueryBenchStore(root: root, docs: options.docs)
   if let seconds = options.serve {
     let publisher = try store.publishIndexes()
-    print("publishing the index state of \(storePath) for \(seconds) s")
+    print("publishing the index state of \(store.rootPath) for \(seconds) s")
     sleep(UInt32(seconds))
     publisher.stop()
     return
   }
-  let flights = store.collection("flights")
   // The rows below time fresh processes without any publisher: no daemon
   // may start until the section that measures one.
   setenv("FOLIO_INDEX_DAEMON", "off", 1)
   try store.stopIndexDaemon()
   defer { _ = try? store.stopIndexDaemon() }
+  var bench = try QueryBench(options: options, root: root, store: store)
+  try bench.measureWarm()
+  bench.printWarm()
+  if options.only != nil { return }
+  try bench.measureWithDaemon()
+  bench.printPlannerTargets()
+  try bench.measureCold()
+}
 
-  let start = benchNow()
-  let total = try flights.query().count()
-  let buildSeconds = benchNow() - start
-  print("index: \(total) documents, first query (builds or loads the index) \(ms(buildSeconds))")
-
-  // The middle document's position, as a cursor.
-  // A cursor in the middle of the order: the first document with a delay
-  // of 5 minutes or more.
-  let cursor = try flights.query().orderBy(child: "dep_delay").startAt(5).limitToFirst(1).get()[0]
-  let cursorValue = cursor["dep_delay"]!
-  let cursorSQL = "(dep_delay, id) > (\(cursorValue.compactString), '\(cursor.pk)')"
-
-  func folioFirstPage() throws -> [Document] {
-    try flights.query().orderBy(child: "dep_delay").limitToFirst(20).get()
+/// The flight store and the sqlite3 database under `root`, generated once
+/// for `docs` documents and reused after.
+private func prepareQueryBenchStore(root: String, docs: Int) throws -> Store {
+  let storePath = root + "/store"
+  let marker = root + "/generated-\(docs)"
+  if !FileManager.default.fileExists(atPath: marker) {
+    try? FileManager.default.removeItem(atPath: root)
+    try FileManager.default.createDirectory(atPath: storePath + "/flights", withIntermediateDirectories: true)
+    print("generating \(docs) flight documents and the sqlite database…")
+    try generateFlights(count: docs, storePath: storePath, databasePath: root + "/flights.sqlite", root: root)
+    _ = FileManager.default.createFile(atPath: marker, contents: nil)
   }
-  func folioMiddlePage() throws -> [Document] {
-    try flights.query().orderBy(child: "dep_delay").startAfter(cursorValue, key: cursor.pk).limitToFirst(20)
-      .get()
-  }
-  let filter = #"airline == "AA" && dep_delay > 60"#
+  return try Store.create(at: URL(fileURLWithPath: storePath))
+}
 
+/// The timed queries of `folio-bench query`: each in process, through a
+/// whole `folio query` process, and through sqlite3, with what they share.
+private struct QueryBench {
+  /// One query's medians.
   struct Row {
     var name: String
     var folioInProcess: Double
@@ -104,13 +97,58 @@ func runQueryBenchmark(_ arguments: [String]) throws {
     var sqliteProcess: Double
     var cli: [String]?
   }
+
+  let options: QueryBenchOptions
+  let storePath: String
+  let databasePath: String
+  let folio = folioBinaryBesideBench()
+  let store: Store
+  let flights: DocumentCollection
+  /// How many documents the table has.
+  let total: Int
+  /// A cursor in the middle of the order: the first document with a delay
+  /// of 5 minutes or more.
+  let cursor: Document
   var rows: [Row] = []
-  func add(
+
+  static let filter = #"airline == "AA" && dep_delay > 60"#
+  static let firstSQL = "SELECT doc FROM flights ORDER BY dep_delay, id LIMIT 20"
+  static let firstCLI = ["query", "flights", "--limit-to-first", "20"]
+  static let indexedWhere = "dep_delay > 300"
+  static let indexedSQL = "SELECT doc FROM flights WHERE dep_delay > 300 ORDER BY dep_delay, id"
+  static let unindexedWhere = #"airline == "AA""#
+  static let unindexedSQL = "SELECT count(*) FROM flights WHERE airline = 'AA'"
+
+  init(options: QueryBenchOptions, root: String, store: Store) throws {
+    self.options = options
+    self.store = store
+    storePath = store.rootPath
+    databasePath = root + "/flights.sqlite"
+    flights = store.collection("flights")
+    let start = benchNow()
+    total = try flights.query().count()
+    print("index: \(total) documents, first query (builds or loads the index) \(ms(benchNow() - start))")
+    cursor = try flights.query().orderBy(child: "dep_delay").startAt(5).limitToFirst(1).get()[0]
+  }
+
+  var cursorValue: JSONValue { cursor["dep_delay"]! }
+
+  func firstPage() throws -> [Document] {
+    try flights.query().orderBy(child: "dep_delay").limitToFirst(20).get()
+  }
+
+  func middlePage() throws -> [Document] {
+    try flights.query().orderBy(child: "dep_delay").startAfter(cursorValue, key: cursor.pk).limitToFirst(20)
+      .get()
+  }
+
+  /// Times one query: in process (the mean of `repeats` calls in a row,
+  /// like sqlite3's statement share, so a sub-millisecond page is not one
+  /// clock reading), through `folio` with `cli`, and through sqlite3.
+  mutating func add(
     _ name: String, inProcess: () throws -> Void, cli: [String]?, sql: String, repeats: Int = 200
   ) throws {
     if let only = options.only, !name.hasPrefix(only) { return }
-    // Like sqlite3's statement share below: the mean over `repeats` calls in
-    // a row, so that a sub-millisecond page is not one clock reading.
     let folioTime =
       try benchMedian(options.runs) { for _ in 0..<repeats { try inProcess() } } / Double(repeats)
     let processTime = try cli.map { arguments in
@@ -124,170 +162,186 @@ func runQueryBenchmark(_ arguments: [String]) throws {
         sqliteProcess: benchMedianOf(sqliteTimes.map(\.process)), cli: cli))
   }
 
-  let firstSQL = "SELECT doc FROM flights ORDER BY dep_delay, id LIMIT 20"
-  let firstCLI = ["query", "flights", "--limit-to-first", "20"]
-  let middleCLI = [
-    "query", "flights", "--start-after", cursorValue.compactString, "--start-key", cursor.pk,
-    "--limit-to-first", "20",
-  ]
-  let (folioFirst, sqliteFirst) = (try folioFirstPage().map(\.pk), try sqliteIDs(databasePath, firstSQL))
-  precondition(folioFirst == sqliteFirst, "first pages differ")
-  try add(
-    "first page (limit 20)", inProcess: { _ = try folioFirstPage() },
-    cli: firstCLI, sql: firstSQL)
-  let middleSQL = "SELECT doc FROM flights WHERE \(cursorSQL) ORDER BY dep_delay, id LIMIT 20"
-  let (folioMiddle, sqliteMiddle) = (try folioMiddlePage().map(\.pk), try sqliteIDs(databasePath, middleSQL))
-  precondition(folioMiddle == sqliteMiddle, "middle pages differ")
-  try add(
-    "middle page by cursor", inProcess: { _ = try folioMiddlePage() },
-    cli: middleCLI, sql: middleSQL)
-  var scanned: Int?
-  try add(
-    "full ordered scan (streamed)",
-    inProcess: {
-      var n = 0
-      // swift-format-ignore: ReplaceForEachWithForLoop
-      // (Query.forEach is the API measured, not a Sequence's.)
-      try flights.query().orderBy(child: "dep_delay").forEach { _ in n += 1 }
-      scanned = n
-    }, cli: nil, sql: "SELECT count(length(doc)) FROM (SELECT doc FROM flights ORDER BY dep_delay, id)",
-    repeats: 3)
-  precondition(scanned.map { $0 == total } ?? true, "scan missed documents")
-  let filterSQL = "SELECT count(*) FROM flights WHERE airline = 'AA' AND dep_delay > 60"
-  let folioCount = try flights.query().where(filter).count()
-  let sqliteCount = try sqliteIDs(databasePath, filterSQL).first ?? ""
-  precondition(String(folioCount) == sqliteCount, "filter counts differ")
-  try add(
-    "--where filter, count (\(folioCount) match)",
-    inProcess: { _ = try flights.query().where(filter).count() },
-    cli: ["query", "flights", "--where", filter, "--count"], sql: filterSQL, repeats: 3)
+  /// Pages, the streamed scan and a filter, each checked against sqlite3's
+  /// answer first.
+  mutating func measureWarm() throws {
+    let middleCLI = [
+      "query", "flights", "--start-after", cursorValue.compactString, "--start-key", cursor.pk,
+      "--limit-to-first", "20",
+    ]
+    let (folioFirst, sqliteFirst) = (try firstPage().map(\.pk), try sqliteIDs(databasePath, Self.firstSQL))
+    precondition(folioFirst == sqliteFirst, "first pages differ")
+    let bench = self
+    try add(
+      "first page (limit 20)", inProcess: { _ = try bench.firstPage() }, cli: Self.firstCLI,
+      sql: Self.firstSQL)
+    let cursorSQL = "(dep_delay, id) > (\(cursorValue.compactString), '\(cursor.pk)')"
+    let middleSQL = "SELECT doc FROM flights WHERE \(cursorSQL) ORDER BY dep_delay, id LIMIT 20"
+    let (folioMiddle, sqliteMiddle) = (try middlePage().map(\.pk), try sqliteIDs(databasePath, middleSQL))
+    precondition(folioMiddle == sqliteMiddle, "middle pages differ")
+    try add(
+      "middle page by cursor", inProcess: { _ = try bench.middlePage() }, cli: middleCLI, sql: middleSQL)
+    var scanned: Int?
+    try add(
+      "full ordered scan (streamed)",
+      inProcess: {
+        var n = 0
+        // swift-format-ignore: ReplaceForEachWithForLoop
+        // (Query.forEach is the API measured, not a Sequence's.)
+        try bench.flights.query().orderBy(child: "dep_delay").forEach { _ in n += 1 }
+        scanned = n
+      }, cli: nil, sql: "SELECT count(length(doc)) FROM (SELECT doc FROM flights ORDER BY dep_delay, id)",
+      repeats: 3)
+    precondition(scanned.map { $0 == total } ?? true, "scan missed documents")
+    let filterSQL = "SELECT count(*) FROM flights WHERE airline = 'AA' AND dep_delay > 60"
+    let folioCount = try flights.query().where(Self.filter).count()
+    let sqliteCount = try sqliteIDs(databasePath, filterSQL).first ?? ""
+    precondition(String(folioCount) == sqliteCount, "filter counts differ")
+    try add(
+      "--where filter, count (\(folioCount) match)",
+      inProcess: { _ = try bench.flights.query().where(Self.filter).count() },
+      cli: ["query", "flights", "--where", Self.filter, "--count"], sql: filterSQL, repeats: 3)
+    try measurePlanned()
+  }
 
-  // The planner's queries: a where on the indexed path against the same
-  // range asked for directly, and a where on a path with no index. Each
-  // returns its documents, so that the planned where cannot skip reading.
-  let indexedWhere = "dep_delay > 300"
-  let indexedSQL = "SELECT doc FROM flights WHERE dep_delay > 300 ORDER BY dep_delay, id"
-  let rangeCount = try flights.query().orderBy(child: "dep_delay").startAfter(300).get().count
-  let whereCount = try flights.query().where(indexedWhere).get().count
-  precondition(rangeCount == whereCount, "the planned where and the range differ")
-  try add(
-    "indexed --where, documents (\(whereCount))",
-    inProcess: { _ = try flights.query().where(indexedWhere).get() },
-    cli: ["query", "flights", "--where", indexedWhere], sql: indexedSQL, repeats: 5)
-  try add(
-    "the same range by --start-after",
-    inProcess: { _ = try flights.query().orderBy(child: "dep_delay").startAfter(300).get() },
-    cli: ["query", "flights", "--start-after", "300"], sql: indexedSQL, repeats: 5)
-  let unindexedWhere = #"airline == "AA""#
-  let unindexedSQL = "SELECT count(*) FROM flights WHERE airline = 'AA'"
-  let unindexedCount = try flights.query().where(unindexedWhere).count()
-  let sqliteUnindexed = try sqliteIDs(databasePath, unindexedSQL).first ?? ""
-  precondition(String(unindexedCount) == sqliteUnindexed, "counts differ")
-  try add(
-    "unindexed --where, count (\(unindexedCount))",
-    inProcess: { _ = try flights.query().where(unindexedWhere).count() },
-    cli: ["query", "flights", "--where", unindexedWhere, "--count"], sql: unindexedSQL, repeats: 3)
+  /// The planner's queries: a where on the indexed path against the same
+  /// range asked for directly, and a where on a path with no index. Each
+  /// returns its documents, so that the planned where cannot skip reading.
+  mutating func measurePlanned() throws {
+    let rangeCount = try flights.query().orderBy(child: "dep_delay").startAfter(300).get().count
+    let whereCount = try flights.query().where(Self.indexedWhere).get().count
+    precondition(rangeCount == whereCount, "the planned where and the range differ")
+    let flights = flights
+    try add(
+      "indexed --where, documents (\(whereCount))",
+      inProcess: { _ = try flights.query().where(Self.indexedWhere).get() },
+      cli: ["query", "flights", "--where", Self.indexedWhere], sql: Self.indexedSQL, repeats: 5)
+    try add(
+      "the same range by --start-after",
+      inProcess: { _ = try flights.query().orderBy(child: "dep_delay").startAfter(300).get() },
+      cli: ["query", "flights", "--start-after", "300"], sql: Self.indexedSQL, repeats: 5)
+    let unindexedCount = try flights.query().where(Self.unindexedWhere).count()
+    let sqliteUnindexed = try sqliteIDs(databasePath, Self.unindexedSQL).first ?? ""
+    precondition(String(unindexedCount) == sqliteUnindexed, "counts differ")
+    try add(
+      "unindexed --where, count (\(unindexedCount))",
+      inProcess: { _ = try flights.query().where(Self.unindexedWhere).count() },
+      cli: ["query", "flights", "--where", Self.unindexedWhere, "--count"], sql: Self.unindexedSQL, repeats: 3
+    )
+  }
 
-  print(
-    """
-
-    \(total) documents, order: [dep_delay]; medians of \(options.runs) runs. "process" is the whole
-    `folio query …` / `sqlite3 db 'SELECT …'` process; "in-process" is the library call (the mean of 200 calls
-    in a row; 3 for the scan and filter), and for sqlite3 the statement's share of one process
-    running it as many times.
-
-    query                                   Folio in-process  sqlite3 stmt     ratio   Folio process  sqlite3 process  ratio
-    """)
-  for row in rows {
-    let ratio = row.folioInProcess / max(row.sqliteInProcess, 1e-6)
-    let processRatio = row.folioProcess.map { String(format: "%.1fx", $0 / row.sqliteProcess) } ?? "—"
+  func printWarm() {
     print(
-      row.name.padded(40) + ms(row.folioInProcess).padded(18) + ms(row.sqliteInProcess).padded(17)
-        + String(format: "%.1fx", ratio).padded(8) + (row.folioProcess.map(ms) ?? "—").padded(15)
-        + ms(row.sqliteProcess).padded(17) + processRatio)
+      """
+
+      \(total) documents, order: [dep_delay]; medians of \(options.runs) runs. "process" is the whole
+      `folio query …` / `sqlite3 db 'SELECT …'` process; "in-process" is the library call (the mean of 200 calls
+      in a row; 3 for the scan and filter), and for sqlite3 the statement's share of one process
+      running it as many times.
+
+      query                                   Folio in-process  sqlite3 stmt     ratio   Folio process  sqlite3 process  ratio
+      """)
+    for row in rows {
+      let ratio = row.folioInProcess / max(row.sqliteInProcess, 1e-6)
+      let processRatio = row.folioProcess.map { String(format: "%.1fx", $0 / row.sqliteProcess) } ?? "—"
+      print(
+        row.name.padded(40) + ms(row.folioInProcess).padded(18) + ms(row.sqliteInProcess).padded(17)
+          + String(format: "%.1fx", ratio).padded(8) + (row.folioProcess.map(ms) ?? "—").padded(15)
+          + ms(row.sqliteProcess).padded(17) + processRatio)
+    }
   }
 
-  if options.only != nil { return }
-  // The same pages through fresh `folio query` processes with the index
-  // daemon on: the first one finds no publisher, takes the stat of every
-  // file and starts a daemon; the ones after it are answered by the daemon.
-  setenv("FOLIO_INDEX_DAEMON", "auto", 1)
-  let starting = try spawnTimed(folio, ["-C", storePath] + firstCLI)
-  var waited = 0
-  while case .none = store.indexDaemonStatus(), waited < 500 {
-    usleep(10_000)
-    waited += 1
-  }
-  guard case .daemon = store.indexDaemonStatus() else {
-    fatalError("the first query started no index daemon")
-  }
-  let withDaemon = try rows.compactMap { row -> (String, Double)? in
-    guard let arguments = row.cli else { return nil }
-    // The warm-up run also waits for the daemon's own first check.
-    return (row.name, try benchMedian(options.runs) { try spawnTimed(folio, ["-C", storePath] + arguments) })
-  }
-  try store.stopIndexDaemon()
-  setenv("FOLIO_INDEX_DAEMON", "off", 1)
-  print(
-    """
-
-    whole `folio query` process: with no publisher (FOLIO_INDEX_DAEMON=off); the first query with
-    the daemon on (no publisher yet: it checks every file and starts `folio index-daemon`); then
-    with that daemon answering:
-
-    """)
-  print(
-    "query".padded(40) + "no publisher".padded(15) + "first, starts".padded(15) + "daemon".padded(15)
-      + "sqlite3 process".padded(17) + "ratio, daemon")
-  for (name, time) in withDaemon {
-    guard let row = rows.first(where: { $0.name == name }) else { continue }
+  /// The same pages through fresh `folio query` processes with the index
+  /// daemon on: the first one finds no publisher, takes the stat of every
+  /// file and starts a daemon; the ones after it are answered by the daemon.
+  func measureWithDaemon() throws {
+    setenv("FOLIO_INDEX_DAEMON", "auto", 1)
+    let starting = try spawnTimed(folio, ["-C", storePath] + Self.firstCLI)
+    var waited = 0
+    while case .none = store.indexDaemonStatus(), waited < 500 {
+      usleep(10_000)
+      waited += 1
+    }
+    guard case .daemon = store.indexDaemonStatus() else {
+      fatalError("the first query started no index daemon")
+    }
+    let withDaemon = try rows.compactMap { row -> (String, Double)? in
+      guard let arguments = row.cli else { return nil }
+      // The warm-up run also waits for the daemon's own first check.
+      return (
+        row.name, try benchMedian(options.runs) { try spawnTimed(folio, ["-C", storePath] + arguments) }
+      )
+    }
+    try store.stopIndexDaemon()
+    setenv("FOLIO_INDEX_DAEMON", "off", 1)
     print(
-      name.padded(40) + (row.folioProcess.map(ms) ?? "—").padded(15)
-        + (name.hasPrefix("first") ? ms(starting) : "—").padded(15) + ms(time).padded(15)
-        + ms(row.sqliteProcess).padded(17) + ratio(time, row.sqliteProcess))
-  }
-  print("\ntargets: first page through the whole process < 100 ms; in-process within 5x of sqlite3")
+      """
 
-  func row(_ prefix: String) -> Row { rows.first { $0.name.hasPrefix(prefix) }! }
-  let scanRow = row("full ordered scan")
-  let indexedRow = row("indexed --where")
-  let rangeRow = row("the same range")
-  let unindexedRow = row("unindexed --where")
-  print(
-    """
+      whole `folio query` process: with no publisher (FOLIO_INDEX_DAEMON=off); the first query with
+      the daemon on (no publisher yet: it checks every file and starts `folio index-daemon`); then
+      with that daemon answering:
 
-    planner targets (warm, in process):
-      indexed --where / the same range by cursor: \(ratio(indexedRow.folioInProcess, rangeRow.folioInProcess)) (target ≤ 2x)
-      unindexed --where / sqlite3:                \(ratio(unindexedRow.folioInProcess, unindexedRow.sqliteInProcess)) (target ≤ 3x)
-      full ordered scan / sqlite3:                \(ratio(scanRow.folioInProcess, scanRow.sqliteInProcess)) (target ≤ 1.5x)
-    """)
-
-  // Cold: the page cache dropped before each whole process (Folio without
-  // a publisher, as a first process after a reboot would run).
-  let scanCLI = ["query", "flights", "--order-by-child", "dep_delay", "--format", "ndjson"]
-  let scanSQL = "SELECT doc FROM flights ORDER BY dep_delay, id"
-  let cold: [(String, [String], String)] = [
-    // What every query without a publisher pays first: the stat of every
-    // file, here with a one-document page after it.
-    ("first page, limit 1 (the stat check)", ["query", "flights", "--limit-to-first", "1"], firstSQL),
-    ("indexed --where", ["query", "flights", "--where", indexedWhere], indexedSQL),
-    ("unindexed --where, count", ["query", "flights", "--where", unindexedWhere, "--count"], unindexedSQL),
-    ("full ordered scan", scanCLI, scanSQL),
-  ]
-  guard dropCaches() else {
-    print("\ncold: not measured: writing 3 to /proc/sys/vm/drop_caches is not permitted here")
-    return
-  }
-  print("\ncold (page cache dropped before each process; one run each):")
-  print(
-    "query".padded(40) + "Folio process".padded(15) + "sqlite3 process".padded(17) + "ratio (target ≤ 3x)")
-  for (name, arguments, sql) in cold {
-    _ = dropCaches()
-    let folioTime = try spawnTimed(folio, ["-C", storePath] + arguments)
-    _ = dropCaches()
-    let sqliteTime = try spawnTimed("/usr/bin/sqlite3", [databasePath, sql])
+      """)
     print(
-      name.padded(40) + ms(folioTime).padded(15) + ms(sqliteTime).padded(17) + ratio(folioTime, sqliteTime))
+      "query".padded(40) + "no publisher".padded(15) + "first, starts".padded(15) + "daemon".padded(15)
+        + "sqlite3 process".padded(17) + "ratio, daemon")
+    for (name, time) in withDaemon {
+      guard let row = rows.first(where: { $0.name == name }) else { continue }
+      print(
+        name.padded(40) + (row.folioProcess.map(ms) ?? "—").padded(15)
+          + (name.hasPrefix("first") ? ms(starting) : "—").padded(15) + ms(time).padded(15)
+          + ms(row.sqliteProcess).padded(17) + ratio(time, row.sqliteProcess))
+    }
+    print("\ntargets: first page through the whole process < 100 ms; in-process within 5x of sqlite3")
+  }
+
+  func printPlannerTargets() {
+    func row(_ prefix: String) -> Row { rows.first { $0.name.hasPrefix(prefix) }! }
+    let scanRow = row("full ordered scan")
+    let indexedRow = row("indexed --where")
+    let rangeRow = row("the same range")
+    let unindexedRow = row("unindexed --where")
+    print(
+      """
+
+      planner targets (warm, in process):
+        indexed --where / the same range by cursor: \(ratio(indexedRow.folioInProcess, rangeRow.folioInProcess)) (target ≤ 2x)
+        unindexed --where / sqlite3:                \(ratio(unindexedRow.folioInProcess, unindexedRow.sqliteInProcess)) (target ≤ 3x)
+        full ordered scan / sqlite3:                \(ratio(scanRow.folioInProcess, scanRow.sqliteInProcess)) (target ≤ 1.5x)
+      """)
+  }
+
+  /// Cold: the page cache dropped before each whole process (Folio without
+  /// a publisher, as a first process after a reboot would run).
+  func measureCold() throws {
+    let scanCLI = ["query", "flights", "--order-by-child", "dep_delay", "--format", "ndjson"]
+    let scanSQL = "SELECT doc FROM flights ORDER BY dep_delay, id"
+    let cold: [(String, [String], String)] = [
+      // What every query without a publisher pays first: the stat of every
+      // file, here with a one-document page after it.
+      ("first page, limit 1 (the stat check)", ["query", "flights", "--limit-to-first", "1"], Self.firstSQL),
+      ("indexed --where", ["query", "flights", "--where", Self.indexedWhere], Self.indexedSQL),
+      (
+        "unindexed --where, count", ["query", "flights", "--where", Self.unindexedWhere, "--count"],
+        Self.unindexedSQL
+      ),
+      ("full ordered scan", scanCLI, scanSQL),
+    ]
+    guard dropCaches() else {
+      print("\ncold: not measured: writing 3 to /proc/sys/vm/drop_caches is not permitted here")
+      return
+    }
+    print("\ncold (page cache dropped before each process; one run each):")
+    print(
+      "query".padded(40) + "Folio process".padded(15) + "sqlite3 process".padded(17) + "ratio (target ≤ 3x)")
+    for (name, arguments, sql) in cold {
+      _ = dropCaches()
+      let folioTime = try spawnTimed(folio, ["-C", storePath] + arguments)
+      _ = dropCaches()
+      let sqliteTime = try spawnTimed("/usr/bin/sqlite3", [databasePath, sql])
+      print(
+        name.padded(40) + ms(folioTime).padded(15) + ms(sqliteTime).padded(17) + ratio(folioTime, sqliteTime))
+    }
   }
 }
 

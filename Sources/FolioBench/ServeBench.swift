@@ -239,51 +239,15 @@ private func percentile(_ values: [Double], _ p: Double) -> Double {
 
 func runServeBenchmark(_ arguments: [String]) throws {
   let options = ServeBenchOptions(arguments)
-  // The tools, installed when missing (Debian's wrk; Datasette from PyPI).
-  if !FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk") {
-    print("installing wrk (apt-get)")
-    sh(
-      "apt-get install -y -q wrk >/dev/null || (apt-get update -q >/dev/null && apt-get install -y -q wrk >/dev/null)"
-    )
-  }
   let venv = FileManager.default.currentDirectoryPath + "/.build/bench-venv"
-  if !FileManager.default.isExecutableFile(atPath: venv + "/bin/datasette") {
-    print("installing datasette (PyPI) in \(venv)")
-    sh("python3 -m venv \(venv) && \(venv)/bin/pip install -q datasette")
-  }
-  let datasetteVersion = sh("\(venv)/bin/datasette --version").trimmingCharacters(in: .whitespacesAndNewlines)
-  let wrkVersion = sh("wrk -v 2>&1 | head -1 || true").trimmingCharacters(in: .whitespacesAndNewlines)
-
+  let peers = installServePeers(venv: venv)
   let root = NSTemporaryDirectory() + "/folio-serve-bench-\(getpid())"
   try? FileManager.default.removeItem(atPath: root)
   try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
   defer { if !options.keep { try? FileManager.default.removeItem(atPath: root) } }
-  try """
-  version: 1
-  tables:
-    items:
-      path: items
-      order: [rank]
-  """.write(toFile: root + "/folio.yaml", atomically: true, encoding: .utf8)
-  let store = try Store.create(at: URL(fileURLWithPath: root))
   print("serve: \(options.docs) documents, wrk \(options.connections) connections × \(options.seconds) s")
-  print("peers: \(datasetteVersion); \(wrkVersion)")
-  var i = 0
-  while i < options.docs {
-    let end = min(options.docs, i + 2_000)
-    try store.write { tx in
-      for n in i..<end {
-        try tx.apply(
-          table: "items", pk: "d\(n)", op: .insert,
-          columns: ["rank": .integer((n * 7919) % options.docs), "title": .string("item \(n)"), "views": 0])
-      }
-    }
-    i = end
-  }
-  var export = ExportOptions()
-  export.format = .sqlite
-  export.outputPath = root + "/items.db"
-  try store.exportRows(from: "items", options: export)
+  print("peers: \(peers)")
+  let store = try makeServeBenchStore(root: root, docs: options.docs)
 
   // Folio in this process; Datasette in its own.
   var serveOptions = ServeOptions()
@@ -295,12 +259,7 @@ func runServeBenchmark(_ arguments: [String]) throws {
   defer { server.stop() }
   let folio = "http://127.0.0.1:\(serveOptions.port)"
   let datasettePort = serveOptions.port + 1
-  let datasette = Process()
-  datasette.executableURL = URL(fileURLWithPath: venv + "/bin/datasette")
-  datasette.arguments = ["serve", root + "/items.db", "--port", "\(datasettePort)", "--host", "127.0.0.1"]
-  datasette.standardOutput = FileHandle.nullDevice
-  datasette.standardError = FileHandle.nullDevice
-  try datasette.run()
+  let datasette = try startDatasette(venv: venv, database: root + "/items.db", port: datasettePort)
   defer {
     kill(datasette.processIdentifier, SIGTERM)
     datasette.waitUntilExit()
@@ -314,7 +273,78 @@ func runServeBenchmark(_ arguments: [String]) throws {
   precondition(
     folioRow == #""item 42""# && peerRow.contains("item 42"), "the servers disagree: \(folioRow) / \(peerRow)"
   )
+  try measureWrkRows(folio: folio, peer: peer, root: root, store: store, options: options)
+  try measureLargePatch(folio: folio, root: root)
+  try measurePage(venv: venv, root: root, folio: folio, peer: peer)
+  try measureStreamDelays(port: serveOptions.port, root: root, samples: options.samples)
+  if options.keep { print("kept: \(root)") }
+}
 
+/// Installs the peers when missing (Debian's wrk; Datasette from PyPI in
+/// `venv`) and returns their versions.
+private func installServePeers(venv: String) -> String {
+  if !FileManager.default.isExecutableFile(atPath: "/usr/bin/wrk") {
+    print("installing wrk (apt-get)")
+    sh(
+      "apt-get install -y -q wrk >/dev/null || (apt-get update -q >/dev/null && apt-get install -y -q wrk >/dev/null)"
+    )
+  }
+  if !FileManager.default.isExecutableFile(atPath: venv + "/bin/datasette") {
+    print("installing datasette (PyPI) in \(venv)")
+    sh("python3 -m venv \(venv) && \(venv)/bin/pip install -q datasette")
+  }
+  let datasetteVersion = sh("\(venv)/bin/datasette --version").trimmingCharacters(in: .whitespacesAndNewlines)
+  let wrkVersion = sh("wrk -v 2>&1 | head -1 || true").trimmingCharacters(in: .whitespacesAndNewlines)
+  return "\(datasetteVersion); \(wrkVersion)"
+}
+
+/// A store at `root` whose table `items` holds `docs` documents ordered by
+/// `rank`, exported to `root/items.db` for Datasette.
+private func makeServeBenchStore(root: String, docs: Int) throws -> Store {
+  try """
+  version: 1
+  tables:
+    items:
+      path: items
+      order: [rank]
+  """.write(toFile: root + "/folio.yaml", atomically: true, encoding: .utf8)
+  let store = try Store.create(at: URL(fileURLWithPath: root))
+  var i = 0
+  while i < docs {
+    let end = min(docs, i + 2_000)
+    try store.write { tx in
+      for n in i..<end {
+        try tx.apply(
+          table: "items", pk: "d\(n)", op: .insert,
+          columns: ["rank": .integer((n * 7919) % docs), "title": .string("item \(n)"), "views": 0])
+      }
+    }
+    i = end
+  }
+  var export = ExportOptions()
+  export.format = .sqlite
+  export.outputPath = root + "/items.db"
+  try store.exportRows(from: "items", options: export)
+  return store
+}
+
+/// Datasette serving `database` on 127.0.0.1:`port`, in a process of its own.
+private func startDatasette(venv: String, database: String, port: Int) throws -> Process {
+  let datasette = Process()
+  datasette.executableURL = URL(fileURLWithPath: venv + "/bin/datasette")
+  datasette.arguments = ["serve", database, "--port", "\(port)", "--host", "127.0.0.1"]
+  datasette.standardOutput = FileHandle.nullDevice
+  datasette.standardError = FileHandle.nullDevice
+  try datasette.run()
+  return datasette
+}
+
+/// wrk against both servers: a document by key and an ordered page; then
+/// PATCHes from many clients against Folio alone, with a count of the
+/// increments that landed.
+private func measureWrkRows(
+  folio: String, peer: String, root: String, store: Store, options: ServeBenchOptions
+) throws {
   try wrkScript(
     root + "/get-folio.lua", method: "GET", prefix: "/items/", suffix: ".json", docs: options.docs)
   try wrkScript(
@@ -360,10 +390,12 @@ func runServeBenchmark(_ arguments: [String]) throws {
   print(
     "  \(after - before) increments landed, \(String(format: "%.0f", patch.requestsPerSecond)) /s (target ≥ 2000: \(patch.requestsPerSecond >= 2000 ? "met" : "NOT met")); op log lines \(opLines)"
   )
+}
 
-  // One PATCH of 40,000 paths on one document, set then removed: linear in
-  // its paths (each document read and recorded once), so a large body
-  // holds the store lock for the write alone.
+/// One PATCH of 40,000 paths on one document, set then removed: linear in
+/// its paths (each document read and recorded once), so a large body
+/// holds the store lock for the write alone.
+private func measureLargePatch(folio: String, root: String) throws {
   let paths = 40_000
   let setBody = "{" + (0..<paths).map { #""f\#($0)":\#($0)"# }.joined(separator: ",") + "}"
   let unsetBody = "{" + (0..<paths).map { #""f\#($0)":null"# }.joined(separator: ",") + "}"
@@ -390,39 +422,45 @@ func runServeBenchmark(_ arguments: [String]) throws {
   print(
     "PATCH of \(paths) paths in one body (median of 5): set \(String(format: "%.0f", percentile(setTimes, 0.5))) ms, removed \(String(format: "%.0f", percentile(unsetTimes, 0.5))) ms; one path \(String(format: "%.2f", oneMs)) ms, ratio \(String(format: "%.0f", percentile(setTimes, 0.5) / oneMs))x for \(paths)x the paths"
   )
+}
 
-  // The page: from navigation to the first grid page drawn, in Chromium,
-  // against Datasette's table page of as many rows.
-  if FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") {
-    if sh("\(venv)/bin/python -c 'import playwright' >/dev/null 2>&1 && echo yes || true", quiet: true)
-      .isEmpty
-    {
-      print("installing playwright (PyPI) in \(venv)")
-      sh("\(venv)/bin/pip install -q playwright")
-    }
-    try pageScript.write(toFile: root + "/page_bench.py", atomically: true, encoding: .utf8)
-    let out = sh("\(venv)/bin/python \(root)/page_bench.py \(folio) \(peer) 11")
-    let times = out.split(separator: " ").compactMap {
-      Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-    if times.count == 2 {
-      print(
-        "page: first grid of 50 rows after navigation (median of 11): Folio \(String(format: "%.0f", times[0])) ms, "
-          + "Datasette's table page \(String(format: "%.0f", times[1])) ms, ratio \(String(format: "%.2f", times[0] / times[1]))x "
-          + "(target < 300 ms: \(times[0] < 300 ? "met" : "NOT met"))")
-    } else {
-      print("page: not measured: \(out)")
-    }
-  } else {
+/// The page: from navigation to the first grid page drawn, in Chromium,
+/// against Datasette's table page of as many rows.
+private func measurePage(venv: String, root: String, folio: String, peer: String) throws {
+  guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
     print("page: not measured: no /usr/bin/chromium (scripts/install-deps.sh installs it)")
+    return
   }
+  if sh("\(venv)/bin/python -c 'import playwright' >/dev/null 2>&1 && echo yes || true", quiet: true)
+    .isEmpty
+  {
+    print("installing playwright (PyPI) in \(venv)")
+    sh("\(venv)/bin/pip install -q playwright")
+  }
+  try pageScript.write(toFile: root + "/page_bench.py", atomically: true, encoding: .utf8)
+  let out = sh("\(venv)/bin/python \(root)/page_bench.py \(folio) \(peer) 11")
+  let times = out.split(separator: " ").compactMap {
+    Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+  }
+  guard times.count == 2 else {
+    print("page: not measured: \(out)")
+    return
+  }
+  print(
+    "page: first grid of 50 rows after navigation (median of 11): Folio \(String(format: "%.0f", times[0])) ms, "
+      + "Datasette's table page \(String(format: "%.0f", times[1])) ms, ratio \(String(format: "%.2f", times[0] / times[1]))x "
+      + "(target < 300 ms: \(times[0] < 300 ? "met" : "NOT met"))")
+}
 
-  // Stream delays: a PATCH on one connection, the event on another.
-  let stream = StreamWatcher(port: serveOptions.port, path: "/items/d7.json")
+/// Stream delays: a PATCH on one connection and the event on another; then
+/// a save the way `sed -i` makes it (a new file renamed over the old) and
+/// its event.
+private func measureStreamDelays(port: Int, root: String, samples: Int) throws {
+  let stream = StreamWatcher(port: port, path: "/items/d7.json")
   _ = stream.wait(for: "event: put")
-  let writer = RawHTTP(port: serveOptions.port)
+  let writer = RawHTTP(port: port)
   var delays: [Double] = []
-  for n in 0..<options.samples {
+  for n in 0..<samples {
     let start = Date().timeIntervalSince1970
     writer.request("PATCH", "/items/d7.json", body: #"{"seq":\#(1_000_000 + n)}"#)
     let arrived = stream.wait(for: #""seq":\#(1_000_000 + n)"#)
@@ -432,10 +470,9 @@ func runServeBenchmark(_ arguments: [String]) throws {
   print(
     "SSE PATCH → event: p50 \(String(format: "%.2f", percentile(delays, 0.5))) ms, p99 \(String(format: "%.2f", patchP99)) ms (target < 50: \(patchP99 < 50 ? "met" : "NOT met"))"
   )
-  // A save the way `sed -i` makes it: a new file renamed over the old.
   let file = root + "/items/d7.json"
   var saves: [Double] = []
-  for n in 0..<options.samples {
+  for n in 0..<samples {
     let text =
       "{\n  \"id\": \"d7\",\n  \"rank\": 7,\n  \"seq\": \(2_000_000 + n),\n  \"title\": \"item 7\"\n}\n"
     let start = Date().timeIntervalSince1970
@@ -447,7 +484,6 @@ func runServeBenchmark(_ arguments: [String]) throws {
   print(
     "SSE file save → event: p50 \(String(format: "%.2f", percentile(saves, 0.5))) ms, p99 \(String(format: "%.2f", percentile(saves, 0.99))) ms"
   )
-  if options.keep { print("kept: \(root)") }
 }
 
 /// Times, in headless Chromium, navigation to the first page of 50 rows

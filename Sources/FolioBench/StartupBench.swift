@@ -48,18 +48,73 @@ func runStartupBenchmark(_ arguments: [String]) throws {
     let sqlite = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first(
       where: FileManager.default.isExecutableFile)
   else { fatalError("no sqlite3; install it: apt-get install sqlite3") }
+  let hello = buildHelloWorld(in: root + "/hello")
+  let store = try makeStartupStores(root: root, options: options, sqlite: sqlite)
+  let database = root + "/small.sqlite"
+  defer { shell("'\(folio)' -C '\(root)/store' index-daemon --stop >/dev/null 2>&1; true", in: "/") }
 
-  // The hello world, built the default way with the Swift runtime linked
-  // in, as folio has it (scripts/build-release.sh goes further).
+  // The big table's queries are answered by an index daemon, started here
+  // and ready (its first check done) before the rows.
+  setenv("FOLIO_INDEX_DAEMON", "auto", 1)
+  // A query of this process that finds no publisher starts it, detached.
+  store.startIndexDaemonOnDemand(executable: folio)
+  _ = try store.collection("big").query().limitToFirst(1).get()
+  var waited = 0
+  while store.indexDaemonStatus() == .none, waited < 1000 {
+    usleep(10_000)
+    waited += 1
+  }
+  guard case .daemon = store.indexDaemonStatus() else { fatalError("the index daemon did not start") }
+  let bigQuery = ["-C", root + "/store", "query", "big", "--limit-to-first", "20"]
+  _ = try spawnTimed(folio, bigQuery)
+  let bigWhere = [
+    "-C", root + "/store", "query", "big", "--where", "n >= \(options.bigDocuments - 20)", "--count",
+  ]
+  let tail = options.bigDocuments - 20
+  func json(_ table: String) -> String {
+    "SELECT json_object('id', id, 'title', title, 'n', n) FROM \(table)"
+  }
+  let rows: [StartupRow] = [
+    StartupRow(label: "folio --version", folio: ["--version"], peerLabel: "hello world", peer: (hello, [])),
+    StartupRow(
+      label: "folio get small k1", folio: ["-C", root + "/store", "get", "small", "k1"],
+      peerLabel: "sqlite3 one row by key", peer: (sqlite, [database, json("small") + " WHERE id = 'k1'"])),
+    StartupRow(
+      label: "folio query small --limit-to-first 20",
+      folio: ["-C", root + "/store", "query", "small", "--limit-to-first", "20"],
+      peerLabel: "sqlite3 first 20 by key",
+      peer: (sqlite, [database, json("small") + " ORDER BY id LIMIT 20"])),
+    StartupRow(
+      label: "folio query big --limit-to-first 20 (\(options.bigDocuments), daemon answering)",
+      folio: bigQuery,
+      peerLabel: "sqlite3 first 20 by key", peer: (sqlite, [database, json("big") + " ORDER BY id LIMIT 20"])),
+    StartupRow(
+      label: "folio query big --where 'n >= \(tail)' --count (unindexed, daemon answering)", folio: bigWhere,
+      peerLabel: "sqlite3 count, no index",
+      peer: (sqlite, [database, "SELECT count(*) FROM big WHERE n >= \(tail)"])
+    ),
+  ]
+  print(
+    "whole processes, medians of \(options.runs) taken in turn (\(options.documents) documents; ratio folio/peer):"
+  )
+  for row in rows { try row.measure(folio: folio, runs: options.runs) }
+}
+
+/// The hello world, built the default way with the Swift runtime linked
+/// in, as folio has it (scripts/build-release.sh goes further).
+private func buildHelloWorld(in folder: String) -> String {
   let swiftc =
     ["/opt/swift/usr/bin/swiftc", "/usr/bin/swiftc"].first(where: FileManager.default.isExecutableFile)
     ?? "swiftc"
-  try "print(\"hello\")\n".write(toFile: root + "/hello/main.swift", atomically: true, encoding: .utf8)
-  let built = shell("'\(swiftc)' -O -static-stdlib main.swift -o hello", in: root + "/hello")
+  try! "print(\"hello\")\n".write(toFile: folder + "/main.swift", atomically: true, encoding: .utf8)
+  let built = shell("'\(swiftc)' -O -static-stdlib main.swift -o hello", in: folder)
   precondition(built.status == 0, "cannot build the hello world: \(built.output)")
-  let hello = root + "/hello/hello"
+  return folder + "/hello"
+}
 
-  // The same rows in a Folio table and a SQLite table.
+/// The same rows in a Folio store's tables `small` and `big` (committed)
+/// and in SQLite tables of the same names (`root/small.sqlite`).
+private func makeStartupStores(root: String, options: StartupBenchOptions, sqlite: String) throws -> Store {
   try """
   version: 1
   tables:
@@ -89,81 +144,38 @@ func runStartupBenchmark(_ arguments: [String]) throws {
   try store.commit(message: "startup bench")
   let loaded = shell("'\(sqlite)' small.sqlite < small.sql", in: root)
   precondition(loaded.status == 0, loaded.output)
-  let database = root + "/small.sqlite"
+  return store
+}
 
-  // The big table's queries are answered by an index daemon, started here
-  // and ready (its first check done) before the rows.
-  setenv("FOLIO_INDEX_DAEMON", "auto", 1)
-  // A query of this process that finds no publisher starts it, detached.
-  store.startIndexDaemonOnDemand(executable: folio)
-  _ = try store.collection("big").query().limitToFirst(1).get()
-  var waited = 0
-  while store.indexDaemonStatus() == .none, waited < 1000 {
-    usleep(10_000)
-    waited += 1
-  }
-  guard case .daemon = store.indexDaemonStatus() else { fatalError("the index daemon did not start") }
-  let bigQuery = ["-C", root + "/store", "query", "big", "--limit-to-first", "20"]
-  _ = try spawnTimed(folio, bigQuery)
-  let bigWhere = [
-    "-C", root + "/store", "query", "big", "--where", "n >= \(options.bigDocuments - 20)", "--count",
-  ]
-  let tail = options.bigDocuments - 20
+/// One row of `folio-bench startup`: a `folio` command and its peer.
+private struct StartupRow {
+  var label: String
+  var folio: [String]
+  var peerLabel: String
+  var peer: (String, [String])
 
-  let rows: [(label: String, folio: [String], peerLabel: String, peer: (String, [String]))] = [
-    ("folio --version", ["--version"], "hello world", (hello, [])),
-    (
-      "folio get small k1", ["-C", root + "/store", "get", "small", "k1"], "sqlite3 one row by key",
-      (sqlite, [database, "SELECT json_object('id', id, 'title', title, 'n', n) FROM small WHERE id = 'k1'"])
-    ),
-    (
-      "folio query small --limit-to-first 20",
-      ["-C", root + "/store", "query", "small", "--limit-to-first", "20"],
-      "sqlite3 first 20 by key",
-      (
-        sqlite,
-        [database, "SELECT json_object('id', id, 'title', title, 'n', n) FROM small ORDER BY id LIMIT 20"]
-      )
-    ),
-    (
-      "folio query big --limit-to-first 20 (\(options.bigDocuments), daemon answering)", bigQuery,
-      "sqlite3 first 20 by key",
-      (
-        sqlite,
-        [database, "SELECT json_object('id', id, 'title', title, 'n', n) FROM big ORDER BY id LIMIT 20"]
-      )
-    ),
-    (
-      "folio query big --where 'n >= \(tail)' --count (unindexed, daemon answering)", bigWhere,
-      "sqlite3 count, no index", (sqlite, [database, "SELECT count(*) FROM big WHERE n >= \(tail)"])
-    ),
-  ]
-  print(
-    "whole processes, medians of \(options.runs) taken in turn (\(options.documents) documents; ratio folio/peer):"
-  )
-  for row in rows {
+  /// Runs both `runs` times, taken in turn, and prints the medians.
+  func measure(folio executable: String, runs: Int) throws {
     // One of each first, untimed: the page cache and the index daemon
     // (which a query may start) are warm for both.
-    _ = try spawnTimed(folio, row.folio)
-    _ = try spawnTimed(row.peer.0, row.peer.1)
+    _ = try spawnTimed(executable, folio)
+    _ = try spawnTimed(peer.0, peer.1)
     var folioTimes: [Double] = []
     var peerTimes: [Double] = []
-    for turn in 0..<options.runs {
+    for turn in 0..<runs {
       if turn % 2 == 0 {
-        folioTimes.append(try spawnTimed(folio, row.folio))
-        peerTimes.append(try spawnTimed(row.peer.0, row.peer.1))
+        folioTimes.append(try spawnTimed(executable, folio))
+        peerTimes.append(try spawnTimed(peer.0, peer.1))
       } else {
-        peerTimes.append(try spawnTimed(row.peer.0, row.peer.1))
-        folioTimes.append(try spawnTimed(folio, row.folio))
+        peerTimes.append(try spawnTimed(peer.0, peer.1))
+        folioTimes.append(try spawnTimed(executable, folio))
       }
     }
     let folioMedian = benchMedianOf(folioTimes)
     let peerMedian = benchMedianOf(peerTimes)
     print(
       String(
-        format: "  %@ %.1f ms, %@ %.1f ms: %.2fx", row.label, folioMedian * 1000, row.peerLabel,
-        peerMedian * 1000,
+        format: "  %@ %.1f ms, %@ %.1f ms: %.2fx", label, folioMedian * 1000, peerLabel, peerMedian * 1000,
         folioMedian / peerMedian))
   }
-  shell("'\(folio)' -C '\(root)/store' index-daemon --stop >/dev/null 2>&1; true", in: "/")
 }

@@ -110,79 +110,19 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   let options = SyncBenchOptions(arguments)
   let root = options.directory
   shell("rm -rf '\(root)' && mkdir -p '\(root)'", in: "/")
-  let a = root + "/a"
-  try writeItemsStoreFiles(at: a, docs: options.docs)
-  let g = root + "/g"
-  shell("cp -a '\(a)' '\(g)' && git init -q -b main '\(g)'", in: "/")
-  let storeA = try Store.create(at: URL(fileURLWithPath: a))
-  shell("sync", in: "/")
-
-  // Commit: folio commit against git add -A && git commit, same files.
-  var summary: CommitSummary?
-  let folioCommit = try seconds { summary = try storeA.commit(message: "import") }
-  // git's commit of 100k loose objects would start `git gc --auto` in the
-  // background, still packing while the size is read and the merge is
-  // timed. The timed commit skips it; git's own auto maintenance then runs
-  // untimed, in the foreground, so the size is what git ends up with.
-  let gitCommit = seconds {
-    let result = shell("git add -A && git -c gc.auto=0 commit -q -m import", in: g)
-    precondition(result.status == 0, result.output)
-  }
-  shell("git -c gc.autoDetach=false gc --auto -q", in: g)
-  let folioSize = directorySize(a + "/.git")
-  let gitSize = directorySize(g + "/.git")
-  print(
-    String(
-      format:
-        "commit of %d new documents: folio commit %.2f s (%d synthetic ops), git add -A && git commit %.2f s: folio/git %.2fx; .git %d KB vs %d KB",
-      options.docs, folioCommit, summary?.syntheticOps ?? 0, gitCommit, folioCommit / gitCommit, folioSize,
-      gitSize))
-
+  let storeA = try measureFirstCommit(root: root, docs: options.docs)
   // Two replicas through a bare remote.
   let remote = root + "/remote.git"
-  shell("git init -q --bare -b main '\(remote)' && git -C '\(a)' remote add origin '\(remote)'", in: "/")
+  shell("git init -q --bare -b main '\(remote)' && git -C '\(root)/a' remote add origin '\(remote)'", in: "/")
   try storeA.sync()
   let storeB = try Store.clone(url: "file://" + remote, into: URL(fileURLWithPath: root + "/b"))
   let half = options.changes / 2
-  func change(_ store: Store, range: Range<Int>, by: Int, title: String) throws {
-    var start = range.lowerBound
-    while start < range.upperBound {
-      let end = min(range.upperBound, start + 1000)
-      try store.write { tx in
-        for i in start..<end {
-          try tx.apply(
-            table: "items", pk: "d\(i)", op: .update, columns: ["title": .string(title + " \(i)")],
-            transforms: ["views": ["op": "increment", "by": .number(String(by))]])
-        }
-      }
-      start = end
-    }
-  }
   print("changing \(options.changes) documents on each replica (\(half) on both)…")
-  try change(storeA, range: 0..<options.changes, by: 1, title: "from a")
-  try change(storeB, range: half..<(half + options.changes), by: 10, title: "from b")
+  try changeItems(storeA, range: 0..<options.changes, by: 1, title: "from a")
+  try changeItems(storeB, range: half..<(half + options.changes), by: 10, title: "from b")
   try storeA.sync()
   try storeB.commit()
-  // The same two commits for plain git: a copy of b, without Folio's driver.
-  let plain = root + "/plain"
-  shell(
-    "cp -a '\(root)/b' '\(plain)' && git -C '\(plain)' config --unset merge.folio.driver; echo '* merge=text' > '\(plain)/.git/info/attributes'; git -C '\(plain)' fetch -q origin && git -C '\(plain)' update-index -q --refresh",
-    in: "/")
-  // `cp -a` gives every file of the copy a new inode and ctime; the
-  // refresh (untimed) brings plain's index up to date, as b's is, so that
-  // `git merge` does not rehash 100k files that did not change.
-  // Both merges start from the same two commits already here: b fetches
-  // too, as plain did, so `folio sync`'s own fetch finds nothing new and
-  // the timed work is the merge, the checkout and the commit scan.
-  shell("git -C '\(root)/b' fetch -q origin", in: "/")
-  if options.keep {
-    // With the remote as it was too: the transport rows push to the remote
-    // later, and a sync of the copy against it would fetch those as well.
-    shell(
-      "cp -a '\(root)/b' '\(root)/b.before-sync' && cp -a '\(remote)' '\(root)/remote.before-sync.git' && git -C '\(root)/b.before-sync' remote set-url origin 'file://\(root)/remote.before-sync.git'",
-      in: "/")
-  }
-  shell("sync", in: "/")
+  let plain = prepareMerges(root: root, remote: remote, keep: options.keep)
   var sync: SyncSummary?
   let folioSync = try seconds { sync = try storeB.sync(push: false) }
   var gitStatus: Int32 = 0
@@ -204,6 +144,78 @@ func runSyncBenchmark(_ arguments: [String]) throws {
   try runTransportRows(root: root, remote: remote, storeA: storeA, options: options)
 }
 
+/// The commit row: `docs` new documents committed by `folio commit` in
+/// `root/a` and by `git add -A && git commit` in a copy, `root/g`.
+private func measureFirstCommit(root: String, docs: Int) throws -> Store {
+  let a = root + "/a"
+  try writeItemsStoreFiles(at: a, docs: docs)
+  let g = root + "/g"
+  shell("cp -a '\(a)' '\(g)' && git init -q -b main '\(g)'", in: "/")
+  let storeA = try Store.create(at: URL(fileURLWithPath: a))
+  shell("sync", in: "/")
+  var summary: CommitSummary?
+  let folioCommit = try seconds { summary = try storeA.commit(message: "import") }
+  // git's commit of 100k loose objects would start `git gc --auto` in the
+  // background, still packing while the size is read and the merge is
+  // timed. The timed commit skips it; git's own auto maintenance then runs
+  // untimed, in the foreground, so the size is what git ends up with.
+  let gitCommit = seconds {
+    let result = shell("git add -A && git -c gc.auto=0 commit -q -m import", in: g)
+    precondition(result.status == 0, result.output)
+  }
+  shell("git -c gc.autoDetach=false gc --auto -q", in: g)
+  let folioSize = directorySize(a + "/.git")
+  let gitSize = directorySize(g + "/.git")
+  print(
+    String(
+      format:
+        "commit of %d new documents: folio commit %.2f s (%d synthetic ops), git add -A && git commit %.2f s: folio/git %.2fx; .git %d KB vs %d KB",
+      docs, folioCommit, summary?.syntheticOps ?? 0, gitCommit, folioCommit / gitCommit, folioSize, gitSize))
+  return storeA
+}
+
+/// Changes the documents `d<i>` for `i` in `range`: a title, and `views`
+/// incremented by `by`.
+private func changeItems(_ store: Store, range: Range<Int>, by: Int, title: String) throws {
+  var start = range.lowerBound
+  while start < range.upperBound {
+    let end = min(range.upperBound, start + 1000)
+    try store.write { tx in
+      for i in start..<end {
+        try tx.apply(
+          table: "items", pk: "d\(i)", op: .update, columns: ["title": .string(title + " \(i)")],
+          transforms: ["views": ["op": "increment", "by": .number(String(by))]])
+      }
+    }
+    start = end
+  }
+}
+
+/// Makes `root/plain`, a copy of b without Folio's driver, for plain git's
+/// merge of the same two commits, and fetches into both; returns its path.
+private func prepareMerges(root: String, remote: String, keep: Bool) -> String {
+  let plain = root + "/plain"
+  shell(
+    "cp -a '\(root)/b' '\(plain)' && git -C '\(plain)' config --unset merge.folio.driver; echo '* merge=text' > '\(plain)/.git/info/attributes'; git -C '\(plain)' fetch -q origin && git -C '\(plain)' update-index -q --refresh",
+    in: "/")
+  // `cp -a` gives every file of the copy a new inode and ctime; the
+  // refresh (untimed) brings plain's index up to date, as b's is, so that
+  // `git merge` does not rehash 100k files that did not change.
+  // Both merges start from the same two commits already here: b fetches
+  // too, as plain did, so `folio sync`'s own fetch finds nothing new and
+  // the timed work is the merge, the checkout and the commit scan.
+  shell("git -C '\(root)/b' fetch -q origin", in: "/")
+  if keep {
+    // With the remote as it was too: the transport rows push to the remote
+    // later, and a sync of the copy against it would fetch those as well.
+    shell(
+      "cp -a '\(root)/b' '\(root)/b.before-sync' && cp -a '\(remote)' '\(root)/remote.before-sync.git' && git -C '\(root)/b.before-sync' remote set-url origin 'file://\(root)/remote.before-sync.git'",
+      in: "/")
+  }
+  shell("sync", in: "/")
+  return plain
+}
+
 /// Clone, push and fetch of the same data through Folio (which runs the
 /// system git and validates what arrives) and through plain git, over
 /// `file://` and over ssh to an sshd started here. Each sync row gives two
@@ -214,6 +226,14 @@ private func runTransportRows(root: String, remote: String, storeA: Store, optio
   // A second bare remote, byte for byte the first, for plain git's pushes.
   let plainRemote = root + "/plain-remote.git"
   shell("cp -a '\(remote)' '\(plainRemote)'", in: "/")
+  let spares = try runCloneRows(root: root, remote: remote, plainRemote: plainRemote, docs: options.docs)
+  try runPushAndFetchRounds(root: root, plainRemote: plainRemote, storeA: storeA, changes: options.changes)
+  shell("rm -rf " + spares.map { "'\($0)'" }.joined(separator: " "), in: "/")
+}
+
+/// The clone rows: over `file://`, into tmpfs, and over ssh. Returns the
+/// clones made, to remove at the end.
+private func runCloneRows(root: String, remote: String, plainRemote: String, docs: Int) throws -> [String] {
   // One untimed clone first, by git: the first 100,000 files created
   // after the merge phase cost the file system more, whichever tool
   // creates them.
@@ -221,7 +241,7 @@ private func runTransportRows(root: String, remote: String, storeA: Store, optio
   shell("git clone -q 'file://\(plainRemote)' '\(root)/c-warm-up' && sync", in: "/")
   spares += try runCloneRow(
     over: "file://", folioURL: "file://" + remote, gitURL: "file://" + plainRemote, root: root, name: "file",
-    docs: options.docs)
+    docs: docs)
   // The same clone into memory (tmpfs), where creating files costs the
   // same from one moment to the next: what is left is each tool's own work.
   let memory = "/dev/shm/folio-sync-bench-\(getpid())"
@@ -229,23 +249,26 @@ private func runTransportRows(root: String, remote: String, storeA: Store, optio
     shell("mkdir -p '\(memory)'", in: "/")
     _ = try runCloneRow(
       over: "file:// into tmpfs", folioURL: "file://" + remote, gitURL: "file://" + plainRemote, root: memory,
-      name: "tmpfs", docs: options.docs)
+      name: "tmpfs", docs: docs)
     shell("rm -rf '\(memory)'", in: "/")
   }
   try withLocalSSHServer(root: root) { base in
     spares += try runCloneRow(
       over: "ssh (local sshd)", folioURL: base + remote, gitURL: base + plainRemote, root: root, name: "ssh",
-      docs: options.docs)
+      docs: docs)
   }
+  return spares
+}
 
-  // Three rounds, as medians. Each: a commit of `changed` documents in a,
-  // pushed by a's sync and, the same commit, by plain git from a copy of
-  // a to the plain remote; then each clone brings it in.
+/// Three rounds, as medians. Each: a commit of `changes` (at most 1,000)
+/// documents in a, pushed by a's sync and, the same commit, by plain git
+/// from a copy of a to the plain remote; then each clone brings it in.
+private func runPushAndFetchRounds(root: String, plainRemote: String, storeA: Store, changes: Int) throws {
   let plainA = root + "/a-git"
   shell("cp -a '\(root)/a' '\(plainA)' && git -C '\(plainA)' remote set-url origin '\(plainRemote)'", in: "/")
   let storeC = try Store(at: URL(fileURLWithPath: root + "/c-file-folio"))
   let cGit = root + "/c-file-git"
-  let changed = min(options.changes, 1000)
+  let changed = min(changes, 1000)
   var push = SyncRowTimes()
   var fetch = SyncRowTimes()
   for round in 0..<3 {
@@ -304,7 +327,6 @@ private func runTransportRows(root: String, remote: String, storeA: Store, optio
   fetch.print(
     "fetch of \(changed) changed documents over file://", what: "fetch, fast-forward, checkout",
     commands: ["git fetch", "git merge --ff-only"])
-  shell("rm -rf " + spares.map { "'\($0)'" }.joined(separator: " "), in: "/")
 }
 
 /// One sync row's times, a value per round: the whole sync and its own git

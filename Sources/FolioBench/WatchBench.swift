@@ -201,90 +201,31 @@ enum WatchBench {
     while !thread.isFinished { usleep(1_000) }
   }
 
+  /// The latencies of the scripted saves, in seconds.
+  struct SaveLatencies {
+    /// From each save to its op.
+    var op: [Double] = []
+    /// From each save to the event in the observer process.
+    var observer: [Double] = []
+    /// ``op`` by save pattern (``savePatterns``).
+    var byPattern = [[Double]](repeating: [], count: savePatterns.count)
+    /// The load average after the saves.
+    var load = ""
+  }
+
+  /// How the saves are made, in turn.
+  static let savePatterns = ["in place", "temp+rename", "vim", "sed -i"]
+
   static func measure(root: String, settings: Settings) throws {
     let arrivals = Arrivals()
     print("  load average at start: \(loadAverage())")
-
-    // Startup on the unchanged table, a few times: the first may find
-    // colder caches than the rest.
-    var startups: [Double] = []
-    for _ in 0..<settings.starts - 1 {
-      let (watcher, thread, seconds) = try startWatcher(root: root, settings: settings, arrivals: arrivals)
-      startups.append(seconds)
-      stopWatcher(watcher, thread)
-    }
-    let (watcher, thread, seconds) = try startWatcher(root: root, settings: settings, arrivals: arrivals)
-    startups.append(seconds)
-    print(
-      "  startup and catch-up, \(settings.docs) unchanged documents: "
-        + startups.map { String(format: "%.2f s", $0) }.joined(separator: ", ") + " (target < 2 s; load "
-        + loadAverage() + ")")
-
+    let (watcher, thread) = try measureStartups(root: root, settings: settings, arrivals: arrivals)
     // The saves, planned up front so the observer process can watch each
     // document before it is saved.
     var generator = SystemRandomNumberGenerator()
     let plan = (0..<settings.saves).map { _ in Int.random(in: 0..<settings.docs, using: &generator) }
     let observer = try startObserver(root: root, pks: Set(plan.map { "d\($0)" }).sorted(), arrivals: arrivals)
-
-    let patterns = ["in place", "temp+rename", "vim", "sed -i"]
-    var opLatencies: [Double] = []
-    var observerLatencies: [Double] = []
-    var byPattern = [[Double]](repeating: [], count: patterns.count)
-    for (n, i) in plan.enumerated() {
-      let pk = "d\(i)"
-      let file = "items/\(pk).json"
-      let path = root + "/" + file
-      let views = n + 1
-      let text =
-        "{\"id\": \"\(pk)\", \"tags\": [\"a\", \"s\(n)\"], \"title\": \"item \(i) save \(n)\", \"views\": \(views)}\n"
-      arrivals.ops.withLock { $0[file] = nil }
-      // Latencies count from the moment the saved content is in place.
-      var saved = 0.0
-      switch n % patterns.count {
-      case 0:
-        try writeInPlace(path, text)
-        saved = now()
-      case 1:
-        try writeInPlace(path + ".tmp", text)
-        rename(path + ".tmp", path)
-        saved = now()
-      case 2:
-        try writeInPlace(root + "/items/4913", "")
-        unlink(root + "/items/4913")
-        rename(path, path + "~")
-        try writeInPlace(path, text)
-        saved = now()
-        unlink(path + "~")
-      default:
-        var template = Array((root + "/items/sedXXXXXX").utf8CString)
-        let fd = mkstemp(&template)
-        guard fd >= 0 else { fatalError("mkstemp failed") }
-        let temp = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let bytes = Array(text.utf8)
-        guard write(fd, bytes, bytes.count) == bytes.count else { fatalError("write failed") }
-        fchmod(fd, 0o644)
-        close(fd)
-        rename(temp, path)
-        saved = now()
-      }
-      var opTime: Double?
-      var observedTime: Double?
-      while true {
-        opTime = opTime ?? arrivals.ops.withLock { $0[file] }
-        observedTime =
-          observedTime ?? arrivals.observed.withLock { $0[pk]?.first(where: { $0.views == views })?.time }
-        if opTime != nil && observedTime != nil { break }
-        if now() - saved > 10 { fatalError("save \(n) of \(file): no op or no observer event after 10 s") }
-        _ = arrivals.arrived.wait(timeout: .now() + .milliseconds(100))
-      }
-      opLatencies.append(opTime! - saved)
-      byPattern[n % patterns.count].append(opTime! - saved)
-      // The observer may note the event before this thread reads the
-      // clock after its last syscall: that is no latency at all.
-      observerLatencies.append(max(0, observedTime! - saved))
-    }
-    let savesLoad = loadAverage()
-
+    let latencies = try measureSaves(plan, root: root, arrivals: arrivals)
     let cpuBefore = cpuSeconds()
     let observerCPUBefore = cpuSeconds(ofProcess: observer.processIdentifier)
     let idleStart = now()
@@ -301,35 +242,124 @@ enum WatchBench {
     // Untimed: leaves the store clean, so `--work` can reuse it.
     _ = try Store(at: URL(fileURLWithPath: root)).commit(message: "bench saves")
     let catchUp = try measureCatchUp(root: root, settings: settings, arrivals: arrivals)
-
-    func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
-    guard !opLatencies.isEmpty else {
+    guard !latencies.op.isEmpty else {
       print("  no saves (--saves 0)")
       return
     }
-    let debounceMS =
-      Double(settings.debounce.components.seconds) * 1000 + Double(settings.debounce.components.attoseconds)
-      / 1e15
-    print(
-      String(format: "  save to op, %d saves (debounce %.0f ms): ", opLatencies.count, debounceMS)
-        + "p50 \(ms(percentile(opLatencies, 0.5))), p99 \(ms(percentile(opLatencies, 0.99))), "
-        + "max \(ms(opLatencies.max()!)) (target p99 < 100 ms; load \(savesLoad))")
-    for (name, values) in zip(patterns, byPattern) where !values.isEmpty {
-      print("    \(name): p50 \(ms(percentile(values, 0.5))), p99 \(ms(percentile(values, 0.99)))")
-    }
-    print(
-      "  save to observeLocal event in another process: p50 \(ms(percentile(observerLatencies, 0.5))), "
-        + "p99 \(ms(percentile(observerLatencies, 0.99))), max \(ms(observerLatencies.max()!))")
-    let missing = arrivals.observedMissing.withLock { $0 }
-    if missing > 0 {
-      print("    (\(missing) events showed a document missing mid-save, before the saved one)")
-    }
+    printSaves(latencies, settings: settings, arrivals: arrivals)
     print(
       String(
         format:
           "  idle CPU over %.0f s: watcher %.3f s, %.3f%% of one core (target < 1%%); observer process %.3f s",
         idleWall, idleCPU, idleCPU / idleWall * 100, observerIdleCPU))
     if let catchUp { print(catchUp) }
+  }
+
+  /// Starts the watcher on the unchanged table a few times (the first may
+  /// find colder caches than the rest), prints the times, and returns the
+  /// last one, left running.
+  static func measureStartups(root: String, settings: Settings, arrivals: Arrivals) throws -> (
+    Watcher, Thread
+  ) {
+    var startups: [Double] = []
+    for _ in 0..<settings.starts - 1 {
+      let (watcher, thread, seconds) = try startWatcher(root: root, settings: settings, arrivals: arrivals)
+      startups.append(seconds)
+      stopWatcher(watcher, thread)
+    }
+    let (watcher, thread, seconds) = try startWatcher(root: root, settings: settings, arrivals: arrivals)
+    startups.append(seconds)
+    print(
+      "  startup and catch-up, \(settings.docs) unchanged documents: "
+        + startups.map { String(format: "%.2f s", $0) }.joined(separator: ", ") + " (target < 2 s; load "
+        + loadAverage() + ")")
+    return (watcher, thread)
+  }
+
+  /// Saves document `d<i>` for each `i` of `plan`, in turn by each of
+  /// ``savePatterns``, and waits for its op and the observer's event.
+  static func measureSaves(_ plan: [Int], root: String, arrivals: Arrivals) throws -> SaveLatencies {
+    var latencies = SaveLatencies()
+    for (n, i) in plan.enumerated() {
+      let pk = "d\(i)"
+      let file = "items/\(pk).json"
+      let views = n + 1
+      let text =
+        "{\"id\": \"\(pk)\", \"tags\": [\"a\", \"s\(n)\"], \"title\": \"item \(i) save \(n)\", \"views\": \(views)}\n"
+      arrivals.ops.withLock { $0[file] = nil }
+      let saved = try save(text, to: root + "/" + file, root: root, pattern: n % savePatterns.count)
+      var opTime: Double?
+      var observedTime: Double?
+      while true {
+        opTime = opTime ?? arrivals.ops.withLock { $0[file] }
+        observedTime =
+          observedTime ?? arrivals.observed.withLock { $0[pk]?.first(where: { $0.views == views })?.time }
+        if opTime != nil && observedTime != nil { break }
+        if now() - saved > 10 { fatalError("save \(n) of \(file): no op or no observer event after 10 s") }
+        _ = arrivals.arrived.wait(timeout: .now() + .milliseconds(100))
+      }
+      latencies.op.append(opTime! - saved)
+      latencies.byPattern[n % savePatterns.count].append(opTime! - saved)
+      // The observer may note the event before this thread reads the
+      // clock after its last syscall: that is no latency at all.
+      latencies.observer.append(max(0, observedTime! - saved))
+    }
+    latencies.load = loadAverage()
+    return latencies
+  }
+
+  /// Saves `text` at `path` as save pattern `pattern` does, and returns the
+  /// time the saved content was in place (latencies count from there).
+  static func save(_ text: String, to path: String, root: String, pattern: Int) throws -> Double {
+    switch pattern {
+    case 0:
+      try writeInPlace(path, text)
+      return now()
+    case 1:
+      try writeInPlace(path + ".tmp", text)
+      rename(path + ".tmp", path)
+      return now()
+    case 2:
+      try writeInPlace(root + "/items/4913", "")
+      unlink(root + "/items/4913")
+      rename(path, path + "~")
+      try writeInPlace(path, text)
+      let saved = now()
+      unlink(path + "~")
+      return saved
+    default:
+      var template = Array((root + "/items/sedXXXXXX").utf8CString)
+      let fd = mkstemp(&template)
+      guard fd >= 0 else { fatalError("mkstemp failed") }
+      let temp = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let bytes = Array(text.utf8)
+      guard write(fd, bytes, bytes.count) == bytes.count else { fatalError("write failed") }
+      fchmod(fd, 0o644)
+      close(fd)
+      rename(temp, path)
+      return now()
+    }
+  }
+
+  static func printSaves(_ latencies: SaveLatencies, settings: Settings, arrivals: Arrivals) {
+    func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
+    let debounceMS =
+      Double(settings.debounce.components.seconds) * 1000 + Double(settings.debounce.components.attoseconds)
+      / 1e15
+    print(
+      String(format: "  save to op, %d saves (debounce %.0f ms): ", latencies.op.count, debounceMS)
+        + "p50 \(ms(percentile(latencies.op, 0.5))), p99 \(ms(percentile(latencies.op, 0.99))), "
+        + "max \(ms(latencies.op.max()!)) (target p99 < 100 ms; load \(latencies.load))")
+    for (name, values) in zip(savePatterns, latencies.byPattern) where !values.isEmpty {
+      print("    \(name): p50 \(ms(percentile(values, 0.5))), p99 \(ms(percentile(values, 0.99)))")
+    }
+    print(
+      "  save to observeLocal event in another process: p50 \(ms(percentile(latencies.observer, 0.5))), "
+        + "p99 \(ms(percentile(latencies.observer, 0.99))), max \(ms(latencies.observer.max()!))")
+    let missing = arrivals.observedMissing.withLock { $0 }
+    if missing > 0 {
+      print("    (\(missing) events showed a document missing mid-save, before the saved one)")
+    }
   }
 
   /// Stops nothing (no watcher runs), makes `settings.offline` changes to
