@@ -58,12 +58,18 @@ let package = Package(
       dependencies: [
         "FolioGit", "FolioQuery", "FolioCore", "FolioJSON", "FolioSystem", "CSQLite", "Clibgit2",
       ]),
+    // The page `folio serve` answers `/` with: HTML, CSS and JavaScript in
+    // Sources/FolioServe/Page, embedded at build time by the plugin.
+    .executableTarget(name: "PageEmbedder"),
+    .plugin(name: "PageEmbedding", capability: .buildTool(), dependencies: ["PageEmbedder"]),
     .target(
       name: "FolioServe",
       dependencies: [
         "FolioTransfer", "FolioGit", "FolioQuery", "FolioCore", "FolioJSON", "FolioSystem", "CMicroHTTPD",
         "CSystem",
-      ]),
+      ],
+      exclude: ["Page"],
+      plugins: ["PageEmbedding"]),
     .target(
       name: "Folio",
       dependencies: [

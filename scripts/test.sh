@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/install-deps.sh
+# nodejs: the syntax check of the page's JavaScript, below.
+source scripts/install-deps.sh nodejs
 # Plain git in the tests commits too; where no identity is configured it
 # gets one from the environment, so the machine's git config is left alone.
 if ! git config user.email >/dev/null 2>&1; then
@@ -17,7 +18,11 @@ export FOLIO_INDEX_DAEMON=off
 # module a target imports is one Package.swift declares for it (so the
 # layers are what the manifest says, not what SwiftPM resolves through a
 # neighbour). The code then builds without a warning.
-swift format lint --strict --recursive Sources Tests Package.swift
+swift format lint --strict --recursive Sources Tests Plugins Package.swift
+# The page `folio serve` answers `/` with is HTML, CSS and JavaScript files,
+# embedded at build time (Plugins/PageEmbedding); its script is checked
+# before anything is built, as the Swift is.
+node --check Sources/FolioServe/Page/page.js
 python3 scripts/check-imports.py
 swift build --build-tests -Xswiftc -warnings-as-errors
 # The Debian package test packages the release build, as users get it:
