@@ -1,7 +1,7 @@
 import FolioCore
-import FolioJSON
 import FolioSystem
 
+/// The store's past, read by ``HistoryReader``.
 extension Store {
   /// The versions of one document, newest first: each commit that gave it
   /// a value none of its parents held, with that value and the changes
@@ -20,32 +20,69 @@ extension Store {
   /// - Throws: `UNKNOWN_TABLE`; `INVALID_JSON` naming `commit:path` for a
   ///   version that is not a JSON object.
   public func history(table name: String, pk: String) throws -> [DocumentVersion] {
-    let table = try table(named: name)
-    let repository = try openRepository()
-    guard let head = try repository.headCommit()?.id else { return [] }
-    let path = (try table.path(of: pk))
-    let walk = try PathHistory(repository: repository, head: head, paths: [path])
-    let reader = TreeMerge(repository: repository, config: config)
-    var parsed: [GitOID: JSONObject] = [:]
-    func value(at step: Int) throws -> JSONObject? {
-      guard let blob = try walk.blob(step, 0) else { return nil }
-      if let known = parsed[blob] { return known }
-      let object = try reader.document(
-        blob, path: walk.steps[step].commit.description.prefix(12) + ":" + path)
-      parsed[blob] = object
-      return object
-    }
-    var versions: [DocumentVersion] = []
-    for at in try walk.versions(of: 0).reversed() {
-      let step = walk.steps[at]
-      let new = try value(at: at)
-      let old = try step.parents.first.flatMap { try value(at: $0) }
-      versions.append(
-        DocumentVersion(
-          commit: try repository.commit(step.commit).info,
-          document: new.map { Document(pk: pk, table: table.name, value: $0) },
-          changes: DocumentChange.changes(table: table, pk: pk, old: old, new: new)))
-    }
-    return versions
+    try HistoryReader(store: self).history(table: name, pk: pk)
+  }
+
+  /// The store as the commit `revision` left it, read from git's objects
+  /// without a checkout (see ``StoreSnapshot``).
+  ///
+  /// `revision` is anything `git rev-parse` takes (an id, a branch or tag,
+  /// `HEAD~3`) or a date (`2026-11-30`, `2 days ago`), meaning the last
+  /// commit on the branch's first-parent line before it.
+  /// - Throws: `NOT_FOUND` when `revision` names no commit.
+  public func snapshot(asOf revision: String) throws -> StoreSnapshot {
+    try HistoryReader(store: self).snapshot(asOf: revision)
+  }
+
+  /// The changes between two versions of the store, by table, document and
+  /// JSON path, never by line.
+  ///
+  /// - With both revisions, `from` against `to`.
+  /// - With `to` nil, `from` against the working tree, including edits not
+  ///   yet committed or recorded (made in an editor with no watcher).
+  /// - With neither, HEAD against the working tree.
+  ///
+  /// Only what changed is read: git's tree diff of each table's folder
+  /// names the documents, and the working tree is compared through the
+  /// index's stat data, as `folio status` does.
+  ///
+  /// ```swift
+  /// for change in try store.diff(from: "HEAD~1", to: "HEAD").changes {
+  ///   print(change.pk, change.path, change.old ?? "-", change.new ?? "-")
+  /// }
+  /// ```
+  /// - Parameter tables: the tables to compare; all those this replica
+  ///   holds when empty (see ``absentTables``).
+  /// - Throws: `NOT_FOUND` for a revision that names no commit;
+  ///   `UNKNOWN_TABLE`.
+  public func diff(from: String? = nil, to: String? = nil, tables: [String] = []) throws -> StoreDiff {
+    try HistoryReader(store: self).diff(from: from, to: to, tables: tables)
+  }
+
+  /// For each leaf of a document, the operation that last set it (its
+  /// kind, stamp and replica) and the commit that brought that operation,
+  /// with its author and date.
+  ///
+  /// Blame follows the op logs, not the text of commits: the document's
+  /// ops from every replica's log are replayed in stamp order, as a merge
+  /// replays them, so a value a replay merge produced is blamed on the op
+  /// and replica that wrote it, not on the merge. A counter lists the
+  /// increments since its last assignment, and a set who added each
+  /// member. A value no op explains (edited and committed without Folio,
+  /// or its ops compacted away) is blamed on the commit that made it, as
+  /// ``BlameSource/Kind/edit``.
+  ///
+  /// The document is read as the working tree holds it, and ops not yet
+  /// committed have no commit.
+  ///
+  /// ```swift
+  /// for field in try store.blame(table: "todos", pk: "t1").fields {
+  ///   print(field.path, field.source.kind, field.source.replica ?? "-", field.source.commit?.author ?? "-")
+  /// }
+  /// ```
+  /// - Throws: `UNKNOWN_TABLE`; `INVALID_JSON` at `file:line:col` for an
+  ///   unreadable document or op log line.
+  public func blame(table name: String, pk: String) throws -> DocumentBlame {
+    try HistoryReader(store: self).blame(table: name, pk: pk)
   }
 }

@@ -32,7 +32,7 @@ extension Store {
   public static func textconv(_ bytes: [UInt8]) -> [UInt8] {
     guard let value = try? JSONValue(parsing: bytes), case .object(let object) = value else { return bytes }
     var out: [UInt8] = []
-    for (tokens, leaf) in leaves(of: object) {
+    for (tokens, leaf) in HistoryReader.leaves(of: object) {
       out += Array(JSONPointer(tokens).description.utf8)
       out += Array(" = ".utf8)
       out += leaf.compactBytes()
