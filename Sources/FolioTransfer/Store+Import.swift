@@ -6,6 +6,24 @@ import FolioSystem
 import Glibc
 
 extension Store {
+  /// ``importRows(into:options:onBadRow:onProgress:)``, run on the store's
+  /// executor. The callbacks run there too.
+  ///
+  /// ```swift
+  /// let options = ImportOptions(path: "flights.ndjson")
+  /// try await store.importRows(into: "flights", options: options)
+  /// ```
+  @discardableResult
+  public func importRows(
+    into tableName: String, options: ImportOptions,
+    onBadRow: @escaping @Sendable (FolioError) -> Void = { _ in },
+    onProgress: @escaping @Sendable (ImportProgress) -> Void = { _ in }
+  ) async throws -> ImportSummary {
+    try await perform {
+      try self.importRows(into: tableName, options: options, onBadRow: onBadRow, onProgress: onProgress)
+    }
+  }
+
   /// Imports rows from an NDJSON, JSON-array, CSV/TSV or SQLite file into
   /// `table`, all or nothing, and (unless told not to) commits them to git
   /// as one commit whose objects are written as one pack.
