@@ -4,27 +4,55 @@ import FolioSystem
 import Foundation
 import Glibc
 
-extension Store {
+/// What Folio registers with git, and what git runs: the merge driver
+/// (`merge.folio.driver`), which resolves table documents and op logs by
+/// replay; the diff driver's textconv (`diff.folio.textconv`); and the
+/// `post-merge` hook that finishes the merges the driver never sees.
+/// ``Store``'s methods of the same names hand their calls here.
+struct GitDrivers {
+  let store: Store
+
+  /// The `diff.folio.textconv` command git runs on table documents, given
+  /// the program to call. When the program is missing, git shows the file
+  /// as it is: plain git keeps working on a machine without Folio.
+  static func diffTextconvCommand(program: String) -> String {
+    let quoted = shellWord(program)
+    return "f() { if command -v \(quoted) >/dev/null 2>&1; then \(quoted) diff-textconv \"$1\"; "
+      + "else cat \"$1\"; fi; }; f"
+  }
+
+  /// ``Store/registerDiffDriver(program:)``.
+  func registerDiffDriver(program: String) throws {
+    let repository = try store.openRepository()
+    let command = Self.diffTextconvCommand(program: program)
+    if repository.config("diff.folio.textconv") != command {
+      try repository.setConfig("diff.folio.textconv", command)
+    }
+  }
+
+  /// ``Store/textconv(_:)``.
+  static func textconv(_ bytes: [UInt8]) -> [UInt8] {
+    guard let value = try? JSONValue(parsing: bytes), case .object(let object) = value else { return bytes }
+    var out: [UInt8] = []
+    for (tokens, leaf) in HistoryReader.leaves(of: object) {
+      out += Array(JSONPointer(tokens).description.utf8)
+      out += Array(" = ".utf8)
+      out += leaf.compactBytes()
+      out.append(0x0A)
+    }
+    return out
+  }
+
   /// The `merge.folio.driver` command line git runs for table documents and
   /// op logs, given the program to call.
   static func mergeDriverCommand(program: String) -> String {
     "\(shellWord(program)) merge-driver %O %A %B %P"
   }
 
-  /// Registers Folio's merge driver in `.git/config`, so `git merge` and
-  /// `git pull` resolve table documents by replay, and a `post-merge` hook
-  /// that finishes the merges the driver never sees (see
-  /// ``reconcileGitMerge()``).
-  ///
-  /// A `post-merge` hook of the user's own (in `core.hooksPath` if set) is
-  /// kept: it moves to `post-merge.user` (`post-merge.user.2`, … if that is
-  /// taken by another one), and Folio's hook runs each of them after its own
-  /// work, with the same arguments. It registers the diff driver too
-  /// (``registerDiffDriver(program:)``). Running it again changes nothing.
-  /// - Parameter program: the `folio` executable (default: `folio` on PATH).
-  public func registerMergeDriver(program: String = "folio") throws {
-    let repository = try openRepository()
-    let command = Store.mergeDriverCommand(program: program)
+  /// ``Store/registerMergeDriver(program:)``.
+  func registerMergeDriver(program: String) throws {
+    let repository = try store.openRepository()
+    let command = Self.mergeDriverCommand(program: program)
     if repository.config("merge.folio.driver") != command {
       try repository.setConfig("merge.folio.name", "Folio: replay operations (counters add, sets union)")
       try repository.setConfig("merge.folio.driver", command)
@@ -41,34 +69,34 @@ extension Store {
   static let userPostMergeHook = "post-merge.user"
 
   private func installPostMergeHook(program: String, repository: GitRepository) throws {
-    var hooks = gitDirectory + "/hooks"
+    var hooks = store.gitDirectory + "/hooks"
     if let configured = repository.config("core.hooksPath") {
       // As git reads it: `~/` is the home folder, a relative path is
       // relative to the work tree, where hooks run.
-      if configured.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] {
+      if configured.hasPrefix("~/"), let home = FolioSettings.current.home {
         hooks = home + configured.dropFirst()
       } else {
-        hooks = configured.hasPrefix("/") ? configured : rootPath + "/" + configured
+        hooks = configured.hasPrefix("/") ? configured : store.rootPath + "/" + configured
       }
     }
     let path = hooks + "/post-merge"
     try FileSystem.makeDirectories(hooks)
     if let existing = try FileSystem.read(path),
-      !String(decoding: existing, as: UTF8.self).contains(Store.postMergeHookMarker)
+      !String(decoding: existing, as: UTF8.self).contains(Self.postMergeHookMarker)
     {
       try keepUserHook(at: path, bytes: existing, hooks: hooks)
     }
     let quoted = shellWord(program)
     let script = """
       #!/bin/sh
-      \(Store.postMergeHookMarker) (written by 'folio init'; delete this file to stop it).
+      \(Self.postMergeHookMarker) (written by 'folio init'; delete this file to stop it).
       # Resolves documents that both sides changed through Folio when git's
       # merge saw a change on one side only, as 'folio sync' would; then runs
       # the hooks that were here before ('folio init' moved them to
-      # \(Store.userPostMergeHook)*).
+      # \(Self.userPostMergeHook)*).
       \(quoted) merge-driver --post-merge "$@"
       status=$?
-      for hook in "$(dirname "$0")"/\(Store.userPostMergeHook) "$(dirname "$0")"/\(Store.userPostMergeHook).*; do
+      for hook in "$(dirname "$0")"/\(Self.userPostMergeHook) "$(dirname "$0")"/\(Self.userPostMergeHook).*; do
         if [ -f "$hook" ] && [ -x "$hook" ]; then "$hook" "$@" || status=$?; fi
       done
       exit $status
@@ -84,7 +112,7 @@ extension Store {
   /// `post-merge.user*` name; a copy of one already moved is just dropped.
   private func keepUserHook(at path: String, bytes: [UInt8], hooks: String) throws {
     for n in 1...100 {
-      let name = hooks + "/" + Store.userPostMergeHook + (n == 1 ? "" : ".\(n)")
+      let name = hooks + "/" + Self.userPostMergeHook + (n == 1 ? "" : ".\(n)")
       if let kept = try FileSystem.read(name) {
         guard kept == bytes else { continue }
         _ = try FileSystem.remove(path)
@@ -93,37 +121,26 @@ extension Store {
       _ = try FileSystem.syscall("rename", path: path) { rename(path, name) }
       return
     }
-    throw FolioError(.io, "too many \(Store.userPostMergeHook)* hooks in \(hooks)", path: path)
+    throw FolioError(.io, "too many \(Self.userPostMergeHook)* hooks in \(hooks)", path: path)
   }
 
-  /// Finishes a merge made by plain `git merge` or `git pull`, so that it
-  /// holds the same documents `folio sync` would have written: the
-  /// `post-merge` hook's entry point.
-  ///
-  /// git runs the merge driver only for files that both sides changed. A
-  /// document can have ops on both sides while only one side's file changed
-  /// (say, a union of a member already there), and replaying both sides'
-  /// ops can then give another document than the changed side's. This
-  /// replays the merge the way `sync` does and, where a table document
-  /// differs, rewrites HEAD's merge commit (same parents and message) and
-  /// the working tree. Other files keep git's result.
-  /// - Returns: the document paths that were rewritten.
+  /// ``Store/reconcileGitMerge()``.
   @discardableResult
-  public func reconcileGitMerge() throws -> [String] {
-    try lock.withLock {
-      let repository = try openRepository()
+  func reconcileGitMerge() throws -> [String] {
+    try store.lock.withLock {
+      let repository = try store.openRepository()
       guard let head = try repository.headCommit() else { return [] }
       // git has written the tree already (its own checks refuse `.git`
       // and writing through links); what Folio refuses beyond them (links
       // in table folders, names too long for its temp files) is reported
       // here, before Folio reads or writes any of it.
       if let before = try repository.origHead(other: head.id) {
-        try TreePathValidator(repository: repository, config: config).validate(
+        try TreePathValidator(repository: repository, config: store.config).validate(
           try head.tree(), of: head.id, against: try repository.commit(before).tree())
-        try undoPullPastClockBound(from: before, to: head.id, repository: repository)
+        try store.undoPullPastClockBound(from: before, to: head.id, repository: repository)
       }
       guard head.parentIDs.count == 2 else { return [] }
-      let merge = TreeMerge(repository: repository, config: config)
+      let merge = TreeMerge(repository: repository, config: store.config)
       let result: TreeMerge.Result
       do {
         result = try merge.merge(ours: head.parentIDs[0], theirs: head.parentIDs[1])
@@ -136,8 +153,8 @@ extension Store {
       guard !changes.isEmpty else { return [] }
       let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new, 0) })
       let commit = try repository.createCommit(tree: tree, parents: head.parentIDs, message: head.message)
-      if let latest = result.latestStamp { try observe(remoteStamp: latest) }
-      let blocked = try checkout(commit, branch: try repository.headBranch(), repository: repository)
+      if let latest = result.latestStamp { try store.observe(remoteStamp: latest) }
+      let blocked = try store.checkout(commit, branch: try repository.headBranch(), repository: repository)
       if !blocked.isEmpty {
         throw FolioError(
           .wouldOverwrite,
@@ -148,30 +165,20 @@ extension Store {
     }
   }
 
-  /// The git merge driver (`folio merge-driver %O %A %B %P`): merges the
-  /// three versions of a table document or op log, writing the result over
-  /// `ours`, as git expects.
-  ///
-  /// A document is resolved exactly as `folio sync` resolves it, from the op
-  /// logs of HEAD and the commit being merged, when git says which that is
-  /// (`MERGE_HEAD`, or the `GITHEAD_<id>` variables `git merge` sets). Without
-  /// one, the three versions are diffed into synthetic ops through the column
-  /// kinds.
-  /// - Returns: whether the merge is clean. When it is not, `ours` is left
-  ///   untouched, so no conflict markers ever land in a table file.
-  public func runMergeDriver(basePath: String, oursPath: String, theirsPath: String, path: String) throws
+  /// ``Store/runMergeDriver(basePath:oursPath:theirsPath:path:)``.
+  func runMergeDriver(basePath: String, oursPath: String, theirsPath: String, path: String) throws
     -> Bool
   {
     let read = { (file: String) throws -> [UInt8] in try FileSystem.read(file) ?? [] }
     if TreeMerge.opLogName(path) != nil {
-      try checkClock(ofLog: try read(theirsPath), base: try read(basePath), path: path)
+      try store.checkClock(ofLog: try read(theirsPath), base: try read(basePath), path: path)
       let merged = OpLogMerge.merge(
         base: try read(basePath), ours: try read(oursPath), theirs: try read(theirsPath))
       try FileSystem.writeAtomically(oursPath, merged, sync: false)
       return true
     }
-    let repository = try openRepository()
-    let merge = TreeMerge(repository: repository, config: config)
+    let repository = try store.openRepository()
+    let merge = TreeMerge(repository: repository, config: store.config)
     guard let (table, pk) = merge.documentAddress(path) else { return false }
     let merged: JSONObject?
     if let ours = try repository.headCommit()?.id,
@@ -204,7 +211,7 @@ extension Store {
 
   /// The commit being merged into HEAD, if git says.
   private func mergeHead(repository: GitRepository, ours: GitOID) throws -> GitOID? {
-    if let bytes = try FileSystem.read(gitDirectory + "/MERGE_HEAD"),
+    if let bytes = try FileSystem.read(store.gitDirectory + "/MERGE_HEAD"),
       let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first,
       let id = GitOID(hex: String(line)), id != ours
     {
