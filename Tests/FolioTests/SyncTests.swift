@@ -212,7 +212,7 @@ import Testing
     #expect(error.code == .pushRejected)
     // Refused as often as it takes to tell a verdict from a lost race.
     let tries = try String(contentsOfFile: attempts, encoding: .utf8).split(separator: "\n").count
-    #expect(tries == Store.refusalsForVerdict, "\(tries)")
+    #expect(tries == SyncEngine.refusalsForVerdict, "\(tries)")
     // The remote stood still, so this is its verdict: not a race, not the
     // network.
     #expect(error.description.contains("remote 'origin' refused the push"), "\(error)")

@@ -3,61 +3,7 @@ import FolioSystem
 import Foundation
 import Synchronization
 
-/// What `folio sync` did.
-public struct SyncSummary: Sendable {
-  /// How the local branch moved.
-  public enum Action: String, Sendable {
-    /// Nothing came from the remote.
-    case upToDate = "up-to-date"
-    /// The remote was ahead; the branch moved forward to it.
-    case fastForward = "fast-forward"
-    /// Both had changes; a merge commit joined them.
-    case merged
-  }
-  /// The commit made before fetching.
-  public var committed: CommitSummary
-  /// How the branch moved.
-  public var action: SyncSummary.Action
-  /// Documents resolved by replaying ops from both sides.
-  public var resolvedDocuments: Int
-  /// Whether the branch was pushed.
-  public var pushed: Bool
-  /// How many fetch-merge-push rounds it took (a push that raced another
-  /// one is retried).
-  public var rounds: Int
-  /// The commit the branch ends at.
-  public var head: String?
-  /// The remote synced with (the upstream's, unless one was named).
-  public var remote = "origin"
-  /// The branch on the remote that was fetched and pushed to.
-  public var remoteBranch: String?
-  /// Documents past the size limit that a merge kept as this replica has
-  /// them (an older build wrote them): `folio fsck` reports them, and
-  /// `folio rm` clears them everywhere.
-  public var oversized: [String] = []
-  /// Time spent in the system git's fetches and pushes, every round's:
-  /// what of the sync was transport, the rest being Folio's commit scan,
-  /// validation, merge and checkout.
-  public var transferTime: Duration = .zero
-}
-
 extension Store {
-  /// How many fetch-merge-push rounds a sync makes before it gives up on
-  /// a remote that keeps moving.
-  static let syncRounds = 20
-
-  /// How many refusals in a row, with the remote's tip unchanged, make the
-  /// refusal the remote's own verdict rather than a lost race.
-  static let refusalsForVerdict = 3
-
-  /// The pause before round `round + 1`: a random time up to 25 ms × 2^round,
-  /// capped at 2 s ("full jitter"), so replicas that lost one race do not
-  /// meet again in the next.
-  static func pauseBeforeRetry(after round: Int) {
-    let ceiling = min(2_000_000, 25_000 << min(round, 16))
-    usleep(UInt32(Int.random(in: 0..<ceiling)))
-  }
-
   /// Commits, fetches, merges (resolving table documents by replay) and
   /// pushes: the fetch and the push through the system git, with the
   /// user's git and ssh config, everything else through libgit2.
@@ -87,171 +33,17 @@ extension Store {
   ///   `CONFLICT` for files outside the tables that git could not merge.
   @discardableResult
   public func sync(remote requested: String? = nil, push: Bool = true) throws -> SyncSummary {
-    // Whatever the outcome: every fetch and merge leaves a pack.
-    defer { mergePacksIfMany() }
-    var summary = SyncSummary(
-      committed: CommitSummary(commit: nil, documents: 0, syntheticOps: 0, problems: []), action: .upToDate,
-      resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
-    // The last refusal, the remote tip it refused to build on, and how many
-    // refusals in a row met that same tip.
-    var refusal: (error: PushRefusal, tip: GitOID?, inARow: Int)?
-    for round in 1...Store.syncRounds {
-      summary.rounds = round
-      // One handle for the round: the index the commit reads serves the
-      // checkout too, unless the file changes in between.
-      let repository = try openRepository()
-      let committed = try commit(message: nil, repository: repository)
-      if round == 1 { summary.committed = committed }
-      let logSize = FileSystem.size(opLogPath)
-      let branch = try repository.headBranch()
-      let shortBranch = branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch
-      let (remote, remoteBranch) = repository.upstream(of: shortBranch, remote: requested)
-      summary.remote = remote
-      summary.remoteBranch = remoteBranch
-      let clock = ContinuousClock()
-      let fetchStart = clock.now
-      let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: sshKeyPath)
-      if let theirs, repository.isPartialClone(of: remote) {
-        // What the merge and the checkout read of the held tables.
-        try fetchHeldBlobs(
-          of: try repository.commit(theirs).tree(), since: try repository.headCommit()?.tree(),
-          remote: remote,
-          repository: repository)
-      }
-      summary.transferTime += clock.now - fetchStart
-      if let verdict = Store.verdict(of: refusal, at: theirs, remote: remote) { throw verdict }
-      var oversized: [String] = []
-      let (action, resolved, head) = try lock.withLock {
-        try recoverBeforeWrite()
-        // Writes made through Folio during the fetch (they all log an op)
-        // go into the merge too. An edit made by hand in that window stays
-        // pending, and the checkout refuses to overwrite it.
-        if FileSystem.size(opLogPath) != logSize {
-          _ = try commitLocked(message: nil, repository: repository)
-        }
-        return try integrate(theirs, branch: branch, repository: repository, oversized: &oversized)
-      }
-      summary.oversized += oversized
-      if action != .upToDate { summary.action = action }
-      summary.resolvedDocuments += resolved
-      summary.head = head?.description
-      // Validated and merged: now the remote-tracking ref may show it.
-      if let theirs { try repository.acceptFetched(remote: remote, branch: remoteBranch, tip: theirs) }
-      guard push, let head, head != theirs else { return summary }
-      let pushStart = clock.now
-      do {
-        try repository.push(remote: remote, branch: shortBranch, to: remoteBranch, sshKey: sshKeyPath)
-        summary.transferTime += clock.now - pushStart
-        summary.pushed = true
-        return summary
-      } catch let error as PushRefusal {
-        summary.transferTime += clock.now - pushStart
-        // Someone pushed in between: fetch, merge and try again.
-        let inARow = refusal.map { $0.tip == theirs ? $0.inARow + 1 : 1 } ?? 1
-        refusal = (error, theirs, inARow)
-        if round < Store.syncRounds { Store.pauseBeforeRetry(after: round) }
-      }
-    }
-    throw FolioError(
-      .pushRejected,
-      "remote '\(summary.remote)' kept moving: other replicas pushed first in each of \(Store.syncRounds) "
-        + "rounds (last: \(refusal?.error.detail ?? "refused")). Everything is committed and merged locally; "
-        + "sync again",
-      function: "git_remote_push", remedy: .syncAgain)
+    try SyncEngine(store: self).sync(remote: requested, push: push)
   }
 
-  /// The error that ends a sync when the remote stood still through
-  /// several refusals of the push (its verdict, not a race), else nil. One
-  /// refusal at a still tip is not enough, since a rival push can hold the
-  /// remote's ref lock and then fail itself. A refusal a server setting
-  /// makes says which setting.
-  private static func verdict(
-    of refusal: (error: PushRefusal, tip: GitOID?, inARow: Int)?, at tip: GitOID?, remote: String
-  ) -> FolioError? {
-    guard let refusal, refusal.error.reason == .refused, refusal.tip == tip,
-      refusal.inARow >= Store.refusalsForVerdict
-    else { return nil }
-    let fix =
-      SystemGit.serverSetting(in: refusal.error.detail) ?? "ask the remote's owner, or push to another branch"
-    return FolioError(
-      .pushRejected,
-      "remote '\(remote)' refused the push: \(refusal.error.detail). Everything is committed and merged locally; "
-        + fix,
-      function: "git_remote_push")
-  }
-
-  /// Brings `theirs` into the current branch: nothing, a fast-forward or a
-  /// merge commit, then updates the working tree and index. Call with the
-  /// lock held.
-  private func integrate(
-    _ theirs: GitOID?, branch: String, repository: GitRepository, oversized: inout [String]
-  ) throws -> (
-    SyncSummary.Action, Int, GitOID?
-  ) {
-    let ours = try repository.headCommit()?.id
-    guard let theirs else {
-      _ = try restoreSubscribedDocuments(repository: repository)
-      return (.upToDate, 0, ours)
-    }
-    var target = theirs
-    var action = SyncSummary.Action.fastForward
-    var resolved = 0
-    var latest: HLC?
-    var written: [GitOID: [UInt8]] = [:]
-    if let ours, try repository.isDescendant(ours, of: theirs) {
-      _ = try restoreSubscribedDocuments(repository: repository)
-      return (.upToDate, 0, ours)
-    }
-    // The clock check and the merge read the same op logs.
-    let opLogs = OpLogCache()
-    try checkClock(of: theirs, against: ours, repository: repository, cache: opLogs)
-    if let ours {
-      if try !repository.isDescendant(theirs, of: ours) {
-        // Resolved documents and the merge commit go into one pack.
-        let merge = try GitRepository.withPackedWrites(workTree: rootPath, storingSmallBlobs: true) {
-          packed in
-          let result = try TreeMerge(repository: packed, config: config, opLogs: opLogs).merge(
-            ours: ours, theirs: theirs)
-          let commit = try packed.createCommit(
-            tree: result.tree, parents: [ours, theirs],
-            message: "folio: merge \(theirs.description.prefix(12))")
-          return (result, commit, packed.writtenBlobs())
-        }
-        target = merge.1
-        written = merge.2
-        testPause(at: .merge)
-        action = .merged
-        resolved = merge.0.resolved.count
-        oversized = merge.0.oversized
-        latest = merge.0.latestStamp
-      }
-    }
-    let tree = try repository.commit(target).tree()
-    if latest == nil {
-      // What HEAD held was taken in before: only the logs it did not hold
-      // can move the clock.
-      let known = try ours.map {
-        try OpHistory(tree: repository.commit($0).tree(), repository: repository, cache: opLogs).blobIDs
-      }
-      latest = try OpHistory(tree: tree, repository: repository, cache: opLogs).latestStamp(
-        excluding: known ?? [])
-    }
-    // The stamp first: if the checkout is interrupted and finished by the
-    // next open, local stamps still come after every merged op.
-    if let latest { try observe(remoteStamp: latest) }
-    // What the merge wrote and the op logs it read are written to the
-    // working tree from memory.
-    let blocked = try checkout(target, branch: branch, repository: repository) {
-      written[$0] ?? opLogs.cachedBlob($0)
-    }
-    if !blocked.isEmpty {
-      throw FolioError(
-        .wouldOverwrite,
-        "sync would overwrite changes to \(blocked.joined(separator: ", ")) made since the last commit; "
-          + "fix or commit them, then sync again", remedy: .showLeftOutFiles)
-    }
-    _ = try restoreSubscribedDocuments(repository: repository)
-    return (action, resolved, target)
+  /// ``sync(remote:push:)``, run on the store's executor.
+  ///
+  /// ```swift
+  /// let summary = try await store.sync()
+  /// ```
+  @discardableResult
+  public func sync(remote: String = "origin", push: Bool = true) async throws -> SyncSummary {
+    try await perform { try self.sync(remote: remote, push: push) }
   }
 }
 

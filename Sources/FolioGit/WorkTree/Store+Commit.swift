@@ -125,6 +125,21 @@ extension Store {
     try commit(message: message, repository: nil)
   }
 
+  /// ``commit(message:)``, run on the store's executor.
+  ///
+  /// ```swift
+  /// try await store.commit(message: "nightly")
+  /// ```
+  @discardableResult
+  public func commit(message: String? = nil) async throws -> CommitSummary {
+    try await perform { try self.commit(message: message) }
+  }
+
+  /// ``status()``, run on the store's executor.
+  public func status() async throws -> StoreStatus {
+    try await perform { try self.status() }
+  }
+
   /// ``commit(message:)`` through `repository` when given: a sync keeps
   /// one handle, so the index it reads here serves its checkout too.
   func commit(message: String?, repository: GitRepository?) throws -> CommitSummary {
