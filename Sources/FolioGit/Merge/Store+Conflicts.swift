@@ -1,6 +1,9 @@
+import Dispatch
 import FolioCore
 import FolioJSON
+import FolioQuery
 import FolioSystem
+import Foundation
 
 extension Store {
   /// How ``resolveConflict(table:pk:path:_:)`` settles a conflict.
@@ -30,64 +33,7 @@ extension Store {
   /// - Parameter table: only this table's conflicts; nil for every table.
   /// - Returns: sorted by table, pk, path and the lost value's stamp.
   public func conflicts(table: String? = nil) throws -> [Conflict] {
-    let records = try conflictRecords().filter { table == nil || $0.table == table }
-    guard !records.isEmpty else { return [] }
-    struct Loss: Hashable {
-      var table: String
-      var pk: String
-      var path: FieldPath
-      var loser: HLC
-    }
-    var losses: [Loss: [Conflict]] = [:]
-    for record in records {
-      losses[
-        Loss(table: record.table, pk: record.pk, path: record.path, loser: record.losingStamp), default: []
-      ]
-      .append(record)
-    }
-    let documents = Set(records.map { OpHistory.DocumentKey(table: $0.table, pk: $0.pk) })
-    var ops: [OpHistory.DocumentKey: [Op]] = [:]
-    // Only the recorded documents' ops matter: the rest of the log is
-    // passed over unparsed.
-    for entry in try OpLog.allEntries(root: rootPath, pks: Set(records.map(\.pk))) {
-      let key = OpHistory.DocumentKey(table: entry.op.table, pk: entry.op.pk)
-      if documents.contains(key) { ops[key, default: []].append(entry.op) }
-    }
-    var open: [Conflict] = []
-    for (loss, recorded) in losses {
-      let winners = Set(recorded.map(\.winningStamp))
-      let settled = (ops[.init(table: loss.table, pk: loss.pk)] ?? []).contains { op in
-        guard loss.loser < op.hlc, !winners.contains(op.hlc) else { return false }
-        if op.mutation.kind == .remove || op.fromTree { return true }
-        return op.mutation.assignments.contains {
-          $0.path.hasPrefix(loss.path) || loss.path.hasPrefix($0.path)
-        }
-      }
-      if settled { continue }
-      open.append(recorded.max { $0.winningStamp < $1.winningStamp }!)
-    }
-    return open.sorted {
-      ($0.table, $0.pk, $0.path.description, $0.losingStamp) < (
-        $1.table, $1.pk, $1.path.description, $1.losingStamp
-      )
-    }
-  }
-
-  /// Every record under `.folio/conflicts/`, open or settled, deduplicated.
-  /// A file that is not a record, or a record about a table `folio.yaml`
-  /// does not define, is skipped here and reported by `fsck`.
-  func conflictRecords() throws -> [Conflict] {
-    let directory = rootPath + "/" + Conflict.folder
-    var records = Set<Conflict>()
-    for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".json") {
-      guard let bytes = try? FileSystem.read(directory + "/" + name),
-        bytes.count <= Limits.maximumDocumentBytes,
-        let record = try? Conflict.record(bytes: bytes, file: Conflict.folder + "/" + name),
-        config.table(named: record.table) != nil
-      else { continue }
-      records.insert(record)
-    }
-    return Array(records)
+    try ConflictRecords(store: self).conflicts(table: table)
   }
 
   /// Settles the open conflicts at `path` of a document with a normal
@@ -105,33 +51,7 @@ extension Store {
   public func resolveConflict(table: String, pk: String, path: FieldPath, _ resolution: ConflictResolution)
     throws -> [UpdateResult]
   {
-    let config = try self.table(named: table)
-    let open = try conflicts(table: table).filter { $0.pk == pk && $0.path == path }
-    guard let latest = open.max(by: { $0.winningStamp < $1.winningStamp }) else {
-      throw FolioError(
-        .notFound, "no open conflict at '\(path)' of document '\(pk)' in table '\(table)'", table: table,
-        pk: pk)
-    }
-    let value: JSONValue?
-    switch resolution {
-    case .keep:
-      value = latest.winningValue
-    case .takeOther:
-      let lost = Set(open.map(\.losingValue))
-      guard lost.count == 1 else {
-        throw FolioError(
-          .conflict,
-          "\(lost.count) different values were lost at '\(path)' of '\(pk)'; choose one with a value",
-          table: table, pk: pk)
-      }
-      value = lost.first!
-    case .value(let chosen):
-      value = chosen
-    }
-    return try write { tx in
-      try tx.record(
-        Mutation(kind: .update, assignments: [.init(path: path, value: value)]), table: config, pk: pk)
-    }
+    try ConflictRecords(store: self).resolve(table: table, pk: pk, path: path, resolution)
   }
 }
 
@@ -143,5 +63,74 @@ extension DocumentCollection {
   /// ```
   public func conflicts() throws -> [Conflict] {
     try store.conflicts(table: name)
+  }
+}
+
+/// Live observation of the open conflicts.
+///
+/// Delivery rules:
+/// - the first event is the initial one (`isInitial`), with the list as it
+///   is now;
+/// - after that, one event each time the list changes, whoever changed it:
+///   a merge by `folio sync` or by `git pull` (its driver and hook), a
+///   resolution or a later write in this process, in another process or on
+///   another replica (arriving with a pull). Files written in a burst (one
+///   merge, one checkout) make one event; changes that cancel out make
+///   none;
+/// - the handler runs on the main actor (a command-line program must run
+///   the main queue), or on the queue given as `deliverOn:`, and never
+///   concurrently with itself;
+/// - after ``ConflictObservation/stop()`` returns, or the observation is
+///   released, nothing more is delivered.
+extension Store {
+  /// Calls `handler` on the main actor with the open conflicts
+  /// (``conflicts(table:)``) now, then each time they change, so that it
+  /// can update a main-actor model directly.
+  ///
+  /// ```swift
+  /// let watch = try store.observeConflicts { conflicts, event in
+  ///     for conflict in event.opened { print("lost:", conflict.losingValue, "at", conflict.path) }
+  /// }
+  /// ```
+  /// - Parameter table: only this table's conflicts; nil for every table.
+  /// - Throws: `UNKNOWN_TABLE`; `IO` when the store's folders cannot be
+  ///   watched; what ``conflicts(table:)`` throws for the initial list.
+  public func observeConflicts(
+    table: String? = nil, _ handler: @escaping @MainActor @Sendable ([Conflict], ConflictListEvent) -> Void
+  ) throws -> ConflictObservation {
+    try observeConflicts(table: table, deliverOn: .main) { conflicts, event in
+      MainActor.assumeIsolated { handler(conflicts, event) }
+    }
+  }
+
+  /// ``observeConflicts(table:_:)``, with the handler run on `queue`.
+  ///
+  /// ```swift
+  /// let watch = try store.observeConflicts(deliverOn: queue) { conflicts, _ in
+  ///     print(conflicts.count, "open conflicts")
+  /// }
+  /// ```
+  public func observeConflicts(
+    table: String? = nil, deliverOn queue: DispatchQueue,
+    _ handler: @escaping @Sendable ([Conflict], ConflictListEvent) -> Void
+  ) throws -> ConflictObservation {
+    try ConflictRecords(store: self).observe(table: table, deliverOn: queue, handler)
+  }
+
+  /// The open conflicts now, then after each change, as an async
+  /// sequence; ending the iteration stops the observation.
+  ///
+  /// ```swift
+  /// for try await (conflicts, event) in try store.conflictChanges(table: "todos") {
+  ///     if !event.isInitial { print(conflicts.count, "open") }
+  /// }
+  /// ```
+  public func conflictChanges(table: String? = nil) throws -> LiveQueryChanges<
+    ([Conflict], ConflictListEvent)
+  > {
+    if let table { _ = try self.table(named: table) }
+    return LiveQueryChanges { yield in
+      try self.observeConflicts(table: table, deliverOn: ObservationCenter.sequenceQueue) { yield(($0, $1)) }
+    }
   }
 }
