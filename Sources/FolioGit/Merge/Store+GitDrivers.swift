@@ -1,7 +1,8 @@
 import FolioCore
 import FolioSystem
 
-/// Git's merge and diff drivers and the post-merge hook (``GitDrivers``).
+/// Git's merge and diff drivers, the post-merge hook (``GitDrivers``), and
+/// a stopped `git merge` (``StoppedGitMerge``).
 extension Store {
   /// Registers Folio's git diff driver in `.git/config`, so `git diff`,
   /// `git show` and `git log -p` show a table document as one line per
@@ -68,5 +69,12 @@ extension Store {
   {
     try GitDrivers(store: self).runMergeDriver(
       basePath: basePath, oursPath: oursPath, theirsPath: theirsPath, path: path)
+  }
+
+  /// The commit a stopped `git merge` or `git pull` was merging, as hex,
+  /// when one waits for ``commit(message:)-93boo`` (`folio commit`) to conclude
+  /// it by replay; nil when no merge is under way.
+  public var stoppedGitMerge: String? {
+    (try? StoppedGitMerge(store: self).pending())?.map { $0.description }
   }
 }

@@ -145,7 +145,8 @@ extension Store {
   func commit(message: String?, repository: GitRepository?) throws -> CommitSummary {
     try lock.withLock {
       try recoverBeforeWrite()
-      let concluded = try finishGitMergeLocked() != nil ? try openRepository().headCommit()?.id : nil
+      let concluded =
+        try StoppedGitMerge(store: self).finishLocked() != nil ? try openRepository().headCommit()?.id : nil
       var summary = try commitLocked(message: message, repository: repository)
       summary.concludedMerge = concluded?.description
       return summary

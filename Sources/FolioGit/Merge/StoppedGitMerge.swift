@@ -2,27 +2,26 @@ import FolioCore
 import FolioSystem
 import Foundation
 
-extension Store {
+/// A plain `git merge` or `git pull` that stopped (with conflicts, or
+/// `--no-commit`) and waits for `folio commit` or `folio sync` to conclude
+/// it by replay: what it was merging (`.git/MERGE_HEAD`), and the merge
+/// commit `folio sync` would have written, with git's merge state dropped.
+struct StoppedGitMerge {
+  let store: Store
+
   /// The commit a stopped `git merge` or `git pull` was merging
   /// (`.git/MERGE_HEAD`), if one is waiting to be concluded.
-  func pendingGitMerge() throws -> GitOID? {
-    guard let bytes = try FileSystem.read(gitDirectory + "/MERGE_HEAD"),
+  func pending() throws -> GitOID? {
+    guard let bytes = try FileSystem.read(store.gitDirectory + "/MERGE_HEAD"),
       let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first
     else { return nil }
     return GitOID(hex: String(line))
   }
 
-  /// The commit a stopped `git merge` or `git pull` was merging, as hex,
-  /// when one waits for ``commit(message:)-93boo`` (`folio commit`) to conclude
-  /// it by replay; nil when no merge is under way.
-  public var stoppedGitMerge: String? {
-    (try? pendingGitMerge())?.map { $0.description }
-  }
-
   /// Concludes a plain `git merge` or `git pull` that stopped with
   /// conflicts (or ran with `--no-commit`), writing the merge commit
   /// `folio sync` would have written.
-  /// ``commit(message:)`` (and so `folio commit` and `folio sync`) calls it
+  /// ``Store/commit(message:)-93boo`` (and so `folio commit` and `folio sync`) calls it
   /// first.
   ///
   /// git runs the merge driver only for content merges: a document removed
@@ -36,17 +35,17 @@ extension Store {
   /// - Throws: `WOULD_OVERWRITE` (changing nothing) if a file the merge
   ///   needs was edited since; `CONFLICT` for files outside the tables that
   ///   still conflict.
-  func finishGitMergeLocked() throws -> [String]? {
-    guard let theirs = try pendingGitMerge() else { return nil }
-    let repository = try openRepository()
+  func finishLocked() throws -> [String]? {
+    guard let theirs = try pending() else { return nil }
+    let repository = try store.openRepository()
     guard let head = try repository.headCommit(), head.id != theirs else {
-      try dropGitMergeState()
+      try dropState()
       return nil
     }
     let index = try repository.index()
     try index.readFromDisk()
     let conflicted = Set(index.entries.filter { $0.stage != 0 }.map(\.path))
-    let merge = TreeMerge(repository: repository, config: config)
+    let merge = TreeMerge(repository: repository, config: store.config)
     let result: TreeMerge.Result
     do {
       result = try merge.merge(ours: head.id, theirs: theirs)
@@ -59,11 +58,11 @@ extension Store {
           + " still conflict; resolve them, 'git add' them and run 'git commit' (or 'git merge --abort')")
     }
     let targetTree = try repository.tree(result.tree)
-    let (writes, allowed) = try gitMergeWrites(
+    let (writes, allowed) = try writes(
       from: try head.tree(), theirs: theirs, to: targetTree, index: index, conflicted: conflicted,
       repository: repository)
-    let evicted = try offTreePaths()
-    let workTree = WorkTree(root: rootPath)
+    let evicted = try store.offTreePaths()
+    let workTree = WorkTree(root: store.rootPath)
     let blocked = try allowed.keys.filter { path in
       guard !conflicted.contains(path) && !evicted.contains(path) else { return false }
       return !allowed[path]!.contains(try workTree.read(path).map { try GitRepository.hashBlob($0) })
@@ -75,8 +74,8 @@ extension Store {
           + "made since; move them aside, then commit again", remedy: .commitAgain)
     }
     let target = try repository.createCommit(
-      tree: result.tree, parents: [head.id, theirs], message: try gitMergeMessage(theirs: theirs))
-    if let latest = result.latestStamp { try observe(remoteStamp: latest) }
+      tree: result.tree, parents: [head.id, theirs], message: try message(theirs: theirs))
+    if let latest = result.latestStamp { try store.observe(remoteStamp: latest) }
     // Removals first, deepest first, then writes, so a folder replaced by
     // a file (or the reverse) finds its place free; modes as git keeps them.
     let ordered = writes.sorted { a, b in
@@ -94,25 +93,25 @@ extension Store {
         try workTree.remove(path)
       }
     }
-    try FileSystem.syncFileSystem(containing: rootPath)
+    try FileSystem.syncFileSystem(containing: store.rootPath)
     for (path, id) in ordered {
       try? index.remove(path: path)
       if let id {
         let skip = evicted.contains(path)
         try index.add(
-          path: path, id: id, filePath: skip ? nil : rootPath + "/" + path, skipWorktree: skip,
+          path: path, id: id, filePath: skip ? nil : store.rootPath + "/" + path, skipWorktree: skip,
           mode: modes[path] ?? targetTree.entry(at: path)?.mode)
       }
     }
     try index.write()
     try repository.setReference(try repository.headBranch(), to: target, message: "folio: finish git merge")
-    try dropGitMergeState()
+    try dropState()
     return writes.keys.sorted()
   }
 
   /// What finishing the merge writes, each path's blob (nil: removed),
   /// and the versions its file may hold now without being someone's edit.
-  private func gitMergeWrites(
+  private func writes(
     from headTree: GitTree, theirs: GitOID, to targetTree: GitTree, index: GitIndex, conflicted: Set<String>,
     repository: GitRepository
   ) throws -> (writes: [String: GitOID?], allowed: [String: Set<GitOID?>]) {
@@ -142,8 +141,8 @@ extension Store {
 
   /// The message git prepared for the merge of `theirs` (`MERGE_MSG`,
   /// without its comment lines), else one that names the commit.
-  private func gitMergeMessage(theirs: GitOID) throws -> String {
-    guard let bytes = try FileSystem.read(gitDirectory + "/MERGE_MSG") else {
+  private func message(theirs: GitOID) throws -> String {
+    guard let bytes = try FileSystem.read(store.gitDirectory + "/MERGE_MSG") else {
       return "folio: merge \(theirs.description.prefix(12))\n"
     }
     let lines = String(decoding: bytes, as: UTF8.self).split(
@@ -155,9 +154,9 @@ extension Store {
   }
 
   /// Removes the files git keeps while a merge waits to be concluded.
-  private func dropGitMergeState() throws {
+  private func dropState() throws {
     for name in ["MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE"] {
-      _ = try FileSystem.remove(gitDirectory + "/" + name)
+      _ = try FileSystem.remove(store.gitDirectory + "/" + name)
     }
   }
 }
