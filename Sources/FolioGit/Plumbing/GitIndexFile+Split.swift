@@ -148,14 +148,8 @@ extension GitIndexFile {
   /// still running.
   static func removeStaleSharedIndexes(in gitDirectory: String, keeping: [[UInt8]]) {
     let kept = Set(keeping.map { "sharedindex." + SHA1.hex($0) })
-    guard let directory = opendir(gitDirectory) else { return }
-    defer { closedir(directory) }
     let now = time(nil)
-    while let item = readdir(directory) {
-      let name = withUnsafeBytes(of: item.pointee.d_name) {
-        String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
-      }
-      guard name.hasPrefix("sharedindex."), !kept.contains(name) else { continue }
+    for name in sharedIndexNames(in: gitDirectory) where !kept.contains(name) {
       var st = stat()
       let path = gitDirectory + "/" + name
       guard lstat(path, &st) == 0, now - st.st_mtim.tv_sec > 3600 else { continue }
@@ -163,25 +157,16 @@ extension GitIndexFile {
     }
   }
 
-  /// Whether `gitDirectory` has a shared index, so that `.git/index` may be
-  /// split.
-  static func hasSharedIndex(in gitDirectory: String) -> Bool {
-    guard let directory = opendir(gitDirectory) else { return false }
-    defer { closedir(directory) }
-    while let item = readdir(directory) {
-      let shared = withUnsafeBytes(of: item.pointee.d_name) { name in
-        name.starts(with: "sharedindex.".utf8)
-      }
-      if shared { return true }
-    }
-    return false
+  /// The names of the shared indexes in `gitDirectory` (`sharedindex.*`).
+  static func sharedIndexNames(in gitDirectory: String) -> [String] {
+    ((try? FileSystem.list(gitDirectory)) ?? nil)?.filter { $0.hasPrefix("sharedindex.") } ?? []
   }
 
   /// Writes `.git/index` whole if it is split, for libgit2, which cannot
   /// read a split index. A directory listing when there is no shared
   /// index; a whole rewrite when there is a split one.
   static func unsplitIfNeeded(gitDirectory: String) throws {
-    guard hasSharedIndex(in: gitDirectory) else { return }
+    guard !sharedIndexNames(in: gitDirectory).isEmpty else { return }
     let path = gitDirectory + "/index"
     guard let file = try GitIndexFile.open(path), file.isSplit else { return }
     let plan = file.rewritePlan([])
@@ -197,7 +182,7 @@ extension GitIndexFile {
     var header = [UInt8](repeating: 0, count: 12)
     guard pread(fd, &header, 12, 0) == 12 else { return 0 }
     let count = header[8..<12].reduce(0) { $0 << 8 | Int($1) }
-    guard hasSharedIndex(in: FileSystem.split(path).directory),
+    guard !sharedIndexNames(in: FileSystem.split(path).directory).isEmpty,
       let file = try? GitIndexFile.open(path), file.isSplit
     else { return count }
     return file.entries.count
