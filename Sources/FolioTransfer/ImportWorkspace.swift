@@ -227,7 +227,7 @@ extension Store {
     guard Journal.isPending(at: workspace.journalPath) else { return }
     if let record = try workspace.readRecord(root: rootPath) {
       try workspace.land(record, root: rootPath)
-      resetClockCache()
+      clock.reset()
     } else {
       try workspace.discard()
     }

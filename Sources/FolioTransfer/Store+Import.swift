@@ -131,7 +131,7 @@ extension Store {
             staged = try stage(
               reader, into: table, workspace: workspace, options: again, onBadRow: { _ in },
               onProgress: onProgress)
-          } else if try lastHLC() != staged.clock {
+          } else if try clock.lastHLC() != staged.clock {
             // Other writes landed meanwhile: the import's op lines take
             // stamps after theirs, so the log stays in clock order.
             try restampOps(workspace.opsPath, table: table)
@@ -184,9 +184,9 @@ extension Store {
         wholeFolder: stillEmpty)
       try workspace.seal(record, root: rootPath)
       // One event for live queries in other processes (TransactionMarker).
-      let landedWhole = try withTransactionMarker { try workspace.land(record, root: rootPath) }
+      let landedWhole = try TransactionMarker.around(privateDirectory: privateDirectory) { try workspace.land(record, root: rootPath) }
       staged.recorder?.finish(landedWhole: landedWhole)
-      resetClockCache()
+      clock.reset()
       try forgetEvictions(table: table)
       if let pack = manifest.pack {
         onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .committing))
@@ -213,7 +213,7 @@ extension Store {
       open(newPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(out) }
-    var last = try lastHLC()
+    var last = try clock.lastHLC()
     var bytes: [UInt8] = []
     while let event = try reader.next() {
       guard case .row(let value, _) = event else {
@@ -303,7 +303,7 @@ extension Store {
       open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(ops) }
-    let clock = try lastHLC()
+    let clock = try clock.lastHLC()
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = options.batchSize
     let documents = workspace.documentsDirectory
@@ -521,7 +521,7 @@ extension Store {
     }
     if let memberKey {
       // A key column the member's value holds must agree with its key.
-      if let own = row[keyColumn], table.key != nil, !Store.keyMatches(own, pk: memberKey) {
+      if let own = row[keyColumn], table.key != nil, !Document.keyMatches(own, pk: memberKey) {
         return refused(
           .localConstraint,
           "member '\(memberKey)' holds '\(keyColumn)' \(own.compactString); the key is the pk, so they must agree"
@@ -551,7 +551,7 @@ extension Store {
     }
     if let tableKey = table.key, keyColumn != tableKey {
       if let key = row[tableKey] {
-        guard Store.keyMatches(key, pk: pk) else {
+        guard Document.keyMatches(key, pk: pk) else {
           return refused(
             .localConstraint,
             "column '\(tableKey)' (the table's key) is \(key.compactString) but --pk column '\(keyColumn)' says '\(pk)'"
@@ -625,13 +625,13 @@ extension Store {
 
   /// Imported documents are written again: they are no longer evicted.
   private func forgetEvictions(table: TableConfig) throws {
-    var evictions = try loadEvictions()
-    guard let pks = evictions[table.name], !pks.isEmpty else { return }
+    var evicted = try evictions.load()
+    guard let pks = evicted[table.name], !pks.isEmpty else { return }
     let remaining = pks.filter { pk in
       (try? documentPath(table: table, pk: pk.string)).map { !FileSystem.exists($0) } ?? true
     }
     if remaining.count == pks.count { return }
-    evictions[table.name] = remaining.isEmpty ? nil : remaining
-    try saveEvictions(evictions)
+    evicted[table.name] = remaining.isEmpty ? nil : remaining
+    try evictions.save(evicted)
   }
 }

@@ -156,7 +156,7 @@ extension Store {
     try repository.setReference(try repository.headBranch(), to: commit, message: "folio import")
     // The import's log lines are committed: the next op starts a new
     // segment, so no later commit writes them again.
-    sealOpLogSegmentIfFull()
+    opLogSegments.sealIfFull()
     return commit
   }
 }

@@ -154,7 +154,7 @@ final class SaveRecorder {
     let absolute = store.rootPath + "/" + path
     guard let bytes = try FileSystem.read(absolute) else {
       // Evicting removes the local copy only: not a delete.
-      let evicted = try evictions ?? store.loadEvictions()
+      let evicted = try evictions ?? store.evictions.load()
       evictions = evicted
       if evicted[table.name]?.contains(ExactKey(pk)) == true { return .unchanged(hash: nil) }
       guard try known.document(table: table, pk: pk, path: path) != nil else { return .unchanged(hash: nil) }
@@ -191,7 +191,7 @@ final class SaveRecorder {
     if DocumentResolver.same(current, document) { return .unchanged(hash: hash) }
     // A save that breaks the table's schema is reported like invalid JSON,
     // and recorded once a later save is valid.
-    if let problem = store.schemaProblems(document, bytes: bytes, table: table, path: path).first {
+    if let problem = store.config.schemaProblems(document, bytes: bytes, table: table, path: path).first {
       return .problem(problem, signature: FNV.hex(bytes) + "\n" + problem.description)
     }
     let mutation = Mutation.diff(from: current, to: document, kinds: table.kind(of:))
@@ -226,7 +226,7 @@ final class SaveRecorder {
       var problems = scan.problems
       for document in scan.documents where document.synthetic != nil {
         if let bytes = document.bytes, let object = document.document,
-          let problem = store.schemaProblems(object, bytes: bytes, table: document.table, path: document.path)
+          let problem = store.config.schemaProblems(object, bytes: bytes, table: document.table, path: document.path)
             .first
         {
           problems.append(problem)

@@ -52,7 +52,7 @@ struct ClockBoundStoreTests {
     handle.seekToEndOfFile()
     handle.write(Data((far.json.compactString + "\n").utf8))
     try handle.close()
-    store.resetClockCache()
+    store.clock.reset()
     try store.apply(table: "todos", pk: "a", op: .update, columns: ["n": 3])
     let last = try #require(try store.ops().first { $0.mutation.assignments.first?.value == 3 })
     #expect(abs(last.hlc.wall - SystemClock.nowMilliseconds()) < 60_000, "\(last.hlc)")

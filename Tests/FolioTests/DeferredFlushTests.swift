@@ -133,7 +133,7 @@ import Testing
   @Test func pastItsLimitTheJournalIsCheckpointedInTheBackground() throws {
     let (store, scratch) = try makeStoreWithNotes()
     defer { scratch.remove() }
-    let limit = Store.deferredFlushLimit.records
+    let limit = StoreWriter.deferredFlushLimit.records
     let count = 4 * limit + 5
     // While the background checkpoint is held up, records pile up to four
     // times the limit, and the write that reaches that flushes them itself.
@@ -173,7 +173,7 @@ import Testing
     let after = (
       a: try #require(scratch.read(a)), log: try #require(try FileSystem.read(store.opLogPath))
     )
-    try store.lock.withLock { try store.dropRecords(flushedBy: flushed) }
+    try store.lock.withLock { try store.writer.dropRecords(flushedBy: flushed) }
     #expect(try records(store) == 3)
     #expect(store.deferredFlush.withLock { $0?.records } == 3)
     // The machine went down: round 1's files never reached the disk.

@@ -22,7 +22,7 @@ import Testing
 
     // What `evict` does up to the moment of the crash: the eviction mark,
     // the journal, the file gone; not the index.
-    try store.saveEvictions(["todos": ["a"]])
+    try store.evictions.save(["todos": ["a"]])
     let journal = Journal(
       logPath: store.opLogPath, logOffset: try OpLog.size(of: store.opLogPath), logBytes: [],
       writes: [Journal.Write(path: path, oldHash: FNV.hex(bytes), new: nil)])

@@ -125,9 +125,9 @@ struct OpHistoryTests {
   /// A replica's log in segments: its newest stamp is in the newest
   /// segment that has a real one, and older segments are not read.
   @Test func theNewestStampsComeFromEachReplicasNewestSegment() throws {
-    #expect(Store.opLogReplicaAndSegment("A.ndjson") == ("A", 0))
-    #expect(Store.opLogReplicaAndSegment("A.12.ndjson") == ("A", 12))
-    #expect(Store.opLogName(replica: "A", segment: 3) == "A.3.ndjson")
+    #expect(OpLogSegments.replicaAndSegment("A.ndjson") == ("A", 0))
+    #expect(OpLogSegments.replicaAndSegment("A.12.ndjson") == ("A", 12))
+    #expect(OpLogSegments.fileName(replica: "A", segment: 3) == "A.3.ndjson")
     let history = OpHistory(files: [
       "A.ndjson": log([1, 7], replica: "A"), "A.1.ndjson": log([8, 20], replica: "A"),
       "A.2.ndjson": log([0], replica: "A"), "A.3.ndjson": [],

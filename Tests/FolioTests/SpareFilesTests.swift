@@ -183,22 +183,22 @@ import Testing
 
   @Test func theRedoTellsATornWriteFromASave() {
     let new = Array(#"{"id":"a","n":2}"#.utf8)
-    #expect(Store.isTornWrite([], of: new))
-    #expect(Store.isTornWrite([0, 0, 0], of: nil))
+    #expect(StoreWriter.isTornWrite([], of: new))
+    #expect(StoreWriter.isTornWrite([0, 0, 0], of: nil))
     // The size written before the content, or the content before the size.
-    #expect(Store.isTornWrite(new + [0, 0], of: new))
-    #expect(Store.isTornWrite(Array(new.prefix(5)), of: new))
-    #expect(!Store.isTornWrite(Array(#"{"id":"a","n":3}"#.utf8), of: new))
-    #expect(!Store.isTornWrite(Array(#"{"id":"a"}"#.utf8) + [0], of: new))
-    #expect(!Store.isTornWrite([1, 0], of: nil))
+    #expect(StoreWriter.isTornWrite(new + [0, 0], of: new))
+    #expect(StoreWriter.isTornWrite(Array(new.prefix(5)), of: new))
+    #expect(!StoreWriter.isTornWrite(Array(#"{"id":"a","n":3}"#.utf8), of: new))
+    #expect(!StoreWriter.isTornWrite(Array(#"{"id":"a"}"#.utf8) + [0], of: new))
+    #expect(!StoreWriter.isTornWrite([1, 0], of: nil))
     // A document of three sectors, its sectors reaching the disk in any
     // order: each is zeros or the new content's.
     let long = Array(repeating: UInt8(ascii: "x"), count: 1400)
     let zeros = [UInt8](repeating: 0, count: 512)
-    #expect(Store.isTornWrite(zeros + long[512..<1024] + zeros.prefix(376), of: long))
-    #expect(Store.isTornWrite(Array(long[..<512]) + zeros + long[1024...], of: long))
+    #expect(StoreWriter.isTornWrite(zeros + long[512..<1024] + zeros.prefix(376), of: long))
+    #expect(StoreWriter.isTornWrite(Array(long[..<512]) + zeros + long[1024...], of: long))
     var edited = long
     edited[700] = UInt8(ascii: "y")
-    #expect(!Store.isTornWrite(zeros + edited[512...], of: long))
+    #expect(!StoreWriter.isTornWrite(zeros + edited[512...], of: long))
   }
 }

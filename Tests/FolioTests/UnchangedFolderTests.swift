@@ -19,7 +19,7 @@ struct UnchangedFolderTests {
     let table = try #require(store.config.table(named: "todos"))
     return try store.folderMatchesHead(
       table, headTree: try repository.headCommit()?.tree(), index: index, repository: repository,
-      evicted: try store.loadEvictions()["todos"] ?? [])
+      evicted: try store.evictions.load()["todos"] ?? [])
   }
 
   static func committed() throws -> (Store, Scratch) {

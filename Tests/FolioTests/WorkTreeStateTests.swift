@@ -315,7 +315,7 @@ struct WorkTreeStateTests {
     #expect(try git(["status", "--porcelain"], in: a.rootPath).output == "")
   }
 
-  /// Past ``Store/opLogSegmentBytes``, a commit seals the replica's log
+  /// Past ``OpLogSegments/segmentBytes``, a commit seals the replica's log
   /// segment and the next op starts a new file: later commits write only
   /// the new segment, the sealed one keeps its blob, stamps keep rising
   /// across the seal, and replicas still merge every op exactly once.
@@ -334,11 +334,11 @@ struct WorkTreeStateTests {
     try a.sync()
     let first = a.replicaID + ".ndjson"
     let sealedBlob = try git(["rev-parse", "HEAD:.folio/ops/" + first], in: a.rootPath).output
-    let last = try #require(try a.lastHLC())
+    let last = try #require(try a.clock.lastHLC())
     // The next op goes to a new segment, stamped after every sealed one.
     #expect(a.opLogName == a.replicaID + ".1.ndjson")
     try a.apply(table: "todos", pk: "t1", op: .update, transforms: ["views": ["op": "increment", "by": 2]])
-    #expect(try #require(try a.lastHLC()) > last)
+    #expect(try #require(try a.clock.lastHLC()) > last)
     let b = try fixture.clone("b")
     try b.apply(table: "todos", pk: "t1", op: .update, transforms: ["views": ["op": "increment", "by": 40]])
     try b.sync()

@@ -45,23 +45,6 @@ public struct Document: Sendable, Hashable {
 
   /// The pk as a set or dictionary key.
   package var key: ExactKey { ExactKey(pk) }
-}
-
-extension Store {
-  /// Reads and parses the document file at `path`; nil if there is none.
-  /// - Throws: `INVALID_JSON` at `file:line:col`, or `INVALID_DOCUMENT` if
-  ///   the file holds JSON that is not an object.
-  package func readDocument(at path: String) throws -> (bytes: [UInt8], object: JSONObject)? {
-    guard let bytes = try FileSystem.read(path) else { return nil }
-    let name = relative(path)
-    let value = try JSONValue(parsing: bytes, file: name)
-    guard case .object(let object) = value else {
-      throw FolioError(
-        .invalidDocument, "a document must be a JSON object, not \(value.kindName)",
-        location: .init(file: name, line: 1, column: 1))
-    }
-    return (bytes, object)
-  }
 
   /// Whether `value`, found in a key column, names `pk`: the same string, or
   /// a number whose literal text is `pk` (as CSV imports produce).

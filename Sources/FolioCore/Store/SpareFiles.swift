@@ -20,7 +20,7 @@ import Synchronization
 /// A spare is written only once its zeros have been flushed, so a crash
 /// that loses the unflushed write leaves at the document's name what it
 /// would leave of a new file: zeros, or the start of the new content
-/// (``Store/isTornWrite(_:of:)``), never another document's bytes. A file
+/// (``StoreWriter/isTornWrite(_:of:)``), never another document's bytes. A file
 /// swapped out is zeroed only a checkpoint later (no open of it that began
 /// before the swap can still be under way) and only under a write lease,
 /// which the kernel grants only while no one else has the file open: a

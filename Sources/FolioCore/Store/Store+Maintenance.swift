@@ -55,14 +55,14 @@ extension Store {
               problem("missing key column '\(keyColumn)'; it must equal the file's pk \"\(pk)\"")
               continue
             }
-            if !Store.keyMatches(key, pk: pk) {
+            if !Document.keyMatches(key, pk: pk) {
               let (line, column) = Store.position(ofMember: keyColumn, in: bytes)
               problem(
                 "key column '\(keyColumn)' is \(key.compactString) but the file name says the pk is \"\(pk)\"",
                 line: line, column: column)
             }
           }
-          problems += schemaProblems(object, bytes: bytes, table: table, path: display)
+          problems += config.schemaProblems(object, bytes: bytes, table: table, path: display)
         } catch let error as FolioError {
           problems.append(error)
         }
@@ -199,4 +199,38 @@ extension Store {
     let text = (kept.isEmpty ? [] : kept + [""]) + block
     return text.joined(separator: "\n") + "\n"
   }
+}
+
+/// Completing interrupted writes, done by ``StoreRecovery``.
+extension Store {
+  /// Why the transaction an interrupted writer left behind could not be
+  /// completed when the store was opened, or nil if there was none or it
+  /// was completed.
+  ///
+  /// A store with a pending transaction still reads: `get`, queries,
+  /// `status` and `fsck` work and can show this. Each write tries to
+  /// complete the transaction first, and fails with this cause until it
+  /// has been fixed.
+  ///
+  /// ```swift
+  /// if let pending = store.pendingRecoveryError { print("warning: \(pending.message)") }
+  /// ```
+  public var pendingRecoveryError: FolioError? { recoveryFailure.withLock { $0 } }
+
+  /// Finishes a transaction that a crash interrupted. Call with the lock
+  /// held (see ``StoreRecovery/recover(keepingDeferred:)``).
+  package func recover(keepingDeferred: Bool = false) throws {
+    try recovery.recover(keepingDeferred: keepingDeferred)
+  }
+
+  /// Completes an interrupted transaction before a write (with the lock
+  /// held), or throws its cause and how to fix it.
+  package func recoverBeforeWrite(keepingDeferred: Bool = false) throws {
+    try recovery.beforeWrite(keepingDeferred: keepingDeferred)
+  }
+
+  /// Completes an interrupted transaction if it can (with the lock held),
+  /// for a command that only reads; a failure is kept for
+  /// ``pendingRecoveryError``.
+  package func recoverForReading() { recovery.forReading() }
 }

@@ -16,7 +16,7 @@ import Glibc
 /// The mark only says when to read. It is not flushed; a writer killed
 /// midway leaves it behind, and a watcher that has waited a second takes
 /// the store lock (so no writer is midway), finishes what the crash left
-/// (``Store/recover()``) and removes the stale mark.
+/// (``StoreRecovery/recover(keepingDeferred:)``) and removes the stale mark.
 package enum TransactionMarker {
   /// The mark's file name in `.git/folio/`.
   package static let name = "transaction"
@@ -42,14 +42,12 @@ package enum TransactionMarker {
   package static func remove(privateDirectory: String) {
     unlink(path(privateDirectory: privateDirectory))
   }
-}
 
-extension Store {
   /// Runs `body`, which writes many documents outside the journal, with the
-  /// ``TransactionMarker`` in place. Call with the lock held.
-  package func withTransactionMarker<T>(_ body: () throws -> T) throws -> T {
-    try TransactionMarker.place(privateDirectory: privateDirectory)
-    defer { TransactionMarker.remove(privateDirectory: privateDirectory) }
+  /// marker in place. Call with the lock held.
+  package static func around<T>(privateDirectory: String, _ body: () throws -> T) throws -> T {
+    try place(privateDirectory: privateDirectory)
+    defer { remove(privateDirectory: privateDirectory) }
     return try body()
   }
 }

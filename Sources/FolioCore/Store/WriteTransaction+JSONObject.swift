@@ -36,19 +36,3 @@ extension WriteTransaction {
       Mutation(kind: op, assignments: assignments, transforms: entries), table: config, pk: pk)
   }
 }
-
-extension Store {
-  /// ``apply(table:pk:op:columns:transforms:)`` with the columns and
-  /// transforms as JSON objects, so twin keys stay two columns.
-  ///
-  /// ```swift
-  /// let columns: JSONObject = ["\u{E9}": 1, "e\u{301}": 2]  // two columns
-  /// try store.apply(table: "todos", pk: "3f2a", op: .upsert, columns: columns)
-  /// ```
-  @discardableResult
-  public func apply(
-    table: String, pk: String, op: Mutation.Kind, columns: JSONObject, transforms: JSONObject = [:]
-  ) throws -> [UpdateResult] {
-    try write { try $0.apply(table: table, pk: pk, op: op, columns: columns, transforms: transforms) }
-  }
-}

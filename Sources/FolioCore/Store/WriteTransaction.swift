@@ -43,7 +43,7 @@ public final class WriteTransaction {
   /// rather than the whole transaction at its commit.
   /// - Throws: `SCHEMA_VIOLATION` for the first document that breaks it.
   package func checkSchemas() throws {
-    try store.checkSchemas(stagedWrites(), checked: &checkedWrites)
+    try store.writer.checkSchemas(stagedWrites(), checked: &checkedWrites)
   }
 
   /// Runs `body`; if it throws, the transaction is left as it was before,
@@ -248,7 +248,7 @@ public final class WriteTransaction {
     guard let key = table.key else { return }
     for assignment in mutation.assignments where assignment.path.column == key {
       if assignment.path.segments.count == 1, let value = assignment.value,
-        Store.keyMatches(value, pk: pk)
+        Document.keyMatches(value, pk: pk)
       {
         continue
       }
@@ -303,7 +303,7 @@ public final class WriteTransaction {
   func commitEvictions(evicted: Bool) throws -> Set<String> {
     let changes = evictions.filter { $0.value == evicted }
     guard !changes.isEmpty else { return [] }
-    var set = try store.loadEvictions()
+    var set = try store.evictions.load()
     let before = set
     var restored = Set<String>()
     for (key, _) in changes {
@@ -316,7 +316,7 @@ public final class WriteTransaction {
         }
       }
     }
-    if set != before { try store.saveEvictions(set) }
+    if set != before { try store.evictions.save(set) }
     return restored
   }
 }

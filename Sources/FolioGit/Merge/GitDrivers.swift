@@ -153,7 +153,7 @@ struct GitDrivers {
       guard !changes.isEmpty else { return [] }
       let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new, 0) })
       let commit = try repository.createCommit(tree: tree, parents: head.parentIDs, message: head.message)
-      if let latest = result.latestStamp { try store.observe(remoteStamp: latest) }
+      if let latest = result.latestStamp { try store.clock.observe(remoteStamp: latest) }
       let blocked = try store.checkout(commit, branch: try repository.headBranch(), repository: repository)
       if !blocked.isEmpty {
         throw FolioError(

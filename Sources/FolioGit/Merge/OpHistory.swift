@@ -81,14 +81,14 @@ package struct OpHistory {
   }
 
   /// Each replica's log segments, newest first (see
-  /// ``Store/opLogSegmentBytes``). A replica appends only to its newest
+  /// ``OpLogSegments/segmentBytes``). A replica appends only to its newest
   /// segment, and stamps its ops in increasing order (but for default
   /// writes, stamped at time 0), so its newest stamp is in the newest
   /// segment that has a stamp past 0: the older ones need not be read.
   func segmentsByReplica() -> [[String]] {
     var byReplica: [Substring: [(segment: Int, name: String)]] = [:]
     for name in names {
-      let (replica, segment) = Store.opLogReplicaAndSegment(name)
+      let (replica, segment) = OpLogSegments.replicaAndSegment(name)
       byReplica[replica, default: []].append((segment, name))
     }
     return byReplica.keys.sorted().map { replica in

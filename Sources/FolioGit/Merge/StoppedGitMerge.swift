@@ -75,7 +75,7 @@ struct StoppedGitMerge {
     }
     let target = try repository.createCommit(
       tree: result.tree, parents: [head.id, theirs], message: try message(theirs: theirs))
-    if let latest = result.latestStamp { try store.observe(remoteStamp: latest) }
+    if let latest = result.latestStamp { try store.clock.observe(remoteStamp: latest) }
     // Removals first, deepest first, then writes, so a folder replaced by
     // a file (or the reverse) finds its place free; modes as git keeps them.
     let ordered = writes.sorted { a, b in

@@ -192,7 +192,7 @@ extension Store {
       let latest = try OpHistory(tree: try repository.commit(target).tree(), repository: repository)
         .latestStamp()
     {
-      try store.lock.withLock { try store.observe(remoteStamp: latest) }
+      try store.lock.withLock { try store.clock.observe(remoteStamp: latest) }
     }
   }
 

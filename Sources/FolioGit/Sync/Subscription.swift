@@ -131,15 +131,15 @@ extension Store {
   /// is forgotten. Call with the lock held.
   func restoreSubscribedDocuments(repository: GitRepository) throws -> Int {
     guard !subscriptions.targets.isEmpty else { return 0 }
-    var evictions = try loadEvictions()
-    guard !evictions.isEmpty, let tree = try repository.headCommit()?.tree() else { return 0 }
+    var evicted = try evictions.load()
+    guard !evicted.isEmpty, let tree = try repository.headCommit()?.tree() else { return 0 }
     let index = try repository.index()
     // The handle may have read the index before a commit or checkout
     // through another one rewrote it.
     try index.readFromDisk()
     var restored = 0
     for table in config.tables {
-      for key in (evictions[table.name] ?? []).sorted() {
+      for key in (evicted[table.name] ?? []).sorted() {
         let pk = key.string
         let path = try table.path(of: pk)
         guard let id = tree.blobID(at: path) else { continue }
@@ -151,14 +151,14 @@ extension Store {
         try FileSystem.makeDirectories(FileSystem.split(absolute).directory)
         try FileSystem.writeAtomically(absolute, bytes, sync: true, under: rootPath)
         try index.add(path: path, id: id, filePath: absolute)
-        evictions[table.name]?.remove(key)
-        if evictions[table.name]?.isEmpty == true { evictions[table.name] = nil }
+        evicted[table.name]?.remove(key)
+        if evicted[table.name]?.isEmpty == true { evicted[table.name] = nil }
         restored += 1
       }
     }
     if restored > 0 {
       try index.write()
-      try saveEvictions(evictions)
+      try evictions.save(evicted)
     }
     return restored
   }

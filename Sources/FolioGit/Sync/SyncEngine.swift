@@ -160,7 +160,7 @@ struct SyncEngine {
         }
         target = merge.1
         written = merge.2
-        store.testPause(at: .merge)
+        TestPause.at(.merge, in: store)
         action = .merged
         resolved = merge.0.resolved.count
         oversized = merge.0.oversized
@@ -179,7 +179,7 @@ struct SyncEngine {
     }
     // The stamp first: if the checkout is interrupted and finished by the
     // next open, local stamps still come after every merged op.
-    if let latest { try store.observe(remoteStamp: latest) }
+    if let latest { try store.clock.observe(remoteStamp: latest) }
     // What the merge wrote and the op logs it read are written to the
     // working tree from memory.
     let blocked = try store.checkout(target, branch: branch, repository: repository) {

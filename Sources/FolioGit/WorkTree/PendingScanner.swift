@@ -85,7 +85,7 @@ final class PendingScanner {
     }
     // An edit past the size limit is reported and not recorded, as
     // `folio watch` does: another replica's merge could not read it.
-    if let problem = store.sizeProblem(bytes.count, table: table, path: path) { throw problem }
+    if let problem = store.config.sizeProblem(bytes.count, table: table, path: path) { throw problem }
     let object = try store.parseEditedDocument(bytes, table: table, pk: pk, path: path)
     let key = OpHistory.DocumentKey(table: table.name, pk: pk)
     let expected = try store.knownDocument(

@@ -65,7 +65,7 @@ extension Store {
     // Git's index holds the commit checked out from: after the checkout it
     // holds the target, and the next status starts from there.
     let prior = currentWorkTreeState(head: from?.id, repository: repository)
-    try withTransactionMarker {
+    try TransactionMarker.around(privateDirectory: privateDirectory) {
       try finishCheckout(
         changes, target: target, branch: branch, repository: repository, evicted: evicted, workTree: workTree,
         knownBlob: knownBlob, prior: prior)
@@ -447,7 +447,7 @@ extension Store {
   }
 
   /// How many files a checkout has written, across its threads: halfway,
-  /// a test may pause it there (``TestPausePoint/checkout``).
+  /// a test may pause it there (``TestPause/Point/checkout``).
   private final class CheckoutProgress: Sendable {
     let written = Atomic<Int>(0)
     let pauseAt: Int
@@ -455,7 +455,7 @@ extension Store {
     init(pauseAt: Int) { self.pauseAt = pauseAt }
 
     func wrote(_ store: Store) {
-      if written.add(1, ordering: .relaxed).newValue == pauseAt { store.testPause(at: .checkout) }
+      if written.add(1, ordering: .relaxed).newValue == pauseAt { TestPause.at(.checkout, in: store) }
     }
   }
 
@@ -558,7 +558,7 @@ extension Store {
   /// The relative paths of evicted documents.
   func evictedPaths() throws -> Set<String> {
     var paths = Set<String>()
-    for (name, pks) in try loadEvictions() {
+    for (name, pks) in try evictions.load() {
       guard let table = config.table(named: name) else { continue }
       for pk in pks { paths.insert((try table.path(of: pk.string))) }
     }

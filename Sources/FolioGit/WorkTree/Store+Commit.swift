@@ -216,7 +216,7 @@ extension Store {
     }
     // The log segment is committed whole: past its size, the next op
     // starts a new one, and this one is never written again.
-    let newSegment = sealOpLogSegmentIfFull()
+    let newSegment = opLogSegments.sealIfFull()
     let tree = try commit.map { try repository.commit($0).tree() } ?? headTree
     saveStateAfterCommit(
       scan, head: commit ?? head?.id, tree: tree, token: answer?.token, sealedLog: newSegment,
@@ -465,7 +465,7 @@ extension Store {
   ) throws -> PendingScan {
     var scan = PendingScan()
     scan.ownOps = try uncommittedOwnOps(headTree: headTree, repository: repository, known: plan?.ownLog)
-    scan.evictedByTable = try loadEvictions()
+    scan.evictedByTable = try evictions.load()
     let scanner = PendingScanner(
       store: self, repository: repository, headTree: headTree, plan: plan, loadIndex: loadIndex, scan: scan)
     // A partial replica's absent tables have no files here, and no change.

@@ -38,7 +38,7 @@ extension Store {
         location: .init(file: path, line: 1, column: 1), table: table.name, pk: pk)
     }
     guard let keyColumn = table.key else { return object }
-    if let key = object[keyColumn], !Store.keyMatches(key, pk: pk) {
+    if let key = object[keyColumn], !Document.keyMatches(key, pk: pk) {
       let (line, column) = Store.position(ofMember: keyColumn, in: bytes)
       throw FolioError(
         .invalidDocument,

@@ -76,13 +76,13 @@ extension Store {
       for document in scan.documents where document.table.name == table.name {
         pending.insert(document.path)
         guard let bytes = document.bytes, let object = document.document else { continue }
-        problems += schemaProblems(object, bytes: bytes, table: table, path: document.path)
+        problems += config.schemaProblems(object, bytes: bytes, table: table, path: document.path)
       }
       for (name, id) in invalid.sorted(by: { $0.key < $1.key })
       where !pending.contains(table.path + "/" + name) {
         let bytes = try repository.blob(id)
         guard case .object(let object)? = try? JSONValue(parsing: bytes) else { continue }
-        problems += schemaProblems(object, bytes: bytes, table: table, path: table.path + "/" + name)
+        problems += config.schemaProblems(object, bytes: bytes, table: table, path: table.path + "/" + name)
       }
     }
     if before != .object(cache) {

@@ -97,7 +97,7 @@ struct TableChanges {
         for op in try OpHistory.parse(bytes[...], file: Store.opsFolder + "/" + name) { known.insert(op.hlc) }
       }
       // Local stamps must stay ahead of the ops that leave the log.
-      if let latest = try lastCommittedStamp() { try store.observe(remoteStamp: latest) }
+      if let latest = try lastCommittedStamp() { try store.clock.observe(remoteStamp: latest) }
       let directory = store.rootPath + "/" + Store.opsFolder
       for name in (try FileSystem.list(directory) ?? []).sorted() where name.hasSuffix(".ndjson") {
         let path = directory + "/" + name
@@ -118,7 +118,7 @@ struct TableChanges {
           summary.droppedOps += dropped
         }
       }
-      store.resetClockCache()
+      store.clock.reset()
       if summary.droppedOps > 0 {
         summary.commit = try store.commitLocked(
           message: message ?? "folio: compact op logs (\(summary.droppedOps) ops merged everywhere)"

@@ -3,38 +3,7 @@ import FolioSystem
 import Glibc
 import Synchronization
 
-/// Transactions committed with their flush deferred: each one's journal
-/// record is durable (its durability point), its op-log lines and
-/// documents are written but not yet flushed, and the journal keeps every
-/// record until a checkpoint flushes the file system once and empties it.
-///
-/// Changed only with the store lock held.
-struct DeferredFlush {
-  /// The journal file's size and last line after the last record this
-  /// process appended: anything else means another writer has redone and
-  /// emptied it (flushing these files) or written its own.
-  var journalSize: Int
-  var trailer: [UInt8]
-  /// Where the last record's op-log lines end: the next record starts
-  /// there.
-  var logEnd: Int
-  var records: Int
-  /// Which run of records this is (a new one starts once the journal has
-  /// been emptied), so that a checkpoint whose flush began in one run
-  /// drops nothing of the next.
-  var run: Int
-
-  private static let runs = Mutex(0)
-
-  static func nextRun() -> Int {
-    runs.withLock { count in
-      count += 1
-      return count
-    }
-  }
-}
-
-extension Store {
+extension StoreWriter {
   /// How many deferred records, or journal bytes, start a checkpoint in the
   /// background; at four times as many (the checkpoints do not keep up),
   /// the write that passes them flushes.
@@ -50,8 +19,8 @@ extension Store {
   /// order.
   package func writeDeferringFlush<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
     let checked = try checkSchemasBeforeLocking(body)
-    return try lock.withLock {
-      try recoverBeforeWrite(keepingDeferred: true)
+    return try store.lock.withLock {
+      try store.recoverBeforeWrite(keepingDeferred: true)
       return try writeLocked(deferringFlush: true, checked: checked, body)
     }
   }
@@ -66,26 +35,26 @@ extension Store {
   /// journal written anew and flushed before it replaces the old one (a
   /// crash before or after the rename finds every record it needs).
   package func checkpointDeferredWrites() throws {
-    try checkpointSerial.withLock { _ in
-      guard let flushed = deferredFlush.withLock({ $0 }) else { return }
-      try spares.checkpoint { try FileSystem.syncFileSystem(containing: rootPath) }
-      try lock.withLock { try dropRecords(flushedBy: flushed) }
+    try store.checkpointSerial.withLock { _ in
+      guard let flushed = store.deferredFlush.withLock({ $0 }) else { return }
+      try store.spares.checkpoint { try FileSystem.syncFileSystem(containing: store.rootPath) }
+      try store.lock.withLock { try dropRecords(flushedBy: flushed) }
     }
   }
 
   /// Runs ``checkpointDeferredWrites()`` on another thread, unless one is
   /// already queued.
   func checkpointInBackground() {
-    let queued = checkpointQueued.withLock { queued in
+    let queued = store.checkpointQueued.withLock { queued in
       defer { queued = true }
       return queued
     }
     guard !queued else { return }
-    DispatchQueue.global(qos: .utility).async { [self] in
-      checkpointQueued.withLock { $0 = false }
+    DispatchQueue.global(qos: .utility).async { [store] in
+      store.checkpointQueued.withLock { $0 = false }
       // A failure leaves the records in the journal, where the next
       // checkpoint, write or open finishes them.
-      try? checkpointDeferredWrites()
+      try? store.writer.checkpointDeferredWrites()
     }
   }
 
@@ -93,19 +62,19 @@ extension Store {
   /// whose files a flush that began after them has made durable.
   func dropRecords(flushedBy flushed: DeferredFlush) throws {
     // Emptied meanwhile (by another write, which flushed first).
-    guard let state = deferredFlush.withLock({ $0 }), state.run == flushed.run else { return }
+    guard let state = store.deferredFlush.withLock({ $0 }), state.run == flushed.run else { return }
     guard journalEnds(with: state) else {
       // Another process redid the journal (flushing) or wrote its own.
-      deferredFlush.withLock { $0 = nil }
+      store.deferredFlush.withLock { $0 = nil }
       return
     }
     if state.records == flushed.records {
-      try Journal.clear(at: journalPath)
-      deferredFlush.withLock { $0 = nil }
+      try Journal.clear(at: store.journalPath)
+      store.deferredFlush.withLock { $0 = nil }
       return
     }
-    try Journal.keepRecords(at: journalPath, from: flushed.journalSize)
-    deferredFlush.withLock { state in
+    try Journal.keepRecords(at: store.journalPath, from: flushed.journalSize)
+    store.deferredFlush.withLock { state in
       state?.journalSize -= flushed.journalSize
       state?.records -= flushed.records
     }
@@ -115,15 +84,15 @@ extension Store {
   /// in the log past the last deferred record (edits folded in after it),
   /// which the record carries so that the segments join up.
   func deferredLogStart() throws -> (offset: Int, carried: [UInt8]) {
-    let size = try OpLog.size(of: opLogPath)
-    guard let logEnd = deferredFlush.withLock({ $0?.logEnd }), logEnd < size else { return (size, []) }
-    let fd = try FileSystem.syscall("open", path: opLogPath) {
-      open(opLogPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    let size = try OpLog.size(of: store.opLogPath)
+    guard let logEnd = store.deferredFlush.withLock({ $0?.logEnd }), logEnd < size else { return (size, []) }
+    let fd = try FileSystem.syscall("open", path: store.opLogPath) {
+      open(store.opLogPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
     }
     defer { close(fd) }
     var bytes = [UInt8](repeating: 0, count: size - logEnd)
     let count = try bytes.withUnsafeMutableBytes { raw in
-      try FileSystem.syscall("pread", path: opLogPath) {
+      try FileSystem.syscall("pread", path: store.opLogPath) {
         pread(fd, raw.baseAddress, raw.count, off_t(logEnd))
       }
     }
@@ -132,14 +101,14 @@ extension Store {
 
   /// Notes a deferred record just applied, and checkpoints past the limit.
   func keepDeferred(_ journal: Journal, trailer: [UInt8], journalSize: Int) throws {
-    let records = deferredFlush.withLock { state -> Int in
+    let records = store.deferredFlush.withLock { state -> Int in
       let records = (state?.records ?? 0) + 1
       state = DeferredFlush(
         journalSize: journalSize, trailer: trailer, logEnd: journal.logOffset + journal.logBytes.count,
         records: records, run: state?.run ?? DeferredFlush.nextRun())
       return records
     }
-    let limit = Store.deferredFlushLimit
+    let limit = Self.deferredFlushLimit
     if records >= 4 * limit.records || journalSize >= 4 * limit.bytes {
       try flushDeferred()
     } else if records >= limit.records || journalSize >= limit.bytes {
@@ -152,9 +121,9 @@ extension Store {
   /// returns true; otherwise forgets them (whoever changed the journal
   /// redid them, flushing) and returns false.
   func finishDeferred(keeping: Bool) throws -> Bool {
-    guard let state = deferredFlush.withLock({ $0 }) else { return false }
+    guard let state = store.deferredFlush.withLock({ $0 }) else { return false }
     guard journalEnds(with: state) else {
-      deferredFlush.withLock { $0 = nil }
+      store.deferredFlush.withLock { $0 = nil }
       return false
     }
     if !keeping { try flushDeferred() }
@@ -162,13 +131,13 @@ extension Store {
   }
 
   private func flushDeferred() throws {
-    try spares.checkpoint { try FileSystem.syncFileSystem(containing: rootPath) }
-    try Journal.clear(at: journalPath)
-    deferredFlush.withLock { $0 = nil }
+    try store.spares.checkpoint { try FileSystem.syncFileSystem(containing: store.rootPath) }
+    try Journal.clear(at: store.journalPath)
+    store.deferredFlush.withLock { $0 = nil }
   }
 
   private func journalEnds(with state: DeferredFlush) -> Bool {
-    guard let tail = Journal.tail(at: journalPath) else { return false }
+    guard let tail = Journal.tail(at: store.journalPath) else { return false }
     return tail.whole && tail.size == state.journalSize && tail.trailer == state.trailer
   }
 }

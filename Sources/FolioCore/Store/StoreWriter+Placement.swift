@@ -2,7 +2,7 @@ import FolioJSON
 import FolioSystem
 import Glibc
 
-extension Store {
+extension StoreWriter {
   /// How many edits in a row one document write folds in before it gives
   /// up and leaves the file as the editor saved it.
   private static let foldLimit = 64
@@ -29,41 +29,32 @@ extension Store {
     spares: SpareFiles? = nil
   ) throws -> [Op] {
     let placement = DocumentPlacement(
-      store: self, write: write, dirfd: dirfd, name: name, sync: sync, last: last, spares: spares)
+      store: store, write: write, dirfd: dirfd, name: name, sync: sync, last: last, spares: spares)
     // An edit saved before this point is folded in before anything moves.
     let current = try placement.read()
     if current.map({ FNV.hex($0) }) != placement.expected && !placement.foldIn(current) {
       return placement.folds
     }
-    for _ in 0..<Store.foldLimit {
+    for _ in 0..<Self.foldLimit {
       if try placement.attempt() { break }
     }
     return placement.folds
   }
-}
 
-/// A document's new content, written to a file of its own and ready to be
-/// renamed in: the temp file next to the document, or a spare
-/// (``SpareFiles``).
-struct StagedFile {
-  let folder: Int32
-  let name: String
-  /// The temp file's path, for errors.
-  let path: String
-  let length: Int
-  let isSpare: Bool
-
-  /// Writes `content` over the zeros of `spare`; nil if it is gone.
-  static func spare(_ spare: SpareFiles.Spare, in folder: Int32, _ content: [UInt8], path: String) throws
-    -> StagedFile?
-  {
-    let fd = openat(folder, spare.name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    try FileSystem.writeAll(fd, content, path: path)
-    if content.count < spare.length {
-      try FileSystem.syscall("ftruncate", path: path) { ftruncate(fd, off_t(content.count)) }
+  /// Appends the ops of edits folded in while applying a journal (see
+  /// ``Journal/Fold``), after the transaction's own, and moves the clock
+  /// past them.
+  func logFolds(_ folds: [Op], sync: Bool = true) throws {
+    var bytes: [UInt8] = []
+    for op in folds {
+      bytes += op.json.compactBytes()
+      bytes.append(UInt8(ascii: "\n"))
     }
-    return StagedFile(folder: folder, name: spare.name, path: path, length: content.count, isSpare: true)
+    try OpLog.append(bytes, to: store.opLogPath, at: try OpLog.size(of: store.opLogPath), root: store.rootPath, sync: sync)
+    if let last = folds.map(\.hlc).max() {
+      store.clockState.withLock { state in
+        if state.last.map({ $0 < last }) ?? true { state.last = last }
+      }
+    }
   }
 }

@@ -1,10 +1,11 @@
 import FolioSystem
 import Glibc
 
-extension Store {
-  /// Test only: the places a crash test can stop `sync` at, to `kill -9` it
-  /// there for certain.
-  package enum TestPausePoint: String {
+/// Test only: stops a process at a named point of a write, so that a crash
+/// test can `kill -9` it there for certain. Compiled into debug builds only.
+package enum TestPause {
+  /// The places a crash test can stop a write at.
+  package enum Point: String {
     /// The merge commit and its objects are written; no ref has moved.
     case merge
     /// The checkout journal is written and the first half of the changed
@@ -16,24 +17,24 @@ extension Store {
   }
 
   #if DEBUG
-    /// `FOLIO_TEST_PAUSE_AT`, read once: a checkout calls ``testPause(at:)``
+    /// `FOLIO_TEST_PAUSE_AT`, read once: a checkout calls ``at(_:in:)``
     /// for every file it writes.
-    private static let testPausePoint: String? = getenv("FOLIO_TEST_PAUSE_AT").map { String(cString: $0) }
+    private static let pausePoint: String? = getenv("FOLIO_TEST_PAUSE_AT").map { String(cString: $0) }
   #endif
 
   /// The file a paused process writes (holding the point's name) once it
   /// has stopped.
-  var testPauseMarkerPath: String { privateDirectory + "/test-paused" }
+  static func markerPath(in store: Store) -> String { store.privateDirectory + "/test-paused" }
 
   /// Test only, and compiled only into debug builds (the tests'): when
-  /// `FOLIO_TEST_PAUSE_AT` names `point`, writes ``testPauseMarkerPath`` and
+  /// `FOLIO_TEST_PAUSE_AT` names `point`, writes ``markerPath(in:)`` and
   /// sleeps a minute, so a test can kill the process at exactly this point.
   /// A release build has no such stop.
   @inline(__always)
-  package func testPause(at point: TestPausePoint) {
+  package static func at(_ point: Point, in store: Store) {
     #if DEBUG
-      guard Store.testPausePoint == point.rawValue else { return }
-      try? FileSystem.writeAtomically(testPauseMarkerPath, Array(point.rawValue.utf8), sync: false)
+      guard pausePoint == point.rawValue else { return }
+      try? FileSystem.writeAtomically(markerPath(in: store), Array(point.rawValue.utf8), sync: false)
       sleep(60)
     #endif
   }
