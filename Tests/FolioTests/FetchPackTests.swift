@@ -81,7 +81,7 @@ struct FetchPackTests {
       (try FileSystem.list(store.rootPath + "/.git/objects/pack") ?? []).count { $0.hasSuffix(".pack") }
     }
     var most = 0
-    for round in 0..<(Store.packsBeforeRepack + 6) {
+    for round in 0..<(SyncEngine.packsBeforeRepack + 6) {
       try a.apply(table: "todos", pk: "t", op: .update, transforms: ["views": ["op": "increment", "by": 1]])
       try a.sync()
       try b.apply(table: "todos", pk: "b\(round)", op: .insert, columns: ["views": round])
@@ -89,9 +89,9 @@ struct FetchPackTests {
       most = max(most, try packs(b))
     }
     try a.sync()
-    #expect(most <= Store.packsBeforeRepack, "b held \(most) packs")
+    #expect(most <= SyncEngine.packsBeforeRepack, "b held \(most) packs")
     for store in [a, b] {
-      #expect(try Self.doc(store, "t")?["views"] == .integer(Store.packsBeforeRepack + 6))
+      #expect(try Self.doc(store, "t")?["views"] == .integer(SyncEngine.packsBeforeRepack + 6))
       let fsck = try git(["fsck", "--no-dangling"], in: store.rootPath)
       #expect(fsck.status == 0, "\(fsck.output)")
     }

@@ -137,7 +137,7 @@ struct GitDrivers {
       if let before = try repository.origHead(other: head.id) {
         try TreePathValidator(repository: repository, config: store.config).validate(
           try head.tree(), of: head.id, against: try repository.commit(before).tree())
-        try store.undoPullPastClockBound(from: before, to: head.id, repository: repository)
+        try PullUndo(store: store).undoPullPastClockBound(from: before, to: head.id, repository: repository)
       }
       guard head.parentIDs.count == 2 else { return [] }
       let merge = TreeMerge(repository: repository, config: store.config)
@@ -171,7 +171,7 @@ struct GitDrivers {
   {
     let read = { (file: String) throws -> [UInt8] in try FileSystem.read(file) ?? [] }
     if TreeMerge.opLogName(path) != nil {
-      try store.checkClock(ofLog: try read(theirsPath), base: try read(basePath), path: path)
+      try ClockBound(store: store).checkClock(ofLog: try read(theirsPath), base: try read(basePath), path: path)
       let merged = OpLogMerge.merge(
         base: try read(basePath), ours: try read(oursPath), theirs: try read(theirsPath))
       try FileSystem.writeAtomically(oursPath, merged, sync: false)

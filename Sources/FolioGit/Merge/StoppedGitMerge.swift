@@ -61,7 +61,7 @@ struct StoppedGitMerge {
     let (writes, allowed) = try writes(
       from: try head.tree(), theirs: theirs, to: targetTree, index: index, conflicted: conflicted,
       repository: repository)
-    let evicted = try store.offTreePaths()
+    let evicted = try PartialClone(store: store).offTreePaths()
     let workTree = WorkTree(root: store.rootPath)
     let blocked = try allowed.keys.filter { path in
       guard !conflicted.contains(path) && !evicted.contains(path) else { return false }

@@ -140,3 +140,19 @@ extension GitRepository {
     return missing.count
   }
 }
+
+extension GitRepository {
+  /// The remote and remote branch that `branch` syncs with: its upstream
+  /// (`branch.<name>.remote`, `branch.<name>.merge`) when `remote` is nil
+  /// or names the upstream's remote; otherwise `remote` (default `origin`)
+  /// and a branch of the same name, as `git pull REMOTE` does.
+  func upstream(of branch: String, remote: String?) -> (remote: String, branch: String) {
+    let upstreamRemote = config("branch.\(branch).remote")
+    let merge = config("branch.\(branch).merge")
+    let name = remote ?? (upstreamRemote == "." ? nil : upstreamRemote) ?? "origin"
+    if name == upstreamRemote, let merge, merge.hasPrefix("refs/heads/") {
+      return (name, String(merge.dropFirst("refs/heads/".count)))
+    }
+    return (name, branch)
+  }
+}

@@ -1,4 +1,5 @@
 import FolioCore
+import FolioJSON
 import FolioSystem
 import Foundation
 import Synchronization
@@ -29,7 +30,7 @@ struct SyncEngine {
   /// ``Store/sync(remote:push:)``.
   func sync(remote requested: String?, push: Bool) throws -> SyncSummary {
     // Whatever the outcome: every fetch and merge leaves a pack.
-    defer { store.mergePacksIfMany() }
+    defer { mergePacksIfMany() }
     var summary = SyncSummary(
       committed: CommitSummary(commit: nil, documents: 0, syntheticOps: 0, problems: []), action: .upToDate,
       resolvedDocuments: 0, pushed: false, rounds: 0, head: nil)
@@ -54,7 +55,7 @@ struct SyncEngine {
       let theirs = try repository.fetch(remote: remote, branch: remoteBranch, sshKey: store.sshKeyPath)
       if let theirs, repository.isPartialClone(of: remote) {
         // What the merge and the checkout read of the held tables.
-        try store.fetchHeldBlobs(
+        try PartialClone(store: store).fetchHeldBlobs(
           of: try repository.commit(theirs).tree(), since: try repository.headCommit()?.tree(),
           remote: remote,
           repository: repository)
@@ -131,7 +132,7 @@ struct SyncEngine {
   ) {
     let ours = try repository.headCommit()?.id
     guard let theirs else {
-      _ = try store.restoreSubscribedDocuments(repository: repository)
+      _ = try restoreSubscribedDocuments(repository: repository)
       return (.upToDate, 0, ours)
     }
     var target = theirs
@@ -140,12 +141,12 @@ struct SyncEngine {
     var latest: HLC?
     var written: [GitOID: [UInt8]] = [:]
     if let ours, try repository.isDescendant(ours, of: theirs) {
-      _ = try store.restoreSubscribedDocuments(repository: repository)
+      _ = try restoreSubscribedDocuments(repository: repository)
       return (.upToDate, 0, ours)
     }
     // The clock check and the merge read the same op logs.
     let opLogs = OpLogCache()
-    try store.checkClock(of: theirs, against: ours, repository: repository, cache: opLogs)
+    try ClockBound(store: store).checkClock(of: theirs, against: ours, repository: repository, cache: opLogs)
     if let ours {
       if try !repository.isDescendant(theirs, of: ours) {
         // Resolved documents and the merge commit go into one pack.
@@ -191,7 +192,68 @@ struct SyncEngine {
         "sync would overwrite changes to \(blocked.joined(separator: ", ")) made since the last commit; "
           + "fix or commit them, then sync again", remedy: .showLeftOutFiles)
     }
-    _ = try store.restoreSubscribedDocuments(repository: repository)
+    _ = try restoreSubscribedDocuments(repository: repository)
     return (action, resolved, target)
+  }
+}
+
+extension SyncEngine {
+  /// How many packs a repository holds before a sync merges the small ones.
+  static let packsBeforeRepack = 24
+
+  /// Merges the small packs syncs have left (each fetch and each merge
+  /// writes one), so that an object lookup, which asks every pack, does not
+  /// slow down with the store's age: `git repack -d --geometric=2` rewrites
+  /// only the packs it needs to so that each is at least twice the size of
+  /// the next smaller, which leaves the big ones (an import's) alone.
+  /// Outside the store lock: git's readers and writers cope with a repack
+  /// running beside them. A failure changes nothing and is not reported;
+  /// the next sync tries again. A partial clone is left to `git gc`.
+  func mergePacksIfMany() {
+    let folder = store.gitDirectory + "/objects/pack"
+    guard let names = try? FileSystem.list(folder),
+      names.count(where: { $0.hasSuffix(".pack") }) >= Self.packsBeforeRepack,
+      // A partial clone's packs from its remote are marked as that remote's
+      // to fill in; a geometric repack could merge them into unmarked ones.
+      !names.contains(where: { $0.hasSuffix(".promisor") })
+    else { return }
+    _ = try? SystemGit(gitDirectory: store.gitDirectory, sshKey: nil).run(["repack", "-d", "-q", "--geometric=2"])
+  }
+
+  /// Brings back evicted documents that a live subscription covers: the
+  /// file is restored from HEAD, skip-worktree is cleared, and the eviction
+  /// is forgotten. Call with the lock held.
+  func restoreSubscribedDocuments(repository: GitRepository) throws -> Int {
+    guard !store.subscriptions.targets.isEmpty else { return 0 }
+    var evicted = try store.evictions.load()
+    guard !evicted.isEmpty, let tree = try repository.headCommit()?.tree() else { return 0 }
+    let index = try repository.index()
+    // The handle may have read the index before a commit or checkout
+    // through another one rewrote it.
+    try index.readFromDisk()
+    var restored = 0
+    for table in store.config.tables {
+      for key in (evicted[table.name] ?? []).sorted() {
+        let pk = key.string
+        let path = try table.path(of: pk)
+        guard let id = tree.blobID(at: path) else { continue }
+        let bytes = try repository.blob(id)
+        guard case .object(let document)? = try? JSONValue(parsing: bytes),
+          store.subscriptions.covers(table: table, pk: pk, document: document)
+        else { continue }
+        let absolute = store.rootPath + "/" + path
+        try FileSystem.makeDirectories(FileSystem.split(absolute).directory)
+        try FileSystem.writeAtomically(absolute, bytes, sync: true, under: store.rootPath)
+        try index.add(path: path, id: id, filePath: absolute)
+        evicted[table.name]?.remove(key)
+        if evicted[table.name]?.isEmpty == true { evicted[table.name] = nil }
+        restored += 1
+      }
+    }
+    if restored > 0 {
+      try index.write()
+      try store.evictions.save(evicted)
+    }
+    return restored
   }
 }

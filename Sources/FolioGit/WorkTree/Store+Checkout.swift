@@ -52,7 +52,7 @@ extension Store {
     try TreePathValidator(repository: repository, config: config).validate(
       targetTree, of: target, against: fromTree)
     let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
-    let evicted = try offTreePaths(target: targetTree, repository: repository)
+    let evicted = try PartialClone(store: self).offTreePaths(target: targetTree, repository: repository)
     let index = try entryLookup(repository)
     let removed = Self.pathsRemoved(by: changes)
     let workTree = WorkTree(root: rootPath)
@@ -241,7 +241,7 @@ extension Store {
   /// changed by someone since, and is left alone.
   private func finishCheckout(
     _ changes: [CheckoutChange], target: GitOID, branch: String, repository: GitRepository,
-    evicted: OffTreePaths, workTree: WorkTree, knownBlob: (GitOID) -> [UInt8]? = { _ in nil },
+    evicted: PartialClone.OffTreePaths, workTree: WorkTree, knownBlob: (GitOID) -> [UInt8]? = { _ in nil },
     prior: WorkTreeState? = nil
   ) throws {
     var leftAlone = Set<String>()
@@ -482,7 +482,7 @@ extension Store {
         targetTree, of: target, against: fromTree)
       let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
       try finishCheckout(
-        changes, target: target, branch: parts[2], repository: repository, evicted: try offTreePaths(),
+        changes, target: target, branch: parts[2], repository: repository, evicted: try PartialClone(store: self).offTreePaths(),
         workTree: WorkTree(root: rootPath))
     } catch var error as FolioError {
       error.message +=

@@ -3,7 +3,14 @@ import FolioSystem
 import Foundation
 import Glibc
 
-extension Store {
+/// A partial replica's work with git: which paths a checkout leaves out,
+/// the blobs it fetches, git's sparse-checkout file, and widening or
+/// narrowing the replica by a table. Which tables it holds is kept by the
+/// store (``Store/heldTableNames``).
+struct PartialClone {
+  /// The replica.
+  let store: Store
+
   /// The paths a checkout leaves out of the working tree and keeps in
   /// git's index marked skip-worktree: evicted documents, and every file of
   /// a table this partial replica does not hold (whose blobs may not even
@@ -23,15 +30,15 @@ extension Store {
   /// `folio.yaml` may add tables: a partial replica does not hold those).
   func offTreePaths(target: GitTree? = nil, repository: GitRepository? = nil) throws -> OffTreePaths {
     OffTreePaths(
-      evicted: try evictedPaths(), absentFolders: absentFolders(alsoIn: target, repository: repository))
+      evicted: try store.evictedPaths(), absentFolders: absentFolders(alsoIn: target, repository: repository))
   }
 
   /// The folders (with a trailing `/`) of the tables this partial replica
   /// does not hold: by its `folio.yaml`, and by the one in `tree` when
   /// given, which may define tables this replica has not heard of.
   func absentFolders(alsoIn tree: GitTree?, repository: GitRepository?) -> [String] {
-    guard let held = heldTableNames else { return [] }
-    var folders = Set(absentTables.map { $0.path + "/" })
+    guard let held = store.heldTableNames else { return [] }
+    var folders = Set(store.absentTables.map { $0.path + "/" })
     if let tree, let repository, let id = tree.blobID(at: Config.fileName),
       let incoming = try? Config(bytes: try repository.blob(id), file: Config.fileName)
     {
@@ -55,7 +62,7 @@ extension Store {
     try Self.fetchHeldBlobs(
       of: tree, since: old, absentFolders: absentFolders(alsoIn: tree, repository: repository),
       remote: remote,
-      repository: repository, sshKey: sshKeyPath)
+      repository: repository, sshKey: store.sshKeyPath)
   }
 
   /// ``fetchHeldBlobs(of:since:remote:repository:)`` for the absent
@@ -77,7 +84,7 @@ extension Store {
   /// ``writeSparseCheckout(for:absent:repository:)`` for this replica's
   /// absent tables.
   func writeSparseCheckout(for tree: GitTree, repository: GitRepository) throws {
-    try Self.writeSparseCheckout(for: tree, absent: Set(absentTables.map(\.path)), repository: repository)
+    try Self.writeSparseCheckout(for: tree, absent: Set(store.absentTables.map(\.path)), repository: repository)
   }
 
   /// Tells plain git which folders this partial replica checks out, in
@@ -110,7 +117,7 @@ extension Store {
   }
 }
 
-extension Store {
+extension PartialClone {
   /// The tables of `config` a partial clone holding `names` leaves out.
   /// - Throws: `UNKNOWN_TABLE` for a name `config` does not define.
   static func absentTables(_ config: Config, holding names: [String]) throws -> [TableConfig] {
@@ -150,37 +157,29 @@ extension Store {
   }
 }
 
-extension Store {
-  /// Widens this partial replica by table `name`: its documents are
-  /// fetched from the remote it was cloned from and checked out, and it
-  /// counts as held from then on (queries, status, sync). A table already
-  /// held is left as it is.
-  ///
-  /// Files are written and indexed before the table counts as held, so an
-  /// interruption never leaves a held table whose missing files a commit
-  /// would take for deletions; running it again finishes the job.
-  /// - Throws: `UNKNOWN_TABLE`; `REMOTE` when the fetch fails.
-  public func subscribe(table name: String) throws {
-    guard let table = config.table(named: name) else { throw config.unknownTableError(name) }
-    guard var held = heldTableNames, !held.contains(table.name) else { return }
+extension PartialClone {
+  /// Widens the replica by table `name` (see ``Store/subscribe(table:)``).
+  func subscribe(table name: String) throws {
+    guard let table = store.config.table(named: name) else { throw store.config.unknownTableError(name) }
+    guard var held = store.heldTableNames, !held.contains(table.name) else { return }
     let folder = table.path + "/"
     while true {
       // Fetched before the lock is taken: a fetch can take minutes.
-      let repository = try openRepository()
+      let repository = try store.openRepository()
       let head = try repository.headCommit()
       let files = try head.map { try tableFiles(folder, in: try $0.tree(), repository: repository) } ?? []
       let branch = try repository.headBranch()
       let remote = repository.upstream(
         of: branch.hasPrefix("refs/heads/") ? String(branch.dropFirst(11)) : branch, remote: nil
       ).remote
-      try repository.fetchMissing(files.map(\.id), remote: remote, sshKey: sshKeyPath)
-      let done = try lock.withLock { () throws -> Bool in
-        try recoverBeforeWrite()
-        let current = try openRepository()
+      try repository.fetchMissing(files.map(\.id), remote: remote, sshKey: store.sshKeyPath)
+      let done = try store.lock.withLock { () throws -> Bool in
+        try store.recoverBeforeWrite()
+        let current = try store.openRepository()
         // A sync moved HEAD meanwhile: fetch what it brought first.
         guard try current.headCommit()?.id == head?.id else { return false }
-        let evicted = try evictedPaths()
-        let workTree = WorkTree(root: rootPath)
+        let evicted = try store.evictedPaths()
+        let workTree = WorkTree(root: store.rootPath)
         var edits: [GitIndex.Edit] = []
         for file in files {
           let path = file.path
@@ -188,13 +187,13 @@ extension Store {
           try workTree.write(path, content: try current.blob(file.id), mode: file.mode)
           edits.append(
             .init(
-              path: path, entry: GitIndex.entry(id: file.id, filePath: rootPath + "/" + path, mode: file.mode)
+              path: path, entry: GitIndex.entry(id: file.id, filePath: store.rootPath + "/" + path, mode: file.mode)
             ))
         }
-        try FileSystem.syncFileSystem(containing: rootPath)
+        try FileSystem.syncFileSystem(containing: store.rootPath)
         try rewriteIndex(applying: edits, repository: current)
         held.insert(table.name)
-        try saveHeldTableNames(held)
+        try store.saveHeldTableNames(held)
         if let tree = try head?.tree() { try writeSparseCheckout(for: tree, repository: current) }
         return true
       }
@@ -202,20 +201,15 @@ extension Store {
     }
   }
 
-  /// Narrows this partial replica (or makes a full one partial) by table
-  /// `name`: its files leave the working tree, and it stays in git as it
-  /// is on the remote, marked skip-worktree, so nothing this replica does
-  /// records a change to it. A table not held is left as it is.
-  /// - Throws: `WOULD_OVERWRITE` when the table has changes not committed
-  ///   (commit them first; a sync pushes them).
-  public func unsubscribe(table name: String) throws {
-    guard let table = config.table(named: name) else { throw config.unknownTableError(name) }
-    var held = heldTableNames ?? Set(config.tables.map(\.name))
+  /// Narrows the replica by table `name` (see ``Store/unsubscribe(table:)``).
+  func unsubscribe(table name: String) throws {
+    guard let table = store.config.table(named: name) else { throw store.config.unknownTableError(name) }
+    var held = store.heldTableNames ?? Set(store.config.tables.map(\.name))
     guard held.contains(table.name) else { return }
     let folder = table.path + "/"
-    try lock.withLock {
-      try recoverBeforeWrite()
-      if let pending = try statusLocked().tables.first(where: { $0.name == table.name }),
+    try store.lock.withLock {
+      try store.recoverBeforeWrite()
+      if let pending = try store.statusLocked().tables.first(where: { $0.name == table.name }),
         pending.pendingOps > 0 || !pending.changedDocuments.isEmpty
       {
         throw FolioError(
@@ -224,26 +218,26 @@ extension Store {
             + "which leaving it would lose; commit them first (a sync pushes them)",
           table: table.name, remedy: .commitAgain)
       }
-      let repository = try openRepository()
+      let repository = try store.openRepository()
       let tree = try repository.headCommit()?.tree()
       let files = try tree.map { try tableFiles(folder, in: $0, repository: repository) } ?? []
       // Absent first: from here on a missing file of it is not a deletion.
       held.remove(table.name)
-      try saveHeldTableNames(held)
+      try store.saveHeldTableNames(held)
       let edits = files.map { file in
         GitIndex.Edit(
           path: file.path,
           entry: GitIndex.entry(id: file.id, filePath: nil, mode: file.mode, skipWorktree: true))
       }
       try rewriteIndex(applying: edits, repository: repository)
-      let workTree = WorkTree(root: rootPath)
+      let workTree = WorkTree(root: store.rootPath)
       for file in files { try workTree.remove(file.path) }
       // The folders left empty (a hashed or nested table's, then its
       // own); one that still holds something (an editor's backup) stays.
-      let root = rootPath + "/" + table.path
+      let root = store.rootPath + "/" + table.path
       table.layout.removeEmptyFolders(in: root)
       rmdir(root)
-      try FileSystem.syncFileSystem(containing: rootPath)
+      try FileSystem.syncFileSystem(containing: store.rootPath)
       if let tree { try writeSparseCheckout(for: tree, repository: repository) }
     }
   }
