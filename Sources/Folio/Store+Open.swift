@@ -42,7 +42,7 @@ extension Store {
   @discardableResult
   public static func create(at url: URL, config: Config? = nil, mergeDriver: String = "folio") throws -> Store
   {
-    try create(at: url, config: config, mergeDriver: mergeDriver, wiring: .layers)
+    try StoreSetup.create(at: url, config: config, mergeDriver: mergeDriver, wiring: .layers)
   }
 
   /// Makes `url` a store with `tables`, or opens the store already there
@@ -68,7 +68,7 @@ extension Store {
   public static func create(at url: URL, tables: [String: TableDefinition], mergeDriver: String = "folio")
     throws -> Store
   {
-    var store = try create(at: url, config: nil, mergeDriver: mergeDriver, wiring: .layers)
+    var store = try StoreSetup.create(at: url, config: nil, mergeDriver: mergeDriver, wiring: .layers)
     for name in tables.keys.sorted() where store.config.table(named: name) == nil {
       store = try store.addTable(tables[name]!.table(named: name)).store
     }

@@ -116,7 +116,7 @@ extension Store {
           if options.commit {
             // Anything pending goes in first, on its own, so the import's
             // commit holds the import and nothing else.
-            _ = try commitLocked(message: "folio: pending changes before import")
+            _ = try CommitWriter(store: self).commitLocked(message: "folio: pending changes before import")
           }
           if try !staged.manifest.isCurrent(tableDirectory: directory(of: table)) {
             // Another writer changed a document this import read: stage

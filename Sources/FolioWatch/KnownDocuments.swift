@@ -105,7 +105,7 @@ final class KnownDocuments {
   /// The document as Folio last wrote or recorded it; nil when absent.
   /// - Parameter path: the file relative to the root.
   func document(table: TableConfig, pk: String, path: String) throws -> JSONObject? {
-    try store.knownDocument(
+    try WorkTreeScan(store: store).knownDocument(
       table: table, pk: pk, path: path, headBlob: headBlob(table: table, path: path),
       ownOps: ownOps[OpHistory.DocumentKey(table: table.name, pk: pk)] ?? [], repository: repository)
   }

@@ -184,7 +184,7 @@ final class SaveRecorder {
     counters.countParse()
     let document: JSONObject
     do {
-      document = try store.parseEditedDocument(bytes, table: table, pk: pk, path: path)
+      document = try WorkTreeScan(store: store).parseEditedDocument(bytes, table: table, pk: pk, path: path)
     } catch let error as FolioError {
       return .problem(error, signature: FNV.hex(bytes) + "\n" + error.description)
     }
@@ -209,7 +209,7 @@ final class SaveRecorder {
       let repository = try store.openRepository()
       let head = try repository.headCommit()
       let index = try repository.index()
-      let scan = try store.scanPending(repository: repository, headTree: try head?.tree(), index: index)
+      let scan = try WorkTreeScan(store: store).scanPending(repository: repository, headTree: try head?.tree(), index: index)
       if !scan.refresh.isEmpty {
         // Files touched but unchanged (a checkout, `touch`): fresh stat data
         // in git's index spares the next start from reading them again.

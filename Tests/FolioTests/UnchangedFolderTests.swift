@@ -17,7 +17,7 @@ struct UnchangedFolderTests {
     let repository = try store.openRepository()
     let index = try repository.index()
     let table = try #require(store.config.table(named: "todos"))
-    return try store.folderMatchesHead(
+    return try WorkTreeScan(store: store).folderMatchesHead(
       table, headTree: try repository.headCommit()?.tree(), index: index, repository: repository,
       evicted: try store.evictions.load()["todos"] ?? [])
   }

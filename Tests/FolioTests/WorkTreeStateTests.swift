@@ -27,7 +27,7 @@ struct WorkTreeStateTests {
   /// The full scan: every file against HEAD, as with no state.
   static func fullScan(_ store: Store) throws -> [String] {
     let repository = try store.openRepository()
-    let scan = try store.scanPending(
+    let scan = try WorkTreeScan(store: store).scanPending(
       repository: repository, headTree: try repository.headCommit()?.tree(), index: try repository.index())
     return summary(scan)
   }
@@ -37,8 +37,8 @@ struct WorkTreeStateTests {
   static func plannedScan(_ store: Store) throws -> (found: [String], restricted: Bool, why: String) {
     let repository = try store.openRepository()
     let head = try repository.headCommit()
-    let (plan, prior, answer) = store.scanPlan(head: head?.id, repository: repository)
-    let scan = try store.scanPending(
+    let (plan, prior, answer) = WorkTreeScan(store: store).scanPlan(head: head?.id, repository: repository)
+    let scan = try WorkTreeScan(store: store).scanPending(
       repository: repository, headTree: try head?.tree(), index: { try repository.index() }, plan: plan)
     let why =
       prior == nil

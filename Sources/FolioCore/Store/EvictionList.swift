@@ -30,4 +30,14 @@ package struct EvictionList {
     }
     try FileSystem.writeAtomically(path, JSONValue.object(object).canonicalBytes(), sync: true)
   }
+
+  /// The relative paths of evicted documents.
+  package func paths() throws -> Set<String> {
+    var paths = Set<String>()
+    for (name, pks) in try load() {
+      guard let table = store.config.table(named: name) else { continue }
+      for pk in pks { paths.insert((try table.path(of: pk.string))) }
+    }
+    return paths
+  }
 }

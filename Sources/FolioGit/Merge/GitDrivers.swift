@@ -154,7 +154,7 @@ struct GitDrivers {
       let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new, 0) })
       let commit = try repository.createCommit(tree: tree, parents: head.parentIDs, message: head.message)
       if let latest = result.latestStamp { try store.clock.observe(remoteStamp: latest) }
-      let blocked = try store.checkout(commit, branch: try repository.headBranch(), repository: repository)
+      let blocked = try Checkout(store: store).checkout(commit, branch: try repository.headBranch(), repository: repository)
       if !blocked.isEmpty {
         throw FolioError(
           .wouldOverwrite,

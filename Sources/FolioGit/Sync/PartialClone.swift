@@ -30,7 +30,7 @@ struct PartialClone {
   /// `folio.yaml` may add tables: a partial replica does not hold those).
   func offTreePaths(target: GitTree? = nil, repository: GitRepository? = nil) throws -> OffTreePaths {
     OffTreePaths(
-      evicted: try store.evictedPaths(), absentFolders: absentFolders(alsoIn: target, repository: repository))
+      evicted: try store.evictions.paths(), absentFolders: absentFolders(alsoIn: target, repository: repository))
   }
 
   /// The folders (with a trailing `/`) of the tables this partial replica
@@ -178,7 +178,7 @@ extension PartialClone {
         let current = try store.openRepository()
         // A sync moved HEAD meanwhile: fetch what it brought first.
         guard try current.headCommit()?.id == head?.id else { return false }
-        let evicted = try store.evictedPaths()
+        let evicted = try store.evictions.paths()
         let workTree = WorkTree(root: store.rootPath)
         var edits: [GitIndex.Edit] = []
         for file in files {
@@ -209,7 +209,7 @@ extension PartialClone {
     let folder = table.path + "/"
     try store.lock.withLock {
       try store.recoverBeforeWrite()
-      if let pending = try store.statusLocked().tables.first(where: { $0.name == table.name }),
+      if let pending = try WorkTreeScan(store: store).status().tables.first(where: { $0.name == table.name }),
         pending.pendingOps > 0 || !pending.changedDocuments.isEmpty
       {
         throw FolioError(

@@ -33,7 +33,7 @@ struct PullUndo {
   /// undoing a plain `git pull`. Call with the lock held.
   /// - Returns: what happened, to end the refusal's message with.
   func undoPull(to orig: GitOID, repository: GitRepository) throws -> String {
-    let blocked = try store.checkout(orig, branch: try repository.headBranch(), repository: repository)
+    let blocked = try Checkout(store: store).checkout(orig, branch: try repository.headBranch(), repository: repository)
     if blocked.isEmpty {
       return "; the pull was undone (the branch is back at \(orig.description.prefix(12)))"
     }

@@ -114,7 +114,7 @@ enum ReplicaCloner {
         "\(url) has no \(Config.fileName) at its root; is it a Folio store? (the clone in \(shownAs) was removed)",
         path: shownAs)
     }
-    let store = try Store.create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
+    let store = try StoreSetup.create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
     if let tables {
       try store.saveHeldTableNames(Set(tables.compactMap { store.config.table(named: $0)?.name }))
       if let target {

@@ -42,7 +42,7 @@ struct SyncEngine {
       // One handle for the round: the index the commit reads serves the
       // checkout too, unless the file changes in between.
       let repository = try store.openRepository()
-      let committed = try store.commit(message: nil, repository: repository)
+      let committed = try CommitWriter(store: store).commit(message: nil, repository: repository)
       if round == 1 { summary.committed = committed }
       let logSize = FileSystem.size(store.opLogPath)
       let branch = try repository.headBranch()
@@ -69,7 +69,7 @@ struct SyncEngine {
         // go into the merge too. An edit made by hand in that window stays
         // pending, and the checkout refuses to overwrite it.
         if FileSystem.size(store.opLogPath) != logSize {
-          _ = try store.commitLocked(message: nil, repository: repository)
+          _ = try CommitWriter(store: store).commitLocked(message: nil, repository: repository)
         }
         return try integrate(theirs, branch: branch, repository: repository, oversized: &oversized)
       }
@@ -183,7 +183,7 @@ struct SyncEngine {
     if let latest { try store.clock.observe(remoteStamp: latest) }
     // What the merge wrote and the op logs it read are written to the
     // working tree from memory.
-    let blocked = try store.checkout(target, branch: branch, repository: repository) {
+    let blocked = try Checkout(store: store).checkout(target, branch: branch, repository: repository) {
       written[$0] ?? opLogs.cachedBlob($0)
     }
     if !blocked.isEmpty {

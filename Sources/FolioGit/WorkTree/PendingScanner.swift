@@ -48,7 +48,7 @@ final class PendingScanner {
       }
     }
     return try libgit2Index().entry(at: path).map { entry in
-      (entry.id, entry.skipWorktree, { Store.statMatches(entry, $0) })
+      (entry.id, entry.skipWorktree, { WorkTreeScan.statMatches(entry, $0) })
     }
   }
 
@@ -86,9 +86,9 @@ final class PendingScanner {
     // An edit past the size limit is reported and not recorded, as
     // `folio watch` does: another replica's merge could not read it.
     if let problem = store.config.sizeProblem(bytes.count, table: table, path: path) { throw problem }
-    let object = try store.parseEditedDocument(bytes, table: table, pk: pk, path: path)
+    let object = try WorkTreeScan(store: store).parseEditedDocument(bytes, table: table, pk: pk, path: path)
     let key = OpHistory.DocumentKey(table: table.name, pk: pk)
-    let expected = try store.knownDocument(
+    let expected = try WorkTreeScan(store: store).knownDocument(
       table: table, pk: pk, path: path, headBlob: headID, ownOps: scan.ownOps[key] ?? [],
       repository: repository)
     var pending = PendingDocument(table: table, pk: pk, path: path, bytes: bytes, document: object)
@@ -120,7 +120,7 @@ final class PendingScanner {
     // Not committed, and not written through Folio since: nothing to do.
     if headID == nil && ownOps.isEmpty { return }
     if headID == nil && scan.evictedByTable[table.name]?.contains(ExactKey(pk)) == true { return }
-    let expected = try store.knownDocument(
+    let expected = try WorkTreeScan(store: store).knownDocument(
       table: table, pk: pk, path: path, headBlob: headID, ownOps: ownOps, repository: repository)
     // Made through Folio since HEAD, then deleted by hand: a remove.
     if headID == nil && expected == nil { return }
@@ -170,7 +170,7 @@ final class PendingScanner {
     }
     // Most folders are as committed: that is decided cheaply, and only
     // documents Folio wrote since HEAD are left to look at.
-    let unchanged = try store.folderMatchesHead(
+    let unchanged = try WorkTreeScan(store: store).folderMatchesHead(
       table, headTree: headTree, index: try libgit2Index(), repository: repository,
       evicted: scan.evictedByTable[table.name] ?? [])
     var headBlobs: [String: GitOID] = [:]

@@ -78,7 +78,7 @@ struct TableChanges {
   func compact(message: String?) throws -> CompactionSummary {
     try store.lock.withLock {
       try store.recoverBeforeWrite()
-      _ = try store.commitLocked(message: nil)
+      _ = try CommitWriter(store: store).commitLocked(message: nil)
       let repository = try store.openRepository()
       var summary = CompactionSummary(mergedEverywhere: nil, droppedOps: 0, keptOps: 0, commit: nil)
       guard let head = try repository.headCommit()?.id else { return summary }
@@ -120,7 +120,7 @@ struct TableChanges {
       }
       store.clock.reset()
       if summary.droppedOps > 0 {
-        summary.commit = try store.commitLocked(
+        summary.commit = try CommitWriter(store: store).commitLocked(
           message: message ?? "folio: compact op logs (\(summary.droppedOps) ops merged everywhere)"
         ).commit
       }
@@ -139,7 +139,7 @@ struct TableChanges {
   /// - Throws: `WOULD_OVERWRITE` when a file of the table cannot be
   ///   committed; `GIT` when the store has no commit yet.
   func commitPending(before verb: String, table: TableConfig) throws -> (GitRepository, GitCommit) {
-    let summary = try store.commitLocked(message: nil)
+    let summary = try CommitWriter(store: store).commitLocked(message: nil)
     let broken = summary.problems.filter {
       ($0.location?.file ?? $0.path ?? "").hasPrefix(table.path + "/")
     }
@@ -188,7 +188,7 @@ struct TableChanges {
     repository: GitRepository
   ) throws -> GitOID {
     let commit = try repository.createCommit(tree: tree, parents: [head.id], message: message)
-    let blocked = try store.checkout(commit, branch: try repository.headBranch(), repository: repository)
+    let blocked = try Checkout(store: store).checkout(commit, branch: try repository.headBranch(), repository: repository)
     if !blocked.isEmpty {
       throw FolioError(
         .wouldOverwrite,

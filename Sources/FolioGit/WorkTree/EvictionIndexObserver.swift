@@ -1,6 +1,14 @@
 import FolioCore
 
-extension Store {
+/// Keeps git's skip-worktree flags in step with evictions after every
+/// transaction.
+package struct EvictionIndexObserver: CommitObserver {
+  package init() {}
+
+  package func storeDidLand(_ store: Store, writes: [Journal.Write], restored: Set<String>) {
+    Self.markEvictionsInIndexIfPossible(writes, restored: restored, in: store)
+  }
+
   /// Brings git's index in step with the evictions among `writes`: a
   /// document deleted by an eviction gets skip-worktree on its index entry
   /// (if git tracks it), so `git status` shows no deletion and
@@ -13,12 +21,12 @@ extension Store {
   /// saved before any file goes, so a missing file is never taken for a
   /// delete even if the index is never reached; `folio commit` sets the
   /// flag too.
-  func markEvictionsInIndex(_ writes: [Journal.Write], restored: Set<String> = []) throws {
-    let deleted = writes.filter { $0.new == nil }.map { relative($0.path) }
+  static func markEvictionsInIndex(_ writes: [Journal.Write], restored: Set<String> = [], in store: Store) throws {
+    let deleted = writes.filter { $0.new == nil }.map { store.relative($0.path) }
     guard !deleted.isEmpty || !restored.isEmpty else { return }
-    let evicted = try evictedPaths()
+    let evicted = try store.evictions.paths()
     let skip = deleted.filter { evicted.contains($0) }
-    guard !skip.isEmpty || !restored.isEmpty, let repository = try GitRepository.open(workTree: rootPath)
+    guard !skip.isEmpty || !restored.isEmpty, let repository = try GitRepository.open(workTree: store.rootPath)
     else { return }
     let index = try repository.index()
     var changed = false
@@ -36,24 +44,14 @@ extension Store {
     }
     if changed { try index.write() }
   }
-}
 
-extension Store {
-  /// ``markEvictionsInIndex(_:restored:)`` past a transaction's durability
+  /// ``markEvictionsInIndex(_:restored:in:)`` past a transaction's durability
   /// point, where a failure (git holding `index.lock`, say) must not undo or
   /// fail a write that has happened: the next `folio commit` or sync sets
   /// the flags instead, from `evicted.json`.
-  func markEvictionsInIndexIfPossible(_ writes: [Journal.Write], restored: Set<String> = []) {
-    _ = try? markEvictionsInIndex(writes, restored: restored)
-  }
-}
-
-/// Keeps git's skip-worktree flags in step with evictions after every
-/// transaction (see ``Store/markEvictionsInIndexIfPossible(_:restored:)``).
-package struct EvictionIndexObserver: CommitObserver {
-  package init() {}
-
-  package func storeDidLand(_ store: Store, writes: [Journal.Write], restored: Set<String>) {
-    store.markEvictionsInIndexIfPossible(writes, restored: restored)
+  static func markEvictionsInIndexIfPossible(
+    _ writes: [Journal.Write], restored: Set<String> = [], in store: Store
+  ) {
+    _ = try? markEvictionsInIndex(writes, restored: restored, in: store)
   }
 }

@@ -2,10 +2,10 @@ import FolioCore
 import FolioJSON
 import FolioSystem
 
-extension Store {
+extension WorkTreeScan {
   /// The file that remembers, per table, which committed documents break
   /// its schema: rebuildable from the commit and the schema.
-  var schemaStatusPath: String { privateDirectory + "/schema-status.json" }
+  var schemaStatusPath: String { store.privateDirectory + "/schema-status.json" }
 
   /// Every way the documents break their tables' schemas now, for
   /// `folio status`: merges are never blocked by a schema, so a merged
@@ -21,7 +21,7 @@ extension Store {
   func schemaViolations(scan: PendingScan, headTree: GitTree?, repository: GitRepository) throws
     -> [FolioError]
   {
-    let tables = config.tables.filter { $0.schema != nil }
+    let tables = store.config.tables.filter { $0.schema != nil }
     guard !tables.isEmpty else { return [] }
     let before = (try? FileSystem.read(schemaStatusPath)).flatMap { $0 }.flatMap {
       try? JSONValue(parsing: $0)
@@ -76,13 +76,13 @@ extension Store {
       for document in scan.documents where document.table.name == table.name {
         pending.insert(document.path)
         guard let bytes = document.bytes, let object = document.document else { continue }
-        problems += config.schemaProblems(object, bytes: bytes, table: table, path: document.path)
+        problems += store.config.schemaProblems(object, bytes: bytes, table: table, path: document.path)
       }
       for (name, id) in invalid.sorted(by: { $0.key < $1.key })
       where !pending.contains(table.path + "/" + name) {
         let bytes = try repository.blob(id)
         guard case .object(let object)? = try? JSONValue(parsing: bytes) else { continue }
-        problems += config.schemaProblems(object, bytes: bytes, table: table, path: table.path + "/" + name)
+        problems += store.config.schemaProblems(object, bytes: bytes, table: table, path: table.path + "/" + name)
       }
     }
     if before != .object(cache) {

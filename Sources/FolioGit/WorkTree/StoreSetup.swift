@@ -2,7 +2,9 @@ import FolioCore
 import FolioSystem
 import Foundation
 
-extension Store {
+/// Makes a store where there is none: the git repository, `folio.yaml`,
+/// the ops folder, `.gitattributes` and the merge driver.
+package enum StoreSetup {
   /// Makes `url` a store with the layers in `wiring`; the public
   /// `create(at:config:mergeDriver:)` (module `Folio`) passes them all.
   @discardableResult
@@ -10,7 +12,7 @@ extension Store {
     at url: URL, config: Config? = nil, mergeDriver: String = "folio", wiring: StoreWiring
   ) throws -> Store {
     let start = url.standardizedFileURL.path
-    let rootPath = findRoot(from: start) ?? start
+    let rootPath = Store.findRoot(from: start) ?? start
     try FileSystem.makeDirectories(rootPath)
     let canonicalRoot = FileSystem.realPath(rootPath) ?? rootPath
     if try GitRepository.open(workTree: canonicalRoot) == nil {
@@ -22,7 +24,7 @@ extension Store {
       try FileSystem.writeAtomically(configPath, Array(text.utf8), sync: true)
     }
     let store = try Store(rootPath: canonicalRoot, wiring: wiring)
-    try FileSystem.makeDirectories(canonicalRoot + "/" + opsFolder)
+    try FileSystem.makeDirectories(canonicalRoot + "/" + Store.opsFolder)
     try store.writeGitAttributes()
     try store.registerMergeDriver(program: mergeDriver)
     return store

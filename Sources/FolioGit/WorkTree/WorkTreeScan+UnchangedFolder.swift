@@ -5,7 +5,7 @@ import FolioSystem
 import Foundation
 import Glibc
 
-extension Store {
+extension WorkTreeScan {
   /// Whether every document file of `table` is exactly as committed: git's
   /// index holds what HEAD holds for the folder, each file's stat data
   /// matches its index entry, and the folder has no document file the
@@ -61,7 +61,7 @@ extension Store {
           index: index, repository: repository, evicted: evicted)
       else { return false }
     }
-    let directory = rootPath + "/" + path
+    let directory = store.rootPath + "/" + path
     for name in try FileSystem.list(directory) ?? []
     where layout.isFolder(name, level: level) && !names.contains(name) {
       if Self.holdsDocumentLikeNames(directory + "/" + name, layout: layout, level: level + 1) {
@@ -95,7 +95,7 @@ extension Store {
     var position = 0
     guard git_index_find_prefix(&position, index.handle, prefix) == 0 else { return false }
 
-    let directory = rootPath + "/" + folderPath
+    let directory = store.rootPath + "/" + folderPath
     let dirfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard dirfd >= 0 else { return false }
     defer { close(dirfd) }

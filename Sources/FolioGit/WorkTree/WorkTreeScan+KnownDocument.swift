@@ -2,7 +2,7 @@ import FolioCore
 import FolioJSON
 import FolioSystem
 
-extension Store {
+extension WorkTreeScan {
   /// The state Folio last wrote or recorded for a document: its version at
   /// HEAD with this replica's ops since HEAD replayed on top.
   ///

@@ -5,10 +5,17 @@ import Foundation
 import Glibc
 import Synchronization
 
-extension Store {
+/// Moves the working tree, git's index and the branch to another commit,
+/// as `git checkout` does, but crash-safe and never over an edit: a
+/// journal names the move before any file changes (a crash is finished at
+/// the next open), and a file that differs from both sides stops it.
+struct Checkout {
+  /// The store checked out.
+  let store: Store
+
   /// Where a checkout in progress is recorded: the commit HEAD moves from
   /// and the one it moves to.
-  var checkoutJournalPath: String { privateDirectory + "/checkout" }
+  var journalPath: String { store.privateDirectory + "/checkout" }
 
   /// One path a checkout changes: the entry before and after (nil where
   /// there is none), each a blob, symlink or gitlink id with git's mode.
@@ -49,23 +56,23 @@ extension Store {
     let from = try repository.headCommit()
     let fromTree = try from?.tree()
     let targetTree = try repository.commit(target).tree()
-    try TreePathValidator(repository: repository, config: config).validate(
+    try TreePathValidator(repository: repository, config: store.config).validate(
       targetTree, of: target, against: fromTree)
     let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
-    let evicted = try PartialClone(store: self).offTreePaths(target: targetTree, repository: repository)
+    let evicted = try PartialClone(store: store).offTreePaths(target: targetTree, repository: repository)
     let index = try entryLookup(repository)
     let removed = Self.pathsRemoved(by: changes)
-    let workTree = WorkTree(root: rootPath)
+    let workTree = WorkTree(root: store.rootPath)
     let blocked = try blockedPaths(
       changes.filter { !evicted.contains($0.path) }, index: index, removed: removed, target: target)
     if !blocked.isEmpty { return blocked }
     let line = (from?.id.description ?? "-") + " " + target.description + " " + branch + "\n"
-    try FileSystem.writeAtomically(checkoutJournalPath, Array(line.utf8), sync: true)
+    try FileSystem.writeAtomically(journalPath, Array(line.utf8), sync: true)
     // One event for live queries in other processes (TransactionMarker).
     // Git's index holds the commit checked out from: after the checkout it
     // holds the target, and the next status starts from there.
-    let prior = currentWorkTreeState(head: from?.id, repository: repository)
-    try TransactionMarker.around(privateDirectory: privateDirectory) {
+    let prior = WorkTreeScan(store: store).currentWorkTreeState(head: from?.id, repository: repository)
+    try TransactionMarker.around(privateDirectory: store.privateDirectory) {
       try finishCheckout(
         changes, target: target, branch: branch, repository: repository, evicted: evicted, workTree: workTree,
         knownBlob: knownBlob, prior: prior)
@@ -76,7 +83,7 @@ extension Store {
       let target = try? Config(bytes: try repository.blob(id), file: Config.fileName)
     {
       for rename in target.renames where rename.oldPath != rename.newPath {
-        rmdir(rootPath + "/" + rename.oldPath)
+        rmdir(store.rootPath + "/" + rename.oldPath)
       }
     }
     return []
@@ -116,7 +123,7 @@ extension Store {
       // A folder where a file goes (a folder replaced by a file): fine
       // when everything in it goes too, as git checks.
       guard let new, new.mode != TreePathValidator.gitlinkMode else { return false }
-      return try FileSystem.filesBelow(root: rootPath, relative: path).contains { !removed.contains($0) }
+      return try FileSystem.filesBelow(root: store.rootPath, relative: path).contains { !removed.contains($0) }
     case .shadowed(let prefix):
       // Behind a file or link the checkout removes: absent. Behind one it
       // keeps: git would not write there either.
@@ -142,10 +149,10 @@ extension Store {
     _ changes: [CheckoutChange], index: any IndexEntryLookup, removed: Set<String>, target: GitOID
   ) throws -> [String] {
     let jobs = CheckoutCheckJobs(
-      store: self, changes: changes, entries: changes.map { index.entry(at: $0.path) }, removed: removed,
+      store: store, changes: changes, entries: changes.map { index.entry(at: $0.path) }, removed: removed,
       target: target)
     return try inTwoParts(changes.count) { i, workTree in
-      try jobs.store.isBlocked(
+      try Checkout(store: jobs.store).isBlocked(
         jobs.changes[i], entry: jobs.entries[i], workTree: workTree, removed: jobs.removed,
         target: jobs.target)
     }.map { changes[$0].path }.sorted()
@@ -173,7 +180,7 @@ extension Store {
     let middle = split ?? (count < Self.checkoutThreadsFrom ? count : count / 2)
     let parts = [0..<middle, middle..<count].filter { !$0.isEmpty }
     let outcome = Mutex<(flagged: [Int], error: (at: Int, error: any Error)?)>(([], nil))
-    let root = rootPath
+    let root = store.rootPath
     DispatchQueue.concurrentPerform(iterations: parts.count) { part in
       let workTree = WorkTree(root: root, unlinks: unlinks)
       for i in parts[part] {
@@ -257,7 +264,7 @@ extension Store {
     for change in removals where !evicted.contains(change.path) {
       let entry = index.entry(at: change.path)
       if try apply(change, entry: entry, content: [], workTree: workTree) {
-        progress.wrote(self)
+        progress.wrote(store)
       } else {
         leftAlone.insert(change.path)
       }
@@ -267,13 +274,13 @@ extension Store {
     // (DeferredUnlinks), until the journal goes: a crash before leaves
     // them for the next checkout's `removeLeftover`.
     let unlinks =
-      written.count >= Self.checkoutThreadsFrom && DeferredUnlinks.payOff(under: rootPath)
+      written.count >= Self.checkoutThreadsFrom && DeferredUnlinks.payOff(under: store.rootPath)
       ? DeferredUnlinks() : nil
     leftAlone.formUnion(
       try writeFiles(
         written, index: index, repository: repository, knownBlob: knownBlob, unlinks: unlinks,
         progress: progress))
-    try FileSystem.syncFileSystem(containing: rootPath)
+    try FileSystem.syncFileSystem(containing: store.rootPath)
     var edits: [GitIndex.Edit] = []
     edits.reserveCapacity(changes.count)
     for change in changes {
@@ -283,7 +290,7 @@ extension Store {
       }
       let skip = evicted.contains(change.path)
       // No stat data for a file someone changed since: git rehashes it.
-      let statFrom = skip || leftAlone.contains(change.path) ? nil : rootPath + "/" + change.path
+      let statFrom = skip || leftAlone.contains(change.path) ? nil : store.rootPath + "/" + change.path
       edits.append(
         .init(
           path: change.path,
@@ -300,23 +307,23 @@ extension Store {
         edits, matching: try repository.commit(target).tree(), repository: repository)
     }
     try repository.setReference(branch, to: target, message: "folio sync")
-    if let prior, let checksum = Self.indexChecksum(indexPath) {
+    if let prior, let checksum = WorkTreeScan.indexChecksum(indexPath) {
       // What was left alone differs from the target now.
       var dirty = prior.dirty
-      for table in config.tables {
+      for table in store.config.tables {
         let folder = table.path + "/"
         let names = leftAlone.filter { $0.hasPrefix(folder) }.map { String($0.dropFirst(folder.count)) }
         if !names.isEmpty { dirty[table.name, default: []] += names }
       }
-      let ownLog = Store.opsFolder + "/" + opLogName
-      saveWorkTreeState(
+      let ownLog = Store.opsFolder + "/" + store.opLogName
+      WorkTreeScan(store: store).saveWorkTreeState(
         WorkTreeState(
           head: target.description, index: checksum, token: prior.token, dirty: dirty,
           ownLog: changes.contains { $0.path == ownLog } ? nil : prior.ownLog))
     }
     try unlinks?.finish()
     removeFoldersLeftEmpty(by: removals)
-    _ = try FileSystem.remove(checkoutJournalPath)
+    _ = try FileSystem.remove(journalPath)
   }
 
   /// Removes the folders inside a table's folder that `removals` left
@@ -327,14 +334,14 @@ extension Store {
   private func removeFoldersLeftEmpty(by removals: [CheckoutChange]) {
     var folders = Set<String>()
     for change in removals {
-      guard let table = config.tables.first(where: { change.path.hasPrefix($0.path + "/") }) else { continue }
+      guard let table = store.config.tables.first(where: { change.path.hasPrefix($0.path + "/") }) else { continue }
       var folder = FileSystem.split(change.path).directory
       while folder.utf8.count > table.path.utf8.count {
         guard folders.insert(folder).inserted else { break }
         folder = FileSystem.split(folder).directory
       }
     }
-    for folder in folders.sorted(by: { $0.utf8.count > $1.utf8.count }) { rmdir(rootPath + "/" + folder) }
+    for folder in folders.sorted(by: { $0.utf8.count > $1.utf8.count }) { rmdir(store.rootPath + "/" + folder) }
   }
 
   /// Brings one path to `change.new` when it holds `change.old` (or
@@ -397,7 +404,7 @@ extension Store {
     // only that sync's outcome counts.
     let flushes = DispatchGroup()
     defer { flushes.wait() }
-    let root = rootPath
+    let root = store.rootPath
     while start < half {
       if start > 0 {
         flushes.wait()
@@ -407,7 +414,7 @@ extension Store {
       let back = min(half + start, writes.count)..<min(half + start + chunk, writes.count)
       // libgit2's handles stay on this thread: the entries and blobs are
       // read here, before the threads start.
-      var jobs = CheckoutWriteJobs(store: self, progress: progress)
+      var jobs = CheckoutWriteJobs(store: store, progress: progress)
       for change in writes[front] + writes[back] {
         let new = change.new!
         jobs.changes.append(change)
@@ -418,7 +425,7 @@ extension Store {
       let left = try inTwoParts(jobs.changes.count, split: front.count, unlinks: unlinks) {
         [jobs] i, workTree in
         guard
-          try jobs.store.apply(
+          try Checkout(store: jobs.store).apply(
             jobs.changes[i], entry: jobs.entries[i], content: jobs.contents[i], workTree: workTree)
         else { return true }
         jobs.progress.wrote(jobs.store)
@@ -464,45 +471,33 @@ extension Store {
   ///   to get past it; read-only commands still work (see
   ///   ``pendingCheckoutProblem()``).
   func recoverCheckout() throws {
-    guard let bytes = try FileSystem.read(checkoutJournalPath) else { return }
+    guard let bytes = try FileSystem.read(journalPath) else { return }
     let parts = String(decoding: bytes, as: UTF8.self).split(separator: " ").map {
       $0.trimmingCharacters(in: .whitespacesAndNewlines)
     }
     guard parts.count == 3, let target = GitOID(hex: parts[1]) else {
-      _ = try FileSystem.remove(checkoutJournalPath)  // torn: written before anything else
+      _ = try FileSystem.remove(journalPath)  // torn: written before anything else
       return
     }
     do {
-      let repository = try openRepository()
+      let repository = try store.openRepository()
       let fromTree = try GitOID(hex: parts[0]).map { try repository.commit($0).tree() }
       let targetTree = try repository.commit(target).tree()
       // The journal is only written for a validated tree; validating again
       // keeps a journal from an older Folio from writing a hostile one.
-      try TreePathValidator(repository: repository, config: config).validate(
+      try TreePathValidator(repository: repository, config: store.config).validate(
         targetTree, of: target, against: fromTree)
       let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
       try finishCheckout(
-        changes, target: target, branch: parts[2], repository: repository, evicted: try PartialClone(store: self).offTreePaths(),
-        workTree: WorkTree(root: rootPath))
+        changes, target: target, branch: parts[2], repository: repository, evicted: try PartialClone(store: store).offTreePaths(),
+        workTree: WorkTree(root: store.rootPath))
     } catch var error as FolioError {
       error.message +=
         "; a checkout of commit \(target.description.prefix(12)) that a sync started could not be finished. "
         + "Read-only commands still work. Fix the cause and run the command again, or drop the checkout "
-        + "with 'rm \(checkoutJournalPath)' and 'git reset --hard' (local changes since the last commit "
+        + "with 'rm \(journalPath)' and 'git reset --hard' (local changes since the last commit "
         + "are lost then)"
       throw error
-    }
-  }
-
-  /// Why a checkout a sync started is still unfinished, or nil when none
-  /// is pending (`folio status`, `folio fsck`).
-  public func pendingCheckoutProblem() -> String? {
-    guard FileSystem.exists(checkoutJournalPath) else { return nil }
-    do {
-      try lock.withLock { try recoverCheckout() }
-      return nil
-    } catch {
-      return "\(error)"
     }
   }
 
@@ -545,7 +540,7 @@ extension Store {
         TreeEntryState(id: try GitRepository.hashBlob(target), mode: TreePathValidator.symlinkMode))
     case .file(let executable):
       let mode = executable ? TreePathValidator.executableMode : TreePathValidator.blobMode
-      if let entry, !entry.skipWorktree, entry.mode == mode, Store.statMatches(entry, st) {
+      if let entry, !entry.skipWorktree, entry.mode == mode, WorkTreeScan.statMatches(entry, st) {
         return .entry(TreeEntryState(id: entry.id, mode: mode))
       }
       guard let bytes = try workTree.read(relative) else {
@@ -555,21 +550,4 @@ extension Store {
     }
   }
 
-  /// The relative paths of evicted documents.
-  func evictedPaths() throws -> Set<String> {
-    var paths = Set<String>()
-    for (name, pks) in try evictions.load() {
-      guard let table = config.table(named: name) else { continue }
-      for pk in pks { paths.insert((try table.path(of: pk.string))) }
-    }
-    return paths
-  }
-}
-
-/// Finishes a checkout a crash interrupted, at open and before writes.
-package struct CheckoutRecoveryStep: RecoveryStep {
-  package init() {}
-
-  package func isPending(in store: Store) -> Bool { FileSystem.exists(store.checkoutJournalPath) }
-  package func recover(_ store: Store) throws { try store.recoverCheckout() }
 }
