@@ -209,7 +209,8 @@ final class SaveRecorder {
       let repository = try store.openRepository()
       let head = try repository.headCommit()
       let index = try repository.index()
-      let scan = try WorkTreeScan(store: store).scanPending(repository: repository, headTree: try head?.tree(), index: index)
+      let scan = try WorkTreeScan(store: store).scanPending(
+        repository: repository, headTree: try head?.tree(), index: index)
       if !scan.refresh.isEmpty {
         // Files touched but unchanged (a checkout, `touch`): fresh stat data
         // in git's index spares the next start from reading them again.
@@ -226,8 +227,10 @@ final class SaveRecorder {
       var problems = scan.problems
       for document in scan.documents where document.synthetic != nil {
         if let bytes = document.bytes, let object = document.document,
-          let problem = store.config.schemaProblems(object, bytes: bytes, table: document.table, path: document.path)
-            .first
+          let problem = store.config.schemaProblems(
+            object, bytes: bytes, table: document.table, path: document.path
+          )
+          .first
         {
           problems.append(problem)
         } else {

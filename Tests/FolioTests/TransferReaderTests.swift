@@ -447,7 +447,7 @@ struct TransferSupportTests {
   @Test func deepMerge() {
     let base: JSONObject = ["a": ["x": 1, "y": ["p": 1]], "b": [1, 2], "c": "keep"]
     let patch: JSONObject = ["a": ["y": ["q": 2]], "b": [3], "d": nil]
-    let merged = Store.deepMerge(base, patch)
+    let merged = Importer.deepMerge(base, patch)
     #expect(
       JSONValue.object(merged).compactString
         == #"{"a":{"x":1,"y":{"p":1,"q":2}},"b":[3],"c":"keep","d":null}"#)

@@ -49,7 +49,8 @@ package struct OpLogSegments {
   private func segmentExists(_ segment: Int) -> Bool {
     var st = stat()
     return lstat(
-      store.rootPath + "/" + Store.opsFolder + "/" + Self.fileName(replica: store.replicaID, segment: segment), &st)
+      store.rootPath + "/" + Store.opsFolder + "/"
+        + Self.fileName(replica: store.replicaID, segment: segment), &st)
       == 0
   }
 

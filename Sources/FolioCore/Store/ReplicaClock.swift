@@ -24,8 +24,10 @@ package struct ReplicaClock {
       // clock bound: the clock is the newest real stamp within the bound,
       // which takes a full read to find.
       let horizon = clockHorizon
-      last = try OpLog.entries(in: store.opLogPath, displayName: store.relative(store.opLogPath)).map(\.op.hlc)
-        .filter { $0.wall > 0 && $0.wall <= horizon }.max()
+      last = try OpLog.entries(in: store.opLogPath, displayName: store.relative(store.opLogPath)).map(
+        \.op.hlc
+      )
+      .filter { $0.wall > 0 && $0.wall <= horizon }.max()
       if let seen = withinHorizon(try seenClock()), last.map({ $0 < seen }) ?? true { last = seen }
     }
     store.clockState.withLock { $0 = Store.ClockState(last: last, logSize: size) }

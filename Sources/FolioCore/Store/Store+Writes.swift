@@ -177,7 +177,8 @@ extension Store {
 
 /// What `folio-bench` needs to time live queries honestly, kept out of the
 /// public API (`@_spi(Benchmark) import Folio`).
-extension Store {  /// The wall-clock time (`CLOCK_REALTIME`, nanoseconds since 1970) at
+extension Store {
+  /// The wall-clock time (`CLOCK_REALTIME`, nanoseconds since 1970) at
   /// which the last transaction this `Store` committed became visible: its
   /// op log line and every document file were in place, past its
   /// durability point, before live queries were told and before the commit

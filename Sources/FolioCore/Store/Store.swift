@@ -174,17 +174,17 @@ public final class Store: Sendable {
   let clockState = Mutex<ClockState>(ClockState())
   /// The newest segment of this replica's op log, once found; -1 before.
   let opLogSegment = Mutex<Int>(-1)
-  /// The tables a partial replica holds, once read (Store+PartialReplica.swift):
+  /// The tables a partial replica holds, once read (Store+Tables.swift):
   /// nil before, `.some(nil)` for a full replica.
   let heldTableNamesCache = Mutex<Set<String>??>(nil)
   /// Why the transaction an earlier process left in the journal could not
-  /// be completed, if it could not (Store+Recovery.swift).
+  /// be completed, if it could not (StoreRecovery.swift).
   let recoveryFailure = Mutex<FolioError?>(nil)
   /// When the last transaction committed here became visible
-  /// (Store+Benchmark.swift).
+  /// (Store+Writes.swift).
   let lastCommitInstant = Mutex<Int>(0)
   /// Transactions committed here whose files are not flushed yet
-  /// (Store+DeferredFlush.swift). Changed only with the store lock held.
+  /// (StoreWriter+DeferredFlush.swift). Changed only with the store lock held.
   let deferredFlush = Mutex<DeferredFlush?>(nil)
   /// The files deferred transactions write again (SpareFiles.swift).
   let spares: SpareFiles
@@ -192,7 +192,7 @@ public final class Store: Sendable {
   /// flushes run without the store lock; and whether one is queued.
   let checkpointSerial = Mutex(())
   let checkpointQueued = Mutex(false)
-  /// Where the `async` forms of the blocking calls run (Store+Async.swift):
+  /// Where the `async` forms of the blocking calls run (Store+Writes.swift):
   /// one serial queue per store, off Swift's cooperative thread pool.
   let executor = DispatchQueue(label: "folio.store.executor")
 

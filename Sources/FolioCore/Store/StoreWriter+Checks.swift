@@ -62,7 +62,8 @@ extension StoreWriter {
       try checkWritable(dirfd, directory: directory, file: store.opLogPath)
       var st = stat()
       if fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
-        throw FileSystem.unsafePathError(store.relative(store.opLogPath), isLink: (st.st_mode & S_IFMT) == S_IFLNK)
+        throw FileSystem.unsafePathError(
+          store.relative(store.opLogPath), isLink: (st.st_mode & S_IFMT) == S_IFLNK)
       }
     }
     var writable = Set<String>()
@@ -80,7 +81,8 @@ extension StoreWriter {
       if writable.insert(directory).inserted {
         try checkWritable(dirfd, directory: directory, file: write.path)
       }
-      let current = try FileSystem.openForReading(in: dirfd, name: name, path: store.relative(write.path)).map {
+      let current = try FileSystem.openForReading(in: dirfd, name: name, path: store.relative(write.path)).map
+      {
         fd in
         defer { close(fd) }
         return try FileSystem.readAll(fd, path: write.path)

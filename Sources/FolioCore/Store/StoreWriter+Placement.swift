@@ -50,7 +50,8 @@ extension StoreWriter {
       bytes += op.json.compactBytes()
       bytes.append(UInt8(ascii: "\n"))
     }
-    try OpLog.append(bytes, to: store.opLogPath, at: try OpLog.size(of: store.opLogPath), root: store.rootPath, sync: sync)
+    try OpLog.append(
+      bytes, to: store.opLogPath, at: try OpLog.size(of: store.opLogPath), root: store.rootPath, sync: sync)
     if let last = folds.map(\.hlc).max() {
       store.clockState.withLock { state in
         if state.last.map({ $0 < last }) ?? true { state.last = last }

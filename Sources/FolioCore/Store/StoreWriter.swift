@@ -126,7 +126,9 @@ package struct StoreWriter {
 
   /// Tells the later layers (git's index) that writes have fully landed.
   func tellLanded(_ writes: [Journal.Write], restored: Set<String> = []) {
-    for observer in store.wiring.observers { observer.storeDidLand(store, writes: writes, restored: restored) }
+    for observer in store.wiring.observers {
+      observer.storeDidLand(store, writes: writes, restored: restored)
+    }
   }
 
   /// Carries out a journal: the op log first, then the documents, then
@@ -136,7 +138,7 @@ package struct StoreWriter {
   /// Every file is opened store.relative to a folder descriptor from `folders`,
   /// without following links. Right before each rename the document is
   /// read again: an edit saved since the transaction read it is folded in
-  /// (Store+WriteChecks.swift), never overwritten.
+  /// (StoreWriter+Placement.swift), never overwritten.
   ///
   /// Without `flush`, nothing is flushed: the caller flushes the file
   /// system later (a deferred transaction's checkpoint, or the one flush
@@ -162,11 +164,12 @@ package struct StoreWriter {
         // and the document already new: nothing below would touch it.
         // Writers hold the lock, so no one else is staging there.
         unlinkat(dirfd, FileSystem.temporaryName(for: name), 0)
-        let current = try FileSystem.openForReading(in: dirfd, name: name, path: store.relative(write.path)).map {
-          fd in
-          defer { close(fd) }
-          return try FileSystem.readAll(fd, path: write.path)
-        }
+        let current = try FileSystem.openForReading(in: dirfd, name: name, path: store.relative(write.path))
+          .map {
+            fd in
+            defer { close(fd) }
+            return try FileSystem.readAll(fd, path: write.path)
+          }
         if let current, let new = write.new, current == new { continue }
         if current == nil && write.new == nil { continue }
         // Changed by someone after the crash: left alone. But a file that
@@ -227,13 +230,13 @@ package struct StoreWriter {
     return true
   }
 
-
   /// Redoes every whole record of the journal a crash left: the
   /// transactions past their durability point whose files may not all be
   /// in place. Call with the lock held.
   func redoJournal() throws {
     guard Journal.isPending(at: store.journalPath) else { return }
-    let records = try FileSystem.read(store.journalPath).map { Journal.decodeAll($0, root: store.rootPath).records } ?? []
+    let records =
+      try FileSystem.read(store.journalPath).map { Journal.decodeAll($0, root: store.rootPath).records } ?? []
     // A torn last record: its crash came before its durability point, so
     // nothing else of its transaction was touched. It is dropped.
     // Stale temp files of the journal's documents are removed by the

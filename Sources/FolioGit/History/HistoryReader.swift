@@ -62,7 +62,8 @@ struct HistoryReader {
     if to == nil {
       let scan = try store.lock.withLock {
         store.recoverForReading()
-        return try WorkTreeScan(store: store).scanPending(repository: repository, headTree: newTree, index: try repository.index())
+        return try WorkTreeScan(store: store).scanPending(
+          repository: repository, headTree: newTree, index: try repository.index())
       }
       for document in scan.documents {
         pending[document.table.name, default: [:]][document.pk] = document.document

@@ -154,7 +154,8 @@ struct GitDrivers {
       let tree = try repository.updatedTree(headTree, setting: changes.map { ($0.path, $0.new, 0) })
       let commit = try repository.createCommit(tree: tree, parents: head.parentIDs, message: head.message)
       if let latest = result.latestStamp { try store.clock.observe(remoteStamp: latest) }
-      let blocked = try Checkout(store: store).checkout(commit, branch: try repository.headBranch(), repository: repository)
+      let blocked = try Checkout(store: store).checkout(
+        commit, branch: try repository.headBranch(), repository: repository)
       if !blocked.isEmpty {
         throw FolioError(
           .wouldOverwrite,
@@ -171,7 +172,8 @@ struct GitDrivers {
   {
     let read = { (file: String) throws -> [UInt8] in try FileSystem.read(file) ?? [] }
     if TreeMerge.opLogName(path) != nil {
-      try ClockBound(store: store).checkClock(ofLog: try read(theirsPath), base: try read(basePath), path: path)
+      try ClockBound(store: store).checkClock(
+        ofLog: try read(theirsPath), base: try read(basePath), path: path)
       let merged = OpLogMerge.merge(
         base: try read(basePath), ours: try read(oursPath), theirs: try read(theirsPath))
       try FileSystem.writeAtomically(oursPath, merged, sync: false)

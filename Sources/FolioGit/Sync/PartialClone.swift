@@ -30,7 +30,8 @@ struct PartialClone {
   /// `folio.yaml` may add tables: a partial replica does not hold those).
   func offTreePaths(target: GitTree? = nil, repository: GitRepository? = nil) throws -> OffTreePaths {
     OffTreePaths(
-      evicted: try store.evictions.paths(), absentFolders: absentFolders(alsoIn: target, repository: repository))
+      evicted: try store.evictions.paths(),
+      absentFolders: absentFolders(alsoIn: target, repository: repository))
   }
 
   /// The folders (with a trailing `/`) of the tables this partial replica
@@ -84,7 +85,8 @@ struct PartialClone {
   /// ``writeSparseCheckout(for:absent:repository:)`` for this replica's
   /// absent tables.
   func writeSparseCheckout(for tree: GitTree, repository: GitRepository) throws {
-    try Self.writeSparseCheckout(for: tree, absent: Set(store.absentTables.map(\.path)), repository: repository)
+    try Self.writeSparseCheckout(
+      for: tree, absent: Set(store.absentTables.map(\.path)), repository: repository)
   }
 
   /// Tells plain git which folders this partial replica checks out, in
@@ -187,7 +189,8 @@ extension PartialClone {
           try workTree.write(path, content: try current.blob(file.id), mode: file.mode)
           edits.append(
             .init(
-              path: path, entry: GitIndex.entry(id: file.id, filePath: store.rootPath + "/" + path, mode: file.mode)
+              path: path,
+              entry: GitIndex.entry(id: file.id, filePath: store.rootPath + "/" + path, mode: file.mode)
             ))
         }
         try FileSystem.syncFileSystem(containing: store.rootPath)

@@ -33,7 +33,8 @@ struct PullUndo {
   /// undoing a plain `git pull`. Call with the lock held.
   /// - Returns: what happened, to end the refusal's message with.
   func undoPull(to orig: GitOID, repository: GitRepository) throws -> String {
-    let blocked = try Checkout(store: store).checkout(orig, branch: try repository.headBranch(), repository: repository)
+    let blocked = try Checkout(store: store).checkout(
+      orig, branch: try repository.headBranch(), repository: repository)
     if blocked.isEmpty {
       return "; the pull was undone (the branch is back at \(orig.description.prefix(12)))"
     }
@@ -68,7 +69,9 @@ struct PullUndo {
     var error = failure
     error.message +=
       " (in the \(Config.fileName) that the pull of commit \(head.id.description.prefix(12)) brought, which would make every command fail on this store)"
-    error.message += try store.lock.withLock { try PullUndo(store: store).undoPull(to: orig, repository: repository) }
+    error.message += try store.lock.withLock {
+      try PullUndo(store: store).undoPull(to: orig, repository: repository)
+    }
     throw error
   }
 }

@@ -114,7 +114,8 @@ enum ReplicaCloner {
         "\(url) has no \(Config.fileName) at its root; is it a Folio store? (the clone in \(shownAs) was removed)",
         path: shownAs)
     }
-    let store = try StoreSetup.create(at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
+    let store = try StoreSetup.create(
+      at: URL(fileURLWithPath: path), mergeDriver: mergeDriver, wiring: wiring)
     if let tables {
       try store.saveHeldTableNames(Set(tables.compactMap { store.config.table(named: $0)?.name }))
       if let target {
@@ -157,7 +158,8 @@ enum ReplicaCloner {
             throw FolioError(.git, "the clone in \(path) has no repository to check", path: path)
           }
           // The remote's folio.yaml is its own word: the default clock bound.
-          try ClockBound.checkClock(of: target, against: nil, repository: own, bound: SyncConfig.defaultMaxClockSkew)
+          try ClockBound.checkClock(
+            of: target, against: nil, repository: own, bound: SyncConfig.defaultMaxClockSkew)
         }
       } catch {
         results.withLock { $0[job] = error }
@@ -177,4 +179,3 @@ private struct CloneCheckoutJobs: @unchecked Sendable {
   let repository: GitRepository
   let absentFolders: [String]
 }
-

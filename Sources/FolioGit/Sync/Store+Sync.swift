@@ -47,7 +47,6 @@ extension Store {
   }
 }
 
-
 extension Store {
   /// The ssh key fetches and pushes offer after the agent: the process's
   /// (``FolioSettings/sshKey``), else `ssh-key` under `sync:` in folio.yaml.
@@ -66,7 +65,8 @@ extension Store {
     url: String, into directory: URL, mergeDriver: String = "folio", tables: [String]? = nil,
     wiring: StoreWiring
   ) throws -> Store {
-    try ReplicaCloner.clone(url: url, into: directory, mergeDriver: mergeDriver, tables: tables, wiring: wiring)
+    try ReplicaCloner.clone(
+      url: url, into: directory, mergeDriver: mergeDriver, tables: tables, wiring: wiring)
   }
 
   /// Undoes the pull with the layers in `wiring`; the public

@@ -217,7 +217,9 @@ extension SyncEngine {
       // to fill in; a geometric repack could merge them into unmarked ones.
       !names.contains(where: { $0.hasSuffix(".promisor") })
     else { return }
-    _ = try? SystemGit(gitDirectory: store.gitDirectory, sshKey: nil).run(["repack", "-d", "-q", "--geometric=2"])
+    _ = try? SystemGit(gitDirectory: store.gitDirectory, sshKey: nil).run([
+      "repack", "-d", "-q", "--geometric=2",
+    ])
   }
 
   /// Brings back evicted documents that a live subscription covers: the

@@ -123,7 +123,9 @@ struct Checkout {
       // A folder where a file goes (a folder replaced by a file): fine
       // when everything in it goes too, as git checks.
       guard let new, new.mode != TreePathValidator.gitlinkMode else { return false }
-      return try FileSystem.filesBelow(root: store.rootPath, relative: path).contains { !removed.contains($0) }
+      return try FileSystem.filesBelow(root: store.rootPath, relative: path).contains {
+        !removed.contains($0)
+      }
     case .shadowed(let prefix):
       // Behind a file or link the checkout removes: absent. Behind one it
       // keeps: git would not write there either.
@@ -334,14 +336,18 @@ struct Checkout {
   private func removeFoldersLeftEmpty(by removals: [CheckoutChange]) {
     var folders = Set<String>()
     for change in removals {
-      guard let table = store.config.tables.first(where: { change.path.hasPrefix($0.path + "/") }) else { continue }
+      guard let table = store.config.tables.first(where: { change.path.hasPrefix($0.path + "/") }) else {
+        continue
+      }
       var folder = FileSystem.split(change.path).directory
       while folder.utf8.count > table.path.utf8.count {
         guard folders.insert(folder).inserted else { break }
         folder = FileSystem.split(folder).directory
       }
     }
-    for folder in folders.sorted(by: { $0.utf8.count > $1.utf8.count }) { rmdir(store.rootPath + "/" + folder) }
+    for folder in folders.sorted(by: { $0.utf8.count > $1.utf8.count }) {
+      rmdir(store.rootPath + "/" + folder)
+    }
   }
 
   /// Brings one path to `change.new` when it holds `change.old` (or
@@ -489,7 +495,8 @@ struct Checkout {
         targetTree, of: target, against: fromTree)
       let changes = try checkoutChanges(from: fromTree, to: targetTree, repository: repository)
       try finishCheckout(
-        changes, target: target, branch: parts[2], repository: repository, evicted: try PartialClone(store: store).offTreePaths(),
+        changes, target: target, branch: parts[2], repository: repository,
+        evicted: try PartialClone(store: store).offTreePaths(),
         workTree: WorkTree(root: store.rootPath))
     } catch var error as FolioError {
       error.message +=

@@ -22,7 +22,8 @@ package struct CommitWriter {
     try store.lock.withLock {
       try store.recoverBeforeWrite()
       let concluded =
-        try StoppedGitMerge(store: store).finishLocked() != nil ? try store.openRepository().headCommit()?.id : nil
+        try StoppedGitMerge(store: store).finishLocked() != nil
+        ? try store.openRepository().headCommit()?.id : nil
       var summary = try commitLocked(message: message, repository: repository)
       summary.concludedMerge = concluded?.description
       return summary

@@ -21,12 +21,15 @@ package struct EvictionIndexObserver: CommitObserver {
   /// saved before any file goes, so a missing file is never taken for a
   /// delete even if the index is never reached; `folio commit` sets the
   /// flag too.
-  static func markEvictionsInIndex(_ writes: [Journal.Write], restored: Set<String> = [], in store: Store) throws {
+  static func markEvictionsInIndex(_ writes: [Journal.Write], restored: Set<String> = [], in store: Store)
+    throws
+  {
     let deleted = writes.filter { $0.new == nil }.map { store.relative($0.path) }
     guard !deleted.isEmpty || !restored.isEmpty else { return }
     let evicted = try store.evictions.paths()
     let skip = deleted.filter { evicted.contains($0) }
-    guard !skip.isEmpty || !restored.isEmpty, let repository = try GitRepository.open(workTree: store.rootPath)
+    guard !skip.isEmpty || !restored.isEmpty,
+      let repository = try GitRepository.open(workTree: store.rootPath)
     else { return }
     let index = try repository.index()
     var changed = false

@@ -188,7 +188,8 @@ struct TableChanges {
     repository: GitRepository
   ) throws -> GitOID {
     let commit = try repository.createCommit(tree: tree, parents: [head.id], message: message)
-    let blocked = try Checkout(store: store).checkout(commit, branch: try repository.headBranch(), repository: repository)
+    let blocked = try Checkout(store: store).checkout(
+      commit, branch: try repository.headBranch(), repository: repository)
     if !blocked.isEmpty {
       throw FolioError(
         .wouldOverwrite,

@@ -82,7 +82,8 @@ extension WorkTreeScan {
       where !pending.contains(table.path + "/" + name) {
         let bytes = try repository.blob(id)
         guard case .object(let object)? = try? JSONValue(parsing: bytes) else { continue }
-        problems += store.config.schemaProblems(object, bytes: bytes, table: table, path: table.path + "/" + name)
+        problems += store.config.schemaProblems(
+          object, bytes: bytes, table: table, path: table.path + "/" + name)
       }
     }
     if before != .object(cache) {

@@ -1,33 +1,6 @@
 import FolioCore
 import FolioJSON
 
-extension Store {
-  /// ``apply(table:where:op:columns:transforms:dryRun:)``, run on the
-  /// store's executor.
-  @discardableResult
-  public func apply(
-    table: String, where expression: String, op: Mutation.Kind, columns: [String: JSONValue] = [:],
-    transforms: [String: JSONValue] = [:], dryRun: Bool = false
-  ) async throws -> FilteredWriteResult {
-    try await perform {
-      try self.apply(
-        table: table, where: expression, op: op, columns: columns, transforms: transforms, dryRun: dryRun)
-    }
-  }
-
-  /// ``apply(table:where:op:columns:transforms:dryRun:)`` with Swift values,
-  /// run on the store's executor.
-  @discardableResult
-  public func apply(
-    table: String, where expression: String, op: Mutation.Kind, columns: [String: any JSONRepresentable],
-    transforms: [String: JSONValue] = [:], dryRun: Bool = false
-  ) async throws -> FilteredWriteResult {
-    let columns = try columns.jsonValues()
-    return try await apply(
-      table: table, where: expression, op: op, columns: columns, transforms: transforms, dryRun: dryRun)
-  }
-}
-
 extension Query {
   /// ``get()``, run on the store's executor.
   ///

@@ -5,90 +5,34 @@ import FolioQuery
 import FolioSystem
 import Glibc
 
-extension Store {
-  /// ``importRows(into:options:onBadRow:onProgress:)``, run on the store's
-  /// executor. The callbacks run there too.
-  ///
-  /// ```swift
-  /// let options = ImportOptions(path: "flights.ndjson")
-  /// try await store.importRows(into: "flights", options: options)
-  /// ```
-  @discardableResult
-  public func importRows(
-    into tableName: String, options: ImportOptions,
-    onBadRow: @escaping @Sendable (FolioError) -> Void = { _ in },
-    onProgress: @escaping @Sendable (ImportProgress) -> Void = { _ in }
-  ) async throws -> ImportSummary {
-    try await perform {
-      try self.importRows(into: tableName, options: options, onBadRow: onBadRow, onProgress: onProgress)
-    }
-  }
+/// Imports rows into a table: stages them in a private folder
+/// (``ImportWorkspace``) without the store lock, then lands them all at
+/// once with the lock held, writing git's objects directly
+/// (``importedFolderTree(head:names:ids:order:pack:repository:table:)``)
+/// and an op per row.
+struct Importer {
+  /// The store imported into.
+  let store: Store
 
-  /// Imports rows from an NDJSON, JSON-array, CSV/TSV or SQLite file into
-  /// `table`, all or nothing, and (unless told not to) commits them to git
-  /// as one commit whose objects are written as one pack.
-  ///
-  /// ```swift
-  /// var options = ImportOptions(path: "flights.csv")
-  /// options.mode = .upsert
-  /// let summary = try store.importRows(into: "flights", options: options)
-  /// ```
-  ///
-  /// Rows are streamed: memory stays flat however big the input. Each row
-  /// becomes a document whose pk is its `pkColumn` value (the table's `key`
-  /// by default), or, for a JSON object keyed by pk (`{"id1": {...}}`, the
-  /// Firebase export shape), the member's key; a row without one gets a
-  /// generated pk (26 characters like ``PrimaryKey/generate()``'s, unique
-  /// across replicas, made from the store's clock so that they sort in
-  /// file order, also across imports), which is also written into the key
-  /// column. A CSV/TSV file's columns are merged into the table's
-  /// ``TableConfig/fields`` in `folio.yaml` (``ImportOptions/rememberFields``)
-  /// and committed with the import.
-  /// A table that keeps its pk in the file name only (`key: null`) reads
-  /// the pk from `pkColumn`, else ``TableConfig/nameKeyColumn``,
-  /// and leaves that column out of the document, so what `folio export`
-  /// wrote imports back as it was.
-  ///
-  /// The op log gets one compact line per document changed, with no body
-  /// (``Op/fromTree``). Nothing touches the table until every row has been
-  /// read: a bad row without `continueOnError`, an error, or a kill leaves
-  /// the table as it was; after the single durability point a crash is
-  /// finished by the next process that opens the store.
-  ///
-  /// Rows are read, checked against the schema and the size limit, and
-  /// staged without the store lock, so other writers go on meanwhile; the
-  /// lock is taken only to land. If another writer changed a document the
-  /// import read while it was staging, the import stages again under the
-  /// lock from the same input (kept for the purpose when it is stdin or a
-  /// pipe), so neither write is lost. Imports into one store take turns.
-  ///
-  /// - Parameters:
-  ///   - onBadRow: called for each bad row skipped with `continueOnError`
-  ///     (once per row, even when the import stages twice).
-  ///   - onProgress: called every few hundred rows and at each phase.
-  /// - Throws: the first bad row (`FILE:LINE:COL: error: …`) unless
-  ///   `continueOnError`; `USAGE` for a `batchSize` below 1; `UNKNOWN_TABLE`;
-  ///   I/O and git errors.
-  @discardableResult
-  public func importRows(
+  func importRows(
     into tableName: String, options: ImportOptions, onBadRow: (FolioError) -> Void = { _ in },
     onProgress: (ImportProgress) -> Void = { _ in }
   ) throws -> ImportSummary {
     guard options.batchSize >= 1 else {
       throw FolioError(.usage, "the batch size must be at least 1, not \(options.batchSize)")
     }
-    let table = try self.table(named: tableName)
+    let table = try store.table(named: tableName)
     if let missing = table.missingSchemaError { throw missing }
     // A record's text is at most about its document's size: twice the
     // limit leaves room for whitespace, and bounds what one record costs.
-    let recordLimit = 2 * config.limits.documentBytes
-    return try importLock.withLock {
+    let recordLimit = 2 * store.config.limits.documentBytes
+    return try store.importLock.withLock {
       // An import a crash left past its durability point lands before the
       // staging folder is used again.
-      if ImportWorkspace.isPending(privateDirectory: privateDirectory) {
-        try lock.withLock { try recoverBeforeWrite() }
+      if ImportWorkspace.isPending(privateDirectory: store.privateDirectory) {
+        try store.lock.withLock { try store.recoverBeforeWrite() }
       }
-      let workspace = ImportWorkspace(privateDirectory: privateDirectory)
+      let workspace = ImportWorkspace(privateDirectory: store.privateDirectory)
       try workspace.prepare()
       let copy = try workspace.inputCopy(for: options.path)
       defer { if let copy { close(copy.fd) } }
@@ -96,7 +40,7 @@ extension Store {
       let format: TransferFormat
       do {
         let reader: any RowReader
-        (reader, format) = try Store.makeReader(options, copy: copy, recordLimit: recordLimit)
+        (reader, format) = try Self.makeReader(options, copy: copy, recordLimit: recordLimit)
         staged = try stage(
           reader, into: table, workspace: workspace, options: options, onBadRow: onBadRow,
           onProgress: onProgress)
@@ -104,21 +48,21 @@ extension Store {
         try? workspace.discard()
         throw error
       }
-      return try lock.withLock {
+      return try store.lock.withLock {
         do {
-          try recoverBeforeWrite()
+          try store.recoverBeforeWrite()
           // The file's column order goes into folio.yaml before the commit
           // below, which takes it with anything else pending, so that a
           // committed import leaves nothing to commit.
           if options.rememberFields, let columns = staged.summary.columns {
-            staged.summary.fields = try mergeFieldsLocked(columns, ofTable: table.name)
+            staged.summary.fields = try store.mergeFieldsLocked(columns, ofTable: table.name)
           }
           if options.commit {
             // Anything pending goes in first, on its own, so the import's
             // commit holds the import and nothing else.
-            _ = try CommitWriter(store: self).commitLocked(message: "folio: pending changes before import")
+            _ = try CommitWriter(store: store).commitLocked(message: "folio: pending changes before import")
           }
-          if try !staged.manifest.isCurrent(tableDirectory: directory(of: table)) {
+          if try !staged.manifest.isCurrent(tableDirectory: store.directory(of: table)) {
             // Another writer changed a document this import read: stage
             // again, now under the lock, so that both writes count.
             staged.manifest.pack?.discard()
@@ -127,11 +71,11 @@ extension Store {
             again.path = copy?.path ?? options.path
             again.displayName = staged.inputName
             again.format = format
-            let (reader, _) = try Store.makeReader(again, copy: nil, recordLimit: recordLimit)
+            let (reader, _) = try Self.makeReader(again, copy: nil, recordLimit: recordLimit)
             staged = try stage(
               reader, into: table, workspace: workspace, options: again, onBadRow: { _ in },
               onProgress: onProgress)
-          } else if try clock.lastHLC() != staged.clock {
+          } else if try store.clock.lastHLC() != staged.clock {
             // Other writes landed meanwhile: the import's op lines take
             // stamps after theirs, so the log stays in clock order.
             try restampOps(workspace.opsPath, table: table)
@@ -166,7 +110,7 @@ extension Store {
   ) throws -> ImportSummary {
     var summary = staged.summary
     let manifest = staged.manifest
-    let tableDirectory = directory(of: table)
+    let tableDirectory = store.directory(of: table)
     if summary.created + summary.updated == 0 {
       manifest.pack?.discard()
       try workspace.discard()
@@ -174,19 +118,22 @@ extension Store {
     }
     // The pack holds every document now: its checksum and `.idx` are
     // made on another thread while the import lands and commits.
-    manifest.pack?.finishInBackground(packFolder: gitDirectory + "/objects/pack")
+    manifest.pack?.finishInBackground(packFolder: store.gitDirectory + "/objects/pack")
     do {
       onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .landing))
       let stillEmpty = manifest.tableWasEmpty ? try FileSystem.isEmptyDirectory(tableDirectory) : false
       let record = ImportWorkspace.Record(
-        tableDirectory: tableDirectory, logPath: opLogPath, logOffset: try OpLog.size(of: opLogPath),
-        opsSize: try Store.fileSize(workspace.opsPath),
+        tableDirectory: tableDirectory, logPath: store.opLogPath,
+        logOffset: try OpLog.size(of: store.opLogPath),
+        opsSize: try Self.fileSize(workspace.opsPath),
         wholeFolder: stillEmpty)
-      try workspace.seal(record, root: rootPath)
+      try workspace.seal(record, root: store.rootPath)
       // One event for live queries in other processes (TransactionMarker).
-      let landedWhole = try TransactionMarker.around(privateDirectory: privateDirectory) { try workspace.land(record, root: rootPath) }
+      let landedWhole = try TransactionMarker.around(privateDirectory: store.privateDirectory) {
+        try workspace.land(record, root: store.rootPath)
+      }
       staged.recorder?.finish(landedWhole: landedWhole)
-      clock.reset()
+      store.clock.reset()
       try forgetEvictions(table: table)
       if let pack = manifest.pack {
         onProgress(ImportProgress(rows: summary.rows, done: 1, total: 1, phase: .committing))
@@ -213,14 +160,14 @@ extension Store {
       open(newPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(out) }
-    var last = try clock.lastHLC()
+    var last = try store.clock.lastHLC()
     var bytes: [UInt8] = []
     while let event = try reader.next() {
       guard case .row(let value, _) = event else {
-        throw FolioError(.io, "the import's staged op lines are damaged", path: relative(opsPath))
+        throw FolioError(.io, "the import's staged op lines are damaged", path: store.relative(opsPath))
       }
       var op = try Op(json: value)
-      last = HLC.next(after: last, now: SystemClock.nowMilliseconds(), replica: replicaID)
+      last = HLC.next(after: last, now: SystemClock.nowMilliseconds(), replica: store.replicaID)
       op.hlc = last!
       op.appendLogLine(to: &bytes)
       if bytes.count >= 1 << 20 {
@@ -240,7 +187,7 @@ extension Store {
     any RowReader, TransferFormat
   ) {
     var format = options.format ?? TransferFormat.fromExtension(options.path)
-    if format == .sqlite || (format == nil && options.path != "-" && Store.hasSQLiteHeader(options.path)) {
+    if format == .sqlite || (format == nil && options.path != "-" && Self.hasSQLiteHeader(options.path)) {
       return (try SQLiteReader(path: options.path, table: options.sqliteTable), .sqlite)
     }
     let stream = try ByteStream(
@@ -292,7 +239,7 @@ extension Store {
   ) throws -> StagedImport {
     var summary = ImportSummary()
     let keyColumn = options.pkColumn ?? table.rowKey()
-    let tableDirectory = directory(of: table)
+    let tableDirectory = store.directory(of: table)
     let manifest = ImportManifest(
       tableWasEmpty: try FileSystem.isEmptyDirectory(tableDirectory),
       pack: options.commit ? try GitPackFile(path: workspace.packPath) : nil)
@@ -303,13 +250,13 @@ extension Store {
       open(opsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     }
     defer { close(ops) }
-    let clock = try clock.lastHLC()
+    let clock = try store.clock.lastHLC()
     let kind: Mutation.Kind = options.mode == .insert ? .insert : .upsert
     let batch = options.batchSize
     let documents = workspace.documentsDirectory
     // A first import fills the table's packed cache as it writes.
     let recorder =
-      manifest.tableWasEmpty ? ImportPackRecorder(store: self, table: table, workspace: workspace) : nil
+      manifest.tableWasEmpty ? ImportPackRecorder(store: store, table: table, workspace: workspace) : nil
     let writer = try ImportFileWriter(capacity: batch, directory: documents, recorder: recorder)
     var writerFinished = false
     defer { if !writerFinished { try? writer.finish() } }
@@ -441,7 +388,7 @@ extension Store {
     case .refused(let message): return .refused(rowError(.localConstraint, message, line: line))
     case .over(let document): current = document
     }
-    let result = Store.imported(row, over: current, mode: staging.mode)
+    let result = Self.imported(row, over: current, mode: staging.mode)
     if let current, JSONValue.object(current) == JSONValue.object(result) {
       return .unchanged
     }
@@ -458,7 +405,7 @@ extension Store {
     if stagedIndex != nil { writer.recorder?.abandon() }
     try writer.write(bytes, named: fileName, pk: pk)
     try manifest.add(fileName, bytes: bytes, at: stagedIndex, base: base)
-    staging.last = HLC.next(after: staging.last, now: SystemClock.nowMilliseconds(), replica: replicaID)
+    staging.last = HLC.next(after: staging.last, now: SystemClock.nowMilliseconds(), replica: store.replicaID)
     let op = Op(
       hlc: staging.last!, table: table.name, pk: pk, mutation: Mutation(kind: staging.kind), fromTree: true)
     op.appendLogLine(to: &staging.opBytes)
@@ -486,7 +433,7 @@ extension Store {
     table: TableConfig, manifest: ImportManifest, tableDirectory: String
   ) throws -> RowBase {
     let inTable = { (name: String) throws -> JSONObject? in
-      manifest.tableWasEmpty ? nil : try self.readDocument(at: tableDirectory + "/" + name)?.object
+      manifest.tableWasEmpty ? nil : try store.readDocument(at: tableDirectory + "/" + name)?.object
     }
     guard mode == .insert else {
       if let stagedBefore { return .over(try JSONValue(parsing: stagedBefore, file: stagedPath).objectValue) }
@@ -534,7 +481,7 @@ extension Store {
     case .string(let text)?: pk = text
     case .number(let text)?: pk = text
     case nil, .null?:
-      clock = HLC.next(after: clock, now: SystemClock.nowMilliseconds(), replica: replicaID)
+      clock = HLC.next(after: clock, now: SystemClock.nowMilliseconds(), replica: store.replicaID)
       pk = PrimaryKey.generate(at: clock!)
       if table.key != nil { row[keyColumn] = .string(pk) }
     case let other?:
@@ -577,7 +524,7 @@ extension Store {
       var merged = current ?? JSONObject()
       for (key, value) in row { merged[key] = value }
       return merged
-    case .merge: return Store.deepMerge(current ?? JSONObject(), row)
+    case .merge: return Self.deepMerge(current ?? JSONObject(), row)
     }
   }
 
@@ -592,7 +539,7 @@ extension Store {
       return .failure(FolioError(.schemaViolation, violation.description, location: location))
     }
     let bytes = JSONValue.object(document).canonicalBytes()
-    let limit = config.limits.documentBytes
+    let limit = store.config.limits.documentBytes
     if bytes.count > limit {
       return .failure(
         FolioError(
@@ -625,13 +572,13 @@ extension Store {
 
   /// Imported documents are written again: they are no longer evicted.
   private func forgetEvictions(table: TableConfig) throws {
-    var evicted = try evictions.load()
+    var evicted = try store.evictions.load()
     guard let pks = evicted[table.name], !pks.isEmpty else { return }
     let remaining = pks.filter { pk in
-      (try? documentPath(table: table, pk: pk.string)).map { !FileSystem.exists($0) } ?? true
+      (try? store.documentPath(table: table, pk: pk.string)).map { !FileSystem.exists($0) } ?? true
     }
     if remaining.count == pks.count { return }
     evicted[table.name] = remaining.isEmpty ? nil : remaining
-    try evictions.save(evicted)
+    try store.evictions.save(evicted)
   }
 }

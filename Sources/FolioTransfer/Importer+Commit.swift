@@ -4,7 +4,7 @@ import FolioGit
 import FolioSystem
 import Glibc
 
-extension Store {
+extension Importer {
   /// The tree of the table's folder after an import: HEAD's (`head`) with
   /// each imported file set, `names[k]` (`xx/y/name` in a nested table)
   /// to the blob `ids[k * 20..<k * 20 + 20]`, written to `pack`. `order`
@@ -84,11 +84,11 @@ extension Store {
   func commitImport(table: TableConfig, manifest: ImportManifest, pack: GitPackFile, message: String) throws
     -> GitOID?
   {
-    let repository = try openRepository()
+    let repository = try store.openRepository()
     let head = try repository.headCommit()
     let headTree = try head?.tree()
-    let tableDirectory = directory(of: table)
-    let logPath = Store.opsFolder + "/" + opLogName
+    let tableDirectory = store.directory(of: table)
+    let logPath = Store.opsFolder + "/" + store.opLogName
     let names = manifest.names
     // File names are ASCII (PrimaryKey percent-encodes the rest), so
     // String order is byte order, which is git's.
@@ -105,7 +105,7 @@ extension Store {
     let folderTree: GitOID
     do {
       try Self.packRestaged(manifest, table: table, directory: tableDirectory, into: rest)
-      logID = try rest.addBlob(file: opLogPath)
+      logID = try rest.addBlob(file: store.opLogPath)
       let headFolder = try headTree?.subtree(at: table.path, repository: repository)
       folderTree = try Self.importedFolderTree(
         table: table, names: names, order: order, ids: manifest.ids, head: headFolder, pack: rest,
@@ -119,7 +119,7 @@ extension Store {
     // The trees from the table's folder and the op log up to the root, and
     // the commit, go into a second, small pack: libgit2 would write them
     // loose, and an import leaves no loose object at all.
-    let commit: GitOID? = try GitRepository.withPackedWrites(workTree: rootPath) { packed in
+    let commit: GitOID? = try GitRepository.withPackedWrites(workTree: store.rootPath) { packed in
       let tree = try packed.updatedTree(
         try headTree.map { try packed.tree($0.id) },
         setting: [(table.path, folderTree, GIT_FILEMODE_TREE.rawValue), (logPath, logID, 0)])
@@ -142,7 +142,7 @@ extension Store {
         try repository.index().writeMerged(to: repository.gitDirectory + "/index", count: names.count + 1) {
           i in
           if logFirst ? i == 0 : i == names.count {
-            return (logPath, logRaw, AT_FDCWD, opLogPath)
+            return (logPath, logRaw, AT_FDCWD, store.opLogPath)
           }
           let k = order[logFirst ? i - 1 : i]
           return (
@@ -156,7 +156,7 @@ extension Store {
     try repository.setReference(try repository.headBranch(), to: commit, message: "folio import")
     // The import's log lines are committed: the next op starts a new
     // segment, so no later commit writes them again.
-    opLogSegments.sealIfFull()
+    store.opLogSegments.sealIfFull()
     return commit
   }
 }

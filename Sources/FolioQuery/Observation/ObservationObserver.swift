@@ -1,10 +1,5 @@
 import FolioCore
 
-extension Store {
-  /// Live queries of this store, told of every commit.
-  var observation: ObservationCenter { attachments.value(ObservationCenter.self) { ObservationCenter() } }
-}
-
 /// Tells live queries of every commit.
 package struct ObservationObserver: CommitObserver {
   package init() {}
