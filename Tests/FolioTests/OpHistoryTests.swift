@@ -1,4 +1,5 @@
 import FolioJSON
+import FolioSystem
 import Testing
 
 @testable import FolioCore
@@ -26,6 +27,23 @@ struct OpHistoryTests {
     ] as [(String, String?)])
   func theLastLineIsFoundFromTheEnd(_ text: String, _ expected: String?) {
     #expect(OpHistory.lastLine(of: Array(text.utf8)).map { String(decoding: $0, as: UTF8.self) } == expected)
+  }
+
+  /// A malformed op in a log, as another replica could push it, is refused
+  /// with the document it was for, whichever part of it is wrong.
+  @Test(
+    arguments: [
+      #"{"hlc":"0000000000001-0000-A","op":"update","pk":"t1","table":"todos","transforms":{"n":{"op":"explode"}}}"#,
+      #"{"hlc":"0000000000001-0000-A","op":"update","pk":"t1","table":"todos","transforms":{"n":{"op":"increment","by":"x"}}}"#,
+      #"{"hlc":"0000000000001-0000-A","op":"update","pk":"t1","table":"todos","set":[1]}"#,
+      #"{"hlc":"0000000000001-0000-A","op":"update","pk":"t1","table":"todos","unset":[1]}"#,
+    ])
+  func aMalformedOpNamesItsTableAndPk(_ line: String) throws {
+    let json = try JSONValue(parsing: Array(line.utf8))
+    let error = try #require(throws: FolioError.self) { try Op(json: json) }
+    #expect(error.table == "todos")
+    #expect(error.pk == "t1")
+    #expect(error.message.hasPrefix("op log entry for todos/t1: "), "\(error.message)")
   }
 
   @Test func newOpsAreTheTailOfALogThatExtendsItsBase() throws {

@@ -112,29 +112,39 @@ public struct Op: Sendable, Hashable {
     guard let opName = object["op"]?.stringValue, let kind = Mutation.Kind(rawValue: opName) else {
       throw fail("missing or unknown 'op'")
     }
+    // Past this point every error names the document the op is for.
+    func failFor(_ message: String) -> FolioError {
+      FolioError(.invalidJSON, "op log entry for \(table)/\(pk): \(message)", table: table, pk: pk)
+    }
     var mutation = Mutation(kind: kind)
     if let set = object["set"] {
-      guard case .object(let members) = set else { throw fail("'set' must be an object") }
+      guard case .object(let members) = set else { throw failFor("'set' must be an object") }
       for (path, value) in members {
         mutation.assignments.append(.init(path: FieldPath(path), value: value))
       }
     }
     if let unset = object["unset"] {
-      guard case .array(let paths) = unset else { throw fail("'unset' must be an array") }
+      guard case .array(let paths) = unset else { throw failFor("'unset' must be an array") }
       for path in paths {
-        guard let text = path.stringValue else { throw fail("'unset' must hold strings") }
+        guard let text = path.stringValue else { throw failFor("'unset' must hold strings") }
         mutation.assignments.append(.init(path: FieldPath(text), value: nil))
       }
     }
     if let transforms = object["transforms"] {
       guard case .object(let members) = transforms else {
-        throw fail("'transforms' must be an object")
+        throw failFor("'transforms' must be an object")
       }
       for (path, value) in members {
         let list = value.arrayValue ?? [value]
         for item in list {
-          mutation.transforms.append(
-            .init(path: FieldPath(path), transform: try Transform(json: item, column: path)))
+          do {
+            mutation.transforms.append(
+              .init(path: FieldPath(path), transform: try Transform(json: item, column: path)))
+          } catch var error as FolioError {
+            error.message = "op log entry for \(table)/\(pk): " + error.message
+            (error.table, error.pk) = (table, pk)
+            throw error
+          }
         }
       }
     }
