@@ -212,14 +212,15 @@ public final class IndexPublisher: Sendable {
     if try !Self.lockAfterOwnStoppedPublisher(lock, path: lockPath, directory: directory) {
       throw Self.lockedError(lockPath: lockPath)
     }
+    // A dead holder's pid goes at once; this one's is written once the
+    // socket listens, so that a publisher the status names answers.
     _ = ftruncate(lock, 0)
+    let (listen, socketPath) = try Self.listeningSocket(directory: directory)
+    descriptors.append(listen)
     // "PID" or "PID daemon": what `folio index-daemon --status` reports,
     // and where `--stop` sends its signal.
     let holder = "\(getpid())" + (mode == .embedded ? "" : " daemon") + "\n"
     try? FileSystem.writeAll(lock, Array(holder.utf8), path: lockPath)
-
-    let (listen, socketPath) = try Self.listeningSocket(directory: directory)
-    descriptors.append(listen)
 
     let (shared, finished) = (self.shared, self.finished)
     loop = try EventLoop.startThread(named: "folio index publisher") { loop, started in

@@ -69,7 +69,7 @@ extension Store {
       flock(fd, LOCK_UN)
       return .none
     }
-    // Held: the holder wrote its pid right after taking the lock.
+    // Held: the holder writes its pid once its socket listens.
     for _ in 0..<100 {
       let text = (try? FileSystem.readAll(fd, path: path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
       _ = lseek(fd, 0, SEEK_SET)
