@@ -21,6 +21,13 @@ const enc = encodeURIComponent;
 function docPath(table, key) { return "/" + enc(table) + "/" + enc(key) + ".json"; }
 // Folio's own paths for a document: history, blame and conflicts.
 function infoPath(kind, doc) { return "/.info/" + kind + docPath(doc.table, doc.key); }
+// The open document's history, blame or conflicts; null when another
+// document was opened while the reply was on its way.
+async function infoOfOpenDocument(kind) {
+  const doc = state.doc;
+  const reply = await call("GET", infoPath(kind, doc));
+  return state.doc === doc ? reply : null;
+}
 
 async function call(method, path, options) {
   options = options || {};
@@ -612,9 +619,8 @@ function commitLine(item) {
   return (item.commit ? item.commit.slice(0, 8) : "not committed") + (item.author ? " · " + item.author : "") + (item.date ? " · " + item.date : "");
 }
 async function loadHistory() {
-  const doc = state.doc;
-  const reply = await call("GET", infoPath("history", doc));
-  if (state.doc !== doc) return;
+  const reply = await infoOfOpenDocument("history");
+  if (!reply) return;
   const list = $("versions");
   list.replaceChildren();
   if (reply.status === 404) { list.textContent = "No committed version yet."; return; }
@@ -634,9 +640,8 @@ async function loadHistory() {
   }
 }
 async function loadBlame() {
-  const doc = state.doc;
-  const reply = await call("GET", infoPath("blame", doc));
-  if (state.doc !== doc) return;
+  const reply = await infoOfOpenDocument("blame");
+  if (!reply) return;
   const body = $("blame");
   body.replaceChildren();
   if (reply.status !== 200) throw failure(reply);
@@ -652,9 +657,8 @@ async function loadBlame() {
   }
 }
 async function loadConflicts() {
-  const doc = state.doc;
-  const reply = await call("GET", infoPath("conflicts", doc));
-  if (state.doc !== doc) return;
+  const reply = await infoOfOpenDocument("conflicts");
+  if (!reply) return;
   if (reply.status !== 200) throw failure(reply);
   const list = $("conflicts");
   list.replaceChildren();
