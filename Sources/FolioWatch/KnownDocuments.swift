@@ -5,7 +5,7 @@ import FolioSystem
 import Glibc
 
 /// The watcher's view of "what Folio last wrote or recorded" for each
-/// document (``Store/knownDocument(table:pk:path:headBlob:ownOps:repository:)``),
+/// document (``WorkTreeScan/knownDocument(table:pk:path:headBlob:ownOps:repository:)``),
 /// kept current cheaply between saves.
 ///
 /// It holds this replica's ops since HEAD, by document, and reads only the

@@ -2,7 +2,7 @@ import FolioJSON
 import FolioSystem
 import Glibc
 
-/// One document write of ``Store/placeDocument(_:in:name:sync:after:spares:)``
+/// One document write of ``StoreWriter/placeDocument(_:in:name:sync:after:spares:)``
 /// under way: what it expects to find in place, what it puts there, and
 /// the edits folded in so far. Each ``attempt()`` tries to put the content
 /// in place once.

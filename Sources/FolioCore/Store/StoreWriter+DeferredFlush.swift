@@ -9,7 +9,7 @@ extension StoreWriter {
   /// the write that passes them flushes.
   static let deferredFlushLimit = (records: 64, bytes: 1 << 20)
 
-  /// ``write(_:)`` for a stream of transactions from concurrent clients
+  /// ``Store/write(_:)`` for a stream of transactions from concurrent clients
   /// (`folio serve`'s group commit): each is durable when this returns, as
   /// always, but through its journal record alone. The op log and the
   /// documents are flushed later, once for many transactions, by

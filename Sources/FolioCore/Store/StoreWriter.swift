@@ -17,7 +17,7 @@ package struct StoreWriter {
   /// changes before its durability point.
   static let changedDocumentRetries = 32
 
-  /// ``write(_:)`` for callers that already hold the lock. With
+  /// ``Store/write(_:)`` for callers that already hold the lock. With
   /// `deferringFlush`, see ``writeDeferringFlush(_:)``.
   package func writeLocked<T>(
     deferringFlush: Bool = false, checked: [String: CheckedDocument] = [:],

@@ -11,7 +11,7 @@ enum ReplicaCloner {
   /// Clones with the layers in `wiring`; the public
   /// `clone(url:into:mergeDriver:)` (module `Folio`) passes them all.
   /// - Parameter tables: the tables a partial replica holds (see
-  ///   ``absentTables``); nil for all of them.
+  ///   ``Store/absentTables``); nil for all of them.
   static func clone(
     url: String, into directory: URL, mergeDriver: String = "folio", tables: [String]? = nil,
     wiring: StoreWiring

@@ -475,7 +475,7 @@ struct Checkout {
   /// Finishes a checkout a crash interrupted. Call with the lock held.
   /// - Throws: what keeps it from finishing, with the journal kept and how
   ///   to get past it; read-only commands still work (see
-  ///   ``pendingCheckoutProblem()``).
+  ///   ``Store/pendingCheckoutProblem()``).
   func recoverCheckout() throws {
     guard let bytes = try FileSystem.read(journalPath) else { return }
     let parts = String(decoding: bytes, as: UTF8.self).split(separator: " ").map {

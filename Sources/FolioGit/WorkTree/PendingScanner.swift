@@ -4,7 +4,7 @@ import FolioJSON
 import FolioSystem
 import Glibc
 
-/// One ``Store/scanPending(repository:headTree:index:plan:)`` under way:
+/// One ``WorkTreeScan/scanPending(repository:headTree:index:plan:)`` under way:
 /// compares the working tree's Folio files with HEAD, table by table, and
 /// gathers what differs in ``scan``. Stat data from git's index decides
 /// which files to read; only those are hashed.

@@ -34,11 +34,6 @@ extension WorkTreeScan {
     try? FileSystem.writeAtomically(workTreeStatePath, state.json.compactBytes(), sync: false)
   }
 
-  /// Forgets the state: the next status looks at every file.
-  func forgetWorkTreeState() {
-    _ = try? FileSystem.remove(workTreeStatePath)
-  }
-
   /// The trailing checksum of the index file at `path`, in hex.
   static func indexChecksum(_ path: String) -> String? {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)

@@ -212,7 +212,7 @@ extension WorkTreeScan {
   }
 }
 
-/// What the parallel jobs of ``Store/folderMatchesHead(_:headTree:index:repository:evicted:)``
+/// What the parallel jobs of ``WorkTreeScan/folderMatchesHead(_:headTree:index:repository:evicted:)``
 /// share. `@unchecked Sendable`: the entries are only read, each job writes
 /// only its own result slot, and `concurrentPerform` returns after every
 /// job has ended, before the buffers go away.

@@ -53,7 +53,7 @@ package struct WorkTreeScan {
   /// ``status()`` with the lock held.
   func status() throws -> StoreStatus {
     // A pending transaction that cannot be completed yet does not stop
-    // status: it is shown (``pendingRecoveryError``).
+    // status: it is shown (``Store/pendingRecoveryError``).
     store.recoverForReading()
     let repository = try store.openRepository()
     let head = try repository.headCommit()
